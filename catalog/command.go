@@ -1,0 +1,191 @@
+package catalog
+
+import "strings"
+
+// RetryCategory is the execution risk a caller accepts when a command is
+// resent after it may already have run. Categories are ordered by increasing
+// risk: [Always] < [Connection] < [ReadOnly] < [WriteChecked] <
+// [WriteLastWins] < [WriteAccumulating] < [ServerAdmin]. [Never] and any
+// undefined value never authorize a retry.
+//
+// The zero value is "no category": a command without one behaves as
+// [Never], and a retry policy without one takes its documented default.
+type RetryCategory uint8
+
+// The retry categories, in increasing order of risk after [Never].
+const (
+	// Never marks a command that is never resent. As a policy's maximum it
+	// turns retries off.
+	Never RetryCategory = iota + 1
+	// Always marks a command whose repetition has no effect at all (PING, ECHO).
+	Always
+	// Connection marks a read of connection or server metadata.
+	Connection
+	// ReadOnly marks a read: a repeat may return newer data, nothing changes.
+	ReadOnly
+	// WriteChecked marks a conditional write that re-checks its condition
+	// (SET NX): a repeat may report "not set" for a write the first attempt made.
+	WriteChecked
+	// WriteLastWins marks an overwrite (SET, HSET): a repeat can destroy an
+	// update another client made in between.
+	WriteLastWins
+	// WriteAccumulating marks a write whose effects add up or consume data
+	// (INCR, LPUSH, XADD, LPOP): a repeat duplicates the effect.
+	WriteAccumulating
+	// ServerAdmin marks an administrative command (FLUSHALL, CONFIG SET).
+	ServerAdmin
+
+	maxCategory = ServerAdmin
+)
+
+var categoryNames = [...]string{
+	0:                 "never",
+	Never:             "never",
+	Always:            "always",
+	Connection:        "connection",
+	ReadOnly:          "read_only",
+	WriteChecked:      "write_checked",
+	WriteLastWins:     "write_last_wins",
+	WriteAccumulating: "write_accumulating",
+	ServerAdmin:       "server_admin",
+}
+
+// Valid reports whether c is one of the defined categories, [Never]
+// included. The zero value is not valid.
+func (c RetryCategory) Valid() bool { return c >= Never && c <= maxCategory }
+
+// Retryable reports whether c is a defined category other than [Never]:
+// a command of this category can be resent at all.
+func (c RetryCategory) Retryable() bool { return c > Never && c <= maxCategory }
+
+// Permits reports whether a command of category cmd may be resent after
+// possible execution when c is the caller's maximum accepted risk. Never,
+// the zero value and undefined values on either side permit nothing.
+func (c RetryCategory) Permits(cmd RetryCategory) bool {
+	return c.Retryable() && cmd.Retryable() && cmd <= c
+}
+
+// String returns the category's metric attribute value, such as
+// "read_only". The zero value reads "never"; undefined values "undefined".
+func (c RetryCategory) String() string {
+	if c <= maxCategory {
+		return categoryNames[c]
+	}
+	return "undefined"
+}
+
+// Flag describes a command property that affects how the client dispatches it.
+type Flag uint32
+
+// Command flags.
+const (
+	// FlagReadOnly marks a command that does not modify data.
+	FlagReadOnly Flag = 1 << iota
+	// FlagWrite marks a command that may modify data.
+	FlagWrite
+	// FlagBlocking marks a command that may block the connection (BLPOP).
+	FlagBlocking
+	// FlagConnectionState marks a command that changes connection state
+	// (HELLO, AUTH, SELECT, CLIENT SETNAME, RESET, QUIT).
+	FlagConnectionState
+	// FlagPubSub marks a publish/subscribe command.
+	FlagPubSub
+	// FlagScripting marks a script or function invocation (EVAL, FCALL).
+	FlagScripting
+	// FlagTransaction marks a transaction control command (MULTI, EXEC, WATCH).
+	FlagTransaction
+	// FlagAdmin marks an administrative command.
+	FlagAdmin
+	// FlagCursor marks a cursor command (SCAN family) whose first argument
+	// after the key is a cursor; non-zero cursors are continuations.
+	FlagCursor
+	// FlagNoScript marks a command not allowed in scripts.
+	FlagNoScript
+	// FlagLoading marks a command allowed while the server loads its dataset.
+	FlagLoading
+	// FlagStale marks a command allowed on a replica with stale data.
+	FlagStale
+	// FlagFast marks a command with O(1) or O(log N) complexity.
+	FlagFast
+)
+
+// Has reports whether every bit of g is set in f.
+func (f Flag) Has(g Flag) bool { return f&g == g }
+
+// Command describes one Redis command or subcommand: its name, its shape
+// and its audited retry category. Descriptors are immutable values; the
+// generated ones live in this package's groups (for example [String].SET).
+// A Command is safe for concurrent use.
+type Command struct {
+	// Name is the command name in upper case, for example "GET" or "CONFIG".
+	Name string
+	// Subcommand is the subcommand in upper case ("SET" for CONFIG SET), or "".
+	Subcommand string
+	// Group is the command group in the server's documentation ("string").
+	Group string
+	// Arity is the server's arity: positive is exact, negative is a minimum,
+	// both counting the command name (and subcommand) as arguments.
+	Arity int
+	// Flags are the command's dispatch properties.
+	Flags Flag
+	// FirstKey, LastKey and KeyStep give the key positions in the full
+	// argument list (command name at 0). LastKey -1 means the last argument.
+	// FirstKey 0 means the command takes no keys at fixed positions.
+	FirstKey, LastKey, KeyStep int
+	// ACLCategories are the server's ACL categories, without the '@'.
+	ACLCategories []string
+	// Since is the server version that introduced the command ("1.0.0").
+	Since string
+	// Category is the audited retry category for every argument list.
+	Category RetryCategory
+	// declared reports whether Category was declared by a caller.
+	declared bool
+}
+
+// New returns a descriptor for a command the catalog does not describe,
+// such as a module command. Its retry category is [Never] until declared
+// with [Command.WithRetryCategory]: recognizing a name grants nothing.
+// name may hold a subcommand after a space ("CLIENT INFO").
+func New(name string) Command {
+	name = strings.TrimSpace(name)
+	c := Command{}
+	if i := strings.IndexByte(name, ' '); i >= 0 {
+		c.Name, c.Subcommand = strings.ToUpper(name[:i]), strings.ToUpper(strings.TrimSpace(name[i+1:]))
+	} else {
+		c.Name = strings.ToUpper(name)
+	}
+	return c
+}
+
+// WithRetryCategory returns a copy of c whose retry category is cat. The
+// declaration replaces the audited category and is not checked against the
+// name or the arguments. An undefined cat makes the copy behave as [Never].
+func (c Command) WithRetryCategory(cat RetryCategory) Command {
+	if !cat.Valid() {
+		cat = Never
+	}
+	c.Category = cat
+	c.declared = true
+	return c
+}
+
+// Declared reports whether the category was declared by a caller with
+// [Command.WithRetryCategory] rather than taken from the audit.
+func (c Command) Declared() bool { return c.declared }
+
+// FullName returns "NAME" or "NAME SUBCOMMAND".
+func (c Command) FullName() string {
+	if c.Subcommand == "" {
+		return c.Name
+	}
+	return c.Name + " " + c.Subcommand
+}
+
+// ArgPrefix returns how many leading arguments name the command: 1, or 2
+// with a subcommand.
+func (c Command) ArgPrefix() int {
+	if c.Subcommand == "" {
+		return 1
+	}
+	return 2
+}

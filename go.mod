@@ -1,0 +1,3 @@
+module github.com/respire-go/respire
+
+go 1.26.8
