@@ -107,6 +107,10 @@ const (
 	FlagStale
 	// FlagFast marks a command with O(1) or O(log N) complexity.
 	FlagFast
+	// FlagMovableKeys marks a command whose keys are not all at the fixed
+	// positions FirstKey, LastKey and KeyStep describe (the server's
+	// movablekeys flag): finding them needs the arguments.
+	FlagMovableKeys
 )
 
 // Has reports whether every bit of g is set in f.
@@ -136,6 +140,9 @@ type Command struct {
 	ACLCategories []string
 	// Since is the server version that introduced the command ("1.0.0").
 	Since string
+	// Origin names the server family Since refers to: "redis", or "valkey"
+	// for a command only Valkey provides. "" for a descriptor from [New].
+	Origin string
 	// Category is the audited retry category for every argument list.
 	Category RetryCategory
 	// declared reports whether Category was declared by a caller.

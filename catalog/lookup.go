@@ -1,0 +1,45 @@
+package catalog
+
+import (
+	"slices"
+	"strings"
+)
+
+// Lookup returns the descriptor of the command name with subcommand sub,
+// ignoring case. For a container command (CONFIG, CLIENT, ...) called with
+// no subcommand or one the catalog does not know, it returns the
+// container's descriptor; for a command without subcommands sub is
+// ignored. It reports false for a command the catalog does not describe.
+//
+// Lookup serves dispatch: a raw command's flags (blocking, connection
+// state, cursor, scripting). A raw command's retry category never comes
+// from Lookup; only an audited descriptor or a declaration grants one.
+func Lookup(name, sub string) (Command, bool) {
+	name = strings.ToUpper(strings.TrimSpace(name))
+	sub = strings.ToUpper(strings.TrimSpace(sub))
+	if sub != "" {
+		if i, ok := find(name, sub); ok {
+			return table[i], true
+		}
+	}
+	if i, ok := find(name, ""); ok {
+		return table[i], true
+	}
+	return Command{}, false
+}
+
+// find reports the index of name and sub in the sorted table.
+func find(name, sub string) (int, bool) {
+	return slices.BinarySearchFunc(table[:], [2]string{name, sub}, func(c Command, k [2]string) int {
+		if r := strings.Compare(c.Name, k[0]); r != 0 {
+			return r
+		}
+		return strings.Compare(c.Subcommand, k[1])
+	})
+}
+
+// All returns every descriptor, sorted by name and then subcommand, a
+// container before its subcommands. The slice is a new copy.
+func All() []Command {
+	return slices.Clone(table[:])
+}
