@@ -1,0 +1,393 @@
+package wire
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/respire-go/respire/resp"
+)
+
+// Reason says why a connection failed a frame.
+type Reason uint8
+
+const (
+	// Lost means the connection broke (I/O error, EOF, reset).
+	Lost Reason = iota + 1
+	// Protocol means the server sent malformed or oversized data; the
+	// connection was reset. Never retried.
+	Protocol
+	// Closed means the client closed the connection or endpoint.
+	Closed
+	// DialFailed means no connection could be established; nothing was sent.
+	DialFailed
+	// Handshake means the connection could not be prepared (HELLO, AUTH,
+	// SELECT, CLIENT SETNAME failed); Cause says why.
+	Handshake
+)
+
+// ConnError is the failure of a frame that did not get its reply. Evidence
+// is a fact recorded by the writer, not derived from Cause.
+type ConnError struct {
+	Reason   Reason
+	Evidence Evidence
+	Cause    error
+}
+
+func (e *ConnError) Error() string {
+	var s string
+	switch e.Reason {
+	case Protocol:
+		s = "connection reset after a protocol error"
+	case Closed:
+		s = "connection closed"
+	case DialFailed:
+		s = "could not connect"
+	case Handshake:
+		s = "connection handshake failed"
+	default:
+		s = "connection lost"
+	}
+	s += " (" + e.Evidence.String() + ")"
+	if e.Cause != nil {
+		s += ": " + e.Cause.Error()
+	}
+	return s
+}
+
+// Unwrap returns the cause.
+func (e *ConnError) Unwrap() error { return e.Cause }
+
+// ErrClosed is the cause of frames failed because the client closed.
+var ErrClosed = errors.New("connection closed by the client")
+
+// Conn is one established, multiplexed connection. It is safe for
+// concurrent use. Once dead it never comes back; an [Endpoint] replaces it.
+type Conn struct {
+	nc    net.Conn
+	rd    *resp.Reader
+	proto int
+
+	mu      sync.Mutex
+	queue   []*Frame // submitted, not yet taken by the writer
+	spare   []*Frame
+	closed  bool  // no more submissions
+	cause   error // why it closed
+	reason  Reason
+	wake    chan struct{}
+	writing bool // the writer goroutine is busy or awake
+
+	fifoMu sync.Mutex
+	fifo   ring
+
+	seq       uint64 // writer-owned: sequence of the next frame pushed to the FIFO
+	firstLost uint64 // writer-owned: first sequence whose last byte was not accepted (0: none)
+
+	loops  atomic.Int32
+	dead   chan struct{} // closed after cleanup: every frame has completed
+	alive  atomic.Bool
+	onPush func(resp.Value)
+	onDead func(*Conn)
+}
+
+// Proto returns the negotiated protocol version, 2 or 3.
+func (c *Conn) Proto() int { return c.proto }
+
+// Alive reports whether the connection accepts frames.
+func (c *Conn) Alive() bool { return c.alive.Load() }
+
+// Dead returns a channel closed once the connection has died and failed
+// every frame it held.
+func (c *Conn) Dead() <-chan struct{} { return c.dead }
+
+// start launches the writer and reader loops on an established, prepared
+// connection.
+func start(nc net.Conn, rd *resp.Reader, proto int, onPush func(resp.Value), onDead func(*Conn)) *Conn {
+	c := &Conn{
+		nc: nc, rd: rd, proto: proto,
+		wake:   make(chan struct{}, 1),
+		dead:   make(chan struct{}),
+		onPush: onPush,
+		onDead: onDead,
+		seq:    1,
+	}
+	c.alive.Store(true)
+	c.loops.Store(2)
+	go c.writeLoop()
+	go c.readLoop()
+	return c
+}
+
+// Submit queues f for writing. When the connection no longer accepts
+// frames it returns a *ConnError with Evidence Unwritten and the frame is
+// still owned by the caller.
+func (c *Conn) Submit(f *Frame) error {
+	f.pending = max(f.Replies, 1)
+	f.state.Store(stateQueued)
+	c.mu.Lock()
+	if c.closed {
+		reason, cause := c.reason, c.cause
+		c.mu.Unlock()
+		f.state.Store(stateIdle)
+		if reason == Protocol {
+			reason = Lost
+		}
+		return &ConnError{Reason: reason, Evidence: Unwritten, Cause: cause}
+	}
+	c.queue = append(c.queue, f)
+	idle := !c.writing
+	c.writing = true
+	c.mu.Unlock()
+	if idle {
+		c.wake <- struct{}{}
+	}
+	return nil
+}
+
+// Close closes the connection; frames still pending fail with ErrClosed.
+// It returns after every frame has completed.
+func (c *Conn) Close() error {
+	c.shutdown(Closed, ErrClosed)
+	<-c.dead
+	return nil
+}
+
+// shutdown stops submissions and closes the socket so both loops exit.
+func (c *Conn) shutdown(reason Reason, cause error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed, c.reason, c.cause = true, reason, cause
+	c.alive.Store(false)
+	idle := !c.writing
+	c.writing = true
+	c.mu.Unlock()
+	_ = c.nc.Close()
+	if idle {
+		c.wake <- struct{}{}
+	}
+}
+
+func (c *Conn) writeLoop() {
+	defer c.loopDone()
+	var buf []byte
+	var ends []int
+	for range c.wake {
+		for {
+			c.mu.Lock()
+			if c.closed {
+				c.mu.Unlock()
+				return
+			}
+			batch := c.queue
+			if len(batch) == 0 {
+				c.writing = false
+				c.mu.Unlock()
+				break
+			}
+			c.queue = c.spare[:0]
+			c.mu.Unlock()
+
+			buf, ends = buf[:0], ends[:0]
+			n := 0
+			for _, f := range batch {
+				if !f.state.CompareAndSwap(stateQueued, stateSent) {
+					f.recycle() // abandoned before it was written: never sent
+					continue
+				}
+				buf = append(buf, f.Buf...)
+				ends = append(ends, len(buf))
+				batch[n] = f
+				n++
+			}
+			first := c.seq
+			if n > 0 {
+				c.fifoMu.Lock()
+				for _, f := range batch[:n] {
+					f.seq = c.seq
+					c.seq++
+					c.fifo.push(f)
+				}
+				c.fifoMu.Unlock()
+			}
+			clear(batch)
+			c.spare = batch[:0]
+			if n == 0 {
+				continue
+			}
+			w, err := c.nc.Write(buf)
+			if err != nil || w < len(buf) {
+				// Frames whose last byte was not accepted never reached
+				// the server whole; the server ignores an incomplete frame
+				// on a connection that is now closed.
+				c.firstLost = c.seq
+				for i, end := range ends {
+					if end > w {
+						c.firstLost = first + uint64(i)
+						break
+					}
+				}
+				if err == nil {
+					err = errors.New("short write")
+				}
+				c.shutdown(Lost, err)
+				return
+			}
+			if cap(buf) > maxRetainedBuf*4 {
+				buf = nil
+			}
+		}
+	}
+}
+
+func (c *Conn) readLoop() {
+	defer c.loopDone()
+	var cur *Frame
+	for {
+		v, err := c.rd.ReadValue()
+		if err != nil {
+			if errors.Is(err, resp.ErrProtocol) {
+				c.shutdown(Protocol, err)
+			} else {
+				c.shutdown(Lost, err)
+			}
+			return
+		}
+		if v.Type == resp.Push && c.proto == 3 {
+			if c.onPush != nil {
+				c.onPush(v)
+			}
+			continue
+		}
+		if cur == nil {
+			c.fifoMu.Lock()
+			cur = c.fifo.pop()
+			c.fifoMu.Unlock()
+			if cur == nil {
+				c.shutdown(Protocol, errors.New("reply without a pending command"))
+				return
+			}
+		}
+		idx := max(cur.Replies, 1) - cur.pending
+		cur.pending--
+		last := cur.pending == 0
+		if cur.state.CompareAndSwap(stateSent, stateDecoding) {
+			decode(cur, v, idx)
+			if last {
+				cur.finish()
+			} else {
+				cur.state.Store(stateSent)
+			}
+		} else if last {
+			cur.recycle() // abandoned: every reply drained, the slot is free
+		}
+		if last {
+			cur = nil
+		}
+	}
+}
+
+func decode(f *Frame, v resp.Value, idx int) {
+	if v.IsError() {
+		if !f.IsErr {
+			f.IsErr = true
+			f.ErrIndex = idx
+			f.ErrReply = append(f.ErrReply[:0], v.Str...)
+		}
+		if f.Want == WantValue && f.Replies > 1 {
+			f.Values = append(f.Values, v.Clone())
+		}
+		return
+	}
+	f.Null = v.IsNull()
+	switch f.Want {
+	case WantBytes:
+		if !f.Null {
+			f.Bytes = append(f.Bytes, v.TextBytes()...)
+		}
+	case WantInt:
+		switch v.Type {
+		case resp.Integer, resp.Boolean:
+			f.Int = v.Int
+		case resp.Null:
+		default:
+			f.Value = v.Clone() // unexpected shape: keep it for the caller's error
+		}
+	case WantValue:
+		c := v.Clone()
+		if f.Replies > 1 {
+			f.Values = append(f.Values, c)
+		}
+		f.Value = c
+	}
+}
+
+// loopDone runs cleanup once both loops have exited: no frame can move any
+// more, so the evidence of each remaining frame is final.
+func (c *Conn) loopDone() {
+	if c.loops.Add(-1) != 0 {
+		return
+	}
+	c.mu.Lock()
+	reason, cause := c.reason, c.cause
+	queued := c.queue
+	c.queue = nil
+	c.mu.Unlock()
+	for _, f := range queued {
+		f.fail(&ConnError{Reason: lostReason(reason), Evidence: Unwritten, Cause: cause})
+	}
+	c.fifoMu.Lock()
+	for f := c.fifo.pop(); f != nil; f = c.fifo.pop() {
+		ev := PossiblyExecuted
+		if c.firstLost != 0 && f.seq >= c.firstLost {
+			ev = Unwritten
+		}
+		c.fifoMu.Unlock()
+		f.fail(&ConnError{Reason: lostReason(reason), Evidence: ev, Cause: cause})
+		c.fifoMu.Lock()
+	}
+	c.fifoMu.Unlock()
+	close(c.dead)
+	if c.onDead != nil {
+		c.onDead(c)
+	}
+}
+
+func lostReason(r Reason) Reason {
+	if r == 0 {
+		return Lost
+	}
+	return r
+}
+
+// ring is a FIFO of frames.
+type ring struct {
+	buf        []*Frame
+	head, size int
+}
+
+func (r *ring) push(f *Frame) {
+	if r.size == len(r.buf) {
+		nb := make([]*Frame, max(16, 2*len(r.buf)))
+		for i := 0; i < r.size; i++ {
+			nb[i] = r.buf[(r.head+i)%len(r.buf)]
+		}
+		r.buf, r.head = nb, 0
+	}
+	r.buf[(r.head+r.size)%len(r.buf)] = f
+	r.size++
+}
+
+func (r *ring) pop() *Frame {
+	if r.size == 0 {
+		return nil
+	}
+	f := r.buf[r.head]
+	r.buf[r.head] = nil
+	r.head = (r.head + 1) % len(r.buf)
+	r.size--
+	return f
+}

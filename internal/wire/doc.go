@@ -1,0 +1,22 @@
+// Package wire runs one multiplexed, auto-pipelined RESP connection per
+// endpoint, shared by all callers.
+//
+// Callers submit [Frame]s. A writer coalesces every queued frame into one
+// socket write; a reader matches replies to frames by FIFO position only and
+// routes RESP3 push frames aside. No lock is held across I/O.
+//
+// Two facts are recorded here because nothing above can add them later:
+//
+//   - Write evidence. Every frame that fails reports exactly one
+//     [Evidence]: [Unwritten] when the frame's last byte never reached the
+//     socket of a connection that is now dead (never admitted, still queued,
+//     or cut by a failed write), [PossiblyExecuted] otherwise. It is decided
+//     from the writer's own record of how many bytes each write accepted,
+//     once the connection is dead, and never changes afterwards.
+//   - FIFO ownership. A caller that gives up (cancellation, deadline)
+//     abandons its wait, never its FIFO slot: the late reply is read and
+//     dropped, and only then does the frame return to the pool.
+//
+// [Endpoint] owns the current connection of one address and replaces it
+// after it dies, dialing on demand with bounded backoff.
+package wire

@@ -1,0 +1,167 @@
+package wire
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Redial backoff bounds: consecutive failed dials wait from minRedial,
+// doubling, up to maxRedial before the next attempt.
+const (
+	minRedial = 10 * time.Millisecond
+	maxRedial = time.Second
+)
+
+// Endpoint owns the current connection to one address. Callers get the live
+// connection without blocking; when it dies, the next caller (or the death
+// itself) starts one dial that every waiter shares. Consecutive failures
+// back off, bounded by one second. An Endpoint is safe for concurrent use.
+type Endpoint struct {
+	cfg Config
+	cur atomic.Pointer[Conn]
+
+	mu       sync.Mutex
+	closed   bool
+	attempt  *dialAttempt
+	failures int
+	dials    sync.WaitGroup
+	ctx      context.Context
+	cancel   context.CancelFunc
+}
+
+type dialAttempt struct {
+	done chan struct{}
+	conn *Conn
+	err  error
+}
+
+// NewEndpoint returns an endpoint for cfg; it does not dial.
+func NewEndpoint(cfg Config) *Endpoint {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Endpoint{cfg: cfg, ctx: ctx, cancel: cancel}
+}
+
+// Addr returns the endpoint's address.
+func (e *Endpoint) Addr() string { return e.cfg.Addr }
+
+// Current returns the live connection, or nil.
+func (e *Endpoint) Current() *Conn {
+	if c := e.cur.Load(); c != nil && c.Alive() {
+		return c
+	}
+	return nil
+}
+
+// Conn returns the live connection, dialing (or waiting for the dial in
+// flight) when there is none. A failed dial returns a *ConnError with
+// Evidence Unwritten; ctx ends the wait with ctx.Err().
+func (e *Endpoint) Conn(ctx context.Context) (*Conn, error) {
+	if c := e.cur.Load(); c != nil && c.Alive() {
+		return c, nil
+	}
+	for {
+		e.mu.Lock()
+		if e.closed {
+			e.mu.Unlock()
+			return nil, &ConnError{Reason: Closed, Evidence: Unwritten, Cause: ErrClosed}
+		}
+		if c := e.cur.Load(); c != nil && c.Alive() {
+			e.mu.Unlock()
+			return c, nil
+		}
+		a := e.attempt
+		if a == nil {
+			a = e.startDialLocked()
+		}
+		e.mu.Unlock()
+		select {
+		case <-a.done:
+			if a.err != nil {
+				return nil, a.err
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (e *Endpoint) startDialLocked() *dialAttempt {
+	a := &dialAttempt{done: make(chan struct{})}
+	e.attempt = a
+	delay := time.Duration(0)
+	if e.failures > 0 {
+		delay = minRedial << min(e.failures-1, 10)
+		delay = min(delay, maxRedial)
+	}
+	e.dials.Add(1)
+	go e.dial(a, delay)
+	return a
+}
+
+func (e *Endpoint) dial(a *dialAttempt, delay time.Duration) {
+	defer e.dials.Done()
+	var c *Conn
+	var err error
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-e.ctx.Done():
+			t.Stop()
+		}
+	}
+	if e.ctx.Err() != nil {
+		err = &ConnError{Reason: Closed, Evidence: Unwritten, Cause: ErrClosed}
+	} else {
+		c, err = Dial(e.ctx, e.cfg, e.connDied)
+	}
+	e.mu.Lock()
+	if e.closed && c != nil {
+		e.mu.Unlock()
+		_ = c.Close()
+		c, err = nil, &ConnError{Reason: Closed, Evidence: Unwritten, Cause: ErrClosed}
+		e.mu.Lock()
+	}
+	if err != nil {
+		e.failures++
+	} else {
+		e.failures = 0
+		e.cur.Store(c)
+	}
+	a.conn, a.err = c, err
+	e.attempt = nil
+	e.mu.Unlock()
+	close(a.done)
+}
+
+// connDied starts a replacement dial right away, unless one is running or
+// the endpoint is closed.
+func (e *Endpoint) connDied(c *Conn) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed || e.cur.Load() != c || e.attempt != nil {
+		return
+	}
+	e.startDialLocked()
+}
+
+// Close closes the current connection and stops dialing. Frames in flight
+// fail with ErrClosed; waiters get a Closed error. It returns after every
+// goroutine of the endpoint has exited.
+func (e *Endpoint) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	e.mu.Unlock()
+	e.cancel()
+	e.dials.Wait()
+	if c := e.cur.Load(); c != nil {
+		_ = c.Close()
+	}
+	return nil
+}

@@ -1,0 +1,217 @@
+package wire
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/respire-go/respire/resp"
+)
+
+// Evidence says whether a failed frame may have reached the server.
+type Evidence uint8
+
+const (
+	// Unknown is the zero value: the frame has not failed.
+	Unknown Evidence = iota
+	// Unwritten means the frame definitely never reached the server.
+	Unwritten
+	// PossiblyExecuted means the server may have run the frame.
+	PossiblyExecuted
+)
+
+// String returns "unwritten", "possibly executed" or "unknown".
+func (e Evidence) String() string {
+	switch e {
+	case Unwritten:
+		return "unwritten"
+	case PossiblyExecuted:
+		return "possibly executed"
+	}
+	return "unknown"
+}
+
+// Want selects how the reader converts a reply while it still owns the
+// borrowed bytes, so that common replies need no allocation.
+type Want uint8
+
+const (
+	// WantValue clones the whole reply into Frame.Value (allocates).
+	WantValue Want = iota
+	// WantBytes appends a string-like reply to Frame.Bytes; null sets Null.
+	WantBytes
+	// WantInt stores an integer reply in Frame.Int; null sets Null.
+	WantInt
+	// WantNone discards the reply's content (a status such as OK).
+	WantNone
+)
+
+// frame states; transitions are CASes so that exactly one side releases.
+const (
+	stateIdle      uint32 = iota
+	stateQueued           // submitted, not yet taken by the writer
+	stateSent             // taken by the writer, in the FIFO
+	stateDecoding         // the reader is filling the result
+	stateDone             // result ready; the caller owns the frame
+	stateAbandoned        // the caller left; the connection owns the frame
+)
+
+// Frame is one command (or a pipeline of Replies commands written as one
+// unit) and its result. Frames come from [GetFrame] and go back with
+// [Frame.Release]; a frame is owned by one caller at a time.
+type Frame struct {
+	// Buf holds the encoded command bytes. The caller fills it before
+	// Submit and must not change it until the frame completes.
+	Buf []byte
+	// Want selects the reply conversion.
+	Want Want
+	// Replies is how many replies the frame expects; 0 means 1.
+	Replies int
+
+	// Results, valid after a successful Wait.
+	Bytes  []byte      // WantBytes: the string reply, appended to the initial Bytes
+	Int    int64       // WantInt
+	Null   bool        // the (last) reply was null
+	Value  resp.Value  // WantValue: an owned copy of the reply (the last one when Replies > 1)
+	Values []resp.Value // WantValue with Replies > 1: owned copies of every reply
+	// ErrReply holds the error text of the first error reply ("ERR ...");
+	// the frame still completes normally.
+	ErrReply []byte
+	// IsErr reports whether ErrReply is set.
+	IsErr bool
+	// ErrIndex is the index of the first error reply when Replies > 1.
+	ErrIndex int
+
+	// Err is the connection failure that ended the frame, if any.
+	Err *ConnError
+
+	state   atomic.Uint32
+	pending int // replies still expected (reader-owned)
+	seq     uint64
+	done    chan struct{}
+	timer   *time.Timer
+}
+
+var framePool = sync.Pool{New: func() any { return &Frame{done: make(chan struct{}, 1)} }}
+
+// GetFrame returns an empty frame from the pool.
+func GetFrame() *Frame { return framePool.Get().(*Frame) }
+
+// maxRetainedBuf bounds the command buffer a pooled frame keeps.
+const maxRetainedBuf = 64 << 10
+
+// Release returns f to the pool. Call it only while the caller owns the
+// frame: before Submit, after a failed Submit, or after Wait returned nil.
+// After Wait returned an error the frame is no longer the caller's. It
+// clears every result so no caller memory is retained.
+func (f *Frame) Release() { f.recycle() }
+
+func (f *Frame) recycle() {
+	if cap(f.Buf) > maxRetainedBuf {
+		f.Buf = nil
+	}
+	f.Buf = f.Buf[:0]
+	f.Want, f.Replies = WantValue, 0
+	f.Bytes, f.Int, f.Null, f.Value, f.Values = nil, 0, false, resp.Value{}, nil
+	f.ErrReply, f.IsErr, f.ErrIndex, f.Err = f.ErrReply[:0], false, 0, nil
+	f.pending, f.seq = 0, 0
+	select {
+	case <-f.done:
+	default:
+	}
+	f.state.Store(stateIdle)
+	framePool.Put(f)
+}
+
+// Reset makes a completed frame ready to be submitted again with the same
+// Buf, Want and Replies (a resend). Results are cleared.
+func (f *Frame) Reset() {
+	f.Int, f.Null, f.Value, f.Values = 0, false, resp.Value{}, nil
+	f.Bytes = f.Bytes[:0]
+	f.ErrReply, f.IsErr, f.ErrIndex, f.Err = f.ErrReply[:0], false, 0, nil
+	select {
+	case <-f.done:
+	default:
+	}
+	f.state.Store(stateIdle)
+}
+
+// Wait blocks until the frame completes, ctx is done or deadline passes
+// (a zero deadline adds no limit beyond ctx). It returns nil when the frame
+// completed (check Err and IsErr), ctx.Err() or context.DeadlineExceeded
+// otherwise. When it gives up, the frame stays owned by the connection,
+// which drains its reply and releases it: the caller must not touch it
+// again. A reply already being decoded when the caller gives up is waited
+// for (it takes microseconds) and discarded, so a late reply never
+// completes a call that has ended.
+func (f *Frame) Wait(ctx context.Context, deadline time.Time) error {
+	var timeout <-chan time.Time
+	if !deadline.IsZero() {
+		d := time.Until(deadline)
+		if d <= 0 {
+			return f.giveUp(context.DeadlineExceeded)
+		}
+		if f.timer == nil {
+			f.timer = time.NewTimer(d)
+		} else {
+			f.timer.Reset(d)
+		}
+		timeout = f.timer.C
+	}
+	select {
+	case <-f.done:
+		if timeout != nil {
+			f.timer.Stop()
+		}
+		return nil
+	case <-ctx.Done():
+		if timeout != nil {
+			f.timer.Stop()
+		}
+		return f.giveUp(ctx.Err())
+	case <-timeout:
+		return f.giveUp(context.DeadlineExceeded)
+	}
+}
+
+// giveUp abandons the frame if the connection still owns its slot; if the
+// reply is being decoded or done, it waits for it and releases the frame.
+func (f *Frame) giveUp(err error) error {
+	for {
+		switch s := f.state.Load(); s {
+		case stateQueued, stateSent:
+			if f.state.CompareAndSwap(s, stateAbandoned) {
+				return err
+			}
+		default: // decoding or done: the result is ours and must be dropped
+			<-f.done
+			f.recycle()
+			return err
+		}
+	}
+}
+
+// finish hands a decoded frame to its caller. Only the connection calls it,
+// with the frame in stateDecoding.
+func (f *Frame) finish() {
+	f.state.Store(stateDone)
+	f.done <- struct{}{}
+}
+
+// fail completes f with a connection error, or releases it if its caller
+// has left. Only the connection calls it.
+func (f *Frame) fail(e *ConnError) {
+	for {
+		s := f.state.Load()
+		if s == stateAbandoned {
+			f.recycle()
+			return
+		}
+		if f.state.CompareAndSwap(s, stateDecoding) {
+			break
+		}
+	}
+	f.Err = e
+	f.finish()
+}
