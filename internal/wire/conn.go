@@ -84,6 +84,10 @@ type Conn struct {
 	seq       uint64 // writer-owned: sequence of the next frame pushed to the FIFO
 	firstLost uint64 // writer-owned: first sequence whose last byte was not accepted (0: none)
 
+	// partial is reader-owned: a frame popped from the FIFO that has
+	// received some but not all of its replies when the reader stopped.
+	partial *Frame
+
 	loops  atomic.Int32
 	dead   chan struct{} // closed after cleanup: every frame has completed
 	alive  atomic.Bool
@@ -175,6 +179,7 @@ func (c *Conn) writeLoop() {
 	defer c.loopDone()
 	var buf []byte
 	var ends []int
+	var batchReplies []int // Replies of each frame in buf, read before the frame is in the FIFO
 	for range c.wake {
 		for {
 			c.mu.Lock()
@@ -191,7 +196,7 @@ func (c *Conn) writeLoop() {
 			c.queue = c.spare[:0]
 			c.mu.Unlock()
 
-			buf, ends = buf[:0], ends[:0]
+			buf, ends, batchReplies = buf[:0], ends[:0], batchReplies[:0]
 			n := 0
 			for _, f := range batch {
 				if !f.state.CompareAndSwap(stateQueued, stateSent) {
@@ -200,6 +205,7 @@ func (c *Conn) writeLoop() {
 				}
 				buf = append(buf, f.Buf...)
 				ends = append(ends, len(buf))
+				batchReplies = append(batchReplies, f.Replies)
 				batch[n] = f
 				n++
 			}
@@ -227,6 +233,17 @@ func (c *Conn) writeLoop() {
 				for i, end := range ends {
 					if end > w {
 						c.firstLost = first + uint64(i)
+						// A frame of several commands cut after its first
+						// byte may have had whole commands before the cut
+						// executed: only its untouched successors are
+						// definitely unwritten.
+						start := 0
+						if i > 0 {
+							start = ends[i-1]
+						}
+						if w > start && batchReplies[i] > 1 {
+							c.firstLost++
+						}
 						break
 					}
 				}
@@ -249,6 +266,7 @@ func (c *Conn) readLoop() {
 	for {
 		v, err := c.rd.ReadValue()
 		if err != nil {
+			c.partial = cur
 			if errors.Is(err, resp.ErrProtocol) {
 				c.shutdown(Protocol, err)
 			} else {
@@ -339,6 +357,11 @@ func (c *Conn) loopDone() {
 	for _, f := range queued {
 		f.fail(&ConnError{Reason: lostReason(reason), Evidence: Unwritten, Cause: cause})
 	}
+	if f := c.partial; f != nil {
+		// Some of its replies arrived: it reached the server.
+		c.partial = nil
+		f.fail(&ConnError{Reason: lostReason(reason), Evidence: PossiblyExecuted, Cause: cause})
+	}
 	c.fifoMu.Lock()
 	for f := c.fifo.pop(); f != nil; f = c.fifo.pop() {
 		ev := PossiblyExecuted
@@ -350,10 +373,13 @@ func (c *Conn) loopDone() {
 		c.fifoMu.Lock()
 	}
 	c.fifoMu.Unlock()
-	close(c.dead)
+	// onDead runs before dead is closed so that Close, which waits for
+	// dead, returns only after the callback (and no goroutine of the
+	// connection is left running).
 	if c.onDead != nil {
 		c.onDead(c)
 	}
+	close(c.dead)
 }
 
 func lostReason(r Reason) Reason {

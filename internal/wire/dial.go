@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/respire-go/respire/resp"
@@ -119,7 +120,7 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (int, error) {
 		case err != nil:
 			return 0, err
 		case v.IsError():
-			text := string(v.Str)
+			text := redact(v.Str, cfg.Password)
 			if cfg.Proto == 0 && (bytes.HasPrefix(v.Str, []byte("NOPROTO")) || bytes.HasPrefix(v.Str, []byte("ERR unknown command"))) {
 				break // fall back to RESP2
 			}
@@ -134,33 +135,43 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (int, error) {
 			if cfg.Username != "" {
 				args = []string{"AUTH", cfg.Username, cfg.Password}
 			}
-			if err := expectOK(nc, rd, args, "AUTH"); err != nil {
+			if err := expectOK(nc, rd, args, "AUTH", cfg.Password); err != nil {
 				return 0, err
 			}
 		}
 		if cfg.ClientName != "" {
-			if err := expectOK(nc, rd, []string{"CLIENT", "SETNAME", cfg.ClientName}, "CLIENT SETNAME"); err != nil {
+			if err := expectOK(nc, rd, []string{"CLIENT", "SETNAME", cfg.ClientName}, "CLIENT SETNAME", cfg.Password); err != nil {
 				return 0, err
 			}
 		}
 	}
 	if cfg.DB != 0 {
-		if err := expectOK(nc, rd, []string{"SELECT", strconv.Itoa(cfg.DB)}, "SELECT"); err != nil {
+		if err := expectOK(nc, rd, []string{"SELECT", strconv.Itoa(cfg.DB)}, "SELECT", cfg.Password); err != nil {
 			return 0, err
 		}
 	}
 	return proto, nil
 }
 
-func expectOK(nc net.Conn, rd *resp.Reader, args []string, name string) error {
+func expectOK(nc net.Conn, rd *resp.Reader, args []string, name, password string) error {
 	v, err := roundTrip(nc, rd, args)
 	if err != nil {
 		return err
 	}
 	if v.IsError() {
-		return &ReplyError{Command: name, Text: string(v.Str)}
+		return &ReplyError{Command: name, Text: redact(v.Str, password)}
 	}
 	return nil
+}
+
+// redact returns an error reply's text with every occurrence of the
+// password replaced: servers that do not know a command (Redis before 6
+// for HELLO) echo its arguments in the error.
+func redact(text []byte, password string) string {
+	if password == "" {
+		return string(text)
+	}
+	return strings.ReplaceAll(string(text), password, "(redacted)")
 }
 
 // roundTrip sends one command and reads its reply, skipping pushes. The

@@ -118,11 +118,15 @@ func (e *Endpoint) dial(a *dialAttempt, delay time.Duration) {
 		c, err = Dial(e.ctx, e.cfg, e.connDied)
 	}
 	e.mu.Lock()
-	if e.closed && c != nil {
-		e.mu.Unlock()
-		_ = c.Close()
+	if e.closed {
+		// Close cancelled this dial (or it finished too late): waiters
+		// learn that the endpoint is closed, not that dialing failed.
+		if c != nil {
+			e.mu.Unlock()
+			_ = c.Close()
+			e.mu.Lock()
+		}
 		c, err = nil, &ConnError{Reason: Closed, Evidence: Unwritten, Cause: ErrClosed}
-		e.mu.Lock()
 	}
 	if err != nil {
 		e.failures++

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,10 +71,10 @@ type Frame struct {
 	Replies int
 
 	// Results, valid after a successful Wait.
-	Bytes  []byte      // WantBytes: the string reply, appended to the initial Bytes
-	Int    int64       // WantInt
-	Null   bool        // the (last) reply was null
-	Value  resp.Value  // WantValue: an owned copy of the reply (the last one when Replies > 1)
+	Bytes  []byte       // WantBytes: the string reply, appended to the initial Bytes
+	Int    int64        // WantInt
+	Null   bool         // the (last) reply was null
+	Value  resp.Value   // WantValue: an owned copy of the reply (the last one when Replies > 1)
 	Values []resp.Value // WantValue with Replies > 1: owned copies of every reply
 	// ErrReply holds the error text of the first error reply ("ERR ...");
 	// the frame still completes normally.
@@ -176,7 +177,10 @@ func (f *Frame) Wait(ctx context.Context, deadline time.Time) error {
 }
 
 // giveUp abandons the frame if the connection still owns its slot; if the
-// reply is being decoded or done, it waits for it and releases the frame.
+// result is done, it drops it and releases the frame. While the reader is
+// decoding one reply it waits for that reply only (microseconds): a frame
+// expecting more replies goes back to stateSent and is abandoned then, so a
+// caller never waits for replies that may not come.
 func (f *Frame) giveUp(err error) error {
 	for {
 		switch s := f.state.Load(); s {
@@ -184,7 +188,9 @@ func (f *Frame) giveUp(err error) error {
 			if f.state.CompareAndSwap(s, stateAbandoned) {
 				return err
 			}
-		default: // decoding or done: the result is ours and must be dropped
+		case stateDecoding:
+			runtime.Gosched()
+		default: // done: the result is ours and must be dropped
 			<-f.done
 			f.recycle()
 			return err
