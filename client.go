@@ -1,0 +1,277 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/retry"
+	"github.com/respire-go/respire/internal/wire"
+	"github.com/respire-go/respire/resp"
+)
+
+// Client is a connection to one Redis (or Valkey) server: one multiplexed,
+// auto-pipelined connection shared by all goroutines, replaced after it
+// dies. A Client is safe for concurrent use.
+type Client struct {
+	cfg     config
+	ep      *wire.Endpoint
+	retries bool // cfg.policy.Enabled()
+	metrics *retryMetrics
+	closed  atomic.Bool
+}
+
+// Connect validates opts, connects to the first endpoint and prepares the
+// connection (HELLO, AUTH, SELECT, CLIENT SETNAME). An invalid option
+// fails with a [*ConfigError] naming it; a failed connection with a
+// [*ConnError] (whose Err is a [*ServerError] for a rejected handshake).
+func Connect(ctx context.Context, opts Options) (*Client, error) {
+	cfg, err := opts.validate()
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{cfg: cfg, retries: cfg.policy.Enabled()}
+	if cfg.metrics&MetricsResiliency != 0 {
+		if c.metrics, err = newRetryMetrics(cfg.meterProvider); err != nil {
+			return nil, err
+		}
+	}
+	c.ep = wire.NewEndpoint(cfg.wire)
+	if _, err := c.ep.Conn(ctx); err != nil {
+		_ = c.ep.Close()
+		var we *wire.ConnError
+		if errors.As(err, &we) {
+			return nil, connError("connect", we)
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+// Close closes the connection. Calls in flight fail with an error matching
+// [ErrClosed]; later calls too. Close waits for the client's goroutines to
+// exit and is safe to call more than once.
+func (c *Client) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	return c.ep.Close()
+}
+
+// spec describes how one command is dispatched.
+type spec struct {
+	name string                // command name for errors
+	cat  catalog.RetryCategory // retry category; not Retryable means never resent
+}
+
+func specOf(cmd catalog.Command) *spec { return &spec{name: cmd.FullName(), cat: cmd.Category} }
+
+// newFrame returns a frame holding the array header of an n-argument
+// command and its name.
+func newFrame(n int, name string) *wire.Frame {
+	f := wire.GetFrame()
+	f.Buf = resp.AppendArrayHeader(f.Buf, n)
+	f.Buf = resp.AppendBulkString(f.Buf, name)
+	return f
+}
+
+// attemptResult is the outcome of one send.
+type attemptResult struct {
+	err       error         // public error; nil on success
+	failure   retry.Failure // classification for the retry decision
+	unwritten bool          // transport fact: the frame never reached the server
+	accepted  bool          // the transport accepted the frame for writing
+	owned     bool          // the caller still owns the frame
+}
+
+// exec sends f and waits for its reply, resending under the retry policy.
+// On success the caller reads f's results and releases it; on error exec
+// has released (or given up) the frame.
+func (c *Client) exec(ctx context.Context, f *wire.Frame, s *spec) error {
+	var waitDL time.Time
+	if _, ok := ctx.Deadline(); !ok && c.cfg.commandTimeout > 0 {
+		waitDL = time.Now().Add(c.cfg.commandTimeout)
+	}
+	r := c.attempt(ctx, f, waitDL, s)
+	if r.err == nil {
+		return nil
+	}
+	if c.retries && s.cat.Retryable() {
+		return c.retryLoop(ctx, f, waitDL, s, r)
+	}
+	if r.owned {
+		f.Release()
+	}
+	return r.err
+}
+
+// attempt performs one send: connection selection, submission and wait.
+func (c *Client) attempt(ctx context.Context, f *wire.Frame, waitDL time.Time, s *spec) attemptResult {
+	if c.closed.Load() {
+		return attemptResult{err: &ConnError{Command: s.name, Unwritten: true, Err: ErrClosed}, failure: retry.Fatal, unwritten: true, owned: true}
+	}
+	conn := c.ep.Current()
+	if conn == nil {
+		var err error
+		if conn, err = c.acquire(ctx, waitDL); err != nil {
+			return c.failedBeforeSend(ctx, err, s)
+		}
+	}
+	if err := conn.Submit(f); err != nil {
+		return c.failedBeforeSend(ctx, err, s)
+	}
+	if err := f.Wait(ctx, waitDL); err != nil {
+		// The frame now belongs to the connection, which drains its reply.
+		return attemptResult{err: &ContextError{Command: s.name, Sent: true, Err: err}, failure: retry.Fatal, accepted: true}
+	}
+	if f.Err != nil {
+		return attemptResult{
+			err:       connError(s.name, f.Err),
+			failure:   classifyConn(f.Err),
+			unwritten: f.Err.Evidence == wire.Unwritten,
+			accepted:  true,
+			owned:     true,
+		}
+	}
+	if f.IsErr {
+		se := newServerError(s.name, f.ErrReply)
+		return attemptResult{err: se, failure: retry.ClassifyCode(se.Code), accepted: true, owned: true}
+	}
+	return attemptResult{accepted: true, owned: true}
+}
+
+// acquire waits for a connection within ctx and the command's deadline.
+func (c *Client) acquire(ctx context.Context, waitDL time.Time) (*wire.Conn, error) {
+	if !waitDL.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, waitDL)
+		defer cancel()
+	}
+	return c.ep.Conn(ctx)
+}
+
+func (c *Client) failedBeforeSend(ctx context.Context, err error, s *spec) attemptResult {
+	var we *wire.ConnError
+	if errors.As(err, &we) {
+		return attemptResult{err: connError(s.name, we), failure: classifyConn(we), unwritten: true, owned: true}
+	}
+	if ctx.Err() == nil {
+		err = context.DeadlineExceeded // the command's own deadline ended the wait
+	}
+	return attemptResult{err: &ContextError{Command: s.name, Err: err}, failure: retry.Fatal, unwritten: true, owned: true}
+}
+
+// classifyConn maps a transport failure to a retry failure. Closing,
+// protocol errors and rejected handshakes (authentication, configuration)
+// are never retried.
+func classifyConn(e *wire.ConnError) retry.Failure {
+	switch e.Reason {
+	case wire.Lost, wire.DialFailed:
+		return retry.LostConnection
+	}
+	return retry.Fatal
+}
+
+// retryLoop continues after a failed first attempt. It is kept out of exec
+// so that the healthy path pays nothing for it.
+func (c *Client) retryLoop(ctx context.Context, f *wire.Frame, waitDL time.Time, s *spec, r attemptResult) error {
+	deadline := waitDL
+	if d, ok := ctx.Deadline(); ok {
+		deadline = d
+	}
+	attempts, resent := 1, false
+	for {
+		stop := !r.owned || c.cfg.policy.Decide(retry.Input{
+			Category:  s.cat,
+			Failure:   r.failure,
+			Unwritten: r.unwritten,
+			Attempts:  attempts,
+		}) != retry.Retry
+		if !stop {
+			delay := c.cfg.policy.Delay(attempts, rand.Float64())
+			if !retry.Fits(time.Now(), deadline, delay) {
+				stop = true // the backoff cannot fit: keep the last failure
+			} else if err := sleep(ctx, delay); err != nil {
+				if r.owned {
+					f.Release()
+				}
+				c.record(s.cat, outcomeExhausted, resent)
+				return &RetryError{Command: s.name, Attempts: attempts, Err: &ContextError{Command: s.name, Err: err, Last: r.err}}
+			} else if !deadline.IsZero() && !time.Now().Before(deadline) {
+				stop = true
+			}
+		}
+		if stop {
+			if r.owned {
+				f.Release()
+			}
+			c.record(s.cat, outcomeExhausted, resent)
+			if attempts > 1 {
+				return &RetryError{Command: s.name, Attempts: attempts, Err: r.err}
+			}
+			return r.err
+		}
+		f.Reset()
+		attempts++
+		r = c.attempt(ctx, f, waitDL, s)
+		if r.accepted {
+			resent = true
+			c.record(s.cat, outcomeAttempted, true)
+		}
+		if r.err == nil {
+			c.record(s.cat, outcomeSucceeded, resent)
+			return nil
+		}
+	}
+}
+
+// sleep waits d or until ctx is done. Cancellation is checked even for a
+// zero delay, right before the resend.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return ctx.Err()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ContextError reports a call ended by its context or by
+// [Options.CommandTimeout]. It wraps context.Canceled or
+// context.DeadlineExceeded; Sent reports whether the command had been
+// handed to the connection (it may then have run).
+type ContextError struct {
+	Command string
+	Sent    bool
+	Err     error
+	// Last is the failure of the previous attempt when the context ended a
+	// retry's backoff, or nil.
+	Last error
+}
+
+func (e *ContextError) Error() string {
+	s := "respire: " + e.Command + ": " + e.Err.Error()
+	if e.Sent {
+		s += " (the command may have been executed)"
+	}
+	if e.Last != nil {
+		s += " while waiting to retry after: " + e.Last.Error()
+	}
+	return s
+}
+
+// Unwrap returns the context's error and the previous attempt's failure.
+func (e *ContextError) Unwrap() []error {
+	if e.Last != nil {
+		return []error{e.Err, e.Last}
+	}
+	return []error{e.Err}
+}

@@ -1,0 +1,155 @@
+package respire
+
+import (
+	"context"
+	"strings"
+
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/wire"
+	"github.com/respire-go/respire/resp"
+)
+
+// RetryCategory is a command's execution risk when resent after it may have
+// run; see [catalog.RetryCategory].
+type RetryCategory = catalog.RetryCategory
+
+// The retry categories, in increasing order of risk after Never.
+const (
+	Never             = catalog.Never
+	Always            = catalog.Always
+	Connection        = catalog.Connection
+	ReadOnly          = catalog.ReadOnly
+	WriteChecked      = catalog.WriteChecked
+	WriteLastWins     = catalog.WriteLastWins
+	WriteAccumulating = catalog.WriteAccumulating
+	ServerAdmin       = catalog.ServerAdmin
+)
+
+// Command describes a command for [Client.Do]: a generated descriptor from
+// package catalog (audited category), or one made with [NewCommand].
+type Command = catalog.Command
+
+// NewCommand returns a descriptor for any command name, such as a module
+// command "MYMODULE.GET" or "CLIENT INFO". It is never retried until its
+// category is declared with WithRetryCategory: recognizing a name grants
+// nothing, even "GET".
+func NewCommand(name string) Command { return catalog.New(name) }
+
+// Do sends cmd with args and returns the reply. Error replies are returned
+// as [*ServerError]; a null reply is a Reply whose IsNull is true (not an
+// error). The retry policy applies with cmd's category, except for the
+// commands the client never resends whatever their category: blocking,
+// subscribing and connection-state commands, transactions, raw EVAL/FCALL
+// (use a Script or Function), and cursor continuations (SCAN family with a
+// non-zero cursor).
+func (c *Client) Do(ctx context.Context, cmd Command, args ...string) (Reply, error) {
+	name := cmd.FullName()
+	if name == "" {
+		return Reply{}, errInvalid("Do", "empty command name")
+	}
+	f := wire.GetFrame()
+	f.Buf = resp.AppendArrayHeader(f.Buf, cmd.ArgPrefix()+len(args))
+	f.Buf = resp.AppendBulkString(f.Buf, cmd.Name)
+	if cmd.Subcommand != "" {
+		f.Buf = resp.AppendBulkString(f.Buf, cmd.Subcommand)
+	}
+	for _, a := range args {
+		f.Buf = resp.AppendBulkString(f.Buf, a)
+	}
+	f.Want = wire.WantValue
+	s := spec{name: name, cat: rawCategory(cmd, args)}
+	if err := c.exec(ctx, f, &s); err != nil {
+		return Reply{}, err
+	}
+	r := Reply{v: f.Value}
+	f.Release()
+	return r, nil
+}
+
+// rawCategory is the category a raw command retries under: its declared
+// (or audited) category, unless its dispatch kind is never resent.
+// Dispatch facts may deny a retry; they never grant one.
+func rawCategory(cmd Command, args []string) RetryCategory {
+	d, known := catalog.Lookup(cmd.Name, cmd.Subcommand)
+	if !known {
+		return cmd.Category
+	}
+	const never = catalog.FlagBlocking | catalog.FlagConnectionState | catalog.FlagPubSub |
+		catalog.FlagScripting | catalog.FlagTransaction
+	if d.Flags&never != 0 && !(d.Flags.Has(catalog.FlagPubSub) && isPublish(d.Name)) {
+		return Never
+	}
+	if d.Flags.Has(catalog.FlagCursor) && isContinuation(d.Name, args) {
+		return Never
+	}
+	return cmd.Category
+}
+
+func isPublish(name string) bool { return name == "PUBLISH" || name == "SPUBLISH" }
+
+// isContinuation reports whether a SCAN-family call carries a non-zero
+// cursor: its server-side position cannot be replayed elsewhere.
+func isContinuation(name string, args []string) bool {
+	i := 1 // HSCAN/SSCAN/ZSCAN key cursor
+	if strings.EqualFold(name, "SCAN") {
+		i = 0
+	}
+	return len(args) <= i || strings.TrimLeft(args[i], "0") != ""
+}
+
+// Reply is an owned RESP reply with conversion helpers. The zero Reply is
+// an absent value.
+type Reply struct{ v resp.Value }
+
+// Value returns the underlying RESP value.
+func (r Reply) Value() resp.Value { return r.v }
+
+// IsNull reports whether the reply is null.
+func (r Reply) IsNull() bool { return r.v.Type == resp.Null || r.v.Type == 0 }
+
+// String converts a string-like reply (simple, bulk, verbatim, big number,
+// double, integer). Null returns [ErrNil].
+func (r Reply) String() (string, error) {
+	switch r.v.Type {
+	case resp.Null, 0:
+		return "", ErrNil
+	case resp.Array, resp.Map, resp.Set, resp.Push, resp.Attribute:
+		return "", unexpected("string", r.v)
+	}
+	return string(r.v.TextBytes()), nil
+}
+
+// Int64 converts an integer reply, or a string holding a decimal integer.
+func (r Reply) Int64() (int64, error) { return toInt64(r.v) }
+
+// Float64 converts a double reply, or a string holding a number.
+func (r Reply) Float64() (float64, error) { return toFloat64(r.v) }
+
+// Bool converts a boolean or integer reply (non-zero is true), or "OK".
+func (r Reply) Bool() (bool, error) {
+	switch r.v.Type {
+	case resp.Boolean, resp.Integer:
+		return r.v.Int != 0, nil
+	case resp.SimpleString:
+		return string(r.v.Str) == "OK", nil
+	case resp.Null, 0:
+		return false, ErrNil
+	}
+	return false, unexpected("boolean", r.v)
+}
+
+// Strings converts an array or set of string-like elements; null elements
+// become "".
+func (r Reply) Strings() ([]string, error) { return toStrings(r.v) }
+
+// StringMap converts a map reply, or a RESP2 flat array of pairs.
+func (r Reply) StringMap() (map[string]string, error) { return toStringMap(r.v) }
+
+// Elements returns the elements of an aggregate reply.
+func (r Reply) Elements() []Reply {
+	out := make([]Reply, len(r.v.Elems))
+	for i, e := range r.v.Elems {
+		out[i] = Reply{v: e}
+	}
+	return out
+}

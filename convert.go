@@ -1,0 +1,117 @@
+package respire
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/respire-go/respire/resp"
+)
+
+// unexpected reports a reply of the wrong type for a conversion.
+func unexpected(want string, v resp.Value) error {
+	return &replyTypeError{want: want, got: v.Type}
+}
+
+type replyTypeError struct {
+	want string
+	got  resp.Type
+}
+
+func (e *replyTypeError) Error() string {
+	return "respire: unexpected reply type: want " + e.want + ", got " + e.got.String()
+}
+
+func (e *replyTypeError) Is(target error) bool { return target == ErrUnexpectedReply }
+
+func errInvalid(command, reason string) error {
+	return &argError{command: command, reason: reason}
+}
+
+type argError struct{ command, reason string }
+
+func (e *argError) Error() string { return "respire: " + e.command + ": invalid argument: " + e.reason }
+
+func (e *argError) Is(target error) bool { return target == ErrInvalidArgument }
+
+func toInt64(v resp.Value) (int64, error) {
+	switch v.Type {
+	case resp.Integer, resp.Boolean:
+		return v.Int, nil
+	case resp.BulkString, resp.SimpleString, resp.BigNumber:
+		n, err := strconv.ParseInt(string(v.Str), 10, 64)
+		if err != nil {
+			return 0, errors.Join(ErrUnexpectedReply, err)
+		}
+		return n, nil
+	case resp.Double:
+		return int64(v.Float), nil
+	case resp.Null, 0:
+		return 0, ErrNil
+	}
+	return 0, unexpected("integer", v)
+}
+
+func toFloat64(v resp.Value) (float64, error) {
+	switch v.Type {
+	case resp.Double:
+		return v.Float, nil
+	case resp.Integer:
+		return float64(v.Int), nil
+	case resp.BulkString, resp.SimpleString, resp.BigNumber:
+		return parseFloat(v.Str)
+	case resp.Null, 0:
+		return 0, ErrNil
+	}
+	return 0, unexpected("double", v)
+}
+
+func parseFloat(b []byte) (float64, error) {
+	s := string(b)
+	switch s {
+	case "inf", "+inf":
+		s = "+Inf"
+	case "-inf":
+		s = "-Inf"
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, errors.Join(ErrUnexpectedReply, err)
+	}
+	return f, nil
+}
+
+func toStrings(v resp.Value) ([]string, error) {
+	switch v.Type {
+	case resp.Array, resp.Set, resp.Push:
+	case resp.Null:
+		return nil, nil
+	default:
+		return nil, unexpected("array", v)
+	}
+	out := make([]string, len(v.Elems))
+	for i, e := range v.Elems {
+		if e.Type.Aggregate() {
+			return nil, unexpected("string element", e)
+		}
+		out[i] = string(e.TextBytes())
+	}
+	return out, nil
+}
+
+func toStringMap(v resp.Value) (map[string]string, error) {
+	switch v.Type {
+	case resp.Map, resp.Array:
+	case resp.Null:
+		return map[string]string{}, nil
+	default:
+		return nil, unexpected("map", v)
+	}
+	if len(v.Elems)%2 != 0 {
+		return nil, unexpected("map with key-value pairs", v)
+	}
+	out := make(map[string]string, len(v.Elems)/2)
+	for i := 0; i < len(v.Elems); i += 2 {
+		out[string(v.Elems[i].TextBytes())] = string(v.Elems[i+1].TextBytes())
+	}
+	return out, nil
+}

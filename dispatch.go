@@ -1,0 +1,90 @@
+package respire
+
+import (
+	"context"
+
+	"github.com/respire-go/respire/internal/wire"
+	"github.com/respire-go/respire/resp"
+)
+
+// The helpers below run a prepared frame and convert its reply, releasing
+// the frame in every case.
+
+func arg(f *wire.Frame, s string) { f.Buf = resp.AppendBulkString(f.Buf, s) }
+
+func argInt(f *wire.Frame, n int64) { f.Buf = resp.AppendBulkInt(f.Buf, n) }
+
+func argFloat(f *wire.Frame, x float64) { f.Buf = resp.AppendBulkFloat(f.Buf, x) }
+
+// doInt returns an integer reply; null is ErrNil.
+func (c *Client) doInt(ctx context.Context, f *wire.Frame, s *spec) (int64, error) {
+	f.Want = wire.WantInt
+	if err := c.exec(ctx, f, s); err != nil {
+		return 0, err
+	}
+	n, null, odd := f.Int, f.Null, f.Value
+	f.Release()
+	switch {
+	case odd.Type != 0:
+		return 0, unexpected("integer", odd)
+	case null:
+		return 0, ErrNil
+	}
+	return n, nil
+}
+
+// doString returns a string reply; null is ErrNil.
+func (c *Client) doString(ctx context.Context, f *wire.Frame, s *spec) (string, error) {
+	f.Want = wire.WantValue
+	if err := c.exec(ctx, f, s); err != nil {
+		return "", err
+	}
+	v := f.Value
+	f.Release()
+	return Reply{v: v}.String()
+}
+
+// doBytes appends a string reply to dst; null is ErrNil with dst unchanged.
+func (c *Client) doBytes(ctx context.Context, f *wire.Frame, s *spec, dst []byte) ([]byte, error) {
+	f.Want = wire.WantBytes
+	f.Bytes = dst
+	if err := c.exec(ctx, f, s); err != nil {
+		return dst, err
+	}
+	out, null := f.Bytes, f.Null
+	f.Release()
+	if null {
+		return dst, ErrNil
+	}
+	return out, nil
+}
+
+// doStatus expects a status reply such as OK.
+func (c *Client) doStatus(ctx context.Context, f *wire.Frame, s *spec) error {
+	f.Want = wire.WantNone
+	if err := c.exec(ctx, f, s); err != nil {
+		return err
+	}
+	f.Release()
+	return nil
+}
+
+// doValue returns the owned reply value.
+func (c *Client) doValue(ctx context.Context, f *wire.Frame, s *spec) (resp.Value, error) {
+	f.Want = wire.WantValue
+	if err := c.exec(ctx, f, s); err != nil {
+		return resp.Value{}, err
+	}
+	v := f.Value
+	f.Release()
+	return v, nil
+}
+
+// doStrings returns an array reply of strings.
+func (c *Client) doStrings(ctx context.Context, f *wire.Frame, s *spec) ([]string, error) {
+	v, err := c.doValue(ctx, f, s)
+	if err != nil {
+		return nil, err
+	}
+	return toStrings(v)
+}

@@ -1,0 +1,49 @@
+// Package respire is a Redis, Valkey and RESP-server client whose retry
+// policy resends a command only when its failure was selected and the
+// caller accepted that command's risk, so a lost reply never turns one
+// INCR into two.
+//
+// # Connecting
+//
+// [Connect] takes [Options] (or [ParseURL] builds them from a redis:// or
+// rediss:// URL). A [Client] holds one multiplexed connection per server:
+// concurrent calls are pipelined into shared socket writes and matched to
+// their replies in order. It is safe for concurrent use; [Client.Close]
+// releases it.
+//
+// # Commands
+//
+// Typed commands are methods on [Client] named after the command
+// ([Client.Get], [Client.SetWithOptions], [Client.ZAdd], [Client.XAdd] ...),
+// flat like go-redis rather than grouped into facets: a Redis user finds a
+// command by its name, and each method's documentation states its retry
+// category. Every other command runs through [Client.Do] with a descriptor
+// from package catalog (audited retry category) or [NewCommand] (never
+// retried until the caller declares a category), returning a [Reply] with
+// conversion helpers.
+//
+// Every call takes a context. When the context has no deadline,
+// [Options.CommandTimeout] supplies one; that single deadline covers
+// connection selection, every send and every retry delay.
+//
+// # Errors
+//
+// Errors are matched with errors.Is and errors.As: [ErrNil] for a missing
+// value, [*ServerError] for an error reply (its Code is LOADING, READONLY,
+// WRONGTYPE ...), [*ConnError] (matching [ErrConnectionLost]) when the
+// connection failed, with the transport's fact of whether the command
+// could have reached the server, [*ContextError] when the context or the
+// command timeout ended the call (it wraps context.Canceled or
+// context.DeadlineExceeded), [*ConfigError] (matching [ErrInvalidConfig])
+// naming an invalid option, and [*RetryError] wrapping the last failure of
+// a command that was sent more than once.
+//
+// # Retries
+//
+// With [Options.RetryPolicy] nil (the default) no command is ever resent.
+// A [RetryPolicy] resends a command only when both hold: the failure is one
+// it selects (connection loss, LOADING, TRYAGAIN, MASTERDOWN, READONLY),
+// and either the transport proved the command was never written, or the
+// command's [RetryCategory] is at most the policy's maximum (ReadOnly by
+// default). Retries never provide exactly-once execution.
+package respire

@@ -1,0 +1,158 @@
+package respire
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/respire-go/respire/internal/wire"
+)
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrNil reports a missing value: the key does not exist, or the
+	// server replied null.
+	ErrNil = errors.New("respire: nil reply")
+	// ErrClosed reports a call on (or interrupted by) a closed client.
+	ErrClosed = errors.New("respire: client closed")
+	// ErrConnectionLost is matched by every [*ConnError].
+	ErrConnectionLost = errors.New("respire: connection lost")
+	// ErrProtocol reports a malformed or oversized reply; the connection
+	// was reset. It is never retried.
+	ErrProtocol = errors.New("respire: protocol error")
+	// ErrInvalidConfig is matched by every [*ConfigError].
+	ErrInvalidConfig = errors.New("respire: invalid configuration")
+	// ErrUnexpectedReply reports a reply whose type the call cannot convert.
+	ErrUnexpectedReply = errors.New("respire: unexpected reply type")
+	// ErrInvalidArgument reports an argument the client rejects before
+	// sending anything.
+	ErrInvalidArgument = errors.New("respire: invalid argument")
+)
+
+// ServerError is an error reply from the server, such as
+// "LOADING Redis is loading the dataset in memory".
+type ServerError struct {
+	// Code is the reply's first word: "ERR", "LOADING", "READONLY", "WRONGTYPE"...
+	Code string
+	// Message is the whole reply text, code included.
+	Message string
+	// Command is the name of the command that got the reply.
+	Command string
+}
+
+func (e *ServerError) Error() string {
+	return "respire: " + e.Command + ": " + e.Message
+}
+
+// Is reports whether target is a *ServerError with the same Code (and the
+// same Command when target sets one), so that
+// errors.Is(err, &respire.ServerError{Code: "LOADING"}) works.
+func (e *ServerError) Is(target error) bool {
+	t, ok := target.(*ServerError)
+	if !ok {
+		return false
+	}
+	return t.Code == e.Code && (t.Command == "" || t.Command == e.Command)
+}
+
+// IsLoading reports whether the server was loading its dataset (LOADING).
+func (e *ServerError) IsLoading() bool { return e.Code == "LOADING" }
+
+// IsReadOnly reports whether a write reached a replica (READONLY).
+func (e *ServerError) IsReadOnly() bool { return e.Code == "READONLY" }
+
+// IsAuth reports whether the reply is an authentication or permission
+// failure (NOAUTH, WRONGPASS, NOPERM).
+func (e *ServerError) IsAuth() bool {
+	return e.Code == "NOAUTH" || e.Code == "WRONGPASS" || e.Code == "NOPERM"
+}
+
+func newServerError(command string, text []byte) *ServerError {
+	msg := string(text)
+	code := msg
+	if i := strings.IndexByte(msg, ' '); i >= 0 {
+		code = msg[:i]
+	}
+	return &ServerError{Code: code, Message: msg, Command: command}
+}
+
+// ConnError reports a command that did not get its reply because the
+// connection failed, could not be established, or was closed. It matches
+// [ErrConnectionLost].
+type ConnError struct {
+	// Command is the name of the command that failed.
+	Command string
+	// Unwritten reports the transport's fact that the command definitely
+	// never reached the server. When false, the server may have run it.
+	Unwritten bool
+	// Err is the underlying cause.
+	Err error
+}
+
+func (e *ConnError) Error() string {
+	s := "respire: " + e.Command + ": connection lost"
+	if e.Unwritten {
+		s += " before the command was sent"
+	} else {
+		s += "; the command may have been executed"
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the cause.
+func (e *ConnError) Unwrap() error { return e.Err }
+
+// Is matches [ErrConnectionLost].
+func (e *ConnError) Is(target error) bool { return target == ErrConnectionLost }
+
+// ConfigError reports an invalid option. It matches [ErrInvalidConfig].
+type ConfigError struct {
+	// Field names the option, such as "Options.DialTimeout" or
+	// "RetryPolicy.Jitter".
+	Field  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string { return "respire: invalid " + e.Field + ": " + e.Reason }
+
+// Is matches [ErrInvalidConfig].
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// RetryError is the final error of a command that was sent more than once,
+// or whose retry was stopped by the caller. It wraps the last failure.
+type RetryError struct {
+	// Command is the name of the command.
+	Command string
+	// Attempts is how many times the command was sent.
+	Attempts int
+	// Err is the last failure (or the caller's cancellation, which then
+	// wraps the last failure too).
+	Err error
+}
+
+func (e *RetryError) Error() string {
+	return "respire: " + e.Command + ": failed after " + strconv.Itoa(e.Attempts) + " attempts: " + e.Err.Error()
+}
+
+// Unwrap returns the last failure.
+func (e *RetryError) Unwrap() error { return e.Err }
+
+// connError converts a transport failure into the public error.
+func connError(command string, e *wire.ConnError) error {
+	switch e.Reason {
+	case wire.Closed:
+		return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: ErrClosed}
+	case wire.Protocol:
+		return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: errors.Join(ErrProtocol, e.Cause)}
+	case wire.Handshake:
+		var re *wire.ReplyError
+		if errors.As(e.Cause, &re) {
+			se := newServerError(re.Command, []byte(re.Text))
+			return &ConnError{Command: command, Unwritten: true, Err: se}
+		}
+	}
+	return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: e.Cause}
+}

@@ -1,0 +1,303 @@
+package respire
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"math"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/respire-go/respire/internal/retry"
+	"github.com/respire-go/respire/internal/wire"
+)
+
+// Options configures a [Client]. The zero value of every field means its
+// documented default; [Connect] rejects out-of-range values with a
+// [*ConfigError] naming the field.
+type Options struct {
+	// Endpoints are "host:port" addresses. A standalone client uses the
+	// first one. Required.
+	Endpoints []string
+	// Username for AUTH; empty uses the server's "default" user.
+	Username string
+	// Password for AUTH; empty sends no AUTH. It never appears in errors.
+	Password string
+	// DB is the database index selected on every connection. Defaults to 0.
+	DB int
+	// ClientName is sent with CLIENT SETNAME (or HELLO SETNAME). Defaults
+	// to none. It must not contain spaces.
+	ClientName string
+	// Protocol is 2 or 3 to force RESP2 or RESP3. Defaults to 0: HELLO 3,
+	// falling back to RESP2 when the server does not know HELLO.
+	Protocol int
+	// TLS enables TLS with this configuration. Defaults to nil: plain TCP.
+	// When ServerName is empty it is taken from the endpoint's host.
+	TLS *tls.Config
+	// DialTimeout bounds establishing and preparing one connection.
+	// Defaults to 5 seconds.
+	DialTimeout time.Duration
+	// CommandTimeout is the deadline of a command whose context has none;
+	// it spans connection selection, every send and every retry delay.
+	// Defaults to 5 seconds; [NoTimeout] disables it.
+	CommandTimeout time.Duration
+	// Dialer opens network connections; tests use it to hold or fail
+	// dials. Defaults to a net.Dialer.
+	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+	// MaxBulk is the largest bulk reply accepted, in bytes; larger replies
+	// reset the connection with [ErrProtocol]. Defaults to 512 MiB.
+	MaxBulk int64
+	// RetryPolicy enables command retries. Defaults to nil: no command is
+	// ever resent.
+	RetryPolicy *RetryPolicy
+	// Metrics selects the metric groups to record. Defaults to none.
+	Metrics MetricGroups
+	// MeterProvider provides the "respire" meter. Defaults to the global
+	// OpenTelemetry provider when Metrics selects any group.
+	MeterProvider metric.MeterProvider
+}
+
+// NoTimeout as [Options.CommandTimeout] leaves commands without a deadline
+// unless their context has one.
+const NoTimeout time.Duration = math.MaxInt64
+
+const (
+	defaultDialTimeout    = 5 * time.Second
+	defaultCommandTimeout = 5 * time.Second
+)
+
+// MetricGroups selects groups of metrics.
+type MetricGroups uint32
+
+// Metric groups.
+const (
+	// MetricsResiliency records respire.command.retries.
+	MetricsResiliency MetricGroups = 1 << iota
+)
+
+// RetryPolicy decides which failed commands are resent. Every field's zero
+// value means its documented default; the values whose meaning collides
+// with Go's zero value have named sentinels ([NoBackoff], [NoJitter],
+// [RetryOnNone], and [Never] as the maximum category).
+//
+// A command is resent only when its failure is selected by RetryableErrors
+// and either the transport proved that the frame was never written, or the
+// command's category is at most MaxCommandRetryCategory. A RetryPolicy is
+// copied by [Connect]; changing it afterwards has no effect.
+type RetryPolicy struct {
+	// MaxAttempts is the number of sends allowed, including the first one,
+	// from 1 through 100. 1 allows no retry. Defaults to 3.
+	MaxAttempts int
+	// MaxCommandRetryCategory is the riskiest category that may be resent
+	// after the command may have run. [Never] disables retries entirely.
+	// Defaults to [ReadOnly].
+	MaxCommandRetryCategory RetryCategory
+	// RetryableErrors selects the failures that are retried; only the five
+	// RetryOn flags exist. [RetryOnNone] alone selects nothing. Defaults to
+	// all five: connection loss, LOADING, TRYAGAIN, MASTERDOWN, READONLY.
+	RetryableErrors RetryableErrors
+	// InitialBackoff is the first retry's delay ceiling, at most 1 minute.
+	// [NoBackoff] (any negative value) disables delays. Defaults to 10 ms.
+	InitialBackoff time.Duration
+	// MaxBackoff caps the ceiling, which doubles after each attempt. It
+	// must be at least InitialBackoff and at most 1 minute. Defaults to 1 s.
+	MaxBackoff time.Duration
+	// Jitter is the randomized fraction of each delay, from 0 through 1:
+	// the delay is uniform in [ceiling*(1-Jitter), ceiling]. [NoJitter]
+	// always waits the full ceiling. Defaults to 1.
+	Jitter float64
+}
+
+// RetryableErrors is a set of failures a [RetryPolicy] may retry.
+type RetryableErrors = retry.Errors
+
+// The retryable failures.
+const (
+	// RetryOnConnectionLoss selects a lost connection or a failed dial.
+	RetryOnConnectionLoss = retry.ConnectionLoss
+	// RetryOnLoading selects the LOADING reply.
+	RetryOnLoading = retry.Loading
+	// RetryOnTryAgain selects the TRYAGAIN reply.
+	RetryOnTryAgain = retry.TryAgain
+	// RetryOnMasterDown selects the MASTERDOWN reply.
+	RetryOnMasterDown = retry.MasterDown
+	// RetryOnReadOnly selects the READONLY reply.
+	RetryOnReadOnly = retry.ReadOnly
+	// RetryOnNone selects no failure (the zero value means the default set).
+	RetryOnNone = retry.None
+	// DefaultRetryableErrors is the default set: all five failures.
+	DefaultRetryableErrors = retry.DefaultErrors
+)
+
+// Sentinels for retry settings whose meaningful zero is Go's zero value.
+const (
+	// NoBackoff as [RetryPolicy.InitialBackoff] resends without delay.
+	NoBackoff = retry.NoBackoff
+	// NoJitter as [RetryPolicy.Jitter] always waits the full ceiling.
+	NoJitter = retry.NoJitter
+)
+
+// config is the validated, defaulted form of Options.
+type config struct {
+	wire           wire.Config
+	commandTimeout time.Duration // 0: none
+	policy         retry.Policy
+	metrics        MetricGroups
+	meterProvider  metric.MeterProvider
+}
+
+func (o *Options) validate() (config, error) {
+	var c config
+	if len(o.Endpoints) == 0 {
+		return c, &ConfigError{Field: "Options.Endpoints", Reason: "at least one endpoint is required"}
+	}
+	for i, ep := range o.Endpoints {
+		if err := validateAddr(ep); err != nil {
+			return c, &ConfigError{Field: "Options.Endpoints[" + strconv.Itoa(i) + "]", Reason: err.Error()}
+		}
+	}
+	if o.DB < 0 {
+		return c, &ConfigError{Field: "Options.DB", Reason: "must not be negative"}
+	}
+	if strings.ContainsAny(o.ClientName, " \r\n") {
+		return c, &ConfigError{Field: "Options.ClientName", Reason: "must not contain spaces or newlines"}
+	}
+	if o.Protocol != 0 && o.Protocol != 2 && o.Protocol != 3 {
+		return c, &ConfigError{Field: "Options.Protocol", Reason: "must be 0 (auto), 2 or 3"}
+	}
+	if o.DialTimeout < 0 {
+		return c, &ConfigError{Field: "Options.DialTimeout", Reason: "must not be negative"}
+	}
+	if o.CommandTimeout < 0 {
+		return c, &ConfigError{Field: "Options.CommandTimeout", Reason: "must not be negative (use NoTimeout)"}
+	}
+	if o.MaxBulk < 0 {
+		return c, &ConfigError{Field: "Options.MaxBulk", Reason: "must not be negative"}
+	}
+	if o.Metrics&^MetricsResiliency != 0 {
+		return c, &ConfigError{Field: "Options.Metrics", Reason: "unknown metric group"}
+	}
+	c.wire = wire.Config{
+		Addr:        o.Endpoints[0],
+		Dial:        o.Dialer,
+		TLS:         o.TLS,
+		DialTimeout: o.DialTimeout,
+		Username:    o.Username,
+		Password:    o.Password,
+		DB:          o.DB,
+		ClientName:  o.ClientName,
+		Proto:       o.Protocol,
+		MaxBulk:     o.MaxBulk,
+	}
+	if c.wire.DialTimeout == 0 {
+		c.wire.DialTimeout = defaultDialTimeout
+	}
+	switch o.CommandTimeout {
+	case 0:
+		c.commandTimeout = defaultCommandTimeout
+	case NoTimeout:
+	default:
+		c.commandTimeout = o.CommandTimeout
+	}
+	if o.RetryPolicy != nil {
+		p, err := retry.Compile(retry.Settings(*o.RetryPolicy))
+		if err != nil {
+			var fe *retry.FieldError
+			if errors.As(err, &fe) {
+				return c, &ConfigError{Field: fe.Field, Reason: fe.Reason}
+			}
+			return c, err
+		}
+		c.policy = p
+	}
+	c.metrics = o.Metrics
+	c.meterProvider = o.MeterProvider
+	return c, nil
+}
+
+func validateAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("want host:port: " + err.Error())
+	}
+	if host == "" {
+		return errors.New("empty host")
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 1 || p > 65535 {
+		return errors.New("port must be from 1 through 65535")
+	}
+	return nil
+}
+
+// ParseURL parses a redis:// or rediss:// (TLS) URL into Options:
+//
+//	redis://[[user]:password@]host[:port][/db][?protocol=2|3&client_name=x&dial_timeout=1s&command_timeout=2s]
+//
+// The port defaults to 6379 and the database to 0. Unknown query
+// parameters are errors.
+func ParseURL(raw string) (Options, error) {
+	var o Options
+	u, err := url.Parse(raw)
+	if err != nil {
+		return o, &ConfigError{Field: "URL", Reason: "cannot parse (check its syntax)"}
+	}
+	switch u.Scheme {
+	case "redis":
+	case "rediss":
+		o.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	default:
+		return o, &ConfigError{Field: "URL", Reason: "scheme must be redis or rediss"}
+	}
+	host, port := u.Hostname(), u.Port()
+	if host == "" {
+		return o, &ConfigError{Field: "URL", Reason: "missing host"}
+	}
+	if port == "" {
+		port = "6379"
+	}
+	o.Endpoints = []string{net.JoinHostPort(host, port)}
+	if u.User != nil {
+		o.Username = u.User.Username()
+		o.Password, _ = u.User.Password()
+	}
+	if p := strings.Trim(u.Path, "/"); p != "" {
+		db, err := strconv.Atoi(p)
+		if err != nil || db < 0 {
+			return o, &ConfigError{Field: "URL", Reason: "database must be a non-negative number"}
+		}
+		o.DB = db
+	}
+	for k, vs := range u.Query() {
+		v := vs[len(vs)-1]
+		switch k {
+		case "protocol":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return o, &ConfigError{Field: "URL protocol", Reason: "must be 2 or 3"}
+			}
+			o.Protocol = n
+		case "client_name":
+			o.ClientName = v
+		case "dial_timeout", "command_timeout":
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return o, &ConfigError{Field: "URL " + k, Reason: "must be a duration such as 2s"}
+			}
+			if k == "dial_timeout" {
+				o.DialTimeout = d
+			} else {
+				o.CommandTimeout = d
+			}
+		default:
+			return o, &ConfigError{Field: "URL " + k, Reason: "unknown parameter"}
+		}
+	}
+	_, err = o.validate()
+	return o, err
+}

@@ -1,0 +1,268 @@
+package respire
+
+import (
+	"context"
+	"time"
+
+	"github.com/respire-go/respire/catalog"
+)
+
+var (
+	specGET    = specOf(catalog.String.GET)
+	specINCR   = specOf(catalog.String.INCR)
+	specINCRBY = specOf(catalog.String.INCRBY)
+	specDECR   = specOf(catalog.String.DECR)
+	specAPPEND = specOf(catalog.String.APPEND)
+	specSTRLEN = specOf(catalog.String.STRLEN)
+	specMGET   = specOf(catalog.String.MGET)
+	specMSET   = specOf(catalog.String.MSET)
+
+	// Typed SET refines the catalog's conservative category only for the
+	// audited option sets (see SetOptions).
+	specSET         = specOf(catalog.String.SET)
+	specSETLastWins = &spec{name: "SET", cat: WriteLastWins}
+	specSETChecked  = &spec{name: "SET", cat: WriteChecked}
+)
+
+// Get returns the string value of key, or [ErrNil] when it does not exist.
+func (c *Client) Get(ctx context.Context, key string) (string, error) {
+	f := newFrame(2, "GET")
+	arg(f, key)
+	return c.doString(ctx, f, specGET)
+}
+
+// GetBytes appends the value of key to dst and returns the extended slice;
+// when key does not exist it returns dst unchanged and [ErrNil]. With a dst
+// of sufficient capacity it does not allocate.
+func (c *Client) GetBytes(ctx context.Context, key string, dst []byte) ([]byte, error) {
+	f := newFrame(2, "GET")
+	arg(f, key)
+	return c.doBytes(ctx, f, specGET, dst)
+}
+
+// Set sets key to value (SET key value), overwriting any value and
+// clearing any expiry. Its retry category is WriteLastWins.
+func (c *Client) Set(ctx context.Context, key, value string) error {
+	f := newFrame(3, "SET")
+	arg(f, key)
+	arg(f, value)
+	return c.doStatus(ctx, f, specSETLastWins)
+}
+
+// SetCondition restricts when SET writes.
+type SetCondition uint8
+
+// SET conditions.
+const (
+	// SetAlways writes unconditionally (the default).
+	SetAlways SetCondition = iota
+	// SetIfNotExists writes only when the key does not exist (NX).
+	SetIfNotExists
+	// SetIfExists writes only when the key exists (XX).
+	SetIfExists
+)
+
+// SetOptions are SET's options. The zero value is a plain SET.
+//
+// Retry categories: no option or [SetIfExists] alone is WriteLastWins;
+// [SetIfNotExists] alone is WriteChecked (a resend re-checks the condition,
+// so it may report "not set" for a write the first attempt made). Any
+// expiry, KeepTTL or Get keeps the conservative WriteAccumulating.
+type SetOptions struct {
+	// Condition is NX or XX.
+	Condition SetCondition
+	// TTL sets a relative expiry: EX when a whole number of seconds,
+	// otherwise PX. Must be positive when set.
+	TTL time.Duration
+	// ExpireAt sets an absolute expiry: EXAT when on a whole second,
+	// otherwise PXAT.
+	ExpireAt time.Time
+	// KeepTTL keeps the key's current expiry (KEEPTTL).
+	KeepTTL bool
+	// Get returns the previous value (GET).
+	Get bool
+}
+
+// SetResult is the outcome of [Client.SetWithOptions].
+type SetResult struct {
+	// Written reports whether the value was written (false when the
+	// condition did not hold).
+	Written bool
+	// Previous is the old value when SetOptions.Get was set and the key
+	// existed; PreviousExists says whether it did.
+	Previous       string
+	PreviousExists bool
+}
+
+// SetWithOptions runs SET with options. Contradictory options (TTL with
+// ExpireAt or KeepTTL, a non-positive TTL, an undefined condition) fail with
+// [ErrInvalidArgument] before anything is sent.
+func (c *Client) SetWithOptions(ctx context.Context, key, value string, opt SetOptions) (SetResult, error) {
+	expiries := 0
+	if opt.TTL != 0 {
+		expiries++
+		if opt.TTL < time.Millisecond {
+			return SetResult{}, errInvalid("SET", "TTL must be at least 1ms")
+		}
+	}
+	if !opt.ExpireAt.IsZero() {
+		expiries++
+		if opt.ExpireAt.UnixMilli() <= 0 {
+			return SetResult{}, errInvalid("SET", "ExpireAt must be after the Unix epoch")
+		}
+	}
+	if opt.KeepTTL {
+		expiries++
+	}
+	if expiries > 1 {
+		return SetResult{}, errInvalid("SET", "TTL, ExpireAt and KeepTTL are mutually exclusive")
+	}
+	if opt.Condition > SetIfExists {
+		return SetResult{}, errInvalid("SET", "undefined condition")
+	}
+	n := 3
+	if opt.Condition != SetAlways {
+		n++
+	}
+	if expiries > 0 {
+		n += 2
+		if opt.KeepTTL {
+			n--
+		}
+	}
+	if opt.Get {
+		n++
+	}
+	f := newFrame(n, "SET")
+	arg(f, key)
+	arg(f, value)
+	switch opt.Condition {
+	case SetIfNotExists:
+		arg(f, "NX")
+	case SetIfExists:
+		arg(f, "XX")
+	}
+	switch {
+	case opt.TTL != 0 && opt.TTL%time.Second == 0:
+		arg(f, "EX")
+		argInt(f, int64(opt.TTL/time.Second))
+	case opt.TTL != 0:
+		arg(f, "PX")
+		argInt(f, opt.TTL.Milliseconds())
+	case !opt.ExpireAt.IsZero() && opt.ExpireAt.UnixMilli()%1000 == 0:
+		arg(f, "EXAT")
+		argInt(f, opt.ExpireAt.Unix())
+	case !opt.ExpireAt.IsZero():
+		arg(f, "PXAT")
+		argInt(f, opt.ExpireAt.UnixMilli())
+	case opt.KeepTTL:
+		arg(f, "KEEPTTL")
+	}
+	if opt.Get {
+		arg(f, "GET")
+	}
+	s := specSET
+	if expiries == 0 && !opt.Get {
+		switch opt.Condition {
+		case SetAlways, SetIfExists:
+			s = specSETLastWins
+		case SetIfNotExists:
+			s = specSETChecked
+		}
+	}
+	v, err := c.doValue(ctx, f, s)
+	if err != nil {
+		return SetResult{}, err
+	}
+	var r SetResult
+	if opt.Get {
+		// With GET the reply is the old value (or null); whether the
+		// write happened under NX/XX follows from the old value.
+		r.PreviousExists = !v.IsNull()
+		r.Previous = string(v.TextBytes())
+		switch opt.Condition {
+		case SetIfNotExists:
+			r.Written = !r.PreviousExists
+		case SetIfExists:
+			r.Written = r.PreviousExists
+		default:
+			r.Written = true
+		}
+		return r, nil
+	}
+	r.Written = !v.IsNull()
+	return r, nil
+}
+
+// Incr increments the integer at key by one and returns the new value.
+func (c *Client) Incr(ctx context.Context, key string) (int64, error) {
+	f := newFrame(2, "INCR")
+	arg(f, key)
+	return c.doInt(ctx, f, specINCR)
+}
+
+// IncrBy increments the integer at key by delta and returns the new value.
+func (c *Client) IncrBy(ctx context.Context, key string, delta int64) (int64, error) {
+	f := newFrame(3, "INCRBY")
+	arg(f, key)
+	argInt(f, delta)
+	return c.doInt(ctx, f, specINCRBY)
+}
+
+// Decr decrements the integer at key by one and returns the new value.
+func (c *Client) Decr(ctx context.Context, key string) (int64, error) {
+	f := newFrame(2, "DECR")
+	arg(f, key)
+	return c.doInt(ctx, f, specDECR)
+}
+
+// Append appends value to the string at key and returns the new length.
+func (c *Client) Append(ctx context.Context, key, value string) (int64, error) {
+	f := newFrame(3, "APPEND")
+	arg(f, key)
+	arg(f, value)
+	return c.doInt(ctx, f, specAPPEND)
+}
+
+// StrLen returns the length of the string at key (0 when missing).
+func (c *Client) StrLen(ctx context.Context, key string) (int64, error) {
+	f := newFrame(2, "STRLEN")
+	arg(f, key)
+	return c.doInt(ctx, f, specSTRLEN)
+}
+
+// MGet returns the values of keys; a missing key is reported in found.
+func (c *Client) MGet(ctx context.Context, keys ...string) (values []string, found []bool, err error) {
+	if len(keys) == 0 {
+		return nil, nil, errInvalid("MGET", "no keys")
+	}
+	f := newFrame(1+len(keys), "MGET")
+	for _, k := range keys {
+		arg(f, k)
+	}
+	v, err := c.doValue(ctx, f, specMGET)
+	if err != nil {
+		return nil, nil, err
+	}
+	if v.Type.Aggregate() == false || len(v.Elems) != len(keys) {
+		return nil, nil, unexpected("array of one value per key", v)
+	}
+	values, found = make([]string, len(keys)), make([]bool, len(keys))
+	for i, e := range v.Elems {
+		found[i] = !e.IsNull()
+		values[i] = string(e.TextBytes())
+	}
+	return values, found, nil
+}
+
+// MSet sets several keys; pairs alternate keys and values.
+func (c *Client) MSet(ctx context.Context, pairs ...string) error {
+	if len(pairs) == 0 || len(pairs)%2 != 0 {
+		return errInvalid("MSET", "want key-value pairs")
+	}
+	f := newFrame(1+len(pairs), "MSET")
+	for _, p := range pairs {
+		arg(f, p)
+	}
+	return c.doStatus(ctx, f, specMSET)
+}
