@@ -1,0 +1,158 @@
+package respiretest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/alicebob/miniredis/v2/server"
+)
+
+// Server is an embedded RESP server for tests and demos: a miniredis engine
+// behind a [Proxy]. Clients reach it at [Server.Addr] (TCP on 127.0.0.1) or
+// through [Server.Dial]; with [InMemory] nothing listens on TCP and both
+// hops are net.Pipe, so it runs inside a testing/synctest bubble with
+// virtual time. Unlike the proxy alone, IDMP emulation is on by default
+// (turn it off with WithIDMP(false)); without it the engine answers IDMP
+// and XCFGSET exactly as Redis 7.0 does. A Server is safe for concurrent
+// use.
+type Server struct {
+	*Proxy
+	engine *miniredis.Miniredis
+}
+
+// NewServer starts a [Server] and closes it when tb's test ends. It fails tb
+// if the server cannot start.
+//
+// Inside a testing/synctest bubble (detected by the bubble's clock, which
+// starts at 2000-01-01 UTC) NewServer uses [InMemory] by itself; pass
+// InMemory explicitly if your test moves a bubble's clock past 2001.
+func NewServer(tb TB, opts ...Option) *Server {
+	tb.Helper()
+	s, err := StartServer(opts...)
+	if err != nil {
+		tb.Fatalf("respiretest: %v", err)
+	}
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// inBubble reports whether the clock is a synctest bubble's: bubbles start
+// at midnight UTC 2000-01-01, a time no real clock shows today.
+func inBubble() bool { return time.Now().Before(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)) }
+
+// StartServer starts a [Server] that the caller closes with [Server.Close];
+// see [NewServer] for the options and the bubble detection.
+func StartServer(opts ...Option) (*Server, error) {
+	cfg := config{}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if inBubble() {
+		cfg.inMemory = true
+	}
+	if cfg.idmp == nil {
+		on := true
+		cfg.idmp = &on
+	}
+	m := miniredis.NewMiniRedis()
+	m.ClockTTL(true) // keys expire with the clock, like a real server's (virtual in a bubble)
+	// Start the engine without a listener and install the Redis 7.0
+	// fidelity hook before any client can reach it.
+	c, err := m.Dial()
+	if err != nil {
+		return nil, fmt.Errorf("respiretest: start engine: %w", err)
+	}
+	c.Close()
+	srv := m.Server()
+	srv.SetPreHook(redis70Hook(srv))
+	cfg.backendDial = func(context.Context, string, string) (net.Conn, error) { return m.Dial() }
+	p, err := newProxy("", cfg)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	return &Server{Proxy: p, engine: m}, nil
+}
+
+// Engine returns the embedded miniredis, for reading or seeding data
+// directly (bypassing the proxy and its counts). Do not call its SetError:
+// it replaces the hook that keeps the engine's replies like Redis 7.0's;
+// inject errors with proxy rules instead.
+func (s *Server) Engine() *miniredis.Miniredis { return s.engine }
+
+// Executed returns how many frames of command reached the engine, the
+// in-process stand-in for INFO commandstats' calls (counted at the proxy's
+// hop to the engine, so frames the proxy dropped or answered itself do not
+// count; the IDMP emulation's own TYPE probes are not counted).
+func (s *Server) Executed(command string) int { return s.Proxy.Forwarded(command) }
+
+// Close stops the proxy and the engine. Closing twice does nothing.
+func (s *Server) Close() {
+	s.Proxy.Close()
+	s.engine.Close()
+}
+
+// redis70Hook makes the engine answer like Redis 7.0.15 where miniredis
+// differs in ways the kit's users rely on: XADD with IDMP or IDMPAUTO gets
+// "ERR Invalid stream ID ..." and creates no stream, and an unknown
+// command gets Redis's error text (with the command name in upper case).
+func redis70Hook(srv *server.Server) server.Hook {
+	return func(c *server.Peer, cmd string, args ...string) bool {
+		if cmd == "XADD" && xaddHasIDMP(args) {
+			c.WriteError("ERR Invalid stream ID specified as stream command argument")
+			return true
+		}
+		if !srv.IsRegisteredCommand(cmd) {
+			c.WriteError(unknownCommand(cmd, args))
+			return true
+		}
+		return false
+	}
+}
+
+// xaddHasIDMP reports whether Redis 7.0 would take an IDMP or IDMPAUTO
+// token of an XADD (arguments after the command name) for the entry ID.
+func xaddHasIDMP(args []string) bool {
+	i := 1
+	for i < len(args) {
+		switch strings.ToUpper(args[i]) {
+		case "NOMKSTREAM":
+			i++
+		case "MAXLEN", "MINID":
+			i++
+			if i < len(args) && (args[i] == "=" || args[i] == "~") {
+				i++
+			}
+			i++
+		case "LIMIT":
+			i += 2
+		case "IDMP", "IDMPAUTO":
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// unknownCommand is Redis 7.0's reply text for an unknown command.
+func unknownCommand(cmd string, args []string) string {
+	var b strings.Builder
+	for _, a := range args {
+		if b.Len() >= 128 {
+			break
+		}
+		if rest := 128 - b.Len(); len(a) > rest {
+			a = a[:rest]
+		}
+		b.WriteString("'" + a + "' ")
+	}
+	if len(cmd) > 128 {
+		cmd = cmd[:128]
+	}
+	return fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", cmd, b.String())
+}

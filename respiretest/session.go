@@ -1,0 +1,507 @@
+package respiretest
+
+import (
+	"bytes"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/respire-go/respire/resp"
+)
+
+type slotKind uint8
+
+const (
+	slotForward     slotKind = iota // the reply comes from the backend
+	slotReply                       // a fixed reply (injected, or an IDMP hit)
+	slotDropBefore                  // close the connection here
+	slotPassthrough                 // from here on, bytes pass through unpaired
+	slotInternal                    // a proxy's own frame; never reaches the client
+)
+
+// slot is one frame's place in a session's reply order.
+type slot struct {
+	kind      slotKind
+	counter   *cmdCounter
+	rules     []*RuleHandle // rules that matched the frame, for Forwarded
+	hold      *RuleHandle
+	delay     time.Duration
+	dropAfter bool
+	// onReply, if set, sees the backend's reply (ok) or the loss of the
+	// connection (!ok) before the slot becomes ready. It runs on the
+	// backend reading goroutine, or on the closing one; v is borrowed.
+	onReply func(v resp.Value, ok bool)
+	end     int // end offset of the frame in the session's write buffer
+
+	ready   chan struct{} // closed once reply is set
+	reply   []byte
+	replyAt time.Time
+	drained chan struct{} // slotPassthrough: closed when the writer reaches it
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func fixedSlot(reply []byte) *slot {
+	return &slot{kind: slotReply, reply: reply, replyAt: time.Now(), ready: closedChan}
+}
+
+// queueSize bounds the replies a session keeps in order before its reader
+// stops reading from the client (after flushing to the backend).
+const queueSize = 1024
+
+// flushSize is the write buffer size above which the reader flushes to the
+// backend before reading on.
+const flushSize = 64 << 10
+
+// session proxies one client connection over its own backend connection.
+// Three goroutines: readLoop (client frames -> rules -> backend), backendLoop
+// (backend replies -> slots, pushes -> client) and writeLoop (slots in frame
+// order -> client).
+type session struct {
+	p       *Proxy
+	client  net.Conn
+	backend net.Conn
+
+	done      chan struct{}
+	closeOnce sync.Once
+	wmu       sync.Mutex // serialises writes to client
+	queue     chan *slot
+
+	fmu    sync.Mutex
+	fifo   []*slot // forwarded frames awaiting their backend reply
+	failed bool    // the session closed: fifo is drained
+
+	// readLoop's own state.
+	wbuf        []byte
+	unflushed   []*slot
+	db          int
+	inMulti     bool
+	passthrough bool
+}
+
+func newSession(p *Proxy, client, backend net.Conn) *session {
+	return &session{
+		p:       p,
+		client:  client,
+		backend: backend,
+		done:    make(chan struct{}),
+		queue:   make(chan *slot, queueSize),
+	}
+}
+
+// run serves the session and returns when it has ended.
+func (s *session) run() {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); s.backendLoop() }()
+	go func() { defer wg.Done(); s.writeLoop() }()
+	s.readLoop()
+	<-s.done
+	wg.Wait()
+}
+
+// close ends the session: both connections close and every frame still
+// waiting for a backend reply learns it never comes.
+func (s *session) close() {
+	s.closeOnce.Do(func() {
+		close(s.done)
+		s.client.Close()
+		s.backend.Close()
+		s.fmu.Lock()
+		s.failed = true
+		lost := s.fifo
+		s.fifo = nil
+		s.fmu.Unlock()
+		for _, sl := range lost {
+			if sl.onReply != nil {
+				sl.onReply(resp.Value{}, false)
+			}
+		}
+	})
+}
+
+func (s *session) readLoop() {
+	rd := resp.NewReader(flushingReader{s})
+	var args [][]byte
+	for {
+		if len(s.wbuf) >= flushSize && !s.flush() {
+			return
+		}
+		var raw []byte
+		var err error
+		args, raw, err = rd.ReadCommand(args[:0])
+		if err != nil {
+			s.flush()
+			s.close()
+			return
+		}
+		if len(args) == 0 {
+			continue // an empty inline line: Redis ignores it too
+		}
+		name := upperASCII(args[0])
+		ctr := s.p.counter(name)
+		ctr.received.Add(1)
+		if s.passthrough {
+			if !s.send(&slot{counter: ctr}, raw, false) {
+				return
+			}
+			continue
+		}
+		act, matched := s.p.decide(name, args)
+		s.track(name, args)
+		kind := actPass
+		if act != nil {
+			kind = act.rule.Action.kind
+		}
+		switch kind {
+		case actDropBefore:
+			s.enqueue(&slot{kind: slotDropBefore, ready: closedChan})
+			s.flush()
+			return
+		case actInject:
+			if !s.enqueue(fixedSlot(act.rule.Action.reply)) {
+				return
+			}
+			continue
+		}
+		sl := &slot{kind: slotForward, counter: ctr, rules: matched, ready: make(chan struct{})}
+		switch kind {
+		case actHold:
+			sl.hold = act
+		case actDelay:
+			sl.delay = act.rule.Action.delay
+		case actDropAfter:
+			sl.dropAfter = true
+		}
+		ok := true
+		switch {
+		case s.p.idmp != nil && (name == "XADD" || name == "XCFGSET"):
+			ok = s.idmpFrame(name, args, raw, sl)
+		case passthroughCommands[name]:
+			sl.kind = slotPassthrough
+			sl.drained = make(chan struct{})
+			s.passthrough = true
+			ok = s.send(sl, raw, true)
+		default:
+			ok = s.send(sl, raw, true)
+		}
+		if !ok {
+			return
+		}
+		if sl.dropAfter {
+			s.flush()
+			return
+		}
+	}
+}
+
+// flushingReader reads from the client, first flushing what the session
+// buffered for the backend: frames are forwarded no later than the moment
+// the proxy would wait for more input.
+type flushingReader struct{ s *session }
+
+func (r flushingReader) Read(p []byte) (int, error) {
+	if !r.s.flush() {
+		return 0, net.ErrClosed
+	}
+	return r.s.client.Read(p)
+}
+
+// passthroughCommands switch a connection to unpaired byte forwarding.
+var passthroughCommands = map[string]bool{
+	"SUBSCRIBE": true, "PSUBSCRIBE": true, "SSUBSCRIBE": true, "MONITOR": true,
+}
+
+// track follows the connection state that the IDMP emulation needs.
+func (s *session) track(name string, args [][]byte) {
+	switch name {
+	case "SELECT":
+		if len(args) == 2 {
+			if n, err := strconv.Atoi(string(args[1])); err == nil {
+				s.db = n
+			}
+		}
+	case "RESET":
+		s.db, s.inMulti = 0, false
+	case "MULTI":
+		s.inMulti = true
+	case "EXEC", "DISCARD":
+		s.inMulti = false
+	}
+	if s.p.idmp != nil {
+		s.p.idmp.observe(s.db, name, args)
+	}
+}
+
+// decide counts the frame for every rule and returns the rule that acts on
+// it (nil: forward unchanged) and the rules it matched.
+func (p *Proxy) decide(name string, args [][]byte) (act *RuleHandle, matched []*RuleHandle) {
+	p.mu.Lock()
+	rules := p.rules
+	p.mu.Unlock()
+	for _, h := range rules {
+		if h.removed.Load() || !h.matches(name, args) {
+			continue
+		}
+		matched = append(matched, h)
+		if !h.occurrence() {
+			continue
+		}
+		if h.rule.Action.kind == actPass {
+			h.fire(args)
+		} else if act == nil {
+			act = h
+			h.fire(args)
+		}
+	}
+	return act, matched
+}
+
+// send queues a frame for the backend. With reply set, sl takes its place
+// in the reply order; otherwise (passthrough frames) only counts are kept.
+// It reports false when the session has closed.
+func (s *session) send(sl *slot, raw []byte, reply bool) bool {
+	if reply {
+		s.fmu.Lock()
+		if s.failed {
+			s.fmu.Unlock()
+			if sl.onReply != nil {
+				sl.onReply(resp.Value{}, false)
+			}
+			return false
+		}
+		s.fifo = append(s.fifo, sl)
+		s.fmu.Unlock()
+	}
+	s.wbuf = append(s.wbuf, raw...)
+	sl.end = len(s.wbuf)
+	if sl.counter != nil {
+		sl.counter.forwarded.Add(1)
+	}
+	for _, r := range sl.rules {
+		r.forwarded.Add(1)
+	}
+	s.unflushed = append(s.unflushed, sl)
+	if reply && sl.kind != slotInternal {
+		return s.enqueue(sl)
+	}
+	return true
+}
+
+// flush writes the buffered frames to the backend. Frames are counted as
+// forwarded when buffered (so a reply can never be seen before its count);
+// a failed write takes back the count of every frame whose last byte was
+// not written. It reports false when the session has closed.
+func (s *session) flush() bool {
+	if len(s.wbuf) == 0 {
+		return true
+	}
+	n, err := s.backend.Write(s.wbuf)
+	if err != nil {
+		for _, sl := range s.unflushed {
+			if sl.end <= n {
+				continue
+			}
+			if sl.counter != nil {
+				sl.counter.forwarded.Add(-1)
+			}
+			for _, r := range sl.rules {
+				r.forwarded.Add(-1)
+			}
+		}
+	}
+	clear(s.unflushed)
+	s.unflushed = s.unflushed[:0]
+	if cap(s.wbuf) > 4*flushSize {
+		s.wbuf = nil
+	} else {
+		s.wbuf = s.wbuf[:0]
+	}
+	if err != nil {
+		s.close()
+		return false
+	}
+	return true
+}
+
+// enqueue gives sl its place in the reply order. It flushes before it
+// would block, so the writer never waits for a frame still in wbuf.
+func (s *session) enqueue(sl *slot) bool {
+	select {
+	case s.queue <- sl:
+		return true
+	default:
+	}
+	if !s.flush() {
+		return false
+	}
+	select {
+	case s.queue <- sl:
+		return true
+	case <-s.done:
+		return false
+	}
+}
+
+func (s *session) pop() *slot {
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	if len(s.fifo) == 0 {
+		return nil
+	}
+	sl := s.fifo[0]
+	s.fifo[0] = nil
+	s.fifo = s.fifo[1:]
+	return sl
+}
+
+func (s *session) backendLoop() {
+	rd := resp.NewReader(s.backend)
+	rawMode := false
+	for {
+		v, raw, err := rd.ReadValueRaw()
+		if err != nil {
+			s.close()
+			return
+		}
+		if rawMode || v.Type == resp.Push {
+			if !s.writeClient(raw) {
+				return
+			}
+			continue
+		}
+		sl := s.pop()
+		if sl == nil {
+			s.close() // a reply nobody asked for
+			return
+		}
+		if sl.onReply != nil {
+			sl.onReply(v, true)
+		}
+		if sl.kind == slotPassthrough {
+			select {
+			case <-sl.drained:
+			case <-s.done:
+				return
+			}
+			if !s.writeClient(raw) {
+				return
+			}
+			rawMode = true
+			continue
+		}
+		sl.reply = bytes.Clone(raw)
+		sl.replyAt = time.Now()
+		close(sl.ready)
+	}
+}
+
+func (s *session) writeClient(b []byte) bool {
+	s.wmu.Lock()
+	_, err := s.client.Write(b)
+	s.wmu.Unlock()
+	if err != nil {
+		s.close()
+		return false
+	}
+	return true
+}
+
+// plain reports whether sl is ready and needs nothing but writing.
+func (sl *slot) plain() bool {
+	if sl.kind != slotForward && sl.kind != slotReply {
+		return false
+	}
+	if sl.hold != nil || sl.delay > 0 || sl.dropAfter {
+		return false
+	}
+	select {
+	case <-sl.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *session) writeLoop() {
+	var buf []byte
+	var next *slot
+	for {
+		sl := next
+		next = nil
+		if sl == nil {
+			select {
+			case sl = <-s.queue:
+			case <-s.done:
+				return
+			}
+		}
+		if sl.kind == slotPassthrough {
+			close(sl.drained)
+			return
+		}
+		select {
+		case <-sl.ready:
+		case <-s.done:
+			return
+		}
+		if sl.kind == slotDropBefore {
+			s.close()
+			return
+		}
+		if sl.hold != nil {
+			select {
+			case <-sl.hold.released:
+			case <-s.done:
+				return
+			}
+		}
+		if sl.delay > 0 {
+			if wait := time.Until(sl.replyAt.Add(sl.delay)); wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-t.C:
+				case <-s.done:
+					t.Stop()
+					return
+				}
+			}
+		}
+		if sl.dropAfter {
+			s.close()
+			return
+		}
+		// Batch the replies that are ready behind this one.
+		buf = append(buf[:0], sl.reply...)
+	batch:
+		for len(buf) < flushSize {
+			select {
+			case n := <-s.queue:
+				if !n.plain() {
+					next = n
+					break batch
+				}
+				buf = append(buf, n.reply...)
+			default:
+				break batch
+			}
+		}
+		if !s.writeClient(buf) {
+			return
+		}
+		if cap(buf) > 4*flushSize {
+			buf = nil
+		}
+	}
+}
+
+// upperASCII returns b in upper case as a new string.
+func upperASCII(b []byte) string {
+	for _, c := range b {
+		if 'a' <= c && c <= 'z' {
+			return string(bytes.ToUpper(b))
+		}
+	}
+	return string(b)
+}
