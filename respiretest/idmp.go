@@ -28,8 +28,8 @@ const (
 	errNotInteger    = "ERR value is not an integer or out of range"
 	errWrongType     = "WRONGTYPE Operation against a key holding the wrong kind of value"
 	errNoSuchKey     = "ERR no such key"
-	errBadDuration   = "ERR invalid duration"                                                // documented condition; kit wording
-	errBadMaxSize    = "ERR invalid maxsize"                                                 // documented condition; kit wording
+	errBadDuration   = "ERR invalid duration"                                                 // documented condition; kit wording
+	errBadMaxSize    = "ERR invalid maxsize"                                                  // documented condition; kit wording
 	errIDMPExplicit  = "ERR IDMP and IDMPAUTO can be used only with an auto-generated ID (*)" // kit wording
 	errIDMPEmptyID   = "ERR IDMP producer and idempotent IDs must not be empty"               // kit wording
 	errIDMPInMulti   = "ERR respiretest: IDMP emulation does not support MULTI"               // a kit limit

@@ -36,7 +36,7 @@ const (
 	ErrMasterDown  = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 	ErrTryAgain    = "TRYAGAIN Multiple keys request during rehashing of slot"
 	ErrClusterDown = "CLUSTERDOWN The cluster is down"
-	ErrBusy        = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT."
+	ErrBusy        = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 )
 
 // Moved returns the text of a MOVED redirect, such as

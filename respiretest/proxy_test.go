@@ -1,0 +1,502 @@
+package respiretest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The real-server tests compare INFO commandstats before and after, rather
+// than CONFIG RESETSTAT, so they never disturb other packages' tests that
+// share the server; and they count commands that other packages' tests are
+// unlikely to send (SETRANGE, GETRANGE, PFADD, PFCOUNT, ZINCRBY).
+
+// realProxy starts a proxy in front of the real server.
+func realProxy(t *testing.T, opts ...Option) (*Proxy, string) {
+	t.Helper()
+	addr := standalone(t)
+	p, err := NewProxy(addr, opts...)
+	if err != nil {
+		t.Fatalf("NewProxy: %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p, addr
+}
+
+// key returns a key unique to the test.
+func key(t *testing.T, suffix string) string {
+	return "respiretest:" + t.Name() + ":" + suffix
+}
+
+func TestProxyForwardsInOrderAndCounts(t *testing.T) {
+	p, addr := realProxy(t)
+	k := key(t, "s")
+	direct := dialTCP(t, addr)
+	direct.do("DEL", k)
+	before := commandstats(t, addr)
+
+	c := dialProxy(t, p)
+	c.send([]string{"SETRANGE", k, "0", "abc"}, []string{"SETRANGE", k, "3", "def"},
+		[]string{"GETRANGE", k, "0", "-1"}, []string{"PING"})
+	var got []string
+	for range 4 {
+		got = append(got, text(c.mustRead()))
+	}
+	if want := "3 6 abcdef PONG"; strings.Join(got, " ") != want {
+		t.Fatalf("pipelined replies = %q, want %q", strings.Join(got, " "), want)
+	}
+	delta := statsDelta(before, commandstats(t, addr))
+	for _, cmd := range []string{"SETRANGE", "GETRANGE"} {
+		st := p.Stats(cmd)
+		if st.Received != st.Forwarded || int(st.Forwarded) != delta[cmd] {
+			t.Errorf("%s: proxy %+v, server executed %d", cmd, st, delta[cmd])
+		}
+	}
+	if got := p.Stats("setrange").Forwarded; got != 2 {
+		t.Errorf("Stats(setrange).Forwarded = %d, want 2", got)
+	}
+}
+
+func TestDropBeforeForwardNeverReachesServer(t *testing.T) {
+	p, addr := realProxy(t)
+	k := key(t, "s")
+	direct := dialTCP(t, addr)
+	direct.do("SET", k, "old")
+	before := commandstats(t, addr)
+	r := p.MustAddRule(t, Rule{Command: "SETRANGE", Arg: k, Action: DropBeforeForward})
+
+	c := dialProxy(t, p)
+	c.send([]string{"GETRANGE", k, "0", "-1"}, []string{"SETRANGE", k, "0", "new"}, []string{"GETRANGE", k, "0", "-1"})
+	if got := text(c.mustRead()); got != "old" {
+		t.Fatalf("reply to the frame before the drop = %q, want old", got)
+	}
+	c.expectClosed()
+	<-r.Received()
+
+	if got := direct.do("GET", k); got != "old" {
+		t.Errorf("value = %q, want old (the dropped SETRANGE must not run)", got)
+	}
+	delta := statsDelta(before, commandstats(t, addr))
+	if delta["SETRANGE"] != 0 || delta["GETRANGE"] != 1 {
+		t.Errorf("server executed SETRANGE %d, GETRANGE %d times; want 0 and 1 (nothing after the drop is forwarded)",
+			delta["SETRANGE"], delta["GETRANGE"])
+	}
+	if r.Matched() != 1 || r.Applied() != 1 || r.Forwarded() != 0 {
+		t.Errorf("rule matched %d applied %d forwarded %d, want 1 1 0", r.Matched(), r.Applied(), r.Forwarded())
+	}
+}
+
+func TestDropAfterForwardRunsCommandAndLosesReply(t *testing.T) {
+	p, addr := realProxy(t)
+	k := key(t, "s")
+	direct := dialTCP(t, addr)
+	direct.do("SET", k, "old")
+	before := commandstats(t, addr)
+	r := p.MustAddRule(t, Rule{Command: "SETRANGE", Arg: k, Action: DropAfterForward})
+
+	c := dialProxy(t, p)
+	c.send([]string{"SETRANGE", k, "0", "new"}, []string{"GETRANGE", k, "0", "-1"})
+	c.expectClosed()
+
+	if got := direct.do("GET", k); got != "new" {
+		t.Errorf("value = %q, want new (the command ran)", got)
+	}
+	delta := statsDelta(before, commandstats(t, addr))
+	if delta["SETRANGE"] != 1 || delta["GETRANGE"] != 0 {
+		t.Errorf("server executed SETRANGE %d, GETRANGE %d times; want 1 and 0", delta["SETRANGE"], delta["GETRANGE"])
+	}
+	if r.Forwarded() != 1 || p.Forwarded("GETRANGE") != 0 {
+		t.Errorf("rule forwarded %d, GETRANGE forwarded %d; want 1 and 0", r.Forwarded(), p.Forwarded("GETRANGE"))
+	}
+}
+
+func TestInjectAnswersWithoutForwarding(t *testing.T) {
+	p, addr := realProxy(t)
+	k := key(t, "s")
+	cases := []struct {
+		arg    string
+		action Action
+		want   string
+	}{
+		{"loading", Inject(ErrLoading), "-LOADING Redis is loading the dataset in memory"},
+		{"readonly", Inject(ErrReadOnly), "-READONLY You can't write against a read only replica."},
+		{"masterdown", Inject(ErrMasterDown), "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."},
+		{"tryagain", Inject(ErrTryAgain), "-TRYAGAIN Multiple keys request during rehashing of slot"},
+		{"busy", Inject(ErrBusy), "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."},
+		{"clusterdown", Inject(ErrClusterDown), "-CLUSTERDOWN The cluster is down"},
+		{"moved", Inject(Moved(12439, "127.0.0.1:7302")), "-MOVED 12439 127.0.0.1:7302"},
+		{"ask", Inject(Ask(15891, "127.0.0.1:7300")), "-ASK 15891 127.0.0.1:7300"},
+		{"any", Inject("ERR anything\r\nat all"), "-ERR anything  at all"},
+		{"reply", Reply([]byte(":42\r\n")), "42"},
+	}
+	before := commandstats(t, addr)
+	c := dialProxy(t, p)
+	for _, tc := range cases {
+		p.MustAddRule(t, Rule{Command: "pfcount", Arg: k + tc.arg, Action: tc.action})
+	}
+	for _, tc := range cases {
+		if got := c.do("PFCOUNT", k+tc.arg); got != tc.want {
+			t.Errorf("%s: reply %q, want %q", tc.arg, got, tc.want)
+		}
+	}
+	if got := c.do("PFCOUNT", k+"plain"); got != "0" {
+		t.Errorf("unmatched PFCOUNT = %q, want 0", got)
+	}
+	if delta := statsDelta(before, commandstats(t, addr)); delta["PFCOUNT"] != 1 {
+		t.Errorf("server executed PFCOUNT %d times, want 1 (only the unmatched one)", delta["PFCOUNT"])
+	}
+	if st := p.Stats("PFCOUNT"); st.Received != int64(len(cases)+1) || st.Forwarded != 1 {
+		t.Errorf("Stats(PFCOUNT) = %+v, want received %d forwarded 1", st, len(cases)+1)
+	}
+}
+
+func TestNthAndTimes(t *testing.T) {
+	p, addr := realProxy(t)
+	k := key(t, "s")
+	dialTCP(t, addr).do("DEL", k)
+	before := commandstats(t, addr)
+	r := p.MustAddRule(t, Rule{Command: "SETRANGE", Nth: 2, Times: 2, Action: Inject(ErrLoading)})
+	always := p.MustAddRule(t, Rule{Command: "GETRANGE", Nth: 3, Times: Always, Action: Inject(ErrTryAgain)})
+	c := dialProxy(t, p)
+	var got []string
+	for i := range 5 {
+		got = append(got, c.do("SETRANGE", k, "0", fmt.Sprint(i)))
+		got = append(got, c.do("GETRANGE", k, "0", "-1"))
+	}
+	want := []string{
+		"1", "0",
+		"-" + ErrLoading, "0",
+		"-" + ErrLoading, "-" + ErrTryAgain,
+		"1", "-" + ErrTryAgain,
+		"1", "-" + ErrTryAgain,
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("replies\n got %q\nwant %q", got, want)
+	}
+	if r.Matched() != 5 || r.Applied() != 2 || r.Forwarded() != 3 {
+		t.Errorf("Nth 2 Times 2: matched %d applied %d forwarded %d, want 5 2 3", r.Matched(), r.Applied(), r.Forwarded())
+	}
+	if always.Applied() != 3 || always.Forwarded() != 2 {
+		t.Errorf("Always from 3: applied %d forwarded %d, want 3 2", always.Applied(), always.Forwarded())
+	}
+	delta := statsDelta(before, commandstats(t, addr))
+	if delta["SETRANGE"] != r.Forwarded() || delta["GETRANGE"] != always.Forwarded() {
+		t.Errorf("server executed SETRANGE %d GETRANGE %d, proxy forwarded %d %d",
+			delta["SETRANGE"], delta["GETRANGE"], r.Forwarded(), always.Forwarded())
+	}
+}
+
+func TestFirstActingRuleWinsAndPassRulesAllFire(t *testing.T) {
+	p, _ := realProxy(t)
+	var mu sync.Mutex
+	var seen [][]string
+	pass := p.MustAddRule(t, Rule{Command: "ECHO", Times: Always, Action: Pass, OnReceive: func(args []string) {
+		mu.Lock()
+		seen = append(seen, args)
+		mu.Unlock()
+	}})
+	first := p.MustAddRule(t, Rule{Command: "ECHO", Action: Inject("ERR first")})
+	second := p.MustAddRule(t, Rule{Command: "ECHO", Times: 2, Action: Inject("ERR second")})
+	c := dialProxy(t, p)
+	got := []string{c.do("ECHO", "a"), c.do("ECHO", "b"), c.do("ECHO", "c")}
+	if want := "-ERR first|-ERR second|c"; strings.Join(got, "|") != want {
+		t.Fatalf("replies %q, want %q", strings.Join(got, "|"), want)
+	}
+	<-pass.Received()
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(seen) != "[[ECHO a] [ECHO b] [ECHO c]]" {
+		t.Errorf("OnReceive saw %v", seen)
+	}
+	if first.Applied() != 1 || second.Applied() != 1 || second.Matched() != 3 {
+		t.Errorf("first applied %d, second applied %d matched %d; want 1 1 3", first.Applied(), second.Applied(), second.Matched())
+	}
+	if pass.Forwarded() != 1 {
+		t.Errorf("pass rule forwarded %d, want 1", pass.Forwarded())
+	}
+}
+
+func TestHoldKeepsReplyAndLaterOnesUntilRelease(t *testing.T) {
+	p, addr := realProxy(t)
+	k := key(t, "s")
+	dialTCP(t, addr).do("SET", k, "v")
+	r := p.MustAddRule(t, Rule{Command: "GETRANGE", Action: Hold})
+	c := dialProxy(t, p)
+	c.send([]string{"GETRANGE", k, "0", "-1"}, []string{"PING"})
+	<-r.Received()
+	// A negative check needs some wait; it is an assertion, not
+	// synchronisation (the synctest variant proves it exactly).
+	_ = c.conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if v, err := c.read(); err == nil {
+		t.Fatalf("got %q before Release", text(v))
+	}
+	_ = c.conn.SetReadDeadline(time.Time{})
+	c.rd.Reset(c.conn) // the timed-out read poisoned the reader; nothing had arrived
+	r.Release()
+	r.Release() // a second release does nothing
+	if got := text(c.mustRead()) + " " + text(c.mustRead()); got != "v PONG" {
+		t.Fatalf("after Release got %q, want \"v PONG\"", got)
+	}
+	if got := c.do("GETRANGE", k, "0", "-1"); got != "v" {
+		t.Fatalf("a released Hold rule must not hold again: %q", got)
+	}
+}
+
+func TestDelayRealTime(t *testing.T) {
+	p, _ := realProxy(t)
+	p.MustAddRule(t, Rule{Command: "PING", Action: Delay(50 * time.Millisecond)})
+	c := dialProxy(t, p)
+	start := time.Now()
+	if got := c.do("PING"); got != "PONG" {
+		t.Fatalf("PING = %q", got)
+	}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Fatalf("delayed reply after %v, want >= 50ms", d)
+	}
+}
+
+func TestPushFramesAreNotPairedOrHeld(t *testing.T) {
+	p, addr := realProxy(t)
+	k := key(t, "tracked")
+	c := dialProxy(t, p)
+	c.send([]string{"HELLO", "3"})
+	if v := c.mustRead(); v.IsError() {
+		t.Fatalf("HELLO 3: %s", text(v))
+	}
+	if got := c.do("CLIENT", "TRACKING", "ON"); got != "OK" {
+		t.Fatalf("CLIENT TRACKING ON = %q", got)
+	}
+	c.do("GET", k)
+	r := p.MustAddRule(t, Rule{Command: "ECHO", Action: Hold})
+	c.send([]string{"ECHO", "held"})
+	<-r.Received()
+	if got := dialTCP(t, addr).do("SET", k, "x"); got != "OK" {
+		t.Fatalf("SET = %q", got)
+	}
+	push := c.mustRead()
+	if push.Type != '>' || text(push) != fmt.Sprintf("[invalidate [%s]]", k) {
+		t.Fatalf("got %v %q while the ECHO reply is held, want the invalidation push", push.Type, text(push))
+	}
+	r.Release()
+	if got := text(c.mustRead()); got != "held" {
+		t.Fatalf("ECHO reply = %q", got)
+	}
+}
+
+func TestSubscribePassesThrough(t *testing.T) {
+	p, addr := realProxy(t)
+	ch := key(t, "ch")
+	c := dialProxy(t, p)
+	c.send([]string{"SUBSCRIBE", ch})
+	if got := text(c.mustRead()); got != fmt.Sprintf("[subscribe %s 1]", ch) {
+		t.Fatalf("SUBSCRIBE = %q", got)
+	}
+	if got := dialTCP(t, addr).do("PUBLISH", ch, "hello"); got != "1" {
+		t.Fatalf("PUBLISH reached %s subscribers, want 1", got)
+	}
+	if got := text(c.mustRead()); got != fmt.Sprintf("[message %s hello]", ch) {
+		t.Fatalf("message = %q", got)
+	}
+	c.send([]string{"PING"})
+	if got := text(c.mustRead()); got != "[pong ]" {
+		t.Fatalf("PING in subscribe mode = %q", got)
+	}
+}
+
+func TestHoldDialsTCP(t *testing.T) {
+	p, _ := realProxy(t)
+	g := p.HoldDials()
+	c := dialProxy(t, p) // the TCP connect succeeds; the proxy holds the session
+	c.send([]string{"PING"})
+	<-g.Arrived()
+	if g.Held() != 1 {
+		t.Fatalf("Held() = %d, want 1", g.Held())
+	}
+	_ = c.conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if v, err := c.read(); err == nil {
+		t.Fatalf("held connection answered %q", text(v))
+	}
+	_ = c.conn.SetReadDeadline(time.Time{})
+	c.rd.Reset(c.conn)
+	g.Release()
+	g.Release() // no-op
+	if got := text(c.mustRead()); got != "PONG" {
+		t.Fatalf("after Release: %q", got)
+	}
+	if got := dialProxy(t, p).do("PING"); got != "PONG" {
+		t.Fatalf("a released gate must not hold new dials: %q", got)
+	}
+}
+
+func TestRefuseDialsTCP(t *testing.T) {
+	p, _ := realProxy(t)
+	if err := p.RefuseDials(-1); err == nil {
+		t.Fatal("RefuseDials(-1) succeeded, want an error")
+	}
+	if err := p.RefuseDials(2); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		// The reset can reach the client during connect, on write or on
+		// read; any of them is a refusal.
+		conn, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			continue
+		}
+		c := newClient(t, conn)
+		_, _ = c.conn.Write(encode("PING"))
+		if _, err := c.read(); err == nil {
+			t.Fatalf("refused connection %d answered", i+1)
+		}
+	}
+	if got := dialProxy(t, p).do("PING"); got != "PONG" {
+		t.Fatalf("third connection: %q", got)
+	}
+}
+
+func TestCloseReleasesHeldRepliesAndDials(t *testing.T) {
+	addr := standalone(t)
+	p, err := NewProxy(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.MustAddRule(t, Rule{Command: "PING", Action: Hold})
+	c := dialProxy(t, p)
+	c.send([]string{"PING"})
+	<-r.Received()
+	g := p.HoldDials()
+	tcp := dialProxy(t, p) // held at the proxy
+	dialErr := make(chan error, 1)
+	go func() {
+		conn, err := p.Dial(context.Background(), "", "")
+		if conn != nil {
+			conn.Close()
+		}
+		dialErr <- err
+	}()
+	<-g.Arrived()
+	if err := p.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := <-dialErr; !errors.Is(err, ErrClosed) {
+		t.Errorf("held Dial returned %v, want ErrClosed", err)
+	}
+	c.expectClosed()
+	tcp.expectClosed()
+	if err := p.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := p.AddRule(Rule{Action: Pass}); !errors.Is(err, ErrClosed) {
+		t.Errorf("AddRule after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	p, err := NewProxy("", InMemory())
+	if err == nil {
+		p.Close()
+		t.Fatal("NewProxy without a backend succeeded")
+	}
+	p, err = NewProxy("127.0.0.1:1", InMemory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	bad := []Rule{
+		{Command: "GET"}, // no action
+		{Command: "GET", Action: Action{kind: actMax + 3}},        // unknown action
+		{Command: "GET", Nth: -1, Action: Pass},                   // negative Nth
+		{Command: "GET", Times: -2, Action: Pass},                 // negative count
+		{Command: "GET", Action: Inject("")},                      // empty error
+		{Command: "GET", Action: Delay(-time.Second)},             // negative delay
+		{Command: "GET", Action: Reply([]byte("+OK\r\n+OK\r\n"))}, // two values
+		{Command: "GET", Action: Reply([]byte("$3\r\nab"))},       // truncated
+	}
+	for _, r := range bad {
+		if h, err := p.AddRule(r); !errors.Is(err, ErrInvalidRule) || h != nil {
+			t.Errorf("AddRule(%v) = %v, %v; want ErrInvalidRule", r.Action, h, err)
+		}
+	}
+	h, err := p.AddRule(Rule{Command: "GET", Action: Pass})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Release() // not a Hold rule: no-op
+	h.Remove()
+	h.Remove() // no-op
+	g := p.HoldDials()
+	g.Release()
+	g.Release() // no-op
+	if err := p.RefuseDials(1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Dial(context.Background(), "tcp", p.Addr()); !errors.Is(err, ErrDialRefused) {
+		t.Errorf("refused Dial: %v, want ErrDialRefused", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p.HoldDials()
+	if _, err := p.Dial(ctx, "tcp", p.Addr()); !errors.Is(err, context.Canceled) {
+		t.Errorf("held Dial with a cancelled context: %v, want context.Canceled", err)
+	}
+}
+
+func TestCommandStatsAgreeWithForwardedCounts(t *testing.T) {
+	p, addr := realProxy(t)
+	k := key(t, "")
+	before := commandstats(t, addr)
+	p.MustAddRule(t, Rule{Command: "PFADD", Nth: 3, Action: DropBeforeForward})
+	p.MustAddRule(t, Rule{Command: "PFADD", Nth: 7, Action: DropAfterForward})
+	p.MustAddRule(t, Rule{Command: "ZINCRBY", Nth: 2, Times: 3, Action: Inject(ErrReadOnly)})
+	p.MustAddRule(t, Rule{Command: "ZINCRBY", Nth: 9, Action: DropAfterForward})
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var c *client
+			for i := range 8 {
+				if c == nil {
+					conn, err := net.Dial("tcp", p.Addr())
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					c = &client{t: t, conn: conn, rd: nil}
+					c.rd = newClient(t, conn).rd
+				}
+				cmd := []string{"PFADD", fmt.Sprint(k, w), fmt.Sprint(i)}
+				if i%2 == 1 {
+					cmd = []string{"ZINCRBY", fmt.Sprint(k, "z", w), "1", "m"}
+				}
+				c.send(cmd)
+				if _, err := c.read(); err != nil {
+					c.conn.Close()
+					c = nil // dropped: reconnect
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	delta := statsDelta(before, commandstats(t, addr))
+	for _, cmd := range []string{"PFADD", "ZINCRBY"} {
+		st := p.Stats(cmd)
+		if int(st.Forwarded) != delta[cmd] {
+			t.Errorf("%s: proxy forwarded %d, INFO commandstats says %d calls", cmd, st.Forwarded, delta[cmd])
+		}
+		if st.Received != 12 {
+			t.Errorf("%s: received %d, want 12", cmd, st.Received)
+		}
+	}
+	if got := p.Stats("PFADD").Forwarded; got != 11 {
+		t.Errorf("PFADD forwarded %d, want 11 (one dropped before forwarding)", got)
+	}
+	if got := p.Stats("ZINCRBY").Forwarded; got != 9 {
+		t.Errorf("ZINCRBY forwarded %d, want 9 (three injected)", got)
+	}
+}
