@@ -1,0 +1,283 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// connAll calls ep.Conn from n goroutines and returns their results once
+// each has finished.
+type connResult struct {
+	c   *Conn
+	err error
+}
+
+func connAll(ep *Endpoint, n int) chan connResult {
+	out := make(chan connResult, n)
+	for range n {
+		go func() {
+			c, err := ep.Conn(context.Background())
+			out <- connResult{c, err}
+		}()
+	}
+	return out
+}
+
+// TestEndpointSharesOneDial proves that concurrent callers wait for one
+// shared dial and all get the same connection.
+func TestEndpointSharesOneDial(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFakeServer(t, nil)
+		gate := make(chan struct{})
+		var mu sync.Mutex
+		calls := 0
+		ep := NewEndpoint(Config{Addr: "fake:6379", Dial: func(ctx context.Context, n, a string) (net.Conn, error) {
+			mu.Lock()
+			calls++
+			mu.Unlock()
+			<-gate
+			return s.dial(ctx, n, a)
+		}})
+		if ep.Current() != nil {
+			t.Fatal("Current() before any dial is not nil")
+		}
+		results := connAll(ep, 8)
+		synctest.Wait() // every caller is waiting; the dial is held
+		if calls != 1 {
+			t.Fatalf("dial hook called %d times while held, want 1", calls)
+		}
+		close(gate)
+		var first *Conn
+		for range 8 {
+			r := <-results
+			if r.err != nil || r.c == nil {
+				t.Fatalf("Conn: got %v, %v, want a connection", r.c, r.err)
+			}
+			if first == nil {
+				first = r.c
+			} else if r.c != first {
+				t.Fatal("callers got different connections, want one shared dial")
+			}
+		}
+		if ep.Current() != first {
+			t.Error("Current() is not the dialed connection")
+		}
+		if calls != 1 {
+			t.Errorf("dial hook called %d times, want 1", calls)
+		}
+		ep.Close()
+		if first.Alive() {
+			t.Error("connection alive after Endpoint.Close")
+		}
+		s.close()
+	})
+}
+
+// TestEndpointDialFailure proves that every caller waiting on a failed
+// dial gets the *ConnError DialFailed with Evidence Unwritten.
+func TestEndpointDialFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		refused := errors.New("refused")
+		ep := NewEndpoint(Config{Addr: "fake:6379", Dial: func(ctx context.Context, n, a string) (net.Conn, error) {
+			<-gate
+			return nil, refused
+		}})
+		defer ep.Close()
+		results := connAll(ep, 5)
+		synctest.Wait()
+		close(gate)
+		for range 5 {
+			r := <-results
+			var ce *ConnError
+			if !errors.As(r.err, &ce) || ce.Reason != DialFailed || ce.Evidence != Unwritten || !errors.Is(r.err, refused) {
+				t.Fatalf("got %v, want *ConnError DialFailed Unwritten wrapping the dial error", r.err)
+			}
+		}
+	})
+}
+
+// TestEndpointBackoff proves, in virtual time, that consecutive failed
+// dials are spaced 10 ms, 20 ms, 40 ms ... up to 1 s, and that a success
+// resets the spacing.
+func TestEndpointBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFakeServer(t, nil)
+		var times []time.Duration
+		start := time.Now()
+		succeed := false
+		ep := NewEndpoint(Config{Addr: "fake:6379", Proto: 2, Dial: func(ctx context.Context, n, a string) (net.Conn, error) {
+			times = append(times, time.Since(start))
+			if succeed {
+				return s.dial(ctx, n, a)
+			}
+			return nil, errors.New("refused")
+		}})
+		defer ep.Close()
+		for range 10 {
+			if _, err := ep.Conn(context.Background()); err == nil {
+				t.Fatal("Conn succeeded, want a dial error")
+			}
+		}
+		want := []time.Duration{0, 10, 20, 40, 80, 160, 320, 640, 1000, 1000}
+		for i := range want {
+			want[i] *= time.Millisecond
+		}
+		for i := 1; i < len(times); i++ {
+			if gap := times[i] - times[i-1]; gap != want[i] {
+				t.Errorf("dial %d came %v after dial %d, want %v", i, gap, i-1, want[i])
+			}
+		}
+		if len(times) != len(want) {
+			t.Fatalf("%d dials, want %d", len(times), len(want))
+		}
+
+		succeed = true
+		c, err := ep.Conn(context.Background())
+		if err != nil {
+			t.Fatalf("Conn: %v", err)
+		}
+		if gap := times[len(want)] - times[len(want)-1]; gap != time.Second {
+			t.Errorf("the successful dial came %v after the last failure, want 1s", gap)
+		}
+		// After a success, the next failure is retried without delay.
+		succeed = false
+		mark := time.Now()
+		s.dropAll()
+		<-c.Dead()
+		synctest.Wait() // the replacement dial (immediate) has failed
+		if got := time.Since(mark); got != 0 {
+			t.Errorf("replacement dial waited %v, want none after a success", got)
+		}
+		if n := len(times); n != len(want)+2 {
+			t.Fatalf("%d dials, want %d (the replacement dialed on death)", n, len(want)+2)
+		}
+		s.close()
+	})
+}
+
+// TestEndpointReplacesDeadConn proves that when the connection dies a
+// replacement is dialed and new frames go through it.
+func TestEndpointReplacesDeadConn(t *testing.T) {
+	s := newFakeServer(t, nil)
+	ep := NewEndpoint(Config{Addr: "fake:6379", Dial: s.dial})
+	defer ep.Close()
+	ctx := context.Background()
+	c1, err := ep.Conn(ctx)
+	if err != nil {
+		t.Fatalf("Conn: %v", err)
+	}
+	f := newFrame(WantBytes, "ECHO", "one")
+	submit(t, c1, f)
+	waitOK(t, f)
+	f.Release()
+
+	s.dropAll() // the server side of c1 goes away
+	<-c1.Dead()
+	c2, err := ep.Conn(ctx)
+	if err != nil {
+		t.Fatalf("Conn after death: %v", err)
+	}
+	if c2 == c1 || !c2.Alive() {
+		t.Fatal("Conn returned the dead connection, want a replacement")
+	}
+	g := newFrame(WantBytes, "ECHO", "two")
+	if err := c1.Submit(g); err == nil {
+		t.Fatal("the dead connection accepted a frame")
+	}
+	submit(t, c2, g)
+	waitOK(t, g)
+	if g.Err != nil || string(g.Bytes) != "two" {
+		t.Fatalf("frame on the replacement: got Err %v Bytes %q, want two", g.Err, g.Bytes)
+	}
+	g.Release()
+	s.mu.Lock()
+	dials := s.dials
+	s.mu.Unlock()
+	if dials != 2 {
+		t.Errorf("%d dials, want 2", dials)
+	}
+}
+
+// TestEndpointCloseDuringDial proves that Close while a dial is held (the
+// hook blocks until its context ends), or while the next dial is backing
+// off, returns at once; every waiter gets Reason Closed; later calls too;
+// and no goroutine is left (the bubble would not end otherwise).
+func TestEndpointCloseDuringDial(t *testing.T) {
+	for _, backingOff := range []bool{false, true} {
+		name := "dial held"
+		if backingOff {
+			name = "backing off"
+		}
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				first := true
+				ep := NewEndpoint(Config{Addr: "fake:6379", Dial: func(ctx context.Context, n, a string) (net.Conn, error) {
+					if backingOff && first {
+						first = false
+						return nil, errors.New("refused")
+					}
+					<-ctx.Done()
+					return nil, ctx.Err()
+				}})
+				if backingOff {
+					if _, err := ep.Conn(context.Background()); err == nil {
+						t.Fatal("first dial succeeded")
+					}
+				}
+				results := connAll(ep, 4)
+				synctest.Wait()
+				start := time.Now()
+				ep.Close()
+				if got := time.Since(start); got != 0 {
+					t.Errorf("Close took %v, want no wait", got)
+				}
+				for range 4 {
+					r := <-results
+					var ce *ConnError
+					if !errors.As(r.err, &ce) || ce.Reason != Closed || ce.Evidence != Unwritten {
+						t.Errorf("waiter got %v, want *ConnError Closed Unwritten", r.err)
+					}
+				}
+				_, err := ep.Conn(context.Background())
+				var ce *ConnError
+				if !errors.As(err, &ce) || ce.Reason != Closed {
+					t.Errorf("Conn after Close: got %v, want Closed", err)
+				}
+			})
+		})
+	}
+}
+
+// TestEndpointConnContext proves that a caller's context ends its wait for
+// a held dial without ending the dial.
+func TestEndpointConnContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFakeServer(t, nil)
+		gate := make(chan struct{})
+		ep := NewEndpoint(Config{Addr: "fake:6379", Dial: func(ctx context.Context, n, a string) (net.Conn, error) {
+			<-gate
+			return s.dial(ctx, n, a)
+		}})
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		if _, err := ep.Conn(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v, want context.DeadlineExceeded", err)
+		}
+		if got := time.Since(start); got != 50*time.Millisecond {
+			t.Errorf("Conn returned after %v, want 50ms", got)
+		}
+		close(gate)
+		if _, err := ep.Conn(context.Background()); err != nil {
+			t.Fatalf("Conn after the held dial finished: %v", err)
+		}
+		ep.Close()
+		s.close()
+	})
+}
