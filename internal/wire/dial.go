@@ -44,7 +44,9 @@ type ReplyError struct {
 func (e *ReplyError) Error() string { return e.Command + ": " + e.Text }
 
 // Dial connects to cfg.Addr, performs the handshake and starts the
-// connection's loops. onDead, if not nil, runs once after it dies.
+// connection's loops. onDead, if not nil, runs once after it dies, when
+// every frame has failed and just before Dead is closed: it must not call
+// Close or wait on Dead.
 func Dial(ctx context.Context, cfg Config, onDead func(*Conn)) (*Conn, error) {
 	if cfg.DialTimeout > 0 {
 		var cancel context.CancelFunc
