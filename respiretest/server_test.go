@@ -1,0 +1,263 @@
+package respiretest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestServerOverTCP(t *testing.T) {
+	s := NewServer(t)
+	if !strings.HasPrefix(s.Addr(), "127.0.0.1:") {
+		t.Fatalf("Addr() = %q, want a 127.0.0.1 listener", s.Addr())
+	}
+	c := dialProxy(t, s.Proxy)
+	wantReply(t, "INCR", c.do("INCR", "n"), "1")
+	wantReply(t, "INCR", c.do("INCR", "n"), "2")
+	if got := s.Executed("INCR"); got != 2 {
+		t.Fatalf("Executed(INCR) = %d, want 2", got)
+	}
+	if v, _ := s.Engine().Get("n"); v != "2" {
+		t.Fatalf("engine value %q, want 2", v)
+	}
+	// Dial is in-memory in either mode, under the same dial control.
+	conn, err := s.Dial(context.Background(), "tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantReply(t, "GET over Dial", newClient(t, conn).do("GET", "n"), "2")
+	wantReply(t, "unknown command", c.do("NOSUCH", "a"), "-ERR unknown command 'NOSUCH', with args beginning with: 'a' ")
+}
+
+func TestSynctestDelayIsVirtual(t *testing.T) {
+	realStart := time.Now()
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(t)
+		if s.Addr() != MemoryAddr {
+			t.Fatalf("inside a bubble Addr() = %q, want %q", s.Addr(), MemoryAddr)
+		}
+		r := s.MustAddRule(t, Rule{Command: "GET", Action: Delay(5 * time.Second)})
+		c := dialProxy(t, s.Proxy)
+		start := time.Now()
+		wantReply(t, "GET", c.do("GET", "k"), "(nil)")
+		if got := time.Since(start); got != 5*time.Second {
+			t.Fatalf("delayed reply after %v of virtual time, want exactly 5s", got)
+		}
+		if r.Forwarded() != 1 {
+			t.Fatalf("Forwarded() = %d, want 1", r.Forwarded())
+		}
+	})
+	if d := time.Since(realStart); d > 2*time.Second {
+		t.Fatalf("took %v of real time", d)
+	}
+}
+
+// In a bubble, synctest.Wait proves that a held reply is not delivered.
+func TestSynctestHoldIsExact(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(t)
+		r := s.MustAddRule(t, Rule{Command: "INCR", Action: Hold})
+		c := dialProxy(t, s.Proxy)
+		c.send([]string{"INCR", "n"}, []string{"PING"})
+		got := make(chan string, 2)
+		go func() {
+			for range 2 {
+				v, err := c.read()
+				if err != nil {
+					return
+				}
+				got <- text(v)
+			}
+		}()
+		synctest.Wait()
+		if len(got) != 0 {
+			t.Fatalf("a reply was delivered while held")
+		}
+		if s.Executed("INCR") != 1 || s.Executed("PING") != 1 {
+			t.Fatalf("the held frame and the one behind it must have reached the engine")
+		}
+		r.Release()
+		synctest.Wait()
+		if a, b := <-got, <-got; a != "1" || b != "PONG" {
+			t.Fatalf("after Release: %q %q", a, b)
+		}
+	})
+}
+
+func TestSynctestHeldDialHonoursContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(t)
+		g := s.HoldDials()
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+		defer cancel()
+		start := time.Now()
+		_, err := s.Dial(ctx, "tcp", s.Addr())
+		if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != 3*time.Second {
+			t.Fatalf("held Dial = %v after %v, want DeadlineExceeded after 3s", err, time.Since(start))
+		}
+		done := make(chan net.Conn)
+		go func() {
+			conn, err := s.Dial(t.Context(), "tcp", s.Addr())
+			if err != nil {
+				t.Error(err)
+			}
+			done <- conn
+		}()
+		<-g.Arrived()
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatal("Dial returned while held")
+		default:
+		}
+		g.Release()
+		conn := <-done
+		wantReply(t, "PING", newClient(t, conn).do("PING"), "PONG")
+		if g.Held() != 2 {
+			t.Fatalf("Held() = %d, want 2", g.Held())
+		}
+	})
+}
+
+func TestSynctestDropBeforeForward(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(t)
+		r := s.MustAddRule(t, Rule{Command: "INCR", Action: DropBeforeForward})
+		c := dialProxy(t, s.Proxy)
+		c.send([]string{"SET", "n", "5"}, []string{"INCR", "n"}, []string{"INCR", "n"})
+		wantReply(t, "SET before the drop", text(c.mustRead()), "OK")
+		c.expectClosed()
+		synctest.Wait()
+		// The proxy stops reading at the dropped frame: the INCR behind it
+		// is never even received.
+		if s.Executed("INCR") != 0 || r.Matched() != 1 || s.Stats("INCR").Received != 1 {
+			t.Fatalf("executed %d, matched %d, received %d; want 0 1 1",
+				s.Executed("INCR"), r.Matched(), s.Stats("INCR").Received)
+		}
+		if s.Sessions() != 0 {
+			t.Fatalf("Sessions() = %d after the drop, want 0", s.Sessions())
+		}
+	})
+}
+
+func TestFailWritesCutsTheNthWrite(t *testing.T) {
+	a, b := net.Pipe()
+	got := make(chan string)
+	go func() {
+		all, _ := io.ReadAll(b)
+		b.Close()
+		got <- string(all)
+	}()
+	fc := FailWrites(a, 2, 3)
+	if n, err := fc.Write([]byte("abcdef")); n != 6 || err != nil {
+		t.Fatalf("write 1 = %d, %v", n, err)
+	}
+	if n, err := fc.Write([]byte("ghijkl")); n != 3 || !errors.Is(err, ErrInjectedWrite) {
+		t.Fatalf("write 2 = %d, %v; want 3, ErrInjectedWrite", n, err)
+	}
+	<-fc.Failed()
+	if n, err := fc.Write([]byte("mno")); n != 0 || !errors.Is(err, ErrInjectedWrite) {
+		t.Fatalf("write 3 = %d, %v; want 0, ErrInjectedWrite", n, err)
+	}
+	if s := <-got; s != "abcdefghi" {
+		t.Fatalf("peer received %q, want abcdefghi then EOF", s)
+	}
+	if fc.Writes() != 3 || fc.Written() != 9 {
+		t.Fatalf("Writes() %d Written() %d, want 3 9", fc.Writes(), fc.Written())
+	}
+}
+
+func TestFailWritesEdgeOffsets(t *testing.T) {
+	for _, tc := range []struct {
+		n, offset int
+		want      string
+	}{
+		{1, 0, ""},        // definitely unwritten
+		{1, -5, ""},       // negative counts as 0
+		{1, 100, "abc"},   // all written, still fails
+		{0, 2, "abcabc"},  // n < 1: no fault
+		{-1, 2, "abcabc"}, // likewise
+	} {
+		a, b := net.Pipe()
+		got := make(chan string)
+		go func() {
+			all, _ := io.ReadAll(b)
+			got <- string(all)
+		}()
+		fc := FailWrites(a, tc.n, tc.offset)
+		_, err1 := fc.Write([]byte("abc"))
+		if tc.n < 1 {
+			fc.Write([]byte("abc"))
+			a.Close()
+		}
+		if s := <-got; s != tc.want {
+			t.Errorf("FailWrites(n=%d, offset=%d): peer got %q, want %q", tc.n, tc.offset, s, tc.want)
+		}
+		if (tc.n >= 1) != errors.Is(err1, ErrInjectedWrite) {
+			t.Errorf("FailWrites(n=%d, offset=%d): first write error %v", tc.n, tc.offset, err1)
+		}
+		b.Close()
+	}
+}
+
+// A frame cut by FailWrites never reaches the server; one written to its
+// last byte does, although the write reported an error.
+func TestFailWritesThroughTheProxy(t *testing.T) {
+	frame := encode("INCR", "n")
+	for _, tc := range []struct {
+		offset int
+		want   int // INCRs the engine executed
+	}{
+		{0, 1},
+		{len(frame) - 1, 1},
+		{len(frame), 2},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			s := NewServer(t)
+			conn, err := s.Dial(t.Context(), "tcp", s.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			fc := FailWrites(conn, 2, tc.offset)
+			c := newClient(t, fc)
+			wantReply(t, "first write", c.do("INCR", "n"), "1")
+			if _, err := fc.Write(frame); !errors.Is(err, ErrInjectedWrite) {
+				t.Fatalf("second write: %v", err)
+			}
+			synctest.Wait() // the proxy has seen the connection end
+			if got := s.Executed("INCR"); got != tc.want || s.Stats("INCR").Received != int64(tc.want) {
+				t.Fatalf("offset %d: engine executed INCR %d times (%+v), want %d", tc.offset, got, s.Stats("INCR"), tc.want)
+			}
+			if s.Sessions() != 0 {
+				t.Fatalf("Sessions() = %d, want 0", s.Sessions())
+			}
+		})
+	}
+}
+
+func TestFailWritesDialerWrapsOnlyTheChosenConnection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(t)
+		dial := FailWritesDialer(s.Dial, 2, 1, 0)
+		for i := 1; i <= 3; i++ {
+			conn, err := dial(t.Context(), "tcp", s.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, wrapped := conn.(*FaultConn)
+			if wrapped != (i == 2) {
+				t.Fatalf("connection %d wrapped: %v", i, wrapped)
+			}
+			_, err = conn.Write(encode("PING"))
+			if (err != nil) != (i == 2) {
+				t.Fatalf("connection %d write error: %v", i, err)
+			}
+			conn.Close()
+		}
+	})
+}
