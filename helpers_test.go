@@ -1,0 +1,234 @@
+package respire
+
+// Shared test helpers of package respire. They are used by several test
+// files (commands, errors, retries, metrics): keep their signatures stable.
+//
+// Every helper that talks to a server uses the real standalone server
+// named by RESPIRE_STANDALONE_ADDR. Tests must not depend on each other's
+// keys: name keys with key(t, ...), which prefixes them with the test's
+// name.
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// standaloneAddr returns the address of the real standalone server from
+// RESPIRE_STANDALONE_ADDR. When it is unset the test is skipped, or fails
+// when RESPIRE_REQUIRE_SERVERS=1.
+func standaloneAddr(t testing.TB) string {
+	t.Helper()
+	addr := os.Getenv("RESPIRE_STANDALONE_ADDR")
+	if addr == "" {
+		if os.Getenv("RESPIRE_REQUIRE_SERVERS") == "1" {
+			t.Fatal("RESPIRE_STANDALONE_ADDR is not set and RESPIRE_REQUIRE_SERVERS=1")
+		}
+		t.Skip("RESPIRE_STANDALONE_ADDR is not set")
+	}
+	return addr
+}
+
+// newClient connects with opts and closes the client when the test ends.
+// When opts.Endpoints is empty it is set to the standalone server; when
+// opts.DialTimeout is zero it is set to 2 s. The test fails if Connect
+// fails.
+func newClient(t testing.TB, opts Options) *Client {
+	t.Helper()
+	if len(opts.Endpoints) == 0 {
+		opts.Endpoints = []string{standaloneAddr(t)}
+	}
+	if opts.DialTimeout == 0 {
+		opts.DialTimeout = 2 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Connect(ctx, opts)
+	if err != nil {
+		t.Fatalf("Connect(%v): %v", opts.Endpoints, err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// key returns a key name unique to the test and to this run of the test
+// binary: keyPrefix(t) followed by parts joined with ":". The first call
+// in a test registers a cleanup that deletes the test's keys (flush).
+func key(t testing.TB, parts ...string) string {
+	if _, loaded := flushed.LoadOrStore(t, true); !loaded {
+		addr := standaloneAddr(t)
+		t.Cleanup(func() {
+			flushed.Delete(t)
+			flush(t, addr)
+		})
+	}
+	return keyPrefix(t) + strings.Join(parts, ":")
+}
+
+// flushed records the tests whose keys are deleted at cleanup.
+var flushed sync.Map
+
+// runID makes keys of different runs of the test binary distinct.
+var runID = strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+
+// keyPrefix is the prefix of every key made by key(t, ...):
+// "respire-test:<run>:<t.Name()>:".
+func keyPrefix(t testing.TB) string { return "respire-test:" + runID + ":" + t.Name() + ":" }
+
+// admin sends one command to addr on a fresh RESP2 connection (not the
+// client under test) and returns the reply. The test fails on any error,
+// error replies included.
+func admin(t testing.TB, addr string, name string, args ...string) Reply {
+	t.Helper()
+	c := newAdmin(t, addr)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r, err := c.Do(ctx, NewCommand(name), args...)
+	if err != nil {
+		t.Fatalf("admin %s %v: %v", name, args, err)
+	}
+	return r
+}
+
+func newAdmin(t testing.TB, addr string) *Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Connect(ctx, Options{Endpoints: []string{addr}, Protocol: 2, DialTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatalf("admin connection to %s: %v", addr, err)
+	}
+	return c
+}
+
+// commandCalls returns the "calls" count of command name in addr's INFO
+// commandstats (0 when the command never ran). name is case-insensitive;
+// a subcommand is written "client|kill". Compare counts taken before and
+// after an action: the counts are server-wide.
+func commandCalls(t testing.TB, addr, name string) int {
+	t.Helper()
+	info, err := admin(t, addr, "INFO", "commandstats").String()
+	if err != nil {
+		t.Fatalf("INFO commandstats: %v", err)
+	}
+	want := "cmdstat_" + strings.ToLower(name) + ":"
+	for line := range strings.Lines(info) {
+		rest, ok := strings.CutPrefix(line, want)
+		if !ok {
+			continue
+		}
+		for field := range strings.SplitSeq(strings.TrimSpace(rest), ",") {
+			if v, ok := strings.CutPrefix(field, "calls="); ok {
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					t.Fatalf("INFO commandstats: bad calls in %q", line)
+				}
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// flush deletes every key of the test (those made with key(t, ...)) in
+// database 0 of addr. It never touches other tests' keys, so it is safe
+// while other packages use the same server.
+func flush(t testing.TB, addr string) {
+	t.Helper()
+	c := newAdmin(t, addr)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cursor := "0"
+	for {
+		r, err := c.Do(ctx, NewCommand("SCAN"), cursor, "MATCH", escapeGlob(keyPrefix(t))+"*", "COUNT", "1000")
+		if err != nil {
+			t.Fatalf("flush: SCAN: %v", err)
+		}
+		el := r.Elements()
+		if len(el) != 2 {
+			t.Fatalf("flush: SCAN reply has %d elements", len(el))
+		}
+		keys, err := el[1].Strings()
+		if err != nil {
+			t.Fatalf("flush: SCAN keys: %v", err)
+		}
+		if len(keys) > 0 {
+			if _, err := c.Do(ctx, NewCommand("UNLINK"), keys...); err != nil {
+				t.Fatalf("flush: UNLINK: %v", err)
+			}
+		}
+		if cursor, err = el[0].String(); err != nil {
+			t.Fatalf("flush: SCAN cursor: %v", err)
+		}
+		if cursor == "0" {
+			return
+		}
+	}
+}
+
+// escapeGlob escapes the glob metacharacters of a MATCH pattern.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// clientID returns the server's id of c's current connection (CLIENT ID).
+func clientID(t testing.TB, c *Client) string {
+	t.Helper()
+	r, err := c.Do(context.Background(), NewCommand("CLIENT ID"))
+	if err != nil {
+		t.Fatalf("CLIENT ID: %v", err)
+	}
+	n, err := r.Int64()
+	if err != nil {
+		t.Fatalf("CLIENT ID: %v", err)
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// killClient kills the server connection with the given id from another
+// connection (CLIENT KILL ID id) and fails the test unless exactly one
+// connection was killed.
+func killClient(t testing.TB, addr, id string) {
+	t.Helper()
+	n, err := admin(t, addr, "CLIENT", "KILL", "ID", id).Int64()
+	if err != nil || n != 1 {
+		t.Fatalf("CLIENT KILL ID %s: got %d, %v; want 1 killed", id, n, err)
+	}
+}
+
+// protocols are the RESP versions every command test runs under.
+var protocols = []int{2, 3}
+
+// forEachProtocol runs body as a subtest "RESP2" and "RESP3", each with a
+// client forced to that protocol (opts.Protocol is overridden). Keys made
+// with key(t, ...) inside body are unique per subtest.
+func forEachProtocol(t *testing.T, opts Options, body func(t *testing.T, c *Client)) {
+	t.Helper()
+	for _, p := range protocols {
+		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
+			o := opts
+			o.Protocol = p
+			body(t, newClient(t, o))
+		})
+	}
+}
+
+// testCtx returns a context that ends after 10 s or with the test.
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
