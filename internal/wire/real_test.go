@@ -2,25 +2,19 @@ package wire
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/internal/testenv"
 )
 
 // standaloneAddr returns the address of the real standalone server, or
 // skips (fails when RESPIRE_REQUIRE_SERVERS=1) when there is none.
 func standaloneAddr(tb testing.TB) string {
 	tb.Helper()
-	addr := os.Getenv("RESPIRE_STANDALONE_ADDR")
-	if addr == "" {
-		if os.Getenv("RESPIRE_REQUIRE_SERVERS") == "1" {
-			tb.Fatal("RESPIRE_STANDALONE_ADDR is not set and RESPIRE_REQUIRE_SERVERS=1")
-		}
-		tb.Skip("RESPIRE_STANDALONE_ADDR is not set")
-	}
-	return addr
+	return testenv.Standalone(tb)
 }
 
 func dialReal(tb testing.TB) *Conn {
