@@ -1,0 +1,78 @@
+// Command respire is the command-line program of respire-go.
+//
+// Usage:
+//
+//	respire demo [flags]
+//	respire ping [flags]
+//	respire do [flags] COMMAND [ARG...]
+//	respire help [COMMAND]
+//
+// # demo
+//
+// demo shows the retry policy at work. Each scenario makes one call with a
+// fresh client through a fault proxy ([respiretest.Proxy]) that injects a
+// fault into that call's frames, and prints one row of a table:
+//
+//	a  GET, default policy, reply lost (DropAfterForward): resent, succeeds.
+//	b  INCR, default policy, reply lost: not resent; the error says the
+//	   INCR may have been executed, and the server ran it once.
+//	c  INCR, MaxCommandRetryCategory WriteAccumulating, reply lost: resent,
+//	   succeeds, and the server ran it twice (the value grew by 2).
+//	d  SET NX, MaxCommandRetryCategory WriteChecked, reply lost: resent,
+//	   reports "not set" although the first attempt wrote the key.
+//	e  GET, MaxAttempts 5, LOADING injected three times: backoff absorbs
+//	   the burst; the fourth send succeeds.
+//	f  GET, default policy, BUSY injected: not selectable, not resent.
+//
+// The columns are the command and its retry category, the policy, the
+// fault, the caller's result (value or error text), SENDS (frames of the
+// command the proxy received), EXECUTED (how many times the server ran
+// it), RETRIES (the respire.command.retries counter by outcome, read from
+// an OpenTelemetry ManualReader), the call's duration, CHECK and a note.
+// The demo checks itself: CHECK is "ok" when the scenario behaved as
+// specified, and the exit status is 1 when any did not.
+//
+// Without --addr, demo runs against the embedded server of package
+// respiretest (miniredis behind the proxy) and counts executions at the
+// proxy's hop to the engine. With --addr, which must be a loopback address
+// such as 127.0.0.1:6379, it places a proxy in front of that server and
+// counts executions with INFO commandstats deltas read directly from the
+// server; it writes and deletes keys under "respire:demo:".
+//
+// # ping
+//
+// ping connects, sends PING and prints the reply and the round-trip time
+// of the PING (the connection's handshake excluded).
+//
+// # do
+//
+// do sends COMMAND with its arguments through [respire.Client.Do] with a
+// descriptor from [respire.NewCommand] (never retried) and prints the reply
+// like redis-cli: OK, "value", (integer) 5, (nil), numbered aggregate
+// elements. The command name may hold a subcommand ("CLIENT INFO") or the
+// subcommand may be the first argument. An error reply is printed to
+// standard error as "(error) ..." with exit status 1. Flags must come
+// before COMMAND.
+//
+// # Flags
+//
+// Every subcommand takes these flags:
+//
+//	--addr host:port   server address; defaults to 127.0.0.1:6379 (demo:
+//	                   the embedded server)
+//	--user name        ACL user name; defaults to the server's default user
+//	--password secret  password for AUTH; when empty the environment variable
+//	                   RESPIRE_PASSWORD is used. It is never printed.
+//	--db n             database index; defaults to 0
+//	--resp 2|3         protocol version; defaults to RESP3 with a fallback
+//	                   to RESP2 for servers without HELLO
+//	--timeout d        dial and command timeout; defaults to 5s
+//
+// The embedded demo server has no users: demo ignores --user and
+// --password without --addr.
+//
+// # Exit status
+//
+// 0 on success; 1 when a command fails (connection error, error reply) or
+// a demo scenario does not behave as specified; 2 on a usage error.
+package main
