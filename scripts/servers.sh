@@ -361,6 +361,19 @@ stop_ports() {
   done
 }
 
+# stop_groups GROUP... stops the groups' servers, all at once, and drops them
+# from the env file.
+stop_groups() {
+  local g ports=()
+  for g in "$@"; do
+    rm -f "$DIR/env.d/$g"
+    # shellcheck disable=SC2207
+    ports+=($(group_ports "$g"))
+  done
+  write_env
+  stop_ports "${ports[@]}"
+}
+
 write_env() {
   local g tmp="$DIR/env.tmp"
   : >"$tmp"
@@ -422,12 +435,7 @@ main() {
     take_lock
     local t0
     t0=$(now_ms)
-    for g in "${groups[@]}"; do
-      rm -f "$DIR/env.d/$g"
-      # shellcheck disable=SC2046
-      stop_ports $(group_ports "$g")
-    done
-    write_env
+    stop_groups "${groups[@]}"
     # Launch everything first, then wait: the groups converge in parallel.
     for g in "${groups[@]}"; do
       "launch_$g"
@@ -444,13 +452,8 @@ main() {
   stop)
     [ -d "$DIR" ] || return 0
     take_lock
-    for g in "${groups[@]}"; do
-      rm -f "$DIR/env.d/$g"
-      # shellcheck disable=SC2046
-      stop_ports $(group_ports "$g")
-    done
     mkdir -p "$DIR/env.d"
-    write_env
+    stop_groups "${groups[@]}"
     ;;
   status)
     local rc=0

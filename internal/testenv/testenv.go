@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -10,7 +9,7 @@ import (
 // Names of the environment variables written by scripts/servers.sh (to
 // .servers/env) and read by this package.
 const (
-	// EnvRequireServers, when set to a true value ("1"), makes a missing
+	// EnvRequireServers, when set to "1", makes a missing
 	// server variable fail the test instead of skipping it.
 	EnvRequireServers = "RESPIRE_REQUIRE_SERVERS"
 	// EnvStandaloneAddr is the host:port of the standalone server.
@@ -31,11 +30,9 @@ const (
 )
 
 // RequireServers reports whether a missing server must fail the test rather
-// than skip it, that is whether RESPIRE_REQUIRE_SERVERS holds a true value
-// as understood by [strconv.ParseBool] ("1", "true", ...).
+// than skip it, that is whether RESPIRE_REQUIRE_SERVERS is "1".
 func RequireServers() bool {
-	on, err := strconv.ParseBool(strings.TrimSpace(os.Getenv(EnvRequireServers)))
-	return err == nil && on
+	return os.Getenv(EnvRequireServers) == "1"
 }
 
 // Standalone returns the address (host:port) of the standalone server, from

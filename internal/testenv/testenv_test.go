@@ -34,7 +34,6 @@ func TestMissingVariable(t *testing.T) {
 		{require: "", wantSkip: true},
 		{require: "0", wantSkip: true},
 		{require: "1", wantSkip: false},
-		{require: "true", wantSkip: false},
 	}
 	helpers := map[string]func(testing.TB) any{
 		EnvStandaloneAddr:      func(t testing.TB) any { return Standalone(t) },
