@@ -22,6 +22,7 @@ type Client struct {
 	retries bool // cfg.policy.Enabled()
 	metrics *retryMetrics
 	closed  atomic.Bool
+	frames  wire.FramePool
 }
 
 // Connect validates opts, connects to the first endpoint and prepares the
@@ -71,8 +72,8 @@ func specOf(cmd catalog.Command) *spec { return &spec{name: cmd.FullName(), cat:
 
 // newFrame returns a frame holding the array header of an n-argument
 // command and its name.
-func newFrame(n int, name string) *wire.Frame {
-	f := wire.GetFrame()
+func (c *Client) newFrame(n int, name string) *wire.Frame {
+	f := c.frames.Get()
 	f.Buf = resp.AppendArrayHeader(f.Buf, n)
 	f.Buf = resp.AppendBulkString(f.Buf, name)
 	return f

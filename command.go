@@ -47,7 +47,7 @@ func (c *Client) Do(ctx context.Context, cmd Command, args ...string) (Reply, er
 	if name == "" {
 		return Reply{}, errInvalid("Do", "empty command name")
 	}
-	f := wire.GetFrame()
+	f := c.frames.Get()
 	f.Buf = resp.AppendArrayHeader(f.Buf, cmd.ArgPrefix()+len(args))
 	f.Buf = resp.AppendBulkString(f.Buf, cmd.Name)
 	if cmd.Subcommand != "" {

@@ -51,9 +51,12 @@ func (c *Client) doBytes(ctx context.Context, f *wire.Frame, s *spec, dst []byte
 	if err := c.exec(ctx, f, s); err != nil {
 		return dst, err
 	}
-	out, null := f.Bytes, f.Null
+	out, null, odd := f.Bytes, f.Null, f.Value
 	f.Release()
-	if null {
+	switch {
+	case odd.Type != 0:
+		return dst, unexpected("string", odd)
+	case null:
 		return dst, ErrNil
 	}
 	return out, nil

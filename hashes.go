@@ -19,7 +19,7 @@ func (c *Client) HSet(ctx context.Context, key string, pairs ...string) (int64, 
 	if len(pairs) == 0 || len(pairs)%2 != 0 {
 		return 0, errInvalid("HSET", "want field-value pairs")
 	}
-	f := newFrame(2+len(pairs), "HSET")
+	f := c.newFrame(2+len(pairs), "HSET")
 	arg(f, key)
 	for _, p := range pairs {
 		arg(f, p)
@@ -29,7 +29,7 @@ func (c *Client) HSet(ctx context.Context, key string, pairs ...string) (int64, 
 
 // HGet returns the value of field in the hash at key, or [ErrNil].
 func (c *Client) HGet(ctx context.Context, key, field string) (string, error) {
-	f := newFrame(3, "HGET")
+	f := c.newFrame(3, "HGET")
 	arg(f, key)
 	arg(f, field)
 	return c.doString(ctx, f, specHGET)
@@ -38,7 +38,7 @@ func (c *Client) HGet(ctx context.Context, key, field string) (string, error) {
 // HGetAll returns every field and value of the hash at key (empty when
 // the key does not exist).
 func (c *Client) HGetAll(ctx context.Context, key string) (map[string]string, error) {
-	f := newFrame(2, "HGETALL")
+	f := c.newFrame(2, "HGETALL")
 	arg(f, key)
 	v, err := c.doValue(ctx, f, specHGETALL)
 	if err != nil {
@@ -52,7 +52,7 @@ func (c *Client) HDel(ctx context.Context, key string, fields ...string) (int64,
 	if len(fields) == 0 {
 		return 0, errInvalid("HDEL", "no fields")
 	}
-	f := newFrame(2+len(fields), "HDEL")
+	f := c.newFrame(2+len(fields), "HDEL")
 	arg(f, key)
 	for _, x := range fields {
 		arg(f, x)

@@ -20,12 +20,12 @@ var (
 
 // Ping checks the connection (PING).
 func (c *Client) Ping(ctx context.Context) error {
-	return c.doStatus(ctx, newFrame(1, "PING"), specPING)
+	return c.doStatus(ctx, c.newFrame(1, "PING"), specPING)
 }
 
 // Echo returns message as echoed by the server (ECHO).
 func (c *Client) Echo(ctx context.Context, message string) (string, error) {
-	f := newFrame(2, "ECHO")
+	f := c.newFrame(2, "ECHO")
 	arg(f, message)
 	return c.doString(ctx, f, specECHO)
 }
@@ -35,7 +35,7 @@ func (c *Client) Del(ctx context.Context, keys ...string) (int64, error) {
 	if len(keys) == 0 {
 		return 0, errInvalid("DEL", "no keys")
 	}
-	f := newFrame(1+len(keys), "DEL")
+	f := c.newFrame(1+len(keys), "DEL")
 	for _, k := range keys {
 		arg(f, k)
 	}
@@ -47,7 +47,7 @@ func (c *Client) Exists(ctx context.Context, keys ...string) (int64, error) {
 	if len(keys) == 0 {
 		return 0, errInvalid("EXISTS", "no keys")
 	}
-	f := newFrame(1+len(keys), "EXISTS")
+	f := c.newFrame(1+len(keys), "EXISTS")
 	for _, k := range keys {
 		arg(f, k)
 	}
@@ -57,7 +57,7 @@ func (c *Client) Exists(ctx context.Context, keys ...string) (int64, error) {
 // Expire sets key's time to live in whole seconds (EXPIRE) and reports
 // whether the key exists. ttl is truncated to seconds.
 func (c *Client) Expire(ctx context.Context, key string, ttl time.Duration) (bool, error) {
-	f := newFrame(3, "EXPIRE")
+	f := c.newFrame(3, "EXPIRE")
 	arg(f, key)
 	argInt(f, int64(ttl/time.Second))
 	n, err := c.doInt(ctx, f, specEXPIRE)
@@ -67,7 +67,7 @@ func (c *Client) Expire(ctx context.Context, key string, ttl time.Duration) (boo
 // PExpire sets key's time to live in milliseconds (PEXPIRE) and reports
 // whether the key exists.
 func (c *Client) PExpire(ctx context.Context, key string, ttl time.Duration) (bool, error) {
-	f := newFrame(3, "PEXPIRE")
+	f := c.newFrame(3, "PEXPIRE")
 	arg(f, key)
 	argInt(f, ttl.Milliseconds())
 	n, err := c.doInt(ctx, f, specPEXPIRE)
@@ -85,7 +85,7 @@ const (
 // TTL returns key's remaining time to live in whole seconds, or
 // [TTLMissing] or [TTLPersistent].
 func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {
-	f := newFrame(2, "TTL")
+	f := c.newFrame(2, "TTL")
 	arg(f, key)
 	n, err := c.doInt(ctx, f, specTTL)
 	return ttlResult(n, time.Second), err
@@ -94,7 +94,7 @@ func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {
 // PTTL returns key's remaining time to live in milliseconds, or
 // [TTLMissing] or [TTLPersistent].
 func (c *Client) PTTL(ctx context.Context, key string) (time.Duration, error) {
-	f := newFrame(2, "PTTL")
+	f := c.newFrame(2, "PTTL")
 	arg(f, key)
 	n, err := c.doInt(ctx, f, specPTTL)
 	return ttlResult(n, time.Millisecond), err

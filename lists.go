@@ -29,7 +29,7 @@ func (c *Client) push(ctx context.Context, name string, s *spec, key string, val
 	if len(values) == 0 {
 		return 0, errInvalid(name, "no values")
 	}
-	f := newFrame(2+len(values), name)
+	f := c.newFrame(2+len(values), name)
 	arg(f, key)
 	for _, v := range values {
 		arg(f, v)
@@ -40,7 +40,7 @@ func (c *Client) push(ctx context.Context, name string, s *spec, key string, val
 // LPop removes and returns the first element of the list at key, or
 // [ErrNil] when the list is empty or missing.
 func (c *Client) LPop(ctx context.Context, key string) (string, error) {
-	f := newFrame(2, "LPOP")
+	f := c.newFrame(2, "LPOP")
 	arg(f, key)
 	return c.doString(ctx, f, specLPOP)
 }
@@ -48,7 +48,7 @@ func (c *Client) LPop(ctx context.Context, key string) (string, error) {
 // LRange returns the elements from start to stop (inclusive; negative
 // indexes count from the end).
 func (c *Client) LRange(ctx context.Context, key string, start, stop int64) ([]string, error) {
-	f := newFrame(4, "LRANGE")
+	f := c.newFrame(4, "LRANGE")
 	arg(f, key)
 	argInt(f, start)
 	argInt(f, stop)
@@ -62,7 +62,7 @@ func (c *Client) SAdd(ctx context.Context, key string, members ...string) (int64
 
 // SMembers returns every member of the set at key.
 func (c *Client) SMembers(ctx context.Context, key string) ([]string, error) {
-	f := newFrame(2, "SMEMBERS")
+	f := c.newFrame(2, "SMEMBERS")
 	arg(f, key)
 	return c.doStrings(ctx, f, specSMEM)
 }

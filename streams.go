@@ -86,7 +86,7 @@ func (c *Client) XAdd(ctx context.Context, key string, opt XAddOptions, pairs ..
 			n += 2
 		}
 	}
-	f := newFrame(n, "XADD")
+	f := c.newFrame(n, "XADD")
 	arg(f, key)
 	if opt.NoMkStream {
 		arg(f, "NOMKSTREAM")
@@ -151,7 +151,7 @@ func (c *Client) XRange(ctx context.Context, key, start, end string, count int64
 	if count > 0 {
 		n += 2
 	}
-	f := newFrame(n, "XRANGE")
+	f := c.newFrame(n, "XRANGE")
 	arg(f, key)
 	arg(f, start)
 	arg(f, end)
@@ -186,7 +186,7 @@ func toXMessages(v resp.Value) ([]XMessage, error) {
 
 // XLen returns the number of entries in the stream at key.
 func (c *Client) XLen(ctx context.Context, key string) (int64, error) {
-	f := newFrame(2, "XLEN")
+	f := c.newFrame(2, "XLEN")
 	arg(f, key)
 	return c.doInt(ctx, f, specXLEN)
 }

@@ -26,7 +26,7 @@ var (
 
 // Get returns the string value of key, or [ErrNil] when it does not exist.
 func (c *Client) Get(ctx context.Context, key string) (string, error) {
-	f := newFrame(2, "GET")
+	f := c.newFrame(2, "GET")
 	arg(f, key)
 	return c.doString(ctx, f, specGET)
 }
@@ -35,7 +35,7 @@ func (c *Client) Get(ctx context.Context, key string) (string, error) {
 // when key does not exist it returns dst unchanged and [ErrNil]. With a dst
 // of sufficient capacity it does not allocate.
 func (c *Client) GetBytes(ctx context.Context, key string, dst []byte) ([]byte, error) {
-	f := newFrame(2, "GET")
+	f := c.newFrame(2, "GET")
 	arg(f, key)
 	return c.doBytes(ctx, f, specGET, dst)
 }
@@ -43,7 +43,7 @@ func (c *Client) GetBytes(ctx context.Context, key string, dst []byte) ([]byte, 
 // Set sets key to value (SET key value), overwriting any value and
 // clearing any expiry. Its retry category is WriteLastWins.
 func (c *Client) Set(ctx context.Context, key, value string) error {
-	f := newFrame(3, "SET")
+	f := c.newFrame(3, "SET")
 	arg(f, key)
 	arg(f, value)
 	return c.doStatus(ctx, f, specSETLastWins)
@@ -133,7 +133,7 @@ func (c *Client) SetWithOptions(ctx context.Context, key, value string, opt SetO
 	if opt.Get {
 		n++
 	}
-	f := newFrame(n, "SET")
+	f := c.newFrame(n, "SET")
 	arg(f, key)
 	arg(f, value)
 	switch opt.Condition {
@@ -196,14 +196,14 @@ func (c *Client) SetWithOptions(ctx context.Context, key, value string, opt SetO
 
 // Incr increments the integer at key by one and returns the new value.
 func (c *Client) Incr(ctx context.Context, key string) (int64, error) {
-	f := newFrame(2, "INCR")
+	f := c.newFrame(2, "INCR")
 	arg(f, key)
 	return c.doInt(ctx, f, specINCR)
 }
 
 // IncrBy increments the integer at key by delta and returns the new value.
 func (c *Client) IncrBy(ctx context.Context, key string, delta int64) (int64, error) {
-	f := newFrame(3, "INCRBY")
+	f := c.newFrame(3, "INCRBY")
 	arg(f, key)
 	argInt(f, delta)
 	return c.doInt(ctx, f, specINCRBY)
@@ -211,14 +211,14 @@ func (c *Client) IncrBy(ctx context.Context, key string, delta int64) (int64, er
 
 // Decr decrements the integer at key by one and returns the new value.
 func (c *Client) Decr(ctx context.Context, key string) (int64, error) {
-	f := newFrame(2, "DECR")
+	f := c.newFrame(2, "DECR")
 	arg(f, key)
 	return c.doInt(ctx, f, specDECR)
 }
 
 // Append appends value to the string at key and returns the new length.
 func (c *Client) Append(ctx context.Context, key, value string) (int64, error) {
-	f := newFrame(3, "APPEND")
+	f := c.newFrame(3, "APPEND")
 	arg(f, key)
 	arg(f, value)
 	return c.doInt(ctx, f, specAPPEND)
@@ -226,7 +226,7 @@ func (c *Client) Append(ctx context.Context, key, value string) (int64, error) {
 
 // StrLen returns the length of the string at key (0 when missing).
 func (c *Client) StrLen(ctx context.Context, key string) (int64, error) {
-	f := newFrame(2, "STRLEN")
+	f := c.newFrame(2, "STRLEN")
 	arg(f, key)
 	return c.doInt(ctx, f, specSTRLEN)
 }
@@ -236,7 +236,7 @@ func (c *Client) MGet(ctx context.Context, keys ...string) (values []string, fou
 	if len(keys) == 0 {
 		return nil, nil, errInvalid("MGET", "no keys")
 	}
-	f := newFrame(1+len(keys), "MGET")
+	f := c.newFrame(1+len(keys), "MGET")
 	for _, k := range keys {
 		arg(f, k)
 	}
@@ -260,7 +260,7 @@ func (c *Client) MSet(ctx context.Context, pairs ...string) error {
 	if len(pairs) == 0 || len(pairs)%2 != 0 {
 		return errInvalid("MSET", "want key-value pairs")
 	}
-	f := newFrame(1+len(pairs), "MSET")
+	f := c.newFrame(1+len(pairs), "MSET")
 	for _, p := range pairs {
 		arg(f, p)
 	}

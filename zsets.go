@@ -56,7 +56,7 @@ func (c *Client) ZAdd(ctx context.Context, key string, opt ZAddOptions, members 
 	if len(members) == 0 {
 		return 0, errInvalid("ZADD", "no members")
 	}
-	f, s, err := zaddFrame(key, opt, false, members)
+	f, s, err := c.zaddFrame(key, opt, false, members)
 	if err != nil {
 		return 0, err
 	}
@@ -67,7 +67,7 @@ func (c *Client) ZAdd(ctx context.Context, key string, opt ZAddOptions, members 
 // (ZADD ... INCR), and returns the new score; [ErrNil] when an option
 // prevented the update.
 func (c *Client) ZAddIncr(ctx context.Context, key string, opt ZAddOptions, member Z) (float64, error) {
-	f, s, err := zaddFrame(key, opt, true, []Z{member})
+	f, s, err := c.zaddFrame(key, opt, true, []Z{member})
 	if err != nil {
 		return 0, err
 	}
@@ -78,7 +78,7 @@ func (c *Client) ZAddIncr(ctx context.Context, key string, opt ZAddOptions, memb
 	return toFloat64(v)
 }
 
-func zaddFrame(key string, opt ZAddOptions, incr bool, members []Z) (*wire.Frame, *spec, error) {
+func (c *Client) zaddFrame(key string, opt ZAddOptions, incr bool, members []Z) (*wire.Frame, *spec, error) {
 	if opt.Condition > SetIfExists || opt.Compare > ZLess {
 		return nil, nil, errInvalid("ZADD", "undefined option value")
 	}
@@ -103,7 +103,7 @@ func zaddFrame(key string, opt ZAddOptions, incr bool, members []Z) (*wire.Frame
 	if incr {
 		n++
 	}
-	f := newFrame(n, "ZADD")
+	f := c.newFrame(n, "ZADD")
 	arg(f, key)
 	switch opt.Condition {
 	case SetIfNotExists:
@@ -142,7 +142,7 @@ func zaddFrame(key string, opt ZAddOptions, incr bool, members []Z) (*wire.Frame
 // ZRange returns the members ranked start to stop (inclusive; negative
 // ranks count from the end), lowest score first.
 func (c *Client) ZRange(ctx context.Context, key string, start, stop int64) ([]string, error) {
-	f := newFrame(4, "ZRANGE")
+	f := c.newFrame(4, "ZRANGE")
 	arg(f, key)
 	argInt(f, start)
 	argInt(f, stop)
@@ -151,7 +151,7 @@ func (c *Client) ZRange(ctx context.Context, key string, start, stop int64) ([]s
 
 // ZRangeWithScores is [Client.ZRange] with each member's score.
 func (c *Client) ZRangeWithScores(ctx context.Context, key string, start, stop int64) ([]Z, error) {
-	f := newFrame(5, "ZRANGE")
+	f := c.newFrame(5, "ZRANGE")
 	arg(f, key)
 	argInt(f, start)
 	argInt(f, stop)
@@ -199,7 +199,7 @@ func toZs(v resp.Value) ([]Z, error) {
 
 // ZScore returns member's score, or [ErrNil] when it is not a member.
 func (c *Client) ZScore(ctx context.Context, key, member string) (float64, error) {
-	f := newFrame(3, "ZSCORE")
+	f := c.newFrame(3, "ZSCORE")
 	arg(f, key)
 	arg(f, member)
 	v, err := c.doValue(ctx, f, specZSCORE)

@@ -59,6 +59,9 @@ func (e *ConnError) Error() string {
 // Unwrap returns the cause.
 func (e *ConnError) Unwrap() error { return e.Cause }
 
+// ErrEmptyFrame is the cause of a refused frame with no command bytes.
+var ErrEmptyFrame = errors.New("frame has no command bytes")
+
 // ErrClosed is the cause of frames failed because the client closed.
 var ErrClosed = errors.New("connection closed by the client")
 
@@ -87,6 +90,9 @@ type Conn struct {
 	// partial is reader-owned: a frame popped from the FIFO that has
 	// received some but not all of its replies when the reader stopped.
 	partial *Frame
+	// taken is reader-owned: frames moved out of the FIFO that got no
+	// reply yet when the reader stopped.
+	taken []*Frame
 
 	loops  atomic.Int32
 	dead   chan struct{} // closed after cleanup: every frame has completed
@@ -127,6 +133,10 @@ func start(nc net.Conn, rd *resp.Reader, proto int, onPush func(resp.Value), onD
 // frames it returns a *ConnError with Evidence Unwritten and the frame is
 // still owned by the caller.
 func (c *Conn) Submit(f *Frame) error {
+	if len(f.Buf) == 0 {
+		// An empty frame would take a FIFO slot without a reply.
+		return &ConnError{Reason: Protocol, Evidence: Unwritten, Cause: ErrEmptyFrame}
+	}
 	f.pending = max(f.Replies, 1)
 	f.state.Store(stateQueued)
 	c.mu.Lock()
@@ -263,10 +273,15 @@ func (c *Conn) writeLoop() {
 func (c *Conn) readLoop() {
 	defer c.loopDone()
 	var cur *Frame
+	// taken holds frames moved out of the FIFO in one locked step, so the
+	// reader locks once per batch of replies, not once per reply.
+	var taken []*Frame
+	next := 0
 	for {
 		v, err := c.rd.ReadValue()
 		if err != nil {
 			c.partial = cur
+			c.taken = taken[next:]
 			if errors.Is(err, resp.ErrProtocol) {
 				c.shutdown(Protocol, err)
 			} else {
@@ -281,9 +296,17 @@ func (c *Conn) readLoop() {
 			continue
 		}
 		if cur == nil {
-			c.fifoMu.Lock()
-			cur = c.fifo.pop()
-			c.fifoMu.Unlock()
+			if next == len(taken) {
+				clear(taken)
+				c.fifoMu.Lock()
+				taken = c.fifo.drain(taken[:0])
+				c.fifoMu.Unlock()
+				next = 0
+			}
+			if next < len(taken) {
+				cur = taken[next]
+				next++
+			}
 			if cur == nil {
 				c.shutdown(Protocol, errors.New("reply without a pending command"))
 				return
@@ -323,7 +346,11 @@ func decode(f *Frame, v resp.Value, idx int) {
 	f.Null = v.IsNull()
 	switch f.Want {
 	case WantBytes:
-		if !f.Null {
+		switch {
+		case f.Null:
+		case v.Type.Aggregate():
+			f.Value = v.Clone() // unexpected shape: keep it for the caller's error
+		default:
 			f.Bytes = append(f.Bytes, v.TextBytes()...)
 		}
 	case WantInt:
@@ -341,6 +368,16 @@ func decode(f *Frame, v resp.Value, idx int) {
 		}
 		f.Value = c
 	}
+}
+
+// evidence is the final write evidence of a frame that was pushed to the
+// FIFO and got no reply: only frames at or after the writer's first lost
+// sequence number never reached the server.
+func (c *Conn) evidence(f *Frame) Evidence {
+	if c.firstLost != 0 && f.seq >= c.firstLost {
+		return Unwritten
+	}
+	return PossiblyExecuted
 }
 
 // loopDone runs cleanup once both loops have exited: no frame can move any
@@ -362,17 +399,17 @@ func (c *Conn) loopDone() {
 		c.partial = nil
 		f.fail(&ConnError{Reason: lostReason(reason), Evidence: PossiblyExecuted, Cause: cause})
 	}
-	c.fifoMu.Lock()
-	for f := c.fifo.pop(); f != nil; f = c.fifo.pop() {
-		ev := PossiblyExecuted
-		if c.firstLost != 0 && f.seq >= c.firstLost {
-			ev = Unwritten
-		}
-		c.fifoMu.Unlock()
-		f.fail(&ConnError{Reason: lostReason(reason), Evidence: ev, Cause: cause})
-		c.fifoMu.Lock()
+	for i, f := range c.taken {
+		c.taken[i] = nil
+		f.fail(&ConnError{Reason: lostReason(reason), Evidence: c.evidence(f), Cause: cause})
 	}
+	c.taken = nil
+	c.fifoMu.Lock()
+	rest := c.fifo.drain(nil)
 	c.fifoMu.Unlock()
+	for _, f := range rest {
+		f.fail(&ConnError{Reason: lostReason(reason), Evidence: c.evidence(f), Cause: cause})
+	}
 	// onDead runs before dead is closed so that Close, which waits for
 	// dead, returns only after the callback (and no goroutine of the
 	// connection is left running).
@@ -405,6 +442,14 @@ func (r *ring) push(f *Frame) {
 	}
 	r.buf[(r.head+r.size)%len(r.buf)] = f
 	r.size++
+}
+
+// drain appends every frame, oldest first, to dst and empties the ring.
+func (r *ring) drain(dst []*Frame) []*Frame {
+	for f := r.pop(); f != nil; f = r.pop() {
+		dst = append(dst, f)
+	}
+	return dst
 }
 
 func (r *ring) pop() *Frame {

@@ -92,12 +92,27 @@ type Frame struct {
 	seq     uint64
 	done    chan struct{}
 	timer   *time.Timer
+	pool    *FramePool
 }
 
-var framePool = sync.Pool{New: func() any { return &Frame{done: make(chan struct{}, 1)} }}
+// FramePool recycles frames. Each client owns one, so that a frame (whose
+// channel and timer belong to the goroutine group that created them, such
+// as a testing/synctest bubble) never moves to another client. The zero
+// value is ready to use; a FramePool is safe for concurrent use.
+type FramePool struct{ p sync.Pool }
 
-// GetFrame returns an empty frame from the pool.
-func GetFrame() *Frame { return framePool.Get().(*Frame) }
+// Get returns an empty frame.
+func (fp *FramePool) Get() *Frame {
+	if f, ok := fp.p.Get().(*Frame); ok {
+		return f
+	}
+	return &Frame{done: make(chan struct{}, 1), pool: fp}
+}
+
+var defaultPool FramePool
+
+// GetFrame returns an empty frame from a package-wide pool.
+func GetFrame() *Frame { return defaultPool.Get() }
 
 // maxRetainedBuf bounds the command buffer a pooled frame keeps.
 const maxRetainedBuf = 64 << 10
@@ -122,7 +137,7 @@ func (f *Frame) recycle() {
 	default:
 	}
 	f.state.Store(stateIdle)
-	framePool.Put(f)
+	f.pool.p.Put(f)
 }
 
 // Reset makes a completed frame ready to be submitted again with the same
