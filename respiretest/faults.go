@@ -14,8 +14,8 @@ type FaultConn struct {
 	net.Conn
 	n, offset int
 
-	mu     sync.Mutex
-	writes int
+	mu     sync.Mutex // serialises writes
+	writes atomic.Int64
 	failed chan struct{}
 	// written counts the bytes that reached the wrapped connection.
 	written atomic.Int64
@@ -42,13 +42,13 @@ func FailWrites(conn net.Conn, n, offset int) *FaultConn {
 func (c *FaultConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.writes++
+	w := int(c.writes.Add(1))
 	switch {
-	case c.n < 1 || c.writes < c.n:
+	case c.n < 1 || w < c.n:
 		n, err := c.Conn.Write(p)
 		c.written.Add(int64(n))
 		return n, err
-	case c.writes > c.n:
+	case w > c.n:
 		return 0, ErrInjectedWrite
 	}
 	part := p[:min(c.offset, len(p))]
@@ -67,11 +67,7 @@ func (c *FaultConn) Write(p []byte) (int, error) {
 }
 
 // Writes returns how many times Write has been called.
-func (c *FaultConn) Writes() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.writes
-}
+func (c *FaultConn) Writes() int { return int(c.writes.Load()) }
 
 // Written returns how many bytes reached the wrapped connection.
 func (c *FaultConn) Written() int64 { return c.written.Load() }

@@ -54,6 +54,9 @@ type idmpPair struct{ pid, iid string }
 type idmpTable struct {
 	mu      sync.Mutex
 	streams map[idmpKey]*idmpStream
+	// versions count the IDMP XADDs sent and completed per stream, so that
+	// a TYPE probe's "none" is acted on only if nothing changed meanwhile.
+	versions map[idmpKey]uint64
 }
 
 type idmpStream struct {
@@ -74,7 +77,15 @@ type idmpProducer struct {
 	byIID map[string]string
 }
 
-func newIDMPTable() *idmpTable { return &idmpTable{streams: map[idmpKey]*idmpStream{}} }
+func newIDMPTable() *idmpTable {
+	return &idmpTable{streams: map[idmpKey]*idmpStream{}, versions: map[idmpKey]uint64{}}
+}
+
+func (t *idmpTable) version(k idmpKey) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.versions[k]
+}
 
 func newIDMPStream() *idmpStream {
 	return &idmpStream{
@@ -95,11 +106,15 @@ func (t *idmpTable) streamLocked(k idmpKey) *idmpStream {
 	return st
 }
 
-// forget drops the state of a stream that no longer exists. In-flight
-// XADDs still complete into the dropped state, which nobody reads.
-func (t *idmpTable) forget(k idmpKey) {
+// forgetMissing drops the state of a stream the backend reported missing
+// to a probe sent at version v, unless an IDMP XADD to it was sent or
+// completed since, or is still on its way: such an XADD (which may be the
+// one creating the stream) decides the state.
+func (t *idmpTable) forgetMissing(k idmpKey, v uint64) {
 	t.mu.Lock()
-	delete(t.streams, k)
+	if st := t.streams[k]; st != nil && len(st.inflight) == 0 && t.versions[k] == v {
+		delete(t.streams, k)
+	}
 	t.mu.Unlock()
 }
 
@@ -284,6 +299,7 @@ func (s *session) idmpFrame(name string, args [][]byte, raw []byte, sl *slot) bo
 	t := s.p.idmp
 	k := idmpKey{s.db, x.key}
 	for {
+		v := t.version(k)
 		typ, ok := s.probe(x.key)
 		if !ok {
 			return false
@@ -291,7 +307,7 @@ func (s *session) idmpFrame(name string, args [][]byte, raw []byte, sl *slot) bo
 		switch typ {
 		case idmpStreamType:
 		case idmpNoneType:
-			t.forget(k) // a new stream starts with no IDMP state
+			t.forgetMissing(k, v) // a new stream starts with no IDMP state
 		default:
 			return s.send(sl, x.stripped, true) // the backend answers WRONGTYPE
 		}
@@ -315,10 +331,12 @@ func (s *session) idmpFrame(name string, args [][]byte, raw []byte, sl *slot) bo
 		}
 		ch := make(chan struct{})
 		st.inflight[x.pair] = ch
+		t.versions[k]++
 		t.mu.Unlock()
 		pair := x.pair
 		sl.onReply = func(v resp.Value, ok bool) {
 			t.mu.Lock()
+			t.versions[k]++
 			delete(st.inflight, pair)
 			if ok && v.Type == resp.BulkString {
 				st.recordLocked(pair, string(v.Str), time.Now())
@@ -408,7 +426,7 @@ func (s *session) probe(key string) (string, bool) {
 	var typ string
 	sl := &slot{kind: slotInternal, ready: make(chan struct{})}
 	sl.onReply = func(v resp.Value, ok bool) {
-		if ok {
+		if ok && !v.IsError() {
 			typ = string(v.Str)
 		}
 	}
@@ -422,6 +440,7 @@ func (s *session) probe(key string) (string, bool) {
 	case <-sl.ready:
 		return typ, true
 	case <-s.done:
-		return "", false
+	case <-s.backendGone:
 	}
+	return "", false
 }

@@ -63,10 +63,12 @@ type session struct {
 	client  net.Conn
 	backend net.Conn
 
-	done      chan struct{}
-	closeOnce sync.Once
-	wmu       sync.Mutex // serialises writes to client
-	queue     chan *slot
+	done        chan struct{}
+	closeOnce   sync.Once
+	backendGone chan struct{} // closed when the backend connection has ended
+	goneOnce    sync.Once
+	wmu         sync.Mutex // serialises writes to client
+	queue       chan *slot
 
 	fmu    sync.Mutex
 	fifo   []*slot // forwarded frames awaiting their backend reply
@@ -82,11 +84,12 @@ type session struct {
 
 func newSession(p *Proxy, client, backend net.Conn) *session {
 	return &session{
-		p:       p,
-		client:  client,
-		backend: backend,
-		done:    make(chan struct{}),
-		queue:   make(chan *slot, queueSize),
+		p:           p,
+		client:      client,
+		backend:     backend,
+		done:        make(chan struct{}),
+		backendGone: make(chan struct{}),
+		queue:       make(chan *slot, queueSize),
 	}
 }
 
@@ -108,17 +111,34 @@ func (s *session) close() {
 		close(s.done)
 		s.client.Close()
 		s.backend.Close()
-		s.fmu.Lock()
-		s.failed = true
-		lost := s.fifo
-		s.fifo = nil
-		s.fmu.Unlock()
-		for _, sl := range lost {
-			if sl.onReply != nil {
-				sl.onReply(resp.Value{}, false)
-			}
-		}
+		s.failFIFO()
 	})
+}
+
+// endBackend records that the backend connection has ended. The session
+// lives on until the writer has delivered every reply that did arrive (a
+// server that answers QUIT and closes is seen to do so), then closes.
+func (s *session) endBackend() {
+	s.goneOnce.Do(func() {
+		s.backend.Close()
+		s.failFIFO()
+		close(s.backendGone)
+	})
+}
+
+// failFIFO tells every frame still waiting for a backend reply that none
+// will come.
+func (s *session) failFIFO() {
+	s.fmu.Lock()
+	s.failed = true
+	lost := s.fifo
+	s.fifo = nil
+	s.fmu.Unlock()
+	for _, sl := range lost {
+		if sl.onReply != nil {
+			sl.onReply(resp.Value{}, false)
+		}
+	}
 }
 
 func (s *session) readLoop() {
@@ -148,8 +168,7 @@ func (s *session) readLoop() {
 			}
 			continue
 		}
-		act, matched := s.p.decide(name, args)
-		s.track(name, args)
+		act, matched := s.p.decide(name, args, func() { s.flush() })
 		kind := actPass
 		if act != nil {
 			kind = act.rule.Action.kind
@@ -165,6 +184,7 @@ func (s *session) readLoop() {
 			}
 			continue
 		}
+		s.track(name, args) // only frames that go on count
 		sl := &slot{kind: slotForward, counter: ctr, rules: matched, ready: make(chan struct{})}
 		switch kind {
 		case actHold:
@@ -235,8 +255,11 @@ func (s *session) track(name string, args [][]byte) {
 }
 
 // decide counts the frame for every rule and returns the rule that acts on
-// it (nil: forward unchanged) and the rules it matched.
-func (p *Proxy) decide(name string, args [][]byte) (act *RuleHandle, matched []*RuleHandle) {
+// it (nil: forward unchanged) and the rules it matched. Before the first
+// rule fires it calls beforeFire, which flushes the frames read so far: by
+// the time a test hears of a frame, every earlier frame of its connection
+// has been written to the backend.
+func (p *Proxy) decide(name string, args [][]byte, beforeFire func()) (act *RuleHandle, matched []*RuleHandle) {
 	p.mu.Lock()
 	rules := p.rules
 	p.mu.Unlock()
@@ -248,12 +271,17 @@ func (p *Proxy) decide(name string, args [][]byte) (act *RuleHandle, matched []*
 		if !h.occurrence() {
 			continue
 		}
-		if h.rule.Action.kind == actPass {
-			h.fire(args)
-		} else if act == nil {
+		if h.rule.Action.kind != actPass {
+			if act != nil {
+				continue
+			}
 			act = h
-			h.fire(args)
 		}
+		if beforeFire != nil {
+			beforeFire()
+			beforeFire = nil
+		}
+		h.fire(args)
 	}
 	return act, matched
 }
@@ -319,7 +347,7 @@ func (s *session) flush() bool {
 		s.wbuf = s.wbuf[:0]
 	}
 	if err != nil {
-		s.close()
+		s.endBackend()
 		return false
 	}
 	return true
@@ -362,7 +390,7 @@ func (s *session) backendLoop() {
 	for {
 		v, raw, err := rd.ReadValueRaw()
 		if err != nil {
-			s.close()
+			s.endBackend()
 			return
 		}
 		if rawMode || v.Type == resp.Push {
@@ -373,7 +401,7 @@ func (s *session) backendLoop() {
 		}
 		sl := s.pop()
 		if sl == nil {
-			s.close() // a reply nobody asked for
+			s.endBackend() // a reply nobody asked for: stop listening
 			return
 		}
 		if sl.onReply != nil {
@@ -433,18 +461,46 @@ func (s *session) writeLoop() {
 		if sl == nil {
 			select {
 			case sl = <-s.queue:
-			case <-s.done:
-				return
+			default:
+				select {
+				case sl = <-s.queue:
+				case <-s.done:
+					return
+				case <-s.backendGone:
+					select {
+					case sl = <-s.queue:
+					default:
+						s.close() // every reply that came is delivered
+						return
+					}
+				}
 			}
 		}
 		if sl.kind == slotPassthrough {
+			// From here on backendLoop writes; end with the backend.
 			close(sl.drained)
+			select {
+			case <-s.backendGone:
+				s.close()
+			case <-s.done:
+			}
 			return
 		}
 		select {
 		case <-sl.ready:
-		case <-s.done:
-			return
+		default:
+			select {
+			case <-sl.ready:
+			case <-s.done:
+				return
+			case <-s.backendGone:
+				select {
+				case <-sl.ready:
+				default:
+					s.close() // this reply will never come
+					return
+				}
+			}
 		}
 		if sl.kind == slotDropBefore {
 			s.close()
