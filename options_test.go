@@ -1,0 +1,187 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestConnectRejectsInvalidOptions checks that every out-of-range option
+// fails Connect with a *ConfigError naming the field, before any dial.
+func TestConnectRejectsInvalidOptions(t *testing.T) {
+	ok := []string{"127.0.0.1:6379"}
+	tests := []struct {
+		name      string
+		opts      Options
+		wantField string
+	}{
+		{"NoEndpoints", Options{}, "Options.Endpoints"},
+		{"EmptyEndpointList", Options{Endpoints: []string{}}, "Options.Endpoints"},
+		{"PortZero", Options{Endpoints: []string{"127.0.0.1:0"}}, "Options.Endpoints[0]"},
+		{"Port70000", Options{Endpoints: []string{"127.0.0.1:70000"}}, "Options.Endpoints[0]"},
+		{"NegativePort", Options{Endpoints: []string{"127.0.0.1:-1"}}, "Options.Endpoints[0]"},
+		{"NonNumericPort", Options{Endpoints: []string{"127.0.0.1:redis"}}, "Options.Endpoints[0]"},
+		{"MissingPort", Options{Endpoints: []string{"127.0.0.1"}}, "Options.Endpoints[0]"},
+		{"EmptyHost", Options{Endpoints: []string{":6379"}}, "Options.Endpoints[0]"},
+		{"SecondEndpointBad", Options{Endpoints: []string{"127.0.0.1:6379", "h:0"}}, "Options.Endpoints[1]"},
+		{"NegativeDB", Options{Endpoints: ok, DB: -1}, "Options.DB"},
+		{"ClientNameWithSpace", Options{Endpoints: ok, ClientName: "a b"}, "Options.ClientName"},
+		{"ClientNameWithNewline", Options{Endpoints: ok, ClientName: "a\nb"}, "Options.ClientName"},
+		{"Protocol1", Options{Endpoints: ok, Protocol: 1}, "Options.Protocol"},
+		{"Protocol4", Options{Endpoints: ok, Protocol: 4}, "Options.Protocol"},
+		{"NegativeProtocol", Options{Endpoints: ok, Protocol: -3}, "Options.Protocol"},
+		{"NegativeDialTimeout", Options{Endpoints: ok, DialTimeout: -time.Second}, "Options.DialTimeout"},
+		{"NegativeCommandTimeout", Options{Endpoints: ok, CommandTimeout: -1}, "Options.CommandTimeout"},
+		{"NegativeMaxBulk", Options{Endpoints: ok, MaxBulk: -1}, "Options.MaxBulk"},
+		{"UnknownMetricGroup", Options{Endpoints: ok, Metrics: 1 << 7}, "Options.Metrics"},
+		{"RetryMaxAttempts101", Options{Endpoints: ok, RetryPolicy: &RetryPolicy{MaxAttempts: 101}}, "RetryPolicy.MaxAttempts"},
+		{"RetryJitterAbove1", Options{Endpoints: ok, RetryPolicy: &RetryPolicy{Jitter: 1.5}}, "RetryPolicy.Jitter"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var dials atomic.Int32
+			opts := tt.opts
+			opts.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				dials.Add(1)
+				return nil, errors.New("unexpected dial")
+			}
+			c, err := Connect(context.Background(), opts)
+			if c != nil {
+				_ = c.Close()
+				t.Fatalf("Connect succeeded; want an error naming %s", tt.wantField)
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) || !errors.Is(err, ErrInvalidConfig) {
+				t.Fatalf("Connect error = %v; want *ConfigError", err)
+			}
+			if ce.Field != tt.wantField {
+				t.Errorf("ConfigError.Field = %q; want %q", ce.Field, tt.wantField)
+			}
+			if !strings.Contains(err.Error(), tt.wantField) {
+				t.Errorf("error %q does not name %s", err, tt.wantField)
+			}
+			if n := dials.Load(); n != 0 {
+				t.Errorf("dialed %d times; want 0", n)
+			}
+		})
+	}
+}
+
+func TestOptionDefaults(t *testing.T) {
+	cfg, err := (&Options{Endpoints: []string{"h:1"}}).validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cfg.wire.DialTimeout, 5*time.Second; got != want {
+		t.Errorf("default DialTimeout = %v; want %v", got, want)
+	}
+	if got, want := cfg.commandTimeout, 5*time.Second; got != want {
+		t.Errorf("default CommandTimeout = %v; want %v", got, want)
+	}
+	if cfg.policy.Enabled() {
+		t.Errorf("default RetryPolicy is enabled; want no retries")
+	}
+	if cfg.wire.Proto != 0 || cfg.wire.DB != 0 || cfg.wire.TLS != nil {
+		t.Errorf("default Proto, DB, TLS = %d, %d, %v; want 0, 0, nil", cfg.wire.Proto, cfg.wire.DB, cfg.wire.TLS)
+	}
+	cfg, err = (&Options{Endpoints: []string{"h:1"}, CommandTimeout: NoTimeout}).validate()
+	if err != nil || cfg.commandTimeout != 0 {
+		t.Errorf("NoTimeout gives commandTimeout %v, %v; want 0 (none)", cfg.commandTimeout, err)
+	}
+}
+
+func TestParseURL(t *testing.T) {
+	tests := []struct {
+		url  string
+		want Options
+		tls  bool
+	}{
+		{url: "redis://localhost", want: Options{Endpoints: []string{"localhost:6379"}}},
+		{url: "redis://127.0.0.1:6380/", want: Options{Endpoints: []string{"127.0.0.1:6380"}}},
+		{url: "redis://h:1/15", want: Options{Endpoints: []string{"h:1"}, DB: 15}},
+		{url: "redis://:pw@h", want: Options{Endpoints: []string{"h:6379"}, Password: "pw"}},
+		{url: "redis://user:p%40ss@h:7000/2", want: Options{Endpoints: []string{"h:7000"}, Username: "user", Password: "p@ss", DB: 2}},
+		{url: "redis://[::1]:6390", want: Options{Endpoints: []string{"[::1]:6390"}}},
+		{url: "redis://h?protocol=2&client_name=app&dial_timeout=1500ms&command_timeout=2s", want: Options{Endpoints: []string{"h:6379"}, Protocol: 2, ClientName: "app", DialTimeout: 1500 * time.Millisecond, CommandTimeout: 2 * time.Second}},
+		{url: "rediss://secure.example:6380", want: Options{Endpoints: []string{"secure.example:6380"}}, tls: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			got, err := ParseURL(tt.url)
+			if err != nil {
+				t.Fatalf("ParseURL: %v", err)
+			}
+			if (got.TLS != nil) != tt.tls {
+				t.Errorf("TLS set = %v; want %v", got.TLS != nil, tt.tls)
+			}
+			got.TLS = nil
+			if !optionsEqual(got, tt.want) {
+				t.Errorf("ParseURL = %+v; want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func optionsEqual(a, b Options) bool {
+	return strings.Join(a.Endpoints, ",") == strings.Join(b.Endpoints, ",") &&
+		a.Username == b.Username && a.Password == b.Password && a.DB == b.DB &&
+		a.ClientName == b.ClientName && a.Protocol == b.Protocol &&
+		a.DialTimeout == b.DialTimeout && a.CommandTimeout == b.CommandTimeout
+}
+
+func TestParseURLRejectsInvalidURLs(t *testing.T) {
+	const password = "Hunter2-secret"
+	tests := []struct {
+		name      string
+		url       string
+		wantField string
+	}{
+		{"HTTPScheme", "http://u:" + password + "@h", "URL"},
+		{"NoScheme", "localhost:6379", "URL"},
+		{"MissingHost", "redis://u:" + password + "@/0", "URL"},
+		{"NonNumericDB", "redis://u:" + password + "@h/abc", "URL"},
+		{"NegativeDB", "redis://u:" + password + "@h/-1", "URL"},
+		{"PortZero", "redis://u:" + password + "@h:0", "Options.Endpoints[0]"},
+		{"Port70000", "redis://u:" + password + "@h:70000", "Options.Endpoints[0]"},
+		{"BadProtocol", "redis://u:" + password + "@h?protocol=x", "URL protocol"},
+		{"Protocol4", "redis://u:" + password + "@h?protocol=4", "Options.Protocol"},
+		{"BadDialTimeout", "redis://u:" + password + "@h?dial_timeout=soon", "URL dial_timeout"},
+		{"NegativeCommandTimeout", "redis://u:" + password + "@h?command_timeout=-1s", "Options.CommandTimeout"},
+		{"UnknownParameter", "redis://u:" + password + "@h?colour=blue", "URL colour"},
+		{"Unparsable", "redis://u:" + password + "@h:port%zz", "URL"},
+		{"ControlCharacter", "redis://u:" + password + "@h\x7f", "URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseURL(tt.url)
+			var ce *ConfigError
+			if !errors.As(err, &ce) || !errors.Is(err, ErrInvalidConfig) {
+				t.Fatalf("ParseURL(%q) error = %v; want *ConfigError", tt.url, err)
+			}
+			if ce.Field != tt.wantField {
+				t.Errorf("ConfigError.Field = %q; want %q", ce.Field, tt.wantField)
+			}
+			if strings.Contains(err.Error(), password) {
+				t.Errorf("error %q contains the password", err)
+			}
+		})
+	}
+}
+
+func TestParseURLConnects(t *testing.T) {
+	opts, err := ParseURL("redis://" + standaloneAddr(t) + "/4?protocol=2&client_name=from-url")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, opts)
+	info := clientInfo(t, c)
+	for field, want := range map[string]string{"db": "4", "resp": "2", "name": "from-url"} {
+		if got := infoField(info, field); got != want {
+			t.Errorf("server sees %s=%s; want %s", field, got, want)
+		}
+	}
+}
