@@ -16,7 +16,13 @@
 // frames. RESP3 push frames from the backend reach the client at once,
 // without waiting behind held replies. After SUBSCRIBE, PSUBSCRIBE,
 // SSUBSCRIBE or MONITOR the connection passes bytes through in both
-// directions and rules no longer apply to it.
+// directions and rules no longer apply to it (on those frames themselves
+// only the actions that do not forward, Inject, Reply and
+// DropBeforeForward, take effect). When the server closes a connection
+// (QUIT, CLIENT KILL), the replies that arrived first are still delivered
+// in order, then the client connection closes. Frames are forwarded no
+// later than the moment the proxy waits for more input, so pipelines reach
+// the server as pipelines.
 //
 // Rules act on frames: [DropBeforeForward], [DropAfterForward], [Inject]
 // (with the exact Redis texts [ErrLoading], [ErrReadOnly], [ErrMasterDown],

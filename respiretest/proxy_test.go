@@ -500,3 +500,40 @@ func TestCommandStatsAgreeWithForwardedCounts(t *testing.T) {
 		t.Errorf("ZINCRBY forwarded %d, want 9 (three injected)", got)
 	}
 }
+
+func TestReceivedMeansEarlierFramesWereForwarded(t *testing.T) {
+	p, addr := realProxy(t)
+	k := key(t, "s")
+	r := p.MustAddRule(t, Rule{Command: "GETRANGE", Action: Hold})
+	c := dialProxy(t, p)
+	c.send([]string{"SETRANGE", k, "0", "x"}, []string{"GETRANGE", k, "0", "-1"})
+	<-r.Received()
+	if got := p.Forwarded("SETRANGE"); got != 1 {
+		t.Fatalf("SETRANGE forwarded %d when GETRANGE was signalled, want 1", got)
+	}
+	r.Remove()
+	r.Release()
+	wantReply(t, "SETRANGE", text(c.mustRead()), "1")
+	wantReply(t, "GETRANGE", text(c.mustRead()), "x")
+	wantReply(t, "after Remove", c.do("GETRANGE", k, "0", "-1"), "x")
+	if r.Matched() != 1 {
+		t.Fatalf("a removed rule matched %d frames, want 1", r.Matched())
+	}
+	dialTCP(t, addr).do("DEL", k)
+}
+
+// A server that answers and then closes (QUIT) is seen to do both.
+func TestBackendCloseDeliversRepliesFirst(t *testing.T) {
+	p, _ := realProxy(t)
+	c := dialProxy(t, p)
+	c.send([]string{"PING"}, []string{"QUIT"}, []string{"PING"})
+	wantReply(t, "PING", text(c.mustRead()), "PONG")
+	wantReply(t, "QUIT", text(c.mustRead()), "OK")
+	c.expectClosed()
+
+	s := NewServer(t, InMemory())
+	c = dialProxy(t, s.Proxy)
+	c.send([]string{"QUIT"})
+	wantReply(t, "QUIT on the kit's server", text(c.mustRead()), "OK")
+	c.expectClosed()
+}

@@ -77,12 +77,14 @@ var (
 	Pass = Action{kind: actPass}
 	// DropBeforeForward closes the client connection instead of
 	// forwarding the frame: the server never sees it. Replies to earlier
-	// frames are delivered first; later frames are never forwarded.
+	// frames are delivered first; the proxy reads nothing after the frame,
+	// so later frames are neither received nor forwarded.
 	DropBeforeForward = Action{kind: actDropBefore}
 	// DropAfterForward forwards the frame, waits for the server's reply
 	// (the proof that the command ran), then closes the client connection
 	// without sending that reply. Replies to earlier frames are delivered
-	// first; later frames are never forwarded.
+	// first; the proxy reads nothing after the frame, so later frames are
+	// neither received nor forwarded.
 	DropAfterForward = Action{kind: actDropAfter}
 	// Hold forwards the frame and keeps its reply, and therefore every
 	// later reply on that connection, until [RuleHandle.Release].
@@ -226,8 +228,9 @@ func (h *RuleHandle) Applied() int { return int(h.applied.Load()) }
 func (h *RuleHandle) Forwarded() int { return int(h.forwarded.Load()) }
 
 // Received returns a channel that is closed when the rule first applies to
-// a frame: the frame has arrived at the proxy and its action is about to
-// take effect.
+// a frame: the frame has arrived at the proxy, every earlier frame of its
+// connection has been written to the backend, and the frame's action is
+// about to take effect.
 func (h *RuleHandle) Received() <-chan struct{} { return h.received }
 
 // Release lets every reply held by a [Hold] rule continue, and every later
