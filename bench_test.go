@@ -1,0 +1,148 @@
+package respire
+
+import (
+	"context"
+	"runtime/debug"
+	"testing"
+)
+
+// policyModes are the retry configurations the healthy path is measured
+// under: no policy, a disabled policy and the default enabled policy.
+var policyModes = []struct {
+	name   string
+	policy func() *RetryPolicy
+}{
+	{"PolicyNil", func() *RetryPolicy { return nil }},
+	{"PolicyDisabled", func() *RetryPolicy { return &RetryPolicy{MaxAttempts: 1} }},
+	{"PolicyEnabled", func() *RetryPolicy { return &RetryPolicy{} }},
+}
+
+const benchValue = "0123456789012345678901234567890123456789012345678901234567890123" // 64 bytes
+
+// benchClient returns a client of the standalone server with the given
+// policy and a key holding benchValue.
+func benchClient(b *testing.B, policy *RetryPolicy) (*Client, string) {
+	b.Helper()
+	c := newClient(b, Options{RetryPolicy: policy})
+	k := key(b)
+	if err := c.Set(context.Background(), k, benchValue); err != nil {
+		b.Fatal(err)
+	}
+	return c, k
+}
+
+func BenchmarkGetBytes(b *testing.B) {
+	for _, m := range policyModes {
+		b.Run(m.name+"/Serial", func(b *testing.B) {
+			c, k := benchClient(b, m.policy())
+			ctx, buf := context.Background(), make([]byte, 0, 128)
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if buf, err = c.GetBytes(ctx, k, buf[:0]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(m.name+"/Parallel", func(b *testing.B) {
+			c, k := benchClient(b, m.policy())
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				buf := make([]byte, 0, 128)
+				for pb.Next() {
+					var err error
+					if buf, err = c.GetBytes(ctx, k, buf[:0]); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+func BenchmarkSet(b *testing.B) {
+	for _, m := range policyModes {
+		b.Run(m.name+"/Serial", func(b *testing.B) {
+			c, k := benchClient(b, m.policy())
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.Set(ctx, k, benchValue); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(m.name+"/Parallel", func(b *testing.B) {
+			c, k := benchClient(b, m.policy())
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := c.Set(ctx, k, benchValue); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestHealthyPathAllocations checks the 0 allocs/op target of GetBytes
+// (into a reused buffer) and Set on a warmed client against the real
+// server, under every retry configuration.
+func TestHealthyPathAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	for _, m := range policyModes {
+		t.Run(m.name, func(t *testing.T) {
+			c := newClient(t, Options{RetryPolicy: m.policy()})
+			ctx, k := context.Background(), key(t)
+			buf := make([]byte, 0, 128)
+			ops := []struct {
+				name string
+				op   func()
+			}{
+				{"Set", func() {
+					if err := c.Set(ctx, k, benchValue); err != nil {
+						t.Fatal(err)
+					}
+				}},
+				{"GetBytes", func() {
+					var err error
+					if buf, err = c.GetBytes(ctx, k, buf[:0]); err != nil || len(buf) != len(benchValue) {
+						t.Fatalf("GetBytes = %d bytes, %v", len(buf), err)
+					}
+				}},
+			}
+			for _, o := range ops {
+				for range 100 { // warm the frame pool and buffers
+					o.op()
+				}
+				if got := testing.AllocsPerRun(1000, o.op); got != 0 {
+					t.Errorf("%s: %v allocs/op; want 0", o.name, got)
+				}
+			}
+		})
+	}
+}
+
+// raceEnabled reports whether the test binary was built with -race, which
+// makes sync.Pool drop items at random (and so allocate).
+var raceEnabled = func() bool {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range info.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}()
