@@ -12,7 +12,7 @@
 // next call to one of its Read methods. Call [Value.Clone] to keep a value.
 // The reader bounds what a peer can make it hold: bulk lengths above
 // [Reader.MaxBulk] and nesting deeper than [Reader.MaxDepth] are
-// [ErrProtocol] errors, and aggregate headers never allocate more than the
-// bytes that actually arrive justify. Malformed input returns an error that
-// wraps [ErrProtocol]; it never panics.
+// [ErrProtocol] errors, and neither bulk nor aggregate headers make it
+// allocate more than the bytes that actually arrive justify. Malformed input
+// returns an error that wraps [ErrProtocol]; it never panics.
 package resp

@@ -22,7 +22,8 @@ const (
 const (
 	initialBufSize  = 32 << 10
 	retainBufSize   = 1 << 20
-	reserveLimit    = 4096
+	eagerAggregate  = 64 // aggregates up to this length reserve slots up front
+	minValueLen     = 3  // the shortest encoded value, "_\r\n"
 	retainArenaSize = 1 << 16
 	maxAggregateLen = 1 << 40
 	maxEmptyReads   = 100
@@ -33,7 +34,9 @@ const (
 // the reader keeps returning it.
 var ErrProtocol = errors.New("resp: protocol error")
 
-// Limit errors, each also matching [ErrProtocol] with errors.Is.
+// Limit errors, each also matching [ErrProtocol] with errors.Is. A line
+// (header or simple value, without its CRLF) may be at most [MaxLine]
+// bytes long.
 var (
 	ErrBulkTooLarge = &ProtocolError{Reason: "bulk length exceeds the reader's limit"}
 	ErrTooDeep      = &ProtocolError{Reason: "aggregates nested deeper than the reader's limit"}
@@ -81,7 +84,8 @@ type Reader struct {
 	spareSeq uint64 // value sequence in which spare was last borrowed
 	seq      uint64
 	arena    []Value
-	used     int
+	used     int   // arena slots used since the arena was made
+	reserved int64 // element slots reserved by the current top-level value
 	err      error
 }
 
@@ -91,7 +95,7 @@ func NewReader(rd io.Reader) *Reader { return &Reader{rd: rd} }
 // Reset discards all state and makes the reader read from rd, keeping its
 // buffers and limits.
 func (r *Reader) Reset(rd io.Reader) {
-	r.rd, r.r, r.w, r.mark, r.in, r.used, r.err = rd, 0, 0, 0, false, 0, nil
+	r.rd, r.r, r.w, r.mark, r.in, r.used, r.reserved, r.err = rd, 0, 0, 0, false, 0, 0, nil
 }
 
 // Buffered returns how many bytes are buffered and not yet decoded.
@@ -114,7 +118,7 @@ func (r *Reader) ReadValueRaw() (Value, []byte, error) {
 	v, err := r.readValue(0)
 	r.in = false
 	if err != nil {
-		if err == io.EOF && r.r != r.mark {
+		if err == io.EOF && r.w != r.mark {
 			err = io.ErrUnexpectedEOF
 		}
 		r.err = err
@@ -124,52 +128,84 @@ func (r *Reader) ReadValueRaw() (Value, []byte, error) {
 }
 
 // ReadCommand decodes the next client command, an array of bulk strings or
-// an inline command line, appending its arguments to args. The arguments
-// and raw (the command's bytes as received) borrow the reader's memory.
-// A command of another shape is a protocol error.
+// an inline command line (arguments separated by spaces or tabs, no
+// quoting), appending its arguments to args. Blank inline lines are
+// skipped, as Redis does. The arguments and raw (the command's bytes as
+// received) borrow the reader's memory. A command of another shape is a
+// protocol error; on error args is returned unchanged.
 func (r *Reader) ReadCommand(args [][]byte) (out [][]byte, raw []byte, err error) {
-	if r.err != nil {
-		return args, nil, r.err
-	}
-	r.begin()
-	if err := r.ensure(1); err != nil {
-		r.in = false
-		r.err = err
-		return args, nil, err
-	}
-	if r.buf[r.r] == '*' {
-		r.in = false
-		v, raw, err := r.ReadValueRaw()
-		if err != nil {
-			return args, nil, err
-		}
-		if v.Type != Array || len(v.Elems) == 0 {
-			r.err = protocolError("command is not a non-empty array")
+	for {
+		if r.err != nil {
 			return args, nil, r.err
 		}
-		for _, e := range v.Elems {
-			if e.Type != BulkString {
-				r.err = protocolError("command argument is not a bulk string")
-				return args, nil, r.err
+		r.begin()
+		if err := r.ensure(1); err != nil {
+			r.in = false
+			r.err = err
+			return args, nil, err
+		}
+		if r.buf[r.r] == '*' {
+			r.in = false
+			return r.readArrayCommand(args)
+		}
+		line, err := r.readLine()
+		r.in = false
+		if err != nil {
+			if err == io.EOF && r.w != r.mark {
+				err = io.ErrUnexpectedEOF
 			}
-			args = append(args, e.Str)
+			r.err = err
+			return args, nil, err
 		}
-		return args, raw, nil
+		n := len(args)
+		args = appendFields(args, line)
+		if len(args) > n {
+			r.borrowed = true
+			return args, r.buf[r.mark:r.r], nil
+		}
+		// Redis ignores blank inline lines; so do we.
 	}
-	line, err := r.readLine()
-	r.in = false
+}
+
+func (r *Reader) readArrayCommand(args [][]byte) ([][]byte, []byte, error) {
+	v, raw, err := r.ReadValueRaw()
 	if err != nil {
-		if err == io.EOF && r.r != r.mark {
-			err = io.ErrUnexpectedEOF
-		}
-		r.err = err
 		return args, nil, err
 	}
-	r.borrowed = true
-	for _, f := range bytes.Fields(line) {
-		args = append(args, f)
+	if v.Type != Array || len(v.Elems) == 0 {
+		r.err = protocolError("command is not a non-empty array")
+		return args, nil, r.err
 	}
-	return args, r.buf[r.mark:r.r], nil
+	for _, e := range v.Elems {
+		if e.Type != BulkString {
+			r.err = protocolError("command argument is not a bulk string")
+			return args, nil, r.err
+		}
+	}
+	for _, e := range v.Elems {
+		args = append(args, e.Str)
+	}
+	return args, raw, nil
+}
+
+// appendFields appends the space- or tab-separated fields of an inline
+// command line to args.
+func appendFields(args [][]byte, line []byte) [][]byte {
+	start := -1
+	for i, c := range line {
+		if c == ' ' || c == '\t' {
+			if start >= 0 {
+				args = append(args, line[start:i:i])
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		args = append(args, line[start:len(line):len(line)])
+	}
+	return args
 }
 
 // begin starts a top-level value: earlier borrowed memory may be reused.
@@ -187,6 +223,7 @@ func (r *Reader) begin() {
 	}
 	r.seq++
 	r.used = 0
+	r.reserved = 0
 	r.mark = r.r
 	r.in = true
 	r.borrowed = false
@@ -196,6 +233,19 @@ func (r *Reader) begin() {
 func (r *Reader) ensure(n int) error {
 	for r.w-r.r < n {
 		if err := r.fill(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensureBulk is [Reader.ensure] for a payload whose announced length is not
+// trusted: the buffer grows with what arrives, at most doubling each time,
+// so a peer announcing a large bulk and sending little gets little memory.
+func (r *Reader) ensureBulk(n int) error {
+	for r.w-r.r < n {
+		want := min(n, max(2*(r.w-r.r), initialBufSize))
+		if err := r.fill(want); err != nil {
 			return err
 		}
 	}
@@ -261,11 +311,17 @@ func (r *Reader) readLine() ([]byte, error) {
 				return nil, protocolError("line not terminated by CRLF")
 			}
 			line := r.buf[r.r : end-1]
+			if len(line) > MaxLine {
+				return nil, ErrLineTooLong
+			}
+			if bytes.IndexByte(line, '\r') >= 0 {
+				return nil, protocolError("CR inside a line")
+			}
 			r.r = end + 1
 			return line, nil
 		}
 		scanned = r.w - r.r
-		if scanned > MaxLine {
+		if scanned > MaxLine+1 { // a full line and its CR may be waiting for LF
 			return nil, ErrLineTooLong
 		}
 		if err := r.fill(scanned + 1); err != nil {
@@ -308,6 +364,9 @@ func (r *Reader) readValue(depth int) (Value, error) {
 		r.borrowed = true
 		return Value{Type: t, Str: rest}, nil
 	case Integer:
+		if len(rest) > 1 && rest[0] == '+' && rest[1] >= '0' && rest[1] <= '9' {
+			rest = rest[1:] // the spec allows an explicit plus sign
+		}
 		n, ok := parseInt(rest)
 		if !ok {
 			return Value{}, protocolError("invalid integer")
@@ -352,11 +411,11 @@ func (r *Reader) readBulk(t Type, rest []byte) (Value, error) {
 	if n < 0 {
 		return Value{}, protocolError("negative bulk length")
 	}
-	if n > r.maxBulk() {
+	if n > r.maxBulk() || n > math.MaxInt-2 {
 		return Value{}, limitError(ErrBulkTooLarge, strconv.FormatInt(n, 10)+" bytes")
 	}
 	size := int(n)
-	if err := r.ensure(size + 2); err != nil {
+	if err := r.ensureBulk(size + 2); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
@@ -392,8 +451,12 @@ func (r *Reader) readAggregate(t Type, rest []byte, depth int) (Value, error) {
 	if t == Map || t == Attribute {
 		count *= 2
 	}
+	// Announced lengths are not trusted: slots are reserved up front only
+	// for short aggregates, or when the bytes already buffered for this
+	// value could hold every element reserved so far.
 	var elems []Value
-	if count <= reserveLimit {
+	if count <= eagerAggregate || r.reserved+count <= int64(r.w-r.mark)/minValueLen {
+		r.reserved += count
 		elems = r.alloc(int(count))
 		for i := range elems {
 			e, err := r.readElem(depth + 1)
@@ -403,8 +466,7 @@ func (r *Reader) readAggregate(t Type, rest []byte, depth int) (Value, error) {
 			elems[i] = e
 		}
 	} else {
-		// Announced lengths are not trusted: grow with what arrives.
-		elems = make([]Value, 0, reserveLimit)
+		elems = make([]Value, 0, eagerAggregate)
 		for i := int64(0); i < count; i++ {
 			e, err := r.readElem(depth + 1)
 			if err != nil {
@@ -417,7 +479,15 @@ func (r *Reader) readAggregate(t Type, rest []byte, depth int) (Value, error) {
 	if t != Attribute {
 		return v, nil
 	}
-	// An attribute describes the value that follows it.
+	// An attribute describes the value that follows it. A value holds one
+	// attribute map, and a chain of attributes would recurse without
+	// bound, so an attribute may not follow an attribute.
+	if err := r.ensure(1); err != nil {
+		return Value{}, err
+	}
+	if r.buf[r.r] == byte(Attribute) {
+		return Value{}, protocolError("attribute followed by another attribute")
+	}
 	next, err := r.readValue(depth)
 	if err != nil {
 		return Value{}, err
@@ -466,6 +536,10 @@ func parseInt(b []byte) (int64, bool) {
 	var n uint64
 	for _, c := range b {
 		if c < '0' || c > '9' {
+			return 0, false
+		}
+		// Check before multiplying: n*10 can wrap around uint64.
+		if n > (math.MaxInt64+1)/10 {
 			return 0, false
 		}
 		n = n*10 + uint64(c-'0')

@@ -112,16 +112,22 @@ func (v Value) Len() int {
 
 // Text returns the textual payload of a string-like value as a string
 // (allocating): simple and bulk strings, errors, big numbers and doubles as
-// sent, verbatim strings without their format prefix, integers in decimal,
-// booleans as "1" or "0". Other types return "".
+// sent (a double without text is formatted from Float), verbatim strings
+// without their format prefix, integers in decimal, booleans as "1" or "0".
+// Other types return "".
 func (v Value) Text() string { return string(v.TextBytes()) }
 
 // TextBytes is [Value.Text] without the copy for string-like values; the
-// result borrows v's memory. Integers and booleans are formatted into a new
-// slice.
+// result borrows v's memory. Integers, booleans and doubles without text
+// are formatted into a new slice.
 func (v Value) TextBytes() []byte {
 	switch v.Type {
-	case SimpleString, SimpleError, BulkString, BulkError, BigNumber, Double:
+	case SimpleString, SimpleError, BulkString, BulkError, BigNumber:
+		return v.Str
+	case Double:
+		if len(v.Str) == 0 {
+			return appendFloat(nil, v.Float)
+		}
 		return v.Str
 	case Verbatim:
 		if len(v.Str) >= 4 && v.Str[3] == ':' {
@@ -189,12 +195,17 @@ func (c *cloner) clone(v Value) Value {
 }
 
 // Equal reports whether v and w have the same type and content, ignoring
-// attributes. Doubles compare by value, with NaN equal to NaN.
+// attributes. Doubles compare by value, with NaN equal to NaN, whatever
+// their text (",1.50" equals ",1.5").
 func (v Value) Equal(w Value) bool {
-	if v.Type != w.Type || v.Int != w.Int || string(v.Str) != string(w.Str) || len(v.Elems) != len(w.Elems) {
+	if v.Type != w.Type || v.Int != w.Int || len(v.Elems) != len(w.Elems) {
 		return false
 	}
-	if v.Float != w.Float && !(math.IsNaN(v.Float) && math.IsNaN(w.Float)) {
+	if v.Type == Double {
+		if v.Float != w.Float && !(math.IsNaN(v.Float) && math.IsNaN(w.Float)) {
+			return false
+		}
+	} else if string(v.Str) != string(w.Str) || v.Float != w.Float && !(math.IsNaN(v.Float) && math.IsNaN(w.Float)) {
 		return false
 	}
 	for i := range v.Elems {

@@ -131,12 +131,14 @@ func AppendVerbatim(b []byte, format, text string) []byte {
 // flattened), booleans integers, doubles, big numbers and verbatim strings
 // bulk strings, bulk errors simple errors, and null a null bulk string;
 // attributes are dropped.
+//
+// AppendValue keeps the stream well formed whatever v holds: a map or
+// attribute with an odd number of elements gets a null as its last value,
+// a verbatim string without a format prefix gets "txt:", and a value of an
+// unknown type is written as a null.
 func AppendValue(b []byte, v Value, proto int) []byte {
 	if proto != 2 && v.Attrs != nil && v.Attrs.Type == Attribute {
-		b = appendHeader(b, '|', int64(len(v.Attrs.Elems)/2))
-		for _, e := range v.Attrs.Elems {
-			b = AppendValue(b, e, proto)
-		}
+		b = appendPairs(b, '|', v.Attrs.Elems, proto)
 	}
 	switch v.Type {
 	case SimpleString:
@@ -180,18 +182,30 @@ func AppendValue(b []byte, v Value, proto int) []byte {
 		if proto == 2 {
 			return AppendBulk(b, v.TextBytes())
 		}
+		if len(v.Str) < 4 || v.Str[3] != ':' {
+			return AppendVerbatim(b, "txt", unsafeString(v.Str))
+		}
 		b = appendHeader(b, '=', int64(len(v.Str)))
 		b = append(b, v.Str...)
 		return append(b, '\r', '\n')
-	case Array, Set, Push, Map, Attribute:
-		t, n := v.Type, int64(len(v.Elems))
-		if t == Map || t == Attribute {
-			n /= 2
-		}
+	case Map, Attribute:
 		if proto == 2 {
-			t, n = Array, int64(len(v.Elems))
+			b = appendHeader(b, '*', int64(len(v.Elems)+len(v.Elems)%2))
+			for _, e := range v.Elems {
+				b = AppendValue(b, e, proto)
+			}
+			if len(v.Elems)%2 != 0 {
+				b = AppendNullBulk(b)
+			}
+			return b
 		}
-		b = appendHeader(b, byte(t), n)
+		return appendPairs(b, byte(v.Type), v.Elems, proto)
+	case Array, Set, Push:
+		t := byte(v.Type)
+		if proto == 2 {
+			t = '*'
+		}
+		b = appendHeader(b, t, int64(len(v.Elems)))
 		for _, e := range v.Elems {
 			b = AppendValue(b, e, proto)
 		}
@@ -203,6 +217,19 @@ func AppendValue(b []byte, v Value, proto int) []byte {
 		return AppendNullBulk(b)
 	}
 	return AppendNull(b)
+}
+
+// appendPairs appends a map or attribute of alternating keys and values,
+// completing an odd last pair with a null.
+func appendPairs(b []byte, t byte, elems []Value, proto int) []byte {
+	b = appendHeader(b, t, int64((len(elems)+1)/2))
+	for _, e := range elems {
+		b = AppendValue(b, e, proto)
+	}
+	if len(elems)%2 != 0 {
+		b = AppendNull(b)
+	}
+	return b
 }
 
 func appendHeader(b []byte, t byte, n int64) []byte {
