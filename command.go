@@ -70,7 +70,14 @@ func (c *Client) Do(ctx context.Context, cmd Command, args ...string) (Reply, er
 // (or audited) category, unless its dispatch kind is never resent.
 // Dispatch facts may deny a retry; they never grant one.
 func rawCategory(cmd Command, args []string) RetryCategory {
-	d, known := catalog.Lookup(cmd.Name, cmd.Subcommand)
+	sub := cmd.Subcommand
+	if sub == "" && len(args) > 0 {
+		// NewCommand("CLIENT") with args "SETNAME", "x": the subcommand
+		// travels as the first argument, and it decides the dispatch kind.
+		// Lookup ignores it for commands without subcommands.
+		sub = args[0]
+	}
+	d, known := catalog.Lookup(cmd.Name, sub)
 	if !known {
 		return cmd.Category
 	}
