@@ -123,7 +123,7 @@ func newRealEnv(ctx context.Context, opts respire.Options) (*demoEnv, error) {
 	}
 	opts.Endpoints = []string{p.Addr()}
 	return &demoEnv{
-		desc:   "redis at " + addr + " behind a respiretest fault proxy at " + p.Addr() + "; EXECUTED is the delta of INFO commandstats calls",
+		desc:   "the server at " + addr + " behind a respiretest fault proxy; EXECUTED is the delta of its INFO commandstats calls",
 		proxy:  p,
 		opts:   opts,
 		direct: dc,
@@ -183,7 +183,7 @@ type outcome struct {
 type scenario struct {
 	id       string
 	command  string // command name, for the server's counts and the proxy's rules
-	args     string // rendered arguments after the key
+	display  string // the command as shown, with "key" for the key
 	category respire.RetryCategory
 	policy   respire.RetryPolicy
 	policyS  string
@@ -242,7 +242,7 @@ func wantValue(want string) func(outcome, string) string {
 func scenarios() []scenario {
 	return []scenario{
 		{
-			id: "a", command: "GET", category: respire.ReadOnly,
+			id: "a", command: "GET", display: "GET key", category: respire.ReadOnly,
 			policy: respire.RetryPolicy{}, policyS: "default",
 			fault: respiretest.DropAfterForward, faultS: "reply lost",
 			setup: setValue("hello"),
@@ -250,11 +250,11 @@ func scenarios() []scenario {
 			check: wantValue(`"hello"`),
 			sends: 2, executed: 2, retries: map[string]int64{"attempted": 1, "succeeded": 1},
 			note: func(string) string {
-				return "GET ran, its reply was lost; a read is within the default maximum read_only, so it was resent"
+				return "GET ran but its reply was lost; read_only is within the default maximum: resent"
 			},
 		},
 		{
-			id: "b", command: "INCR", category: respire.WriteAccumulating,
+			id: "b", command: "INCR", display: "INCR key", category: respire.WriteAccumulating,
 			policy: respire.RetryPolicy{}, policyS: "default",
 			fault: respiretest.DropAfterForward, faultS: "reply lost",
 			setup:   setValue("10"),
@@ -281,11 +281,11 @@ func scenarios() []scenario {
 			},
 			sends: 1, executed: 1, retries: map[string]int64{},
 			note: func(state string) string {
-				return "not resent: write_accumulating is above the default maximum read_only; the INCR did run (value 10 -> " + state + ")"
+				return "not resent: write_accumulating is above the default maximum read_only; the INCR did run: 10 -> " + state
 			},
 		},
 		{
-			id: "c", command: "INCR", category: respire.WriteAccumulating,
+			id: "c", command: "INCR", display: "INCR key", category: respire.WriteAccumulating,
 			policy:  respire.RetryPolicy{MaxCommandRetryCategory: respire.WriteAccumulating},
 			policyS: "max write_accumulating",
 			fault:   respiretest.DropAfterForward, faultS: "reply lost",
@@ -303,11 +303,11 @@ func scenarios() []scenario {
 			},
 			sends: 2, executed: 2, retries: map[string]int64{"attempted": 1, "succeeded": 1},
 			note: func(state string) string {
-				return "the caller accepted duplicates: resent, the server ran INCR twice (value 10 -> " + state + ")"
+				return "the caller accepted duplicates: resent, the INCR ran twice: 10 -> " + state
 			},
 		},
 		{
-			id: "d", command: "SET", args: " first NX", category: respire.WriteChecked,
+			id: "d", command: "SET", display: "SET key first NX", category: respire.WriteChecked,
 			policy:  respire.RetryPolicy{MaxCommandRetryCategory: respire.WriteChecked},
 			policyS: "max write_checked",
 			fault:   respiretest.DropAfterForward, faultS: "reply lost",
@@ -330,11 +330,11 @@ func scenarios() []scenario {
 			},
 			sends: 2, executed: 2, retries: map[string]int64{"attempted": 1, "succeeded": 1},
 			note: func(state string) string {
-				return "the first SET NX wrote the key (now " + state + "), its reply was lost; the resend re-checked NX, found the key and reported \"not set\""
+				return "the first SET NX wrote the key (now " + state + ") but its reply was lost; the resend re-checked NX and reported \"not set\""
 			},
 		},
 		{
-			id: "e", command: "GET", category: respire.ReadOnly,
+			id: "e", command: "GET", display: "GET key", category: respire.ReadOnly,
 			policy: respire.RetryPolicy{MaxAttempts: 5}, policyS: "default, MaxAttempts 5",
 			fault: respiretest.Inject(respiretest.ErrLoading), times: 3, faultS: "LOADING x3",
 			setup: setValue("hello"),
@@ -342,11 +342,11 @@ func scenarios() []scenario {
 			check: wantValue(`"hello"`),
 			sends: 4, executed: 1, retries: map[string]int64{"attempted": 3, "succeeded": 1},
 			note: func(string) string {
-				return "the proxy answered LOADING three times; backoff (ceilings 10, 20, 40 ms) absorbed the burst"
+				return "the proxy answered LOADING 3 times, backoff (ceilings 10, 20, 40 ms) absorbed the burst; GET ran once"
 			},
 		},
 		{
-			id: "f", command: "GET", category: respire.ReadOnly,
+			id: "f", command: "GET", display: "GET key", category: respire.ReadOnly,
 			policy: respire.RetryPolicy{}, policyS: "default",
 			fault: respiretest.Inject(respiretest.ErrBusy), faultS: "BUSY",
 			setup: setValue("hello"),
@@ -366,7 +366,7 @@ func scenarios() []scenario {
 			},
 			sends: 1, executed: 0, retries: map[string]int64{},
 			note: func(string) string {
-				return "BUSY is not a selectable failure: returned at once, whatever the policy"
+				return "BUSY is not a selectable failure: never resent"
 			},
 		},
 	}
@@ -390,6 +390,10 @@ type row struct {
 // table to w. It reports whether every scenario behaved as specified; an
 // error means the demo could not run.
 func runDemo(ctx context.Context, w io.Writer, f connFlags, getenv func(string) string) (bool, error) {
+	return runScenarios(ctx, w, f, getenv, scenarios())
+}
+
+func runScenarios(ctx context.Context, w io.Writer, f connFlags, getenv func(string) string, scs []scenario) (bool, error) {
 	opts, err := f.options(getenv)
 	if err != nil {
 		return false, usageError{err}
@@ -405,11 +409,11 @@ func runDemo(ctx context.Context, w io.Writer, f connFlags, getenv func(string) 
 	}
 	defer env.close()
 
-	fmt.Fprintf(w, "respire demo: %s\n\n", env.desc)
+	fmt.Fprintf(w, "respire demo: %s\n", env.desc)
+	fmt.Fprintf(w, "each scenario's key is %s<ID>, seeded before the call and deleted after it\n\n", keyPrefix)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tCOMMAND\tCATEGORY\tPOLICY\tFAULT\tRESULT\tSENDS\tEXECUTED\tRETRIES\tTIME\tCHECK\tNOTE")
 	passed := true
-	scs := scenarios()
 	for i := range scs {
 		sc := &scs[i]
 		r, err := env.run(ctx, sc)
@@ -422,8 +426,8 @@ func runDemo(ctx context.Context, w io.Writer, f connFlags, getenv func(string) 
 			passed = false
 			check = "FAIL: " + strings.Join(r.problems, "; ")
 		}
-		fmt.Fprintf(tw, "%s\t%s %s%s%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n",
-			sc.id, sc.command, keyPrefix, sc.id, sc.args, sc.category, sc.policyS, sc.faultS,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n",
+			sc.id, sc.display, sc.category, sc.policyS, sc.faultS,
 			r.result, r.sends, r.executed, formatRetries(r.retries), formatElapsed(r.elapsed),
 			check, sc.note(r.state))
 	}
@@ -493,7 +497,7 @@ func (e *demoEnv) run(ctx context.Context, sc *scenario) (row, error) {
 	}
 	r := row{sc: sc, sends: int64(sends.Applied()), executed: after - before, elapsed: elapsed}
 	if o.err != nil {
-		r.result = "error: " + o.err.Error()
+		r.result = o.err.Error()
 	} else {
 		r.result = o.value
 	}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/respire-go/respire/internal/testenv"
+)
+
+func TestPing(t *testing.T) {
+	addr := testenv.Standalone(t)
+	for _, proto := range []string{"2", "3"} {
+		t.Run("RESP"+proto, func(t *testing.T) {
+			code, out, errs := runCLI(t, nil, "ping", "--addr", addr, "--resp", proto)
+			if code != exitOK || errs != "" {
+				t.Fatalf("exit code = %d, stderr = %q; want 0 and nothing", code, errs)
+			}
+			if !regexp.MustCompile(`^PONG \(round trip [0-9.]+(ns|µs|ms|s)\)\n$`).MatchString(out) {
+				t.Errorf("stdout = %q, want PONG and the round-trip time", out)
+			}
+		})
+	}
+}
+
+func TestPingUnreachable(t *testing.T) {
+	// Port 1 on loopback: nothing listens there.
+	code, out, errs := runCLI(t, nil, "ping", "--addr", "127.0.0.1:1", "--timeout", "1s")
+	if code != exitFail || out != "" {
+		t.Errorf("exit code = %d, stdout = %q; want 1 and nothing", code, out)
+	}
+	if !strings.Contains(errs, "connection lost") {
+		t.Errorf("stderr = %q, want a connection error", errs)
+	}
+}
+
+func TestDo(t *testing.T) {
+	addr := testenv.Standalone(t)
+	for _, proto := range []string{"2", "3"} {
+		t.Run("RESP"+proto, func(t *testing.T) {
+			k := "respire:cmdtest:" + t.Name() + ":"
+			do := func(args ...string) (int, string, string) {
+				t.Helper()
+				return runCLI(t, nil, append([]string{"do", "--addr", addr, "--resp", proto}, args...)...)
+			}
+			cleanup := func() { do("DEL", k+"s", k+"n", k+"l", k+"h", k+"missing") }
+			cleanup()
+			t.Cleanup(cleanup)
+
+			hash := "1) \"f\"\n2) \"v\"\n"
+			if proto == "3" {
+				hash = "1# \"f\" => \"v\"\n"
+			}
+			tests := []struct {
+				args []string
+				want string
+			}{
+				{[]string{"SET", k + "s", "hello world"}, "OK\n"},
+				{[]string{"get", k + "s"}, "\"hello world\"\n"}, // the name is case-insensitive
+				{[]string{"GET", k + "missing"}, "(nil)\n"},
+				{[]string{"INCR", k + "n"}, "(integer) 1\n"},
+				{[]string{"RPUSH", k + "l", "a", "b"}, "(integer) 2\n"},
+				{[]string{"LRANGE", k + "l", "0", "-1"}, "1) \"a\"\n2) \"b\"\n"},
+				{[]string{"LRANGE", k + "missing", "0", "-1"}, "(empty array)\n"},
+				{[]string{"HSET", k + "h", "f", "v"}, "(integer) 1\n"},
+				{[]string{"HGETALL", k + "h"}, hash},
+				{[]string{"CONFIG GET", "maxmemory-policy"}, map[string]string{"2": "1) \"maxmemory-policy\"\n2) \"noeviction\"\n", "3": "1# \"maxmemory-policy\" => \"noeviction\"\n"}[proto]},
+				{[]string{"CONFIG", "GET", "maxmemory-policy"}, map[string]string{"2": "1) \"maxmemory-policy\"\n2) \"noeviction\"\n", "3": "1# \"maxmemory-policy\" => \"noeviction\"\n"}[proto]},
+			}
+			for _, tt := range tests {
+				code, out, errs := do(tt.args...)
+				if code != exitOK || errs != "" {
+					t.Errorf("do %q: exit code = %d, stderr = %q; want 0 and nothing", tt.args, code, errs)
+				}
+				if out != tt.want {
+					t.Errorf("do %q: stdout = %q, want %q", tt.args, out, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestDoErrorReply(t *testing.T) {
+	addr := testenv.Standalone(t)
+	k := "respire:cmdtest:" + t.Name()
+	runCLI(t, nil, "do", "--addr", addr, "SET", k, "text")
+	t.Cleanup(func() { runCLI(t, nil, "do", "--addr", addr, "DEL", k) })
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"INCR", k}, "(error) ERR value is not an integer or out of range\n"},
+		{[]string{"NOSUCHCOMMAND", "x"}, "(error) ERR unknown command 'NOSUCHCOMMAND', with args beginning with: 'x' \n"},
+		{[]string{"GET"}, "(error) ERR wrong number of arguments for 'get' command\n"},
+	}
+	for _, tt := range tests {
+		code, out, errs := runCLI(t, nil, append([]string{"do", "--addr", addr}, tt.args...)...)
+		if code != exitFail || out != "" {
+			t.Errorf("do %q: exit code = %d, stdout = %q; want 1 and nothing", tt.args, code, out)
+		}
+		if errs != tt.want {
+			t.Errorf("do %q: stderr = %q, want %q", tt.args, errs, tt.want)
+		}
+	}
+}
+
+// TestPasswordNeverPrinted authenticates as a user that does not exist, so
+// the server rejects the password, with the password from the flag and
+// from RESPIRE_PASSWORD; neither output shows it.
+func TestPasswordNeverPrinted(t *testing.T) {
+	addr := testenv.Standalone(t)
+	const secret = "s3cret-9d2f"
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+	}{
+		{"flag", nil, []string{"ping", "--addr", addr, "--user", "respire-no-such-user", "--password", secret}},
+		{"environment", map[string]string{passwordEnv: secret}, []string{"ping", "--addr", addr, "--user", "respire-no-such-user"}},
+		{"do", map[string]string{passwordEnv: secret}, []string{"do", "--addr", addr, "--user", "respire-no-such-user", "ECHO", "x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, tt.env, tt.args...)
+			if code != exitFail {
+				t.Errorf("exit code = %d, want %d", code, exitFail)
+			}
+			if !strings.Contains(errs, "WRONGPASS") {
+				t.Errorf("stderr = %q, want WRONGPASS (the password was not sent?)", errs)
+			}
+			if strings.Contains(out+errs, secret) {
+				t.Errorf("the password was printed:\n%s%s", out, errs)
+			}
+		})
+	}
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/internal/testenv"
+	"github.com/respire-go/respire/respiretest"
+)
+
+// table is the demo's table parsed by column: rows[ID][COLUMN].
+type table map[string]map[string]string
+
+// parseTable finds the table in the demo's output and splits each row at
+// the column starts of the header (the table is aligned by tabwriter).
+func parseTable(t *testing.T, out string) table {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	hdr := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "ID  ") {
+			hdr = i
+			break
+		}
+	}
+	if hdr < 0 {
+		t.Fatalf("no table header in output:\n%s", out)
+	}
+	header := []rune(lines[hdr])
+	var names []string
+	var starts []int
+	for i := 0; i < len(header); i++ {
+		if header[i] != ' ' && (i == 0 || header[i-1] == ' ') {
+			starts = append(starts, i)
+			j := i
+			for j < len(header) && header[j] != ' ' {
+				j++
+			}
+			names = append(names, string(header[i:j]))
+		}
+	}
+	tab := table{}
+	for _, l := range lines[hdr+1:] {
+		if strings.TrimSpace(l) == "" {
+			break
+		}
+		r := []rune(l)
+		row := map[string]string{}
+		for c, name := range names {
+			end := len(r)
+			if c+1 < len(starts) {
+				end = min(starts[c+1], len(r))
+			}
+			if starts[c] < len(r) {
+				row[name] = strings.TrimSpace(string(r[starts[c]:end]))
+			}
+		}
+		tab[row["ID"]] = row
+	}
+	return tab
+}
+
+// demoWant is what the table must show for one scenario.
+type demoWant struct {
+	result   string // exact RESULT, or a prefix when it ends with "..."
+	sends    string
+	executed string
+	retries  string
+	note     string // substring of NOTE
+}
+
+var demoWants = map[string]demoWant{
+	"a": {result: `"hello"`, sends: "2", executed: "2", retries: "attempted=1 succeeded=1"},
+	"b": {result: "respire: INCR: connection lost; the command may have been executed...", sends: "1", executed: "1", retries: "-", note: `10 -> "11"`},
+	"c": {result: "12", sends: "2", executed: "2", retries: "attempted=1 succeeded=1", note: `10 -> "12"`},
+	"d": {result: "not set", sends: "2", executed: "2", retries: "attempted=1 succeeded=1", note: `wrote the key (now "first")`},
+	"e": {result: `"hello"`, sends: "4", executed: "1", retries: "attempted=3 succeeded=1"},
+	"f": {result: "respire: GET: BUSY Redis is busy running a script...", sends: "1", executed: "0", retries: "-"},
+}
+
+func checkDemoTable(t *testing.T, out string) {
+	t.Helper()
+	tab := parseTable(t, out)
+	if len(tab) != len(demoWants) {
+		t.Errorf("table has %d rows, want %d:\n%s", len(tab), len(demoWants), out)
+	}
+	for id, want := range demoWants {
+		row, ok := tab[id]
+		if !ok {
+			t.Errorf("no row %s", id)
+			continue
+		}
+		if p, ok := strings.CutSuffix(want.result, "..."); ok {
+			if !strings.HasPrefix(row["RESULT"], p) {
+				t.Errorf("%s: RESULT = %q, want prefix %q", id, row["RESULT"], p)
+			}
+		} else if row["RESULT"] != want.result {
+			t.Errorf("%s: RESULT = %q, want %q", id, row["RESULT"], want.result)
+		}
+		for _, c := range []struct{ col, want string }{
+			{"SENDS", want.sends}, {"EXECUTED", want.executed}, {"RETRIES", want.retries}, {"CHECK", "ok"},
+		} {
+			if got := row[c.col]; got != c.want {
+				t.Errorf("%s: %s = %q, want %q", id, c.col, got, c.want)
+			}
+		}
+		if !strings.Contains(row["NOTE"], want.note) {
+			t.Errorf("%s: NOTE = %q, want it to contain %q", id, row["NOTE"], want.note)
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+}
+
+func TestDemoEmbedded(t *testing.T) {
+	for _, proto := range []string{"2", "3"} {
+		t.Run("RESP"+proto, func(t *testing.T) {
+			code, out, errs := runCLI(t, nil, "demo", "--resp", proto)
+			if code != exitOK {
+				t.Fatalf("exit code = %d, want 0; stderr:\n%s\nstdout:\n%s", code, errs, out)
+			}
+			if errs != "" {
+				t.Errorf("stderr = %q, want empty", errs)
+			}
+			checkDemoTable(t, out)
+			if !strings.Contains(out, "all 6 scenarios behaved as specified") {
+				t.Errorf("no success line in output:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestDemoSelfCheckFails shows that the demo's check catches a scenario
+// that does not behave as specified: scenario c's specification is given
+// the default policy, under which the INCR is not resent.
+func TestDemoSelfCheckFails(t *testing.T) {
+	scs := scenarios()
+	var wrong []scenario
+	for _, sc := range scs {
+		if sc.id == "c" {
+			sc.policy.MaxCommandRetryCategory = 0 // default: read_only
+			wrong = append(wrong, sc)
+		}
+	}
+	var out bytes.Buffer
+	passed, err := runScenarios(context.Background(), &out, connFlags{timeout: 5 * time.Second}, nil, wrong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if passed {
+		t.Fatalf("passed = true, want false:\n%s", out.String())
+	}
+	row := parseTable(t, out.String())["c"]
+	for _, want := range []string{"FAIL:", "sends 1, want 2", "executed 1, want 2", "retries -, want attempted=1 succeeded=1"} {
+		if !strings.Contains(row["CHECK"], want) {
+			t.Errorf("CHECK = %q, want it to contain %q", row["CHECK"], want)
+		}
+	}
+	if !strings.Contains(out.String(), "SOME SCENARIOS DID NOT BEHAVE AS SPECIFIED") {
+		t.Errorf("no failure line in output:\n%s", out.String())
+	}
+}
+
+// TestDemoUnreachableServer: a demo that cannot reach its server fails
+// with exit code 1.
+func TestDemoUnreachableServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	code, _, errs := runCLI(t, nil, "demo", "--addr", addr, "--timeout", "2s")
+	if code != exitFail {
+		t.Errorf("exit code = %d, want %d; stderr:\n%s", code, exitFail, errs)
+	}
+	if !strings.Contains(errs, "respire demo:") {
+		t.Errorf("stderr = %q, want a demo error", errs)
+	}
+}
+
+func TestDemoRealServer(t *testing.T) {
+	addr := testenv.Standalone(t)
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		t.Skipf("the demo only runs against loopback addresses; %s is not one", addr)
+	}
+	for _, proto := range []string{"2", "3"} {
+		t.Run("RESP"+proto, func(t *testing.T) {
+			code, out, errs := runCLI(t, nil, "demo", "--addr", addr, "--resp", proto)
+			if code != exitOK {
+				t.Fatalf("exit code = %d, want 0; stderr:\n%s\nstdout:\n%s", code, errs, out)
+			}
+			checkDemoTable(t, out)
+		})
+	}
+}
+
+func TestParseCommandCalls(t *testing.T) {
+	info := "# Commandstats\r\n" +
+		"cmdstat_get:calls=12,usec=30,usec_per_call=2.50,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_incr:calls=3,usec=9,usec_per_call=3.00,rejected_calls=1,failed_calls=0\r\n"
+	tests := []struct {
+		command string
+		want    int64
+	}{
+		{"GET", 12}, {"incr", 3}, {"SET", 0}, {"GE", 0},
+	}
+	for _, tt := range tests {
+		got, err := parseCommandCalls(info, tt.command)
+		if err != nil || got != tt.want {
+			t.Errorf("parseCommandCalls(%q) = %d, %v; want %d, nil", tt.command, got, err, tt.want)
+		}
+	}
+	if _, err := parseCommandCalls("cmdstat_get:calls=x,usec=1\r\n", "GET"); err == nil {
+		t.Error("parseCommandCalls accepted calls=x")
+	}
+}
+
+// The kit's embedded server must not need a testing.TB for the demo.
+var _ func(...respiretest.Option) (*respiretest.Server, error) = respiretest.StartServer

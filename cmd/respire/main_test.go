@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// runCLI runs the command line args with env as the environment and
+// returns the exit code and what was written to stdout and stderr.
+func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &out, &errb, func(k string) string { return env[k] })
+	return code, out.String(), errb.String()
+}
+
+func TestUsage(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantOut  string // substring of stdout ("" : stdout must be empty)
+		wantErr  string // substring of stderr ("" : stderr must be empty)
+	}{
+		{name: "no arguments", args: nil, wantCode: exitUsage, wantErr: "Usage:"},
+		{name: "help", args: []string{"help"}, wantCode: exitOK, wantOut: "respire demo [flags]"},
+		{name: "--help", args: []string{"--help"}, wantCode: exitOK, wantOut: "Usage:"},
+		{name: "help of a command", args: []string{"help", "do"}, wantCode: exitOK, wantOut: "Usage: respire do [flags] COMMAND [ARG...]"},
+		{name: "help of an unknown command", args: []string{"help", "nope"}, wantCode: exitUsage, wantErr: `unknown command "nope"`},
+		{name: "unknown command", args: []string{"frobnicate"}, wantCode: exitUsage, wantErr: `respire: unknown command "frobnicate"`},
+		{name: "unknown flag", args: []string{"ping", "--nope"}, wantCode: exitUsage, wantErr: "flag provided but not defined: -nope"},
+		{name: "-h of a command", args: []string{"ping", "-h"}, wantCode: exitOK, wantErr: "Usage: respire ping [flags]"},
+		{name: "do without a command", args: []string{"do"}, wantCode: exitUsage, wantErr: "missing COMMAND"},
+		{name: "ping with arguments", args: []string{"ping", "extra"}, wantCode: exitUsage, wantErr: "unexpected arguments"},
+		{name: "demo with arguments", args: []string{"demo", "extra"}, wantCode: exitUsage, wantErr: "unexpected arguments"},
+		{name: "bad protocol", args: []string{"ping", "--resp", "4"}, wantCode: exitUsage, wantErr: "--resp must be 2 or 3"},
+		{name: "bad timeout", args: []string{"do", "--timeout", "0s", "PING"}, wantCode: exitUsage, wantErr: "--timeout must be positive"},
+		{name: "bad db", args: []string{"do", "--db", "-1", "PING"}, wantCode: exitUsage, wantErr: "--db must not be negative"},
+		{name: "bad address", args: []string{"ping", "--addr", "nohost"}, wantCode: exitUsage, wantErr: "invalid Options.Endpoints[0]"},
+		// The demo refuses a non-loopback server before contacting it
+		// (192.0.2.1 is TEST-NET-1).
+		{name: "demo off loopback", args: []string{"demo", "--addr", "192.0.2.1:6379"}, wantCode: exitUsage, wantErr: "only runs against a loopback address"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, nil, tt.args...)
+			if code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d; stderr:\n%s", code, tt.wantCode, errs)
+			}
+			if tt.wantOut == "" && out != "" {
+				t.Errorf("stdout = %q, want empty", out)
+			}
+			if !strings.Contains(out, tt.wantOut) {
+				t.Errorf("stdout = %q, want it to contain %q", out, tt.wantOut)
+			}
+			if tt.wantErr == "" && errs != "" {
+				t.Errorf("stderr = %q, want empty", errs)
+			}
+			if !strings.Contains(errs, tt.wantErr) {
+				t.Errorf("stderr = %q, want it to contain %q", errs, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestUsageNeverShowsPassword(t *testing.T) {
+	env := map[string]string{passwordEnv: "s3cret-from-env"}
+	for _, args := range [][]string{{"help", "ping"}, {"ping", "-h"}, {"ping", "--resp", "9"}} {
+		_, out, errs := runCLI(t, env, args...)
+		if strings.Contains(out+errs, "s3cret") {
+			t.Errorf("%q printed the password:\n%s%s", args, out, errs)
+		}
+	}
+}
