@@ -17,6 +17,10 @@ var policyModes = []struct {
 	{"PolicyEnabled", func() *RetryPolicy { return &RetryPolicy{} }},
 }
 
+// parallelism is the number of goroutines per GOMAXPROCS in the parallel
+// benchmarks: enough concurrent callers for the connection to pipeline.
+const parallelism = 32
+
 const benchValue = "0123456789012345678901234567890123456789012345678901234567890123" // 64 bytes
 
 // benchClient returns a client of the standalone server with the given
@@ -48,6 +52,7 @@ func BenchmarkGetBytes(b *testing.B) {
 			c, k := benchClient(b, m.policy())
 			ctx := context.Background()
 			b.ReportAllocs()
+			b.SetParallelism(parallelism)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				buf := make([]byte, 0, 128)
@@ -79,6 +84,7 @@ func BenchmarkSet(b *testing.B) {
 			c, k := benchClient(b, m.policy())
 			ctx := context.Background()
 			b.ReportAllocs()
+			b.SetParallelism(parallelism)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
