@@ -33,15 +33,24 @@ func (c *Client) doInt(ctx context.Context, f *wire.Frame, s *spec) (int64, erro
 	return n, nil
 }
 
-// doString returns a string reply; null is ErrNil.
+// doString returns a string reply; null is ErrNil. The reply is read
+// into the frame's own buffer, so the string is the only allocation.
 func (c *Client) doString(ctx context.Context, f *wire.Frame, s *spec) (string, error) {
-	f.Want = wire.WantValue
+	f.Want = wire.WantBytes
+	f.Bytes = f.Scratch[:0]
 	if err := c.exec(ctx, f, s); err != nil {
 		return "", err
 	}
-	v := f.Value
+	str, null, odd := string(f.Bytes), f.Null, f.Value
+	f.Scratch = f.Bytes[:0]
 	f.Release()
-	return Reply{v: v}.String()
+	switch {
+	case odd.Type != 0:
+		return "", unexpected("string", odd)
+	case null:
+		return "", ErrNil
+	}
+	return str, nil
 }
 
 // doBytes appends a string reply to dst; null is ErrNil with dst unchanged.

@@ -87,6 +87,10 @@ type Frame struct {
 	// Err is the connection failure that ended the frame, if any.
 	Err *ConnError
 
+	// Scratch is a buffer owned by the frame and kept across reuse (up to
+	// 64 KiB), for callers that want WantBytes without their own buffer.
+	Scratch []byte
+
 	state   atomic.Uint32
 	pending int // replies still expected (reader-owned)
 	seq     uint64
@@ -126,6 +130,9 @@ func (f *Frame) Release() { f.recycle() }
 func (f *Frame) recycle() {
 	if cap(f.Buf) > maxRetainedBuf {
 		f.Buf = nil
+	}
+	if cap(f.Scratch) > maxRetainedBuf {
+		f.Scratch = nil
 	}
 	f.Buf = f.Buf[:0]
 	f.Want, f.Replies = WantValue, 0
