@@ -3,6 +3,7 @@ package respire
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -508,7 +509,8 @@ func TestZAdd(t *testing.T) {
 		{name: "LT", opt: ZAddOptions{Compare: ZLess}, members: []Z{{5, "a"}, {0, "b"}}, wantArgs: []string{"LT"}, want: 0, wantScore: map[string]float64{"a": 1, "b": 0}},
 		{name: "CH", opt: ZAddOptions{Changed: true}, members: []Z{{5, "a"}, {2, "b"}, {9, "new"}}, wantArgs: []string{"CH"}, want: 2, wantScore: map[string]float64{"a": 5, "b": 2, "new": 9}},
 		{name: "XXGTCH", opt: ZAddOptions{Condition: SetIfExists, Compare: ZGreater, Changed: true}, members: []Z{{5, "a"}, {0, "b"}, {9, "new"}}, wantArgs: []string{"XX", "GT", "CH"}, want: 1, wantScore: map[string]float64{"a": 5, "b": 2}},
-		{name: "FractionalAndInfiniteScores", members: []Z{{0.25, "a"}, {-1e300, "b"}}, want: 0, wantScore: map[string]float64{"a": 0.25, "b": -1e300}},
+		{name: "FractionalAndInfiniteScores", members: []Z{{0.25, "a"}, {math.Inf(-1), "b"}, {math.Inf(1), "new"}}, want: 1, wantScore: map[string]float64{"a": 0.25, "b": math.Inf(-1), "new": math.Inf(1)}},
+		{name: "TinyAndHugeScores", members: []Z{{5e-324, "a"}, {-1.7976931348623157e308, "b"}}, want: 0, wantScore: map[string]float64{"a": 5e-324, "b": -1.7976931348623157e308}},
 	}
 	rec := newRecorder(t, "ZADD")
 	forEachProtocol(t, Options{Endpoints: []string{rec.proxy.Addr()}}, func(t *testing.T, c *Client) {
@@ -588,7 +590,7 @@ func TestZAddRejectsInvalidOptions(t *testing.T) {
 		{"NoMembers", ZAddOptions{}, nil},
 		{"NXWithGT", ZAddOptions{Condition: SetIfNotExists, Compare: ZGreater}, []Z{{1, "a"}}},
 		{"UndefinedCompare", ZAddOptions{Compare: 9}, []Z{{1, "a"}}},
-		{"NaNScore", ZAddOptions{}, []Z{{nan(), "a"}}},
+		{"NaNScore", ZAddOptions{}, []Z{{math.NaN(), "a"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -598,8 +600,6 @@ func TestZAddRejectsInvalidOptions(t *testing.T) {
 		})
 	}
 }
-
-func nan() float64 { var z float64; return z / z }
 
 func TestZRange(t *testing.T) {
 	forEachProtocol(t, Options{}, func(t *testing.T, c *Client) {

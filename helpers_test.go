@@ -10,27 +10,21 @@ package respire
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/internal/testenv"
 )
 
-// standaloneAddr returns the address of the real standalone server from
-// RESPIRE_STANDALONE_ADDR. When it is unset the test is skipped, or fails
-// when RESPIRE_REQUIRE_SERVERS=1.
+// standaloneAddr returns the address of the real standalone server
+// (testenv.Standalone: RESPIRE_STANDALONE_ADDR). When it is unset the test
+// is skipped, or fails when RESPIRE_REQUIRE_SERVERS=1.
 func standaloneAddr(t testing.TB) string {
 	t.Helper()
-	addr := os.Getenv("RESPIRE_STANDALONE_ADDR")
-	if addr == "" {
-		if os.Getenv("RESPIRE_REQUIRE_SERVERS") == "1" {
-			t.Fatal("RESPIRE_STANDALONE_ADDR is not set and RESPIRE_REQUIRE_SERVERS=1")
-		}
-		t.Skip("RESPIRE_STANDALONE_ADDR is not set")
-	}
-	return addr
+	return testenv.Standalone(t)
 }
 
 // newClient connects with opts and closes the client when the test ends.
