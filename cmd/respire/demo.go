@@ -21,6 +21,10 @@ import (
 	"github.com/respire-go/respire/respiretest"
 )
 
+// maxTries bounds how many times a scenario runs when other clients of a
+// real server disturb its INFO commandstats delta.
+const maxTries = 3
+
 // keyPrefix prefixes every key the demo touches; each scenario deletes its
 // key before and after it runs.
 const keyPrefix = "respire:demo:"
@@ -63,7 +67,10 @@ type demoEnv struct {
 	opts     respire.Options // clients of the scenarios, through the proxy
 	direct   *respire.Client // bypasses the proxy
 	executed func(ctx context.Context, command string) (int64, error)
-	close    func()
+	// shared reports whether executed counts other clients' commands too
+	// (INFO commandstats is server-wide).
+	shared bool
+	close  func()
 }
 
 // newEmbeddedEnv starts the kit's embedded server (miniredis behind a fault
@@ -130,6 +137,7 @@ func newRealEnv(ctx context.Context, opts respire.Options) (*demoEnv, error) {
 		executed: func(ctx context.Context, command string) (int64, error) {
 			return commandCalls(ctx, dc, command)
 		},
+		shared: true,
 		close: func() {
 			p.Close()
 			dc.Close()
@@ -381,8 +389,11 @@ type row struct {
 	retries  map[string]int64
 	category string // the category attribute of the recorded retries
 	elapsed  time.Duration
-	state    string
-	problems []string
+	// disturbed reports that the server ran more of the command than the
+	// proxy forwarded for the scenario's key: other clients ran it too.
+	disturbed bool
+	state     string
+	problems  []string
 }
 
 // runDemo runs the scenarios against the embedded server (f.addr empty)
@@ -390,25 +401,29 @@ type row struct {
 // table to w. It reports whether every scenario behaved as specified; an
 // error means the demo could not run.
 func runDemo(ctx context.Context, w io.Writer, f connFlags, getenv func(string) string) (bool, error) {
-	return runScenarios(ctx, w, f, getenv, scenarios())
-}
-
-func runScenarios(ctx context.Context, w io.Writer, f connFlags, getenv func(string) string, scs []scenario) (bool, error) {
-	opts, err := f.options(getenv)
-	if err != nil {
-		return false, usageError{err}
-	}
-	var env *demoEnv
-	if f.addr == "" {
-		env, err = newEmbeddedEnv(ctx, opts)
-	} else {
-		env, err = newRealEnv(ctx, opts)
-	}
+	env, err := newEnv(ctx, f, getenv)
 	if err != nil {
 		return false, err
 	}
 	defer env.close()
+	return runScenarios(ctx, w, env, scenarios())
+}
 
+// newEnv returns the embedded environment when f.addr is empty, else the
+// environment in front of the server at f.addr.
+func newEnv(ctx context.Context, f connFlags, getenv func(string) string) (*demoEnv, error) {
+	opts, err := f.options(getenv)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if f.addr == "" {
+		return newEmbeddedEnv(ctx, opts)
+	}
+	return newRealEnv(ctx, opts)
+}
+
+// runScenarios runs scs in env and writes the table to w; see [runDemo].
+func runScenarios(ctx context.Context, w io.Writer, env *demoEnv, scs []scenario) (bool, error) {
 	fmt.Fprintf(w, "respire demo: %s\n", env.desc)
 	fmt.Fprintf(w, "each scenario's key is %s<ID>, seeded before the call and deleted after it\n\n", keyPrefix)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -416,12 +431,24 @@ func runScenarios(ctx context.Context, w io.Writer, f connFlags, getenv func(str
 	passed := true
 	for i := range scs {
 		sc := &scs[i]
-		r, err := env.run(ctx, sc)
-		if err != nil {
-			tw.Flush()
-			return false, fmt.Errorf("scenario %s: %w", sc.id, err)
+		// A server-wide count disturbed by other clients says nothing
+		// about the scenario: measure again, a few times at most.
+		var r row
+		tries := 0
+		for tries < maxTries && (tries == 0 || r.disturbed) {
+			tries++
+			var err error
+			if r, err = env.run(ctx, sc); err != nil {
+				tw.Flush()
+				return false, fmt.Errorf("scenario %s: %w", sc.id, err)
+			}
 		}
 		check := "ok"
+		if r.disturbed {
+			r.problems = append(r.problems, fmt.Sprintf("other clients ran %s during each of %d tries; EXECUTED includes theirs", sc.command, tries))
+		} else if tries > 1 {
+			check = fmt.Sprintf("ok (try %d: other clients ran %s during the earlier ones)", tries, sc.command)
+		}
 		if len(r.problems) > 0 {
 			passed = false
 			check = "FAIL: " + strings.Join(r.problems, "; ")
@@ -496,6 +523,10 @@ func (e *demoEnv) run(ctx context.Context, sc *scenario) (row, error) {
 		return row{}, fmt.Errorf("count executions: %w", err)
 	}
 	r := row{sc: sc, sends: int64(sends.Applied()), executed: after - before, elapsed: elapsed}
+	// Every frame the proxy forwarded for the key ran on the server (a lost
+	// reply is dropped only after it arrived), so a larger server count
+	// means other clients ran the command meanwhile.
+	r.disturbed = e.shared && r.executed > int64(sends.Forwarded())
 	if o.err != nil {
 		r.result = o.err.Error()
 	} else {

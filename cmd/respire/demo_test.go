@@ -147,8 +147,9 @@ func TestDemoSelfCheckFails(t *testing.T) {
 			wrong = append(wrong, sc)
 		}
 	}
+	env := embeddedEnv(t)
 	var out bytes.Buffer
-	passed, err := runScenarios(context.Background(), &out, connFlags{timeout: 5 * time.Second}, nil, wrong)
+	passed, err := runScenarios(context.Background(), &out, env, wrong)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,6 +164,63 @@ func TestDemoSelfCheckFails(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "SOME SCENARIOS DID NOT BEHAVE AS SPECIFIED") {
 		t.Errorf("no failure line in output:\n%s", out.String())
+	}
+}
+
+func embeddedEnv(t *testing.T) *demoEnv {
+	t.Helper()
+	env, err := newEnv(context.Background(), connFlags{timeout: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(env.close)
+	return env
+}
+
+// TestDemoDisturbedCounts simulates other clients of a shared server: the
+// server-wide count grows by extra GETs during the first tries of every
+// scenario. The demo measures again, and fails a scenario whose every try
+// was disturbed instead of reporting other clients' commands as its own.
+func TestDemoDisturbedCounts(t *testing.T) {
+	tests := []struct {
+		name      string
+		noisy     int // tries disturbed per scenario
+		wantCheck string
+		wantPass  bool
+	}{
+		{"once", 1, "ok (try 2: other clients ran GET during the earlier ones)", true},
+		{"always", maxTries, "FAIL: executed 7, want 2; other clients ran GET during each of 3 tries; EXECUTED includes theirs", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := embeddedEnv(t)
+			exact := env.executed
+			calls := 0 // executed is called twice per try: before and after
+			env.shared = true
+			env.executed = func(ctx context.Context, command string) (int64, error) {
+				n, err := exact(ctx, command)
+				calls++
+				if calls%2 == 0 && calls/2 <= tt.noisy {
+					n += 5 // other clients' GETs
+				}
+				return n, err
+			}
+			var out bytes.Buffer
+			passed, err := runScenarios(context.Background(), &out, env, scenarios()[:1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if passed != tt.wantPass {
+				t.Errorf("passed = %v, want %v", passed, tt.wantPass)
+			}
+			row := parseTable(t, out.String())["a"]
+			if row["CHECK"] != tt.wantCheck {
+				t.Errorf("CHECK = %q, want %q", row["CHECK"], tt.wantCheck)
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", out.String())
+			}
+		})
 	}
 }
 

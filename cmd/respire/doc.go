@@ -37,7 +37,11 @@
 // proxy's hop to the engine. With --addr, which must be a loopback address
 // such as 127.0.0.1:6379, it places a proxy in front of that server and
 // counts executions with INFO commandstats deltas read directly from the
-// server; it writes and deletes keys under "respire:demo:".
+// server; it writes and deletes keys under "respire:demo:". Those counts
+// are server-wide: when the server ran more of a command than the proxy
+// forwarded for the scenario's key, other clients ran it meanwhile, and the
+// scenario runs again (three tries at most; a scenario disturbed every time
+// fails its check and says so).
 //
 // # ping
 //
