@@ -386,7 +386,7 @@ write_env() {
 status_group() {
   local g=$1 port rc=0 role pid
   for port in $(group_ports "$g"); do
-    pid=$(our_pid "$port") || pid=-
+    pid=$(our_pid "$port") || pid="? (not started by this checkout)"
     if ping "$port"; then
       if [ "$g" = sentinel ] && [[ " ${SENTINEL_PORTS[*]} " == *" $port "* ]]; then
         role=sentinel
