@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+
+	"github.com/respire-go/respire"
+)
+
+// driver is one client under test. Each method runs one command and
+// returns its error; replies are converted to the type the client's
+// recommended API returns (a string for GET) and dropped.
+type driver interface {
+	get(ctx context.Context, key string) (int, error) // returns the value's length
+	set(ctx context.Context, key, value string) error
+	close()
+}
+
+// Client names as they appear in the results.
+const (
+	nameRespire         = "respire"
+	nameRespireDisabled = "respire-retry-disabled"
+	nameRespireEnabled  = "respire-retry-enabled"
+	nameGoRedis         = "go-redis"
+	nameRueidis         = "rueidis"
+	nameCeiling         = "redis-benchmark"
+)
+
+// allClients is the order of clients within a round (before rotation).
+var allClients = []string{nameRespire, nameRespireDisabled, nameRespireEnabled, nameGoRedis, nameRueidis}
+
+// newDriver connects the named client in its recommended high-throughput
+// configuration: the library's defaults.
+func newDriver(ctx context.Context, name, addr string) (driver, error) {
+	switch name {
+	case nameRespire, nameRespireDisabled, nameRespireEnabled:
+		opts := respire.Options{Endpoints: []string{addr}}
+		switch name {
+		case nameRespireDisabled:
+			opts.RetryPolicy = &respire.RetryPolicy{MaxAttempts: 1}
+		case nameRespireEnabled:
+			opts.RetryPolicy = &respire.RetryPolicy{} // every field at its default
+		}
+		c, err := respire.Connect(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		return respireDriver{c}, nil
+	case nameGoRedis:
+		c := redis.NewClient(&redis.Options{Addr: addr})
+		if err := c.Ping(ctx).Err(); err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+		return goRedisDriver{c}, nil
+	case nameRueidis:
+		c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}})
+		if err != nil {
+			return nil, err
+		}
+		return rueidisDriver{c}, nil
+	}
+	return nil, fmt.Errorf("unknown client %q", name)
+}
+
+type respireDriver struct{ c *respire.Client }
+
+func (d respireDriver) get(ctx context.Context, key string) (int, error) {
+	v, err := d.c.Get(ctx, key)
+	return len(v), err
+}
+
+func (d respireDriver) set(ctx context.Context, key, value string) error {
+	return d.c.Set(ctx, key, value)
+}
+
+func (d respireDriver) close() { _ = d.c.Close() }
+
+type goRedisDriver struct{ c *redis.Client }
+
+func (d goRedisDriver) get(ctx context.Context, key string) (int, error) {
+	v, err := d.c.Get(ctx, key).Result()
+	return len(v), err
+}
+
+func (d goRedisDriver) set(ctx context.Context, key, value string) error {
+	return d.c.Set(ctx, key, value, 0).Err()
+}
+
+func (d goRedisDriver) close() { _ = d.c.Close() }
+
+type rueidisDriver struct{ c rueidis.Client }
+
+func (d rueidisDriver) get(ctx context.Context, key string) (int, error) {
+	v, err := d.c.Do(ctx, d.c.B().Get().Key(key).Build()).ToString()
+	return len(v), err
+}
+
+func (d rueidisDriver) set(ctx context.Context, key, value string) error {
+	return d.c.Do(ctx, d.c.B().Set().Key(key).Value(value).Build()).Error()
+}
+
+func (d rueidisDriver) close() { d.c.Close() }
+
+// checkDriver verifies that d reads back what was loaded, so that a
+// misconfigured client cannot post a fast but wrong result.
+func checkDriver(ctx context.Context, d driver, key string, valueBytes int) error {
+	n, err := d.get(ctx, key)
+	if err != nil {
+		return err
+	}
+	if n != valueBytes {
+		return fmt.Errorf("GET %s returned %d bytes, want %d", key, n, valueBytes)
+	}
+	return nil
+}
+

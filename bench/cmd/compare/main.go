@@ -1,0 +1,289 @@
+// Command compare measures respire against go-redis and rueidis on one
+// redis-server, interleaving the clients within each round, and writes
+// the results as JSON, a Markdown table and an SVG chart. It also writes
+// pprof profiles of chosen scenarios. scripts/bench.sh runs it; see
+// docs/performance.md for the method.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type config struct {
+	addr       string
+	out        string
+	rounds     int
+	warmup     time.Duration
+	duration   time.Duration
+	keys       int
+	clients    []string
+	conc       []int
+	ops        []string
+	smallValue int
+	largeValue int
+	largeConc  []int
+	largeOps   []string
+	ceiling    ceilingConfig
+	commit     string
+	quick      bool
+
+	profile        []cell
+	profileClients []string
+	profileTime    time.Duration
+	profileDir     string
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(2)
+	}
+	if err := run(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (config, error) {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	var c config
+	var clients, conc, ops, largeConc, largeOps, profile, profileClients string
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:16390", "redis-server address (host:port)")
+	fs.StringVar(&c.out, "out", "", "output path prefix; writes PREFIX.json, .md, .svg (default results/latest, or results/quick with -quick)")
+	fs.IntVar(&c.rounds, "rounds", 5, "interleaved rounds")
+	fs.DurationVar(&c.warmup, "warmup", 200*time.Millisecond, "warm-up before each measurement")
+	fs.DurationVar(&c.duration, "duration", time.Second, "measured time per client and scenario")
+	fs.IntVar(&c.keys, "keys", 10000, "number of distinct keys")
+	fs.StringVar(&clients, "clients", strings.Join(allClients, ","), "clients to compare")
+	fs.StringVar(&conc, "concurrency", "1,8,64,512", "goroutine counts")
+	fs.StringVar(&ops, "ops", "get,set,mix", "operations at the small value size")
+	fs.IntVar(&c.smallValue, "value", 64, "value size in bytes")
+	fs.IntVar(&c.largeValue, "large-value", 4096, "large value size in bytes (0: none)")
+	fs.StringVar(&largeConc, "large-concurrency", "64,512", "goroutine counts at the large value size")
+	fs.StringVar(&largeOps, "large-ops", "get,set", "operations at the large value size")
+	fs.IntVar(&c.ceiling.Pipeline, "ceiling-pipeline", 16, "redis-benchmark -P")
+	fs.IntVar(&c.ceiling.Clients, "ceiling-clients", 50, "redis-benchmark -c")
+	fs.IntVar(&c.ceiling.Requests, "ceiling-requests", 1000000, "redis-benchmark -n per test (a third at the large size)")
+	fs.StringVar(&c.commit, "commit", "", "respire commit recorded in the results")
+	fs.BoolVar(&c.quick, "quick", false, "smoke run: 3 short rounds (about 1.5 minutes)")
+	fs.StringVar(&profile, "profile", "", "instead of comparing, profile these scenarios, op:goroutines[:valuebytes], comma-separated (e.g. get:64,get:512)")
+	fs.StringVar(&profileClients, "profile-clients", nameRespire, "clients to profile")
+	fs.DurationVar(&c.profileTime, "profile-duration", 5*time.Second, "profiled time per client and scenario")
+	fs.StringVar(&c.profileDir, "profile-dir", "results", "directory for profiles")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if c.quick {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["rounds"] {
+			c.rounds = 3
+		}
+		if !set["duration"] {
+			c.duration = 250 * time.Millisecond
+		}
+		if !set["warmup"] {
+			c.warmup = 100 * time.Millisecond
+		}
+		if !set["ceiling-requests"] {
+			c.ceiling.Requests = 200000
+		}
+	}
+	if c.out == "" {
+		c.out = "results/latest"
+		if c.quick {
+			c.out = "results/quick"
+		}
+	}
+	host, port, err := net.SplitHostPort(c.addr)
+	if err != nil {
+		return c, fmt.Errorf("-addr: %v", err)
+	}
+	c.ceiling.Host, c.ceiling.Port, c.ceiling.Keys, c.ceiling.DB = host, port, c.keys, 1
+	c.clients = splitList(clients)
+	for _, name := range c.clients {
+		if !contains(allClients, name) {
+			return c, fmt.Errorf("-clients: unknown client %q", name)
+		}
+	}
+	if c.conc, err = splitInts(conc); err != nil {
+		return c, fmt.Errorf("-concurrency: %v", err)
+	}
+	if c.largeConc, err = splitInts(largeConc); err != nil {
+		return c, fmt.Errorf("-large-concurrency: %v", err)
+	}
+	c.ops, c.largeOps = splitList(ops), splitList(largeOps)
+	for _, op := range append(append([]string(nil), c.ops...), c.largeOps...) {
+		if op != opGet && op != opSet && op != opMix {
+			return c, fmt.Errorf("unknown op %q", op)
+		}
+	}
+	c.profileClients = splitList(profileClients)
+	for _, p := range splitList(profile) {
+		parts := strings.Split(p, ":")
+		if len(parts) < 2 || len(parts) > 3 {
+			return c, fmt.Errorf("-profile: want op:goroutines[:valuebytes], got %q", p)
+		}
+		n, err := strconv.Atoi(parts[1])
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("-profile: bad goroutine count in %q", p)
+		}
+		v := c.smallValue
+		if len(parts) == 3 {
+			if v, err = strconv.Atoi(parts[2]); err != nil || v < 1 {
+				return c, fmt.Errorf("-profile: bad value size in %q", p)
+			}
+		}
+		c.profile = append(c.profile, cell{Op: parts[0], Concurrency: n, ValueBytes: v})
+	}
+	return c, nil
+}
+
+// cells lists the scenarios in the order each round runs them.
+func (c config) cells() []cell {
+	var cs []cell
+	for _, op := range c.ops {
+		for _, n := range c.conc {
+			cs = append(cs, cell{Op: op, Concurrency: n, ValueBytes: c.smallValue})
+		}
+	}
+	if c.largeValue > 0 {
+		for _, op := range c.largeOps {
+			for _, n := range c.largeConc {
+				cs = append(cs, cell{Op: op, Concurrency: n, ValueBytes: c.largeValue})
+			}
+		}
+	}
+	return cs
+}
+
+func (c config) valueSizes() []int {
+	sizes := []int{c.smallValue}
+	if c.largeValue > 0 && len(c.largeOps) > 0 && len(c.largeConc) > 0 {
+		sizes = append(sizes, c.largeValue)
+	}
+	return sizes
+}
+
+func run(cfg config) error {
+	ctx := context.Background()
+	probe, err := newServerProbe(ctx, cfg.addr)
+	if err != nil {
+		return fmt.Errorf("server at %s: %v (scripts/bench.sh starts one)", cfg.addr, err)
+	}
+	defer probe.close()
+	e := &env{server: probe}
+	keys := newKeyspace(cfg.keys)
+
+	if len(cfg.profile) > 0 {
+		return runProfiles(ctx, cfg, e, keys)
+	}
+
+	drivers := map[string]driver{}
+	for _, name := range cfg.clients {
+		d, err := newDriver(ctx, name, cfg.addr)
+		if err != nil {
+			return fmt.Errorf("%s: %v", name, err)
+		}
+		defer d.close()
+		drivers[name] = d
+	}
+
+	res := newResults(cfg, probe)
+	cells := cfg.cells()
+	began := time.Now()
+	progress := func(format string, args ...any) {
+		el := time.Since(began).Round(time.Second)
+		fmt.Printf("[%6s] %s\n", el, fmt.Sprintf(format, args...))
+	}
+	progress("%d rounds x %d scenarios x %d clients, %v each (+%v warm-up)",
+		cfg.rounds, len(cells), len(cfg.clients), cfg.duration, cfg.warmup)
+	for r := range cfg.rounds {
+		for _, size := range cfg.valueSizes() {
+			cs, err := runCeiling(ctx, cfg.ceiling, probe, size)
+			if err != nil {
+				return err
+			}
+			res.addCeiling(r, size, cs)
+			progress("round %d/%d  ceiling v=%d  set %.0f  get %.0f ops/s", r+1, cfg.rounds, size, cs["set"].OpsPerSec, cs["get"].OpsPerSec)
+		}
+		for _, size := range cfg.valueSizes() {
+			value := strings.Repeat("v", size)
+			if err := probe.load(ctx, keys, value); err != nil {
+				return fmt.Errorf("loading keys: %v", err)
+			}
+			for _, name := range cfg.clients {
+				if err := checkDriver(ctx, drivers[name], keys[1], size); err != nil {
+					return fmt.Errorf("%s: %v", name, err)
+				}
+			}
+			for _, c := range cells {
+				if c.ValueBytes != size {
+					continue
+				}
+				// Rotate the order every round so no client always
+				// follows the same one.
+				for i := range cfg.clients {
+					name := cfg.clients[(i+r)%len(cfg.clients)]
+					runtime.GC()
+					s := e.measure(drivers[name], c, keys, value, cfg.warmup, cfg.duration)
+					if s.Errors > 0 {
+						progress("  %s %s: %d errors, first: %s", name, c, s.Errors, s.FirstErr)
+					}
+					res.add(name, c, r, s)
+					progress("round %d/%d  %-18s %-22s %9.0f ops/s  %5.2f allocs/op", r+1, cfg.rounds, c, name, s.opsPerSec(), s.perOp(float64(s.Mallocs)))
+				}
+			}
+		}
+	}
+	res.finish(cfg, probe)
+	if err := os.MkdirAll(filepath.Dir(cfg.out), 0o755); err != nil {
+		return err
+	}
+	if err := res.write(cfg.out); err != nil {
+		return err
+	}
+	progress("wrote %s.json, %s.md, %s.svg", cfg.out, cfg.out, cfg.out)
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func splitInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad count %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

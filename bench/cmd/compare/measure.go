@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Operations.
+const (
+	opGet = "get"
+	opSet = "set"
+	opMix = "mix" // 80% GET, 20% SET
+)
+
+// cell is one scenario: an operation at a concurrency and value size.
+type cell struct {
+	Op          string
+	Concurrency int
+	ValueBytes  int
+}
+
+func (c cell) String() string {
+	return fmt.Sprintf("%s c=%d v=%d", c.Op, c.Concurrency, c.ValueBytes)
+}
+
+// sample is one measurement of one client in one cell.
+type sample struct {
+	Ops      uint64
+	Seconds  float64
+	Errors   uint64
+	FirstErr string
+
+	Mallocs    uint64 // runtime.MemStats.Mallocs delta (whole process)
+	AllocBytes uint64 // runtime.MemStats.TotalAlloc delta
+	ClientCPU  time.Duration
+	ServerCPU  time.Duration
+	ClientSys  uint64 // read+write system calls of this process
+	ServerSys  uint64 // read+write system calls of redis-server (0 if unreadable)
+	CtxSw      uint64 // voluntary+involuntary context switches of this process
+	GCs        uint32
+
+	Latencies []time.Duration // concurrency 1 only: every operation's latency
+}
+
+func (s sample) opsPerSec() float64 { return float64(s.Ops) / s.Seconds }
+
+// perOp divides x by the operation count.
+func (s sample) perOp(x float64) float64 {
+	if s.Ops == 0 {
+		return 0
+	}
+	return x / float64(s.Ops)
+}
+
+// counter is one worker's operation count on its own cache line.
+type counter struct {
+	n    atomic.Uint64
+	errs atomic.Uint64
+	_    [48]byte
+}
+
+// latBuf holds serial latencies; allocated once, reused by every serial
+// measurement.
+var latBuf []time.Duration
+
+// keyspace is the set of keys every client uses: "key:%012d", 16 bytes,
+// the same names redis-benchmark -r generates.
+type keyspace []string
+
+func newKeyspace(n int) keyspace {
+	ks := make(keyspace, n)
+	for i := range ks {
+		ks[i] = fmt.Sprintf("key:%012d", i)
+	}
+	return ks
+}
+
+// env is what a measurement observes outside the client.
+type env struct {
+	server *serverProbe
+	// onStart and onStop, when set, run right after the measured window
+	// opens and right after it closes (profiling).
+	onStart, onStop func()
+}
+
+// snapshot is the state of the counters at one instant.
+type snapshot struct {
+	at     time.Time
+	ops    uint64
+	errs   uint64
+	mem    runtime.MemStats
+	ru     syscall.Rusage
+	sys    uint64
+	srvCPU time.Duration
+	srvSys uint64
+}
+
+func (e *env) snap(counters []counter, end bool) snapshot {
+	var s snapshot
+	readCounters := func() {
+		s.at = time.Now()
+		for i := range counters {
+			s.ops += counters[i].n.Load()
+			s.errs += counters[i].errs.Load()
+		}
+	}
+	probe := func() {
+		if e.server != nil {
+			s.srvCPU = e.server.cpu()
+			s.srvSys = e.server.syscalls()
+		}
+	}
+	// Reads that allocate or make system calls stay outside the windows
+	// they would disturb: at the start they come first, at the end last.
+	sys := func() {
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &s.ru)
+		s.sys = procSyscalls("self")
+	}
+	if end {
+		readCounters()
+		runtime.ReadMemStats(&s.mem)
+		sys()
+		probe()
+	} else {
+		probe()
+		sys()
+		runtime.ReadMemStats(&s.mem)
+		readCounters()
+	}
+	return s
+}
+
+// measure runs c's workload on d for warmup and then duration, and
+// returns what happened during duration. The harness's own goroutines do
+// not allocate while measuring, so allocations are the client's (plus any
+// runtime background work; see docs/performance.md).
+func (e *env) measure(d driver, c cell, keys keyspace, value string, warmup, duration time.Duration) sample {
+	counters := make([]counter, c.Concurrency)
+	var lat []time.Duration
+	if c.Concurrency == 1 {
+		if latBuf == nil {
+			latBuf = make([]time.Duration, 1<<21)
+		}
+		lat = latBuf
+	}
+	var (
+		stop     atomic.Bool
+		wg       sync.WaitGroup
+		start    = make(chan struct{})
+		firstErr atomic.Pointer[string]
+	)
+	for w := range c.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			ctr := &counters[w]
+			i := w * 7919 // spread workers over the keyspace
+			n := uint64(0)
+			<-start
+			for !stop.Load() {
+				key := keys[i%len(keys)]
+				i++
+				var t0 time.Time
+				if lat != nil {
+					t0 = time.Now()
+				}
+				var err error
+				switch {
+				case c.Op == opGet || (c.Op == opMix && i%5 != 0):
+					_, err = d.get(ctx, key)
+				default:
+					err = d.set(ctx, key, value)
+				}
+				if lat != nil && n < uint64(len(lat)) {
+					lat[n] = time.Since(t0)
+				}
+				n++
+				if err != nil {
+					ctr.errs.Add(1)
+					msg := err.Error()
+					firstErr.CompareAndSwap(nil, &msg)
+				}
+				ctr.n.Add(1)
+			}
+		}()
+	}
+	close(start)
+	time.Sleep(warmup)
+	s0 := e.snap(counters, false)
+	if e.onStart != nil {
+		e.onStart()
+	}
+	time.Sleep(duration)
+	s1 := e.snap(counters, true)
+	if e.onStop != nil {
+		e.onStop()
+	}
+	stop.Store(true)
+	wg.Wait()
+
+	out := sample{
+		Ops:        s1.ops - s0.ops,
+		Errors:     s1.errs - s0.errs,
+		Seconds:    s1.at.Sub(s0.at).Seconds(),
+		Mallocs:    s1.mem.Mallocs - s0.mem.Mallocs,
+		AllocBytes: s1.mem.TotalAlloc - s0.mem.TotalAlloc,
+		ClientCPU:  rusageCPU(&s1.ru) - rusageCPU(&s0.ru),
+		ServerCPU:  s1.srvCPU - s0.srvCPU,
+		ClientSys:  s1.sys - s0.sys,
+		ServerSys:  s1.srvSys - s0.srvSys,
+		CtxSw:      uint64(s1.ru.Nvcsw+s1.ru.Nivcsw) - uint64(s0.ru.Nvcsw+s0.ru.Nivcsw),
+		GCs:        s1.mem.NumGC - s0.mem.NumGC,
+	}
+	if p := firstErr.Load(); p != nil {
+		out.FirstErr = *p
+	}
+	if lat != nil {
+		lo, hi := min(s0.ops, uint64(len(lat))), min(s1.ops, uint64(len(lat)))
+		out.Latencies = slices.Clone(lat[lo:hi])
+	}
+	return out
+}
+
+func rusageCPU(ru *syscall.Rusage) time.Duration {
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procSyscalls returns the read and write system calls the process has
+// made (syscr + syscw of /proc/PID/io), or 0 when unreadable.
+func procSyscalls(pid string) uint64 {
+	b, err := os.ReadFile("/proc/" + pid + "/io")
+	if err != nil {
+		return 0
+	}
+	var n uint64
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if ok && (k == "syscr" || k == "syscw") {
+			x, _ := strconv.ParseUint(v, 10, 64)
+			n += x
+		}
+	}
+	return n
+}
+
+// percentile returns the p-th percentile (0..1) of ds, sorting ds.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	i := int(p * float64(len(ds)-1))
+	return ds[i]
+}

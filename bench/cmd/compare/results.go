@@ -1,0 +1,423 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+)
+
+// results collects every sample of a run.
+type results struct {
+	meta     meta
+	clients  []string
+	cells    []cell
+	rounds   int
+	samples  map[string]map[cell][]sample       // client -> cell -> by round
+	ceilings map[int][]map[string]ceilingSample // value size -> by round -> op
+	ceilCfg  ceilingConfig
+
+	Rows   []row            `json:"rows"`
+	Ratios map[string]ratio `json:"ratios"`
+	Goals  []goal           `json:"goals"`
+}
+
+type meta struct {
+	Started       time.Time         `json:"started"`
+	Finished      time.Time         `json:"finished"`
+	Machine       map[string]string `json:"machine"`
+	Versions      map[string]string `json:"versions"`
+	Method        map[string]any    `json:"method"`
+	LoadAvgStart  string            `json:"loadavg_start"`
+	LoadAvgFinish string            `json:"loadavg_finish"`
+}
+
+// row is one client in one scenario, summarised over rounds.
+type row struct {
+	Client            string    `json:"client"`
+	Op                string    `json:"op"`
+	Concurrency       int       `json:"concurrency"`
+	ValueBytes        int       `json:"value_bytes"`
+	OpsPerSec         float64   `json:"ops_per_sec"`
+	OpsPerSecMin      float64   `json:"ops_per_sec_min"`
+	OpsPerSecMax      float64   `json:"ops_per_sec_max"`
+	RoundsOpsPerSec   []float64 `json:"rounds_ops_per_sec"`
+	NsPerOp           *float64  `json:"ns_per_op,omitempty"`
+	P50Ns             *float64  `json:"p50_ns,omitempty"`
+	P99Ns             *float64  `json:"p99_ns,omitempty"`
+	AllocsPerOp       *float64  `json:"allocs_per_op,omitempty"`
+	BytesPerOp        *float64  `json:"bytes_per_op,omitempty"`
+	ClientCPUUsPerOp  *float64  `json:"client_cpu_us_per_op,omitempty"`
+	ServerCPUUsPerOp  *float64  `json:"server_cpu_us_per_op,omitempty"`
+	ClientSyscallsOp  *float64  `json:"client_syscalls_per_op,omitempty"`
+	ServerSyscallsOp  *float64  `json:"server_syscalls_per_op,omitempty"`
+	CtxSwitchesPerOp  *float64  `json:"context_switches_per_op,omitempty"`
+	GCsPerSecond      *float64  `json:"gc_per_second,omitempty"`
+	CeilingFraction   *float64  `json:"ceiling_fraction,omitempty"`
+	CeilingFractionLo *float64  `json:"ceiling_fraction_min,omitempty"`
+	CeilingFractionHi *float64  `json:"ceiling_fraction_max,omitempty"`
+	Pipeline          int       `json:"pipeline,omitempty"`
+	Derived           string    `json:"derived,omitempty"`
+	Errors            uint64    `json:"errors"`
+}
+
+// ratio compares two clients in one scenario, round by round.
+type ratio struct {
+	Numerator   string    `json:"numerator"`
+	Denominator string    `json:"denominator"`
+	Op          string    `json:"op"`
+	Concurrency int       `json:"concurrency"`
+	ValueBytes  int       `json:"value_bytes"`
+	Median      float64   `json:"median"`
+	Min         float64   `json:"min"`
+	Max         float64   `json:"max"`
+	Rounds      []float64 `json:"rounds"`
+}
+
+type goal struct {
+	Goal      string     `json:"goal"`
+	Ratio     string     `json:"ratio"`
+	Threshold float64    `json:"threshold"`
+	Met       bool       `json:"met"`
+	Cells     []goalCell `json:"cells"`
+}
+
+type goalCell struct {
+	Ratio  string  `json:"ratio"`
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	Met    bool    `json:"met"`
+}
+
+func newResults(cfg config, probe *serverProbe) *results {
+	r := &results{
+		clients:  cfg.clients,
+		cells:    cfg.cells(),
+		rounds:   cfg.rounds,
+		samples:  map[string]map[cell][]sample{},
+		ceilings: map[int][]map[string]ceilingSample{},
+		ceilCfg:  cfg.ceiling,
+		Ratios:   map[string]ratio{},
+	}
+	for _, name := range cfg.clients {
+		r.samples[name] = map[cell][]sample{}
+		for _, c := range r.cells {
+			r.samples[name][c] = make([]sample, cfg.rounds)
+		}
+	}
+	for _, size := range cfg.valueSizes() {
+		r.ceilings[size] = make([]map[string]ceilingSample, cfg.rounds)
+	}
+	r.meta = meta{
+		Started:      time.Now().UTC(),
+		Machine:      machine(),
+		Versions:     versions(probe, cfg.commit),
+		LoadAvgStart: loadavg(),
+		Method: map[string]any{
+			"rounds":                cfg.rounds,
+			"warmup_seconds":        cfg.warmup.Seconds(),
+			"duration_seconds":      cfg.duration.Seconds(),
+			"keys":                  cfg.keys,
+			"key_bytes":             16,
+			"order":                 "round-robin over clients within each scenario, starting one client later each round",
+			"mix":                   "80% GET, 20% SET",
+			"ceiling":               fmt.Sprintf("redis-benchmark -P %d -c %d -n %d -r %d --dbnum %d -t set,get (one test per invocation); mix ceiling derived as 1/(0.8/get+0.2/set)", cfg.ceiling.Pipeline, cfg.ceiling.Clients, cfg.ceiling.Requests, cfg.ceiling.Keys, cfg.ceiling.DB),
+			"allocations":           "runtime.MemStats Mallocs/TotalAlloc deltas over the measured window for the whole process; the harness's workers do not allocate",
+			"cpu":                   "client: getrusage(RUSAGE_SELF) user+sys; server: INFO cpu used_cpu_user+used_cpu_sys",
+			"syscalls":              "syscr+syscw of /proc/PID/io (read and write system calls only)",
+			"context_switches":      "getrusage nvcsw+nivcsw of this process (threads switching off a CPU)",
+			"ratios":                "computed per round from that round's samples; median, min and max over rounds",
+			"serial_latency_sample": "every operation timed with time.Now at 1 goroutine",
+		},
+	}
+	return r
+}
+
+func (r *results) add(client string, c cell, round int, s sample) {
+	r.samples[client][c][round] = s
+}
+
+func (r *results) addCeiling(round, size int, cs map[string]ceilingSample) {
+	r.ceilings[size][round] = cs
+}
+
+// ceilingOps returns the ceiling for op at size in round.
+func (r *results) ceilingOps(op string, size, round int) float64 {
+	cs := r.ceilings[size][round]
+	if cs == nil {
+		return 0
+	}
+	if op == opMix {
+		return mixOf(cs[opGet].OpsPerSec, cs[opSet].OpsPerSec)
+	}
+	return cs[op].OpsPerSec
+}
+
+func (r *results) finish(cfg config, probe *serverProbe) {
+	r.meta.Finished = time.Now().UTC()
+	r.meta.LoadAvgFinish = loadavg()
+	for _, c := range r.cells {
+		for _, name := range r.clients {
+			r.Rows = append(r.Rows, r.clientRow(name, c))
+		}
+	}
+	// Ceiling rows: one per operation and value size.
+	for _, size := range cfg.valueSizes() {
+		for _, op := range []string{opGet, opSet, opMix} {
+			var ops, cpu, sys []float64
+			for round := range r.rounds {
+				ops = append(ops, r.ceilingOps(op, size, round))
+				if cs := r.ceilings[size][round][op]; cs.Requests > 0 {
+					cpu = append(cpu, cs.ServerCPU.Seconds()*1e6/float64(cs.Requests))
+					sys = append(sys, float64(cs.ServerSys)/float64(cs.Requests))
+				}
+			}
+			m, lo, hi := stats(ops)
+			row := row{Client: nameCeiling, Op: op, Concurrency: r.ceilCfg.Clients, ValueBytes: size,
+				OpsPerSec: m, OpsPerSecMin: lo, OpsPerSecMax: hi, RoundsOpsPerSec: ops, Pipeline: r.ceilCfg.Pipeline}
+			if op == opMix {
+				row.Derived = "1/(0.8/get + 0.2/set) per round"
+			} else {
+				row.ServerCPUUsPerOp = medianPtr(cpu)
+				row.ServerSyscallsOp = medianPtr(sys)
+			}
+			r.Rows = append(r.Rows, row)
+		}
+	}
+	// Ratios.
+	pairs := [][2]string{
+		{nameRespire, nameRueidis},
+		{nameRespire, nameGoRedis},
+		{nameRespire, nameCeiling},
+		{nameRueidis, nameCeiling},
+		{nameGoRedis, nameCeiling},
+		{nameRespireEnabled, nameRespire},
+		{nameRespireDisabled, nameRespire},
+		{nameRueidis, nameGoRedis},
+	}
+	for _, c := range r.cells {
+		for _, p := range pairs {
+			if rt, ok := r.ratio(p[0], p[1], c); ok {
+				r.Ratios[ratioName(p[0], p[1], c)] = rt
+			}
+		}
+	}
+	r.Goals = []goal{
+		r.goal("respire's throughput at least rueidis's at every concurrency", nameRespire, nameRueidis, 1, func(cell) bool { return true }),
+		r.goal("respire at least 5x go-redis at 64 goroutines and above", nameRespire, nameGoRedis, 5, func(c cell) bool { return c.Concurrency >= 64 }),
+		r.goal("respire at least 80% of the redis-benchmark ceiling at 512 goroutines", nameRespire, nameCeiling, 0.8, func(c cell) bool { return c.Concurrency == 512 }),
+		r.goal("retry policy enabled within 1% of nil", nameRespireEnabled, nameRespire, 0.99, func(cell) bool { return true }),
+	}
+}
+
+func ratioName(num, den string, c cell) string {
+	return fmt.Sprintf("%s/%s %s c=%d v=%d", num, den, c.Op, c.Concurrency, c.ValueBytes)
+}
+
+func (r *results) ops(client string, c cell, round int) float64 {
+	if client == nameCeiling {
+		return r.ceilingOps(c.Op, c.ValueBytes, round)
+	}
+	ss, ok := r.samples[client]
+	if !ok {
+		return 0
+	}
+	return ss[c][round].opsPerSec()
+}
+
+func (r *results) ratio(num, den string, c cell) (ratio, bool) {
+	var xs []float64
+	for round := range r.rounds {
+		a, b := r.ops(num, c, round), r.ops(den, c, round)
+		if a == 0 || b == 0 {
+			return ratio{}, false
+		}
+		xs = append(xs, a/b)
+	}
+	m, lo, hi := stats(xs)
+	return ratio{Numerator: num, Denominator: den, Op: c.Op, Concurrency: c.Concurrency, ValueBytes: c.ValueBytes,
+		Median: m, Min: lo, Max: hi, Rounds: xs}, true
+}
+
+func (r *results) goal(text, num, den string, threshold float64, applies func(cell) bool) goal {
+	g := goal{Goal: text, Ratio: num + "/" + den, Threshold: threshold, Met: true}
+	for _, c := range r.cells {
+		if !applies(c) {
+			continue
+		}
+		rt, ok := r.Ratios[ratioName(num, den, c)]
+		if !ok {
+			continue
+		}
+		met := rt.Median >= threshold
+		if num == nameRespireEnabled {
+			met = rt.Median >= threshold && rt.Median <= 2-threshold
+		}
+		g.Met = g.Met && met
+		g.Cells = append(g.Cells, goalCell{Ratio: ratioName(num, den, c), Median: rt.Median, Min: rt.Min, Max: rt.Max, Met: met})
+	}
+	if len(g.Cells) == 0 {
+		g.Met = false
+	}
+	return g
+}
+
+func (r *results) clientRow(name string, c cell) row {
+	ss := r.samples[name][c]
+	var ops, ns, p50, p99, allocs, bytes, ccpu, scpu, csys, ssys, csw, gcs, frac []float64
+	var errs uint64
+	for round, s := range ss {
+		ops = append(ops, s.opsPerSec())
+		errs += s.Errors
+		allocs = append(allocs, s.perOp(float64(s.Mallocs)))
+		bytes = append(bytes, s.perOp(float64(s.AllocBytes)))
+		ccpu = append(ccpu, s.perOp(float64(s.ClientCPU.Nanoseconds())/1e3))
+		scpu = append(scpu, s.perOp(float64(s.ServerCPU.Nanoseconds())/1e3))
+		csys = append(csys, s.perOp(float64(s.ClientSys)))
+		ssys = append(ssys, s.perOp(float64(s.ServerSys)))
+		csw = append(csw, s.perOp(float64(s.CtxSw)))
+		gcs = append(gcs, float64(s.GCs)/s.Seconds)
+		if c.Concurrency == 1 && s.Ops > 0 {
+			ns = append(ns, s.Seconds*1e9/float64(s.Ops))
+			p50 = append(p50, float64(percentile(s.Latencies, 0.50)))
+			p99 = append(p99, float64(percentile(s.Latencies, 0.99)))
+		}
+		if ceil := r.ceilingOps(c.Op, c.ValueBytes, round); ceil > 0 {
+			frac = append(frac, s.opsPerSec()/ceil)
+		}
+	}
+	m, lo, hi := stats(ops)
+	rw := row{
+		Client: name, Op: c.Op, Concurrency: c.Concurrency, ValueBytes: c.ValueBytes,
+		OpsPerSec: m, OpsPerSecMin: lo, OpsPerSecMax: hi, RoundsOpsPerSec: ops,
+		NsPerOp: medianPtr(ns), P50Ns: medianPtr(p50), P99Ns: medianPtr(p99),
+		AllocsPerOp: medianPtr(allocs), BytesPerOp: medianPtr(bytes),
+		ClientCPUUsPerOp: medianPtr(ccpu), ServerCPUUsPerOp: medianPtr(scpu),
+		ClientSyscallsOp: medianPtr(csys), CtxSwitchesPerOp: medianPtr(csw),
+		GCsPerSecond: medianPtr(gcs), Errors: errs,
+	}
+	if slices.ContainsFunc(ssys, func(x float64) bool { return x > 0 }) {
+		rw.ServerSyscallsOp = medianPtr(ssys)
+	}
+	if len(frac) > 0 {
+		fm, flo, fhi := stats(frac)
+		rw.CeilingFraction, rw.CeilingFractionLo, rw.CeilingFractionHi = &fm, &flo, &fhi
+	}
+	return rw
+}
+
+// stats returns the median, minimum and maximum of xs.
+func stats(xs []float64) (median, lo, hi float64) {
+	if len(xs) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	median = s[n/2]
+	if n%2 == 0 {
+		median = (s[n/2-1] + s[n/2]) / 2
+	}
+	return median, s[0], s[n-1]
+}
+
+func medianPtr(xs []float64) *float64 {
+	if len(xs) == 0 {
+		return nil
+	}
+	m, _, _ := stats(xs)
+	return &m
+}
+
+func (r *results) write(prefix string) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(struct {
+		Meta   meta             `json:"meta"`
+		Rows   []row            `json:"rows"`
+		Ratios map[string]ratio `json:"ratios"`
+		Goals  []goal           `json:"goals"`
+	}{r.meta, r.Rows, r.Ratios, r.Goals}); err != nil {
+		return err
+	}
+	if err := os.WriteFile(prefix+".json", b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(prefix+".md", []byte(r.markdown()), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(prefix+".svg", []byte(r.svg()), 0o644)
+}
+
+func machine() map[string]string {
+	m := map[string]string{
+		"goos":       runtime.GOOS,
+		"goarch":     runtime.GOARCH,
+		"num_cpu":    fmt.Sprint(runtime.NumCPU()),
+		"gomaxprocs": fmt.Sprint(runtime.GOMAXPROCS(0)),
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				m["cpu"] = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		first, _, _ := strings.Cut(string(b), "\n")
+		m["memory"] = strings.Join(strings.Fields(strings.TrimPrefix(first, "MemTotal:")), " ")
+	}
+	if out, err := exec.Command("uname", "-sr").Output(); err == nil {
+		m["kernel"] = strings.TrimSpace(string(out))
+	}
+	if b, err := os.ReadFile("/etc/os-release"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "PRETTY_NAME="); ok {
+				m["os"] = strings.Trim(v, `"`)
+			}
+		}
+	}
+	return m
+}
+
+func versions(probe *serverProbe, commit string) map[string]string {
+	v := map[string]string{"go": runtime.Version(), "redis_server": probe.version()}
+	if commit != "" {
+		v["respire_commit"] = commit
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			switch d.Path {
+			case "github.com/redis/go-redis/v9":
+				v["go-redis"] = d.Version
+			case "github.com/redis/rueidis":
+				v["rueidis"] = d.Version
+			}
+		}
+	}
+	if out, err := exec.Command("redis-benchmark", "--version").Output(); err == nil {
+		v["redis_benchmark"] = strings.TrimSpace(string(out))
+	}
+	return v
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
