@@ -93,7 +93,7 @@ func newEmbeddedEnv(ctx context.Context, opts respire.Options) (*demoEnv, error)
 	}
 	opts.Endpoints = []string{srv.Addr()}
 	return &demoEnv{
-		desc:   "embedded server (miniredis behind the respiretest fault proxy at " + srv.Addr() + "); EXECUTED counts frames the proxy forwarded to the engine",
+		desc:   "embedded server (miniredis behind the respiretest fault proxy); EXECUTED counts the frames the proxy forwarded to the engine",
 		proxy:  srv.Proxy,
 		opts:   opts,
 		direct: dc,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
 	"time"
 
@@ -28,7 +29,10 @@ const (
 )
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
 }
 
 // run executes the command line args (without the program name) and
@@ -69,10 +73,10 @@ caller accepted that command's risk.
 
 Usage:
 
-	respire demo [flags]              show the retry policy at work with injected faults
-	respire ping [flags]              send PING, print PONG and the round-trip time
-	respire do [flags] COMMAND [ARG...]  send any command, print the reply
-	respire help [COMMAND]            print this help, or a command's flags
+	respire demo [flags]                 show the retry policy at work with injected faults
+	respire ping [flags]                 send PING, print PONG and the round-trip time
+	respire do [flags] COMMAND [ARG...]  send any command, print the reply like redis-cli
+	respire help [COMMAND]               print this help, or a command's flags
 
 Connection flags (every command):
 
