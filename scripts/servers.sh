@@ -447,7 +447,7 @@ main() {
       log "$g ready (+$(($(now_ms) - t0))ms)"
     done
     write_env
-    log "started ${groups[*]} in $((($(now_ms) - t0)))ms; env in $DIR/env"
+    log "started ${groups[*]} in $(($(now_ms) - t0))ms; env in $DIR/env"
     ;;
   stop)
     [ -d "$DIR" ] || return 0
