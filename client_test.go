@@ -279,10 +279,16 @@ func TestWriteFailureEvidence(t *testing.T) {
 				}
 				dial := respiretest.FailWritesDialer(d.DialContext, 1, handshakeWrites+1, offset)
 				c := newClient(t, Options{Protocol: p, Dialer: dial})
-				_, err := c.Incr(testCtx(t), k)
+				n, err := c.Incr(testCtx(t), k)
+				if err == nil && !tt.wantUnwritten && n == 1 {
+					// The whole frame was written, so the server may reply
+					// before the failing write closes the socket: the
+					// reply wins. Only the evidence of a failure is fixed.
+					return
+				}
 				var ce *ConnError
 				if !errors.As(err, &ce) || !errors.Is(err, ErrConnectionLost) {
-					t.Fatalf("Incr error = %v; want *ConnError", err)
+					t.Fatalf("Incr = %d, %v; want *ConnError", n, err)
 				}
 				if ce.Unwritten != tt.wantUnwritten {
 					t.Errorf("ConnError.Unwritten = %v; want %v", ce.Unwritten, tt.wantUnwritten)
