@@ -6,16 +6,21 @@ package respire
 // property against a reference model of the rules.
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"math"
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 	"unsafe"
+
+	"pgregory.net/rapid"
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/retry"
@@ -771,4 +776,139 @@ func TestRetryResendCarriesOriginalArguments(t *testing.T) {
 	if v, _ := s.Engine().Get("k"); v != "original-value" {
 		t.Errorf("stored %q, want %q", v, "original-value")
 	}
+}
+
+// retryPlanConn fails the client's write of the k-th INCR frame (counted
+// across connections) before any byte when plan says so.
+type retryPlanConn struct {
+	net.Conn
+	writes *atomic.Int64
+	plan   []retryFault
+}
+
+func (c *retryPlanConn) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte("INCR")) {
+		if k := int(c.writes.Add(1)); k <= len(c.plan) && c.plan[k-1].unwritten {
+			_ = c.Conn.Close()
+			return 0, respiretest.ErrInjectedWrite
+		}
+	}
+	return c.Conn.Write(p)
+}
+
+// The end-to-end property: for random policies, declared categories and
+// sequences of injected faults, a raw INCR succeeds or fails, after as
+// many attempts and with as many executions on the server, as a reference
+// model written from the rules says.
+func TestRetryPropertyExecutionsMatchModel(t *testing.T) {
+	faults := []retryFault{faultUnwritten, faultDropBefore, faultLostReply, faultLoading, faultTryAgain,
+		faultMasterDown, faultReadOnly, faultBusy, faultClusterDn}
+	rapid.Check(t, func(rt *rapid.T) {
+		var p *RetryPolicy
+		if rapid.Float64Range(0, 1).Draw(rt, "usePolicy") < 0.9 {
+			p = &RetryPolicy{
+				MaxAttempts:             rapid.IntRange(0, 4).Draw(rt, "maxAttempts"),
+				MaxCommandRetryCategory: RetryCategory(rapid.IntRange(0, int(ServerAdmin)).Draw(rt, "maxCategory")),
+				InitialBackoff:          NoBackoff,
+			}
+			switch rapid.IntRange(0, 2).Draw(rt, "errorsKind") {
+			case 0: // default
+			case 1:
+				p.RetryableErrors = RetryOnNone
+			default:
+				p.RetryableErrors = RetryableErrors(rapid.IntRange(1, int(DefaultRetryableErrors)).Draw(rt, "errors"))
+			}
+		}
+		cat := RetryCategory(rapid.IntRange(0, int(ServerAdmin)+1).Draw(rt, "category")) // 0 undeclared, 8 undefined
+		plan := rapid.SliceOfN(rapid.SampledFrom(faults), 0, 4).Draw(rt, "faults")
+
+		// The model.
+		maxAttempts, maxCat, errs := 1, Never, RetryableErrors(0)
+		if p != nil {
+			maxAttempts, maxCat, errs = cmp.Or(p.MaxAttempts, 3), cmp.Or(p.MaxCommandRetryCategory, ReadOnly), cmp.Or(p.RetryableErrors, DefaultRetryableErrors)
+			if errs == RetryOnNone {
+				errs = 0
+			}
+		}
+		enabled := maxAttempts > 1 && maxCat != Never
+		known := cat > Never && cat <= ServerAdmin
+		attempts, execs, ok := 0, 0, false
+		for {
+			attempts++
+			if attempts > len(plan) {
+				execs++
+				ok = true
+				break
+			}
+			f := plan[attempts-1]
+			execs += b2i(f.executed)
+			retry := enabled && known && f.flag&errs != 0 && (f.unwritten || cat <= maxCat) && attempts < maxAttempts
+			if !retry {
+				break
+			}
+		}
+
+		// The system.
+		s, err := respiretest.StartServer(respiretest.InMemory())
+		if err != nil {
+			rt.Fatalf("StartServer: %v", err)
+		}
+		defer s.Close()
+		nth := 0
+		for _, f := range plan {
+			if f.unwritten {
+				continue
+			}
+			nth++
+			if _, err := s.AddRule(respiretest.Rule{Command: "INCR", Nth: nth, Action: *f.action}); err != nil {
+				rt.Fatalf("AddRule: %v", err)
+			}
+		}
+		var writes atomic.Int64
+		c, err := Connect(bg, Options{
+			Endpoints:   []string{respiretest.MemoryAddr},
+			RetryPolicy: p,
+			Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				conn, err := s.Dial(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return &retryPlanConn{Conn: conn, writes: &writes, plan: plan}, nil
+			},
+		})
+		if err != nil {
+			rt.Fatalf("Connect: %v", err)
+		}
+		defer c.Close()
+		cmd := NewCommand("INCR")
+		if cat != 0 {
+			cmd = cmd.WithRetryCategory(cat)
+		}
+		r, err := c.Do(bg, cmd, "n")
+
+		if got := int(writes.Load()); got != attempts {
+			rt.Errorf("INCR sent %d times, model %d", got, attempts)
+		}
+		if got := s.Executed("INCR"); got != execs {
+			rt.Errorf("INCR executed %d times, model %d", got, execs)
+		}
+		if v, _ := s.Engine().Get("n"); v != strconv.Itoa(execs) && !(execs == 0 && v == "") {
+			rt.Errorf("counter %q, model %d", v, execs)
+		}
+		if ok {
+			if n, _ := r.Int64(); err != nil || n != int64(execs) {
+				rt.Errorf("INCR = %v, %v; model success with %d", r.Value(), err, execs)
+			}
+			return
+		}
+		var re *RetryError
+		switch {
+		case err == nil:
+			rt.Errorf("INCR succeeded; model failure after %d attempts", attempts)
+		case attempts > 1 && (!errors.As(err, &re) || re.Attempts != attempts):
+			rt.Errorf("err = %v; model failure after %d attempts", err, attempts)
+		case attempts == 1 && errors.As(err, &re):
+			rt.Errorf("err = %v is a *RetryError; model a single attempt", err)
+		}
+	})
 }
