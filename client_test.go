@@ -327,21 +327,29 @@ func waitValue(t *testing.T, addr, k, want string) {
 	}
 }
 
-// TestCommandTimeoutThenFIFO blocks the server with DEBUG SLEEP on the
-// client's own connection: the call gives up at CommandTimeout, and the
-// next call on the same connection still gets its own reply, not the
-// abandoned one.
+// blockFor is a command that holds the client's own connection for half a
+// second without blocking the shared server for other clients (as DEBUG
+// SLEEP would): the server reads nothing more from a client blocked in
+// BLPOP, so later calls queue behind it on the same connection.
+func blockFor(t *testing.T) (Command, []string) {
+	return NewCommand("BLPOP"), []string{key(t, "never"), "0.5"}
+}
+
+// TestCommandTimeoutThenFIFO blocks the client's own connection on the
+// server: the call gives up at CommandTimeout, and the next call on the
+// same connection still gets its own reply, not the abandoned one.
 func TestCommandTimeoutThenFIFO(t *testing.T) {
 	forEachProtocol(t, Options{CommandTimeout: 100 * time.Millisecond}, func(t *testing.T, c *Client) {
 		start := time.Now()
-		_, err := c.Do(context.Background(), NewCommand("DEBUG"), "SLEEP", "0.5")
+		cmd, args := blockFor(t)
+		_, err := c.Do(context.Background(), cmd, args...)
 		elapsed := time.Since(start)
 		var xe *ContextError
-		if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &xe) || !xe.Sent || xe.Command != "DEBUG" {
-			t.Fatalf("DEBUG SLEEP error = %v; want a sent *ContextError matching context.DeadlineExceeded", err)
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &xe) || !xe.Sent || xe.Command != "BLPOP" {
+			t.Fatalf("BLPOP error = %v; want a sent *ContextError matching context.DeadlineExceeded", err)
 		}
 		if elapsed >= 450*time.Millisecond {
-			t.Errorf("gave up after %v; want about 100ms (before DEBUG SLEEP's reply)", elapsed)
+			t.Errorf("gave up after %v; want about 100ms (before BLPOP's reply)", elapsed)
 		}
 		assertOwnReplies(t, c)
 	})
@@ -351,9 +359,10 @@ func TestContextDeadlineThenFIFO(t *testing.T) {
 	forEachProtocol(t, Options{CommandTimeout: NoTimeout}, func(t *testing.T, c *Client) {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
-		_, err := c.Do(ctx, NewCommand("DEBUG"), "SLEEP", "0.5")
+		cmd, args := blockFor(t)
+		_, err := c.Do(ctx, cmd, args...)
 		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("DEBUG SLEEP error = %v; want context.DeadlineExceeded", err)
+			t.Fatalf("BLPOP error = %v; want context.DeadlineExceeded", err)
 		}
 		assertOwnReplies(t, c)
 	})
@@ -363,9 +372,10 @@ func TestContextCanceledThenFIFO(t *testing.T) {
 	forEachProtocol(t, Options{}, func(t *testing.T, c *Client) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(100*time.Millisecond, cancel)
-		_, err := c.Do(ctx, NewCommand("DEBUG"), "SLEEP", "0.5")
+		cmd, args := blockFor(t)
+		_, err := c.Do(ctx, cmd, args...)
 		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("DEBUG SLEEP error = %v; want context.Canceled", err)
+			t.Fatalf("BLPOP error = %v; want context.Canceled", err)
 		}
 		assertOwnReplies(t, c)
 	})
