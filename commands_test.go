@@ -327,6 +327,27 @@ func TestPExpireAndPTTL(t *testing.T) {
 	})
 }
 
+func TestExpireRejectsTTLThatWouldDeleteTheKey(t *testing.T) {
+	c := newClient(t, Options{})
+	ctx, k := testCtx(t), key(t)
+	must(t, c.Set(ctx, k, "v"))
+	if ok, err := c.Expire(ctx, k, 500*time.Millisecond); ok || !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Expire(500ms) = %v, %v; want ErrInvalidArgument", ok, err)
+	}
+	if ok, err := c.PExpire(ctx, k, 500*time.Microsecond); ok || !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("PExpire(500µs) = %v, %v; want ErrInvalidArgument", ok, err)
+	}
+	if got, err := c.Get(ctx, k); err != nil || got != "v" {
+		t.Errorf("Get after = %q, %v; want the key untouched", got, err)
+	}
+	if ok, err := c.Expire(ctx, k, 0); err != nil || !ok {
+		t.Errorf("Expire(0) = %v, %v; want true (Redis deletes the key)", ok, err)
+	}
+	if n, err := c.Exists(ctx, k); err != nil || n != 0 {
+		t.Errorf("Exists after Expire(0) = %d, %v; want 0", n, err)
+	}
+}
+
 func TestIncrIncrByDecr(t *testing.T) {
 	forEachProtocol(t, Options{}, func(t *testing.T, c *Client) {
 		ctx, k := testCtx(t), key(t)

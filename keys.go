@@ -55,8 +55,14 @@ func (c *Client) Exists(ctx context.Context, keys ...string) (int64, error) {
 }
 
 // Expire sets key's time to live in whole seconds (EXPIRE) and reports
-// whether the key exists. ttl is truncated to seconds.
+// whether the key exists. ttl is truncated to seconds; a positive ttl
+// below one second fails with [ErrInvalidArgument] (it would be sent as 0,
+// which deletes the key: use [Client.PExpire]). A ttl of 0 or less deletes
+// the key, as in Redis.
 func (c *Client) Expire(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	if ttl > 0 && ttl < time.Second {
+		return false, errInvalid("EXPIRE", "ttl below 1s would delete the key (use PExpire)")
+	}
 	f := c.newFrame(3, "EXPIRE")
 	arg(f, key)
 	argInt(f, int64(ttl/time.Second))
@@ -65,8 +71,13 @@ func (c *Client) Expire(ctx context.Context, key string, ttl time.Duration) (boo
 }
 
 // PExpire sets key's time to live in milliseconds (PEXPIRE) and reports
-// whether the key exists.
+// whether the key exists. ttl is truncated to milliseconds; a positive ttl
+// below one millisecond fails with [ErrInvalidArgument] (it would delete
+// the key). A ttl of 0 or less deletes the key, as in Redis.
 func (c *Client) PExpire(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	if ttl > 0 && ttl < time.Millisecond {
+		return false, errInvalid("PEXPIRE", "ttl below 1ms would delete the key")
+	}
 	f := c.newFrame(3, "PEXPIRE")
 	arg(f, key)
 	argInt(f, ttl.Milliseconds())
