@@ -20,13 +20,13 @@ import (
 	"github.com/respire-go/respire/respiretest"
 )
 
-// retrySynctest runs f in a synctest bubble with the frame pool emptied
-// before and after. Pooled frames keep the channel and timer they were
-// made with, which belong to the bubble (or the outside world) that made
-// them: a frame made in one bubble and reused in another crashes the test
-// binary ("receive on synctest channel from outside bubble"), and one made
-// outside a bubble waits on real time inside it. Two garbage collections
-// empty a sync.Pool.
+// retrySynctest runs f in a synctest bubble with sync.Pools emptied before
+// and after (two garbage collections empty a sync.Pool). Pooled frames keep
+// the channel and timer they were made with, which belong to the bubble
+// that made them; a frame reused in another bubble crashes the test binary
+// ("receive on synctest channel from outside bubble"). Clients now pool
+// frames per client; this guards the package-wide pool and any other
+// shared pool.
 func retrySynctest(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
 	runtime.GC()
@@ -341,7 +341,7 @@ func TestRetryOneDeadlineSpansAttemptsAndLateReplyCannotComplete(t *testing.T) {
 		if v, err := c.Get(context.Background(), "k1"); err != nil || v != "v1" {
 			t.Errorf("later GET k1 = %q, %v; want \"v1\"", v, err)
 		}
-		retryCheckPoolClean(t)
+		retryCheckPoolClean(t, c)
 	})
 }
 
@@ -402,18 +402,18 @@ func TestRetryLateRetriedReplyCannotCompleteNewerCaller(t *testing.T) {
 		if v, err := c.Get(context.Background(), "k1"); err != nil || v != "v1" {
 			t.Errorf("later GET k1 = %q, %v; want \"v1\"", v, err)
 		}
-		retryCheckPoolClean(t)
+		retryCheckPoolClean(t, c)
 	})
 }
 
-// retryCheckPoolClean takes frames from the pool after retried calls have
+// retryCheckPoolClean takes frames from c's pool after retried calls have
 // returned and their late replies drained: none may still hold a command,
 // a reply, an error or a connection failure of a finished call.
-func retryCheckPoolClean(t *testing.T) {
+func retryCheckPoolClean(t *testing.T, c *Client) {
 	t.Helper()
 	var fs []*wire.Frame
 	for range 16 {
-		f := wire.GetFrame()
+		f := c.frames.Get()
 		fs = append(fs, f)
 		if len(f.Buf) != 0 || f.IsErr || len(f.ErrReply) != 0 || f.Err != nil || f.Value.Type != 0 ||
 			len(f.Bytes) != 0 || f.Int != 0 || f.Null || f.Values != nil {
