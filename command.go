@@ -146,7 +146,7 @@ func (r Reply) Bool() (bool, error) {
 }
 
 // Strings converts an array or set of string-like elements; null elements
-// become "".
+// become "". A map converts to its flat key-value list, as RESP2 sends it.
 func (r Reply) Strings() ([]string, error) { return toStrings(r.v) }
 
 // StringMap converts a map reply, or a RESP2 flat array of pairs.

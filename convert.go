@@ -80,9 +80,12 @@ func parseFloat(b []byte) (float64, error) {
 	return f, nil
 }
 
+// toStrings converts an array, set or push; a map (RESP3's form of
+// replies that RESP2 sends as flat arrays) converts to its flat
+// key-value list so both protocols give the same result.
 func toStrings(v resp.Value) ([]string, error) {
 	switch v.Type {
-	case resp.Array, resp.Set, resp.Push:
+	case resp.Array, resp.Set, resp.Push, resp.Map:
 	case resp.Null:
 		return nil, nil
 	default:

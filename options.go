@@ -298,6 +298,12 @@ func ParseURL(raw string) (Options, error) {
 			return o, &ConfigError{Field: "URL " + k, Reason: "unknown parameter"}
 		}
 	}
-	_, err = o.validate()
-	return o, err
+	if _, err := o.validate(); err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) && strings.HasPrefix(ce.Field, "Options.Endpoints") {
+			ce.Field = "URL" // the address came from the URL's host and port
+		}
+		return o, err
+	}
+	return o, nil
 }
