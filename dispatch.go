@@ -16,6 +16,20 @@ func argInt(f *wire.Frame, n int64) { f.Buf = resp.AppendBulkInt(f.Buf, n) }
 
 func argFloat(f *wire.Frame, x float64) { f.Buf = resp.AppendBulkFloat(f.Buf, x) }
 
+// keyArgsInt sends "NAME key args..." and returns its integer reply. An
+// empty args fails with ErrInvalidArgument naming what is missing.
+func (c *Client) keyArgsInt(ctx context.Context, s *spec, key string, args []string, what string) (int64, error) {
+	if len(args) == 0 {
+		return 0, errInvalid(s.name, "no "+what)
+	}
+	f := c.newFrame(2+len(args), s.name)
+	arg(f, key)
+	for _, a := range args {
+		arg(f, a)
+	}
+	return c.doInt(ctx, f, s)
+}
+
 // doInt returns an integer reply; null is ErrNil.
 func (c *Client) doInt(ctx context.Context, f *wire.Frame, s *spec) (int64, error) {
 	f.Want = wire.WantInt

@@ -19,12 +19,7 @@ func (c *Client) HSet(ctx context.Context, key string, pairs ...string) (int64, 
 	if len(pairs) == 0 || len(pairs)%2 != 0 {
 		return 0, errInvalid("HSET", "want field-value pairs")
 	}
-	f := c.newFrame(2+len(pairs), "HSET")
-	arg(f, key)
-	for _, p := range pairs {
-		arg(f, p)
-	}
-	return c.doInt(ctx, f, specHSET)
+	return c.keyArgsInt(ctx, specHSET, key, pairs, "fields")
 }
 
 // HGet returns the value of field in the hash at key, or [ErrNil].
@@ -49,13 +44,5 @@ func (c *Client) HGetAll(ctx context.Context, key string) (map[string]string, er
 
 // HDel removes fields from the hash at key and returns how many existed.
 func (c *Client) HDel(ctx context.Context, key string, fields ...string) (int64, error) {
-	if len(fields) == 0 {
-		return 0, errInvalid("HDEL", "no fields")
-	}
-	f := c.newFrame(2+len(fields), "HDEL")
-	arg(f, key)
-	for _, x := range fields {
-		arg(f, x)
-	}
-	return c.doInt(ctx, f, specHDEL)
+	return c.keyArgsInt(ctx, specHDEL, key, fields, "fields")
 }

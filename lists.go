@@ -17,24 +17,12 @@ var (
 
 // LPush prepends values to the list at key and returns its new length.
 func (c *Client) LPush(ctx context.Context, key string, values ...string) (int64, error) {
-	return c.push(ctx, "LPUSH", specLPUSH, key, values)
+	return c.keyArgsInt(ctx, specLPUSH, key, values, "values")
 }
 
 // RPush appends values to the list at key and returns its new length.
 func (c *Client) RPush(ctx context.Context, key string, values ...string) (int64, error) {
-	return c.push(ctx, "RPUSH", specRPUSH, key, values)
-}
-
-func (c *Client) push(ctx context.Context, name string, s *spec, key string, values []string) (int64, error) {
-	if len(values) == 0 {
-		return 0, errInvalid(name, "no values")
-	}
-	f := c.newFrame(2+len(values), name)
-	arg(f, key)
-	for _, v := range values {
-		arg(f, v)
-	}
-	return c.doInt(ctx, f, s)
+	return c.keyArgsInt(ctx, specRPUSH, key, values, "values")
 }
 
 // LPop removes and returns the first element of the list at key, or
@@ -57,7 +45,7 @@ func (c *Client) LRange(ctx context.Context, key string, start, stop int64) ([]s
 
 // SAdd adds members to the set at key and returns how many were new.
 func (c *Client) SAdd(ctx context.Context, key string, members ...string) (int64, error) {
-	return c.push(ctx, "SADD", specSADD, key, members)
+	return c.keyArgsInt(ctx, specSADD, key, members, "members")
 }
 
 // SMembers returns every member of the set at key.
