@@ -117,4 +117,3 @@ func checkDriver(ctx context.Context, d driver, key string, valueBytes int) erro
 	}
 	return nil
 }
-

@@ -62,7 +62,8 @@ func (r *results) markdown() string {
 	if c := m.Versions["respire_commit"]; c != "" {
 		fmt.Fprintf(&b, "; respire %s", c)
 	}
-	fmt.Fprintf(&b, ". Load average at start %s, at end %s.\n\n", m.LoadAvgStart, m.LoadAvgFinish)
+	fmt.Fprintf(&b, ". Load average at start %s, at end %s; other processes used a median of %.2f cores (max %.2f) of the machine's %s during the measurements.\n\n",
+		m.LoadAvgStart, m.LoadAvgFinish, m.ForeignCoresMedian, m.ForeignCoresMax, m.Machine["num_cpu"])
 	fmt.Fprintf(&b, "%d interleaved rounds, %gs measured per client and scenario after %gs warm-up; 16-byte keys over %v keys. ",
 		r.rounds, m.Method["duration_seconds"], m.Method["warmup_seconds"], m.Method["keys"])
 	fmt.Fprintf(&b, "Cells show the median over rounds and (min–max). Ceiling: `redis-benchmark -P %d -c %d` against the same server.\n\n", r.ceilCfg.Pipeline, r.ceilCfg.Clients)
@@ -148,19 +149,20 @@ func (r *results) markdown() string {
 
 	b.WriteString("\n## Cost per operation (medians over rounds)\n\n")
 	b.WriteString("Allocations are whole-process deltas; CPU is user+system; system calls count read and write calls only; context switches are this process's.\n\n")
-	b.WriteString("| op | value | goroutines | client | allocs/op | B/op | client CPU µs/op | server CPU µs/op | client syscalls/op | server syscalls/op | ctx switches/op | GC/s |\n")
-	b.WriteString("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| op | value | goroutines | client | allocs/op | B/op | client CPU µs/op | server CPU µs/op | client reads/op | client writes/op | server reads/op | server writes/op | ctx switches/op | GC/s | others' load (cores) |\n")
+	b.WriteString("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range r.cells {
 		for _, name := range r.clients {
 			rw := r.row(name, c)
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				strings.ToUpper(c.Op), sizeName(c.ValueBytes), c.Concurrency, name,
 				fp(rw.AllocsPerOp, "%.2f"), fp(rw.BytesPerOp, "%.0f"), fp(rw.ClientCPUUsPerOp, "%.2f"), fp(rw.ServerCPUUsPerOp, "%.2f"),
-				fp(rw.ClientSyscallsOp, "%.3f"), fp(rw.ServerSyscallsOp, "%.3f"), fp(rw.CtxSwitchesPerOp, "%.3f"), fp(rw.GCsPerSecond, "%.1f"))
+				fp(rw.ClientReadsPerOp, "%.3f"), fp(rw.ClientWritesPerOp, "%.3f"), fp(rw.ServerReadsPerOp, "%.3f"), fp(rw.ServerWritesPerOp, "%.3f"),
+				fp(rw.CtxSwitchesPerOp, "%.3f"), fp(rw.GCsPerSecond, "%.1f"), fp(rw.ForeignCores, "%.2f"))
 		}
 	}
 
-	b.WriteString("\n## Ceiling (redis-benchmark)\n\n| op | value | ops/s median (min–max) | server CPU µs/op | server syscalls/op |\n|---|---|---:|---:|---:|\n")
+	b.WriteString("\n## Ceiling (redis-benchmark)\n\n| op | value | ops/s median (min–max) | server CPU µs/op | server reads/op | server writes/op |\n|---|---|---:|---:|---:|---:|\n")
 	for _, rw := range r.Rows {
 		if rw.Client != nameCeiling {
 			continue
@@ -169,8 +171,9 @@ func (r *results) markdown() string {
 		if rw.Derived != "" {
 			op += " (derived)"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s (%s–%s) | %s | %s |\n", op, sizeName(rw.ValueBytes),
-			kops(rw.OpsPerSec), kops(rw.OpsPerSecMin), kops(rw.OpsPerSecMax), fp(rw.ServerCPUUsPerOp, "%.2f"), fp(rw.ServerSyscallsOp, "%.3f"))
+		fmt.Fprintf(&b, "| %s | %s | %s (%s–%s) | %s | %s | %s |\n", op, sizeName(rw.ValueBytes),
+			kops(rw.OpsPerSec), kops(rw.OpsPerSecMin), kops(rw.OpsPerSecMax), fp(rw.ServerCPUUsPerOp, "%.2f"),
+			fp(rw.ServerReadsPerOp, "%.3f"), fp(rw.ServerWritesPerOp, "%.3f"))
 	}
 	return b.String()
 }

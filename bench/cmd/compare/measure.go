@@ -43,9 +43,10 @@ type sample struct {
 	AllocBytes uint64 // runtime.MemStats.TotalAlloc delta
 	ClientCPU  time.Duration
 	ServerCPU  time.Duration
-	ClientSys  uint64 // read+write system calls of this process
-	ServerSys  uint64 // read+write system calls of redis-server (0 if unreadable)
-	CtxSw      uint64 // voluntary+involuntary context switches of this process
+	ClientSys  ioCalls       // read and write system calls of this process
+	ServerSys  ioCalls       // read and write system calls of redis-server (zero if unreadable)
+	Busy       time.Duration // CPU time used machine-wide (/proc/stat)
+	CtxSw      uint64        // voluntary+involuntary context switches of this process
 	GCs        uint32
 
 	Latencies []time.Duration // concurrency 1 only: every operation's latency
@@ -99,9 +100,10 @@ type snapshot struct {
 	errs   uint64
 	mem    runtime.MemStats
 	ru     syscall.Rusage
-	sys    uint64
+	sys    ioCalls
+	busy   time.Duration
 	srvCPU time.Duration
-	srvSys uint64
+	srvSys ioCalls
 }
 
 func (e *env) snap(counters []counter, end bool) snapshot {
@@ -124,6 +126,7 @@ func (e *env) snap(counters []counter, end bool) snapshot {
 	sys := func() {
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &s.ru)
 		s.sys = procSyscalls("self")
+		s.busy = machineBusy()
 	}
 	if end {
 		readCounters()
@@ -216,8 +219,9 @@ func (e *env) measure(d driver, c cell, keys keyspace, value string, warmup, dur
 		AllocBytes: s1.mem.TotalAlloc - s0.mem.TotalAlloc,
 		ClientCPU:  rusageCPU(&s1.ru) - rusageCPU(&s0.ru),
 		ServerCPU:  s1.srvCPU - s0.srvCPU,
-		ClientSys:  s1.sys - s0.sys,
-		ServerSys:  s1.srvSys - s0.srvSys,
+		ClientSys:  s1.sys.sub(s0.sys),
+		ServerSys:  s1.srvSys.sub(s0.srvSys),
+		Busy:       s1.busy - s0.busy,
 		CtxSw:      uint64(s1.ru.Nvcsw+s1.ru.Nivcsw) - uint64(s0.ru.Nvcsw+s0.ru.Nivcsw),
 		GCs:        s1.mem.NumGC - s0.mem.NumGC,
 	}
@@ -235,22 +239,64 @@ func rusageCPU(ru *syscall.Rusage) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// procSyscalls returns the read and write system calls the process has
-// made (syscr + syscw of /proc/PID/io), or 0 when unreadable.
-func procSyscalls(pid string) uint64 {
+// ioCalls counts read and write system calls (syscr and syscw of
+// /proc/PID/io). Reads include those that found nothing (EAGAIN) before
+// the goroutine parked on the poller.
+type ioCalls struct{ Reads, Writes uint64 }
+
+func (a ioCalls) sub(b ioCalls) ioCalls { return ioCalls{a.Reads - b.Reads, a.Writes - b.Writes} }
+
+// procSyscalls returns the process's read and write system calls so far,
+// or zero when unreadable.
+func procSyscalls(pid string) ioCalls {
+	var n ioCalls
 	b, err := os.ReadFile("/proc/" + pid + "/io")
 	if err != nil {
-		return 0
+		return n
 	}
-	var n uint64
 	for _, line := range strings.Split(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ": ")
-		if ok && (k == "syscr" || k == "syscw") {
-			x, _ := strconv.ParseUint(v, 10, 64)
-			n += x
+		if !ok {
+			continue
+		}
+		x, _ := strconv.ParseUint(v, 10, 64)
+		switch k {
+		case "syscr":
+			n.Reads = x
+		case "syscw":
+			n.Writes = x
 		}
 	}
 	return n
+}
+
+// machineBusy returns the CPU time all processes have used so far
+// (user, nice, system, irq, softirq and steal of /proc/stat).
+func machineBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	var ticks uint64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} {
+		x, _ := strconv.ParseUint(f[i], 10, 64)
+		ticks += x
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
+}
+
+// foreignCores is the CPU used during the sample by everything other than
+// this process and the server, in cores.
+func (s sample) foreignCores() float64 {
+	if s.Busy == 0 {
+		return 0
+	}
+	return max(0, (s.Busy-s.ClientCPU-s.ServerCPU).Seconds()/s.Seconds)
 }
 
 // percentile returns the p-th percentile (0..1) of ds, sorting ds.

@@ -36,6 +36,10 @@ type meta struct {
 	Method        map[string]any    `json:"method"`
 	LoadAvgStart  string            `json:"loadavg_start"`
 	LoadAvgFinish string            `json:"loadavg_finish"`
+	// ForeignCores summarises other tenants' CPU use over every client
+	// sample: median and maximum, in cores.
+	ForeignCoresMedian float64 `json:"foreign_cores_median"`
+	ForeignCoresMax    float64 `json:"foreign_cores_max"`
 }
 
 // row is one client in one scenario, summarised over rounds.
@@ -55,8 +59,11 @@ type row struct {
 	BytesPerOp        *float64  `json:"bytes_per_op,omitempty"`
 	ClientCPUUsPerOp  *float64  `json:"client_cpu_us_per_op,omitempty"`
 	ServerCPUUsPerOp  *float64  `json:"server_cpu_us_per_op,omitempty"`
-	ClientSyscallsOp  *float64  `json:"client_syscalls_per_op,omitempty"`
-	ServerSyscallsOp  *float64  `json:"server_syscalls_per_op,omitempty"`
+	ClientReadsPerOp  *float64  `json:"client_reads_per_op,omitempty"`
+	ClientWritesPerOp *float64  `json:"client_writes_per_op,omitempty"`
+	ServerReadsPerOp  *float64  `json:"server_reads_per_op,omitempty"`
+	ServerWritesPerOp *float64  `json:"server_writes_per_op,omitempty"`
+	ForeignCores      *float64  `json:"foreign_cores,omitempty"`
 	CtxSwitchesPerOp  *float64  `json:"context_switches_per_op,omitempty"`
 	GCsPerSecond      *float64  `json:"gc_per_second,omitempty"`
 	CeilingFraction   *float64  `json:"ceiling_fraction,omitempty"`
@@ -131,7 +138,8 @@ func newResults(cfg config, probe *serverProbe) *results {
 			"ceiling":               fmt.Sprintf("redis-benchmark -P %d -c %d -n %d -r %d --dbnum %d -t set,get (one test per invocation); mix ceiling derived as 1/(0.8/get+0.2/set)", cfg.ceiling.Pipeline, cfg.ceiling.Clients, cfg.ceiling.Requests, cfg.ceiling.Keys, cfg.ceiling.DB),
 			"allocations":           "runtime.MemStats Mallocs/TotalAlloc deltas over the measured window for the whole process; the harness's workers do not allocate",
 			"cpu":                   "client: getrusage(RUSAGE_SELF) user+sys; server: INFO cpu used_cpu_user+used_cpu_sys",
-			"syscalls":              "syscr+syscw of /proc/PID/io (read and write system calls only)",
+			"syscalls":              "syscr and syscw of /proc/PID/io: read and write system calls only; client reads include those that returned EAGAIN",
+			"foreign_cores":         "CPU used machine-wide (/proc/stat) minus this process and the server, per second of the window: other tenants' load",
 			"context_switches":      "getrusage nvcsw+nivcsw of this process (threads switching off a CPU)",
 			"ratios":                "computed per round from that round's samples; median, min and max over rounds",
 			"serial_latency_sample": "every operation timed with time.Now at 1 goroutine",
@@ -163,6 +171,15 @@ func (r *results) ceilingOps(op string, size, round int) float64 {
 func (r *results) finish(cfg config, probe *serverProbe) {
 	r.meta.Finished = time.Now().UTC()
 	r.meta.LoadAvgFinish = loadavg()
+	var foreign []float64
+	for _, byCell := range r.samples {
+		for _, ss := range byCell {
+			for _, s := range ss {
+				foreign = append(foreign, s.foreignCores())
+			}
+		}
+	}
+	r.meta.ForeignCoresMedian, _, r.meta.ForeignCoresMax = stats(foreign)
 	for _, c := range r.cells {
 		for _, name := range r.clients {
 			r.Rows = append(r.Rows, r.clientRow(name, c))
@@ -171,12 +188,13 @@ func (r *results) finish(cfg config, probe *serverProbe) {
 	// Ceiling rows: one per operation and value size.
 	for _, size := range cfg.valueSizes() {
 		for _, op := range []string{opGet, opSet, opMix} {
-			var ops, cpu, sys []float64
+			var ops, cpu, srd, swr []float64
 			for round := range r.rounds {
 				ops = append(ops, r.ceilingOps(op, size, round))
 				if cs := r.ceilings[size][round][op]; cs.Requests > 0 {
 					cpu = append(cpu, cs.ServerCPU.Seconds()*1e6/float64(cs.Requests))
-					sys = append(sys, float64(cs.ServerSys)/float64(cs.Requests))
+					srd = append(srd, float64(cs.ServerSys.Reads)/float64(cs.Requests))
+					swr = append(swr, float64(cs.ServerSys.Writes)/float64(cs.Requests))
 				}
 			}
 			m, lo, hi := stats(ops)
@@ -186,7 +204,7 @@ func (r *results) finish(cfg config, probe *serverProbe) {
 				row.Derived = "1/(0.8/get + 0.2/set) per round"
 			} else {
 				row.ServerCPUUsPerOp = medianPtr(cpu)
-				row.ServerSyscallsOp = medianPtr(sys)
+				row.ServerReadsPerOp, row.ServerWritesPerOp = medianPtr(srd), medianPtr(swr)
 			}
 			r.Rows = append(r.Rows, row)
 		}
@@ -271,7 +289,7 @@ func (r *results) goal(text, num, den string, threshold float64, applies func(ce
 
 func (r *results) clientRow(name string, c cell) row {
 	ss := r.samples[name][c]
-	var ops, ns, p50, p99, allocs, bytes, ccpu, scpu, csys, ssys, csw, gcs, frac []float64
+	var ops, ns, p50, p99, allocs, bytes, ccpu, scpu, crd, cwr, srd, swr, csw, gcs, frac, foreign []float64
 	var errs uint64
 	for round, s := range ss {
 		ops = append(ops, s.opsPerSec())
@@ -280,8 +298,11 @@ func (r *results) clientRow(name string, c cell) row {
 		bytes = append(bytes, s.perOp(float64(s.AllocBytes)))
 		ccpu = append(ccpu, s.perOp(float64(s.ClientCPU.Nanoseconds())/1e3))
 		scpu = append(scpu, s.perOp(float64(s.ServerCPU.Nanoseconds())/1e3))
-		csys = append(csys, s.perOp(float64(s.ClientSys)))
-		ssys = append(ssys, s.perOp(float64(s.ServerSys)))
+		crd = append(crd, s.perOp(float64(s.ClientSys.Reads)))
+		cwr = append(cwr, s.perOp(float64(s.ClientSys.Writes)))
+		srd = append(srd, s.perOp(float64(s.ServerSys.Reads)))
+		swr = append(swr, s.perOp(float64(s.ServerSys.Writes)))
+		foreign = append(foreign, s.foreignCores())
 		csw = append(csw, s.perOp(float64(s.CtxSw)))
 		gcs = append(gcs, float64(s.GCs)/s.Seconds)
 		if c.Concurrency == 1 && s.Ops > 0 {
@@ -300,11 +321,11 @@ func (r *results) clientRow(name string, c cell) row {
 		NsPerOp: medianPtr(ns), P50Ns: medianPtr(p50), P99Ns: medianPtr(p99),
 		AllocsPerOp: medianPtr(allocs), BytesPerOp: medianPtr(bytes),
 		ClientCPUUsPerOp: medianPtr(ccpu), ServerCPUUsPerOp: medianPtr(scpu),
-		ClientSyscallsOp: medianPtr(csys), CtxSwitchesPerOp: medianPtr(csw),
-		GCsPerSecond: medianPtr(gcs), Errors: errs,
+		ClientReadsPerOp: medianPtr(crd), ClientWritesPerOp: medianPtr(cwr), CtxSwitchesPerOp: medianPtr(csw),
+		GCsPerSecond: medianPtr(gcs), ForeignCores: medianPtr(foreign), Errors: errs,
 	}
-	if slices.ContainsFunc(ssys, func(x float64) bool { return x > 0 }) {
-		rw.ServerSyscallsOp = medianPtr(ssys)
+	if slices.ContainsFunc(srd, func(x float64) bool { return x > 0 }) {
+		rw.ServerReadsPerOp, rw.ServerWritesPerOp = medianPtr(srd), medianPtr(swr)
 	}
 	if len(frac) > 0 {
 		fm, flo, fhi := stats(frac)

@@ -47,9 +47,9 @@ func (p *serverProbe) cpu() time.Duration {
 	return total
 }
 
-func (p *serverProbe) syscalls() uint64 {
+func (p *serverProbe) syscalls() ioCalls {
 	if p.pid == "" {
-		return 0
+		return ioCalls{}
 	}
 	return procSyscalls(p.pid)
 }
@@ -100,7 +100,7 @@ type ceilingConfig struct {
 type ceilingSample struct {
 	OpsPerSec float64
 	ServerCPU time.Duration // server CPU during the test (includes connection setup)
-	ServerSys uint64
+	ServerSys ioCalls
 	Requests  int
 }
 
@@ -133,7 +133,7 @@ func runCeiling(ctx context.Context, cfg ceilingConfig, probe *serverProbe, valu
 		out[test] = ceilingSample{
 			OpsPerSec: rps,
 			ServerCPU: probe.cpu() - cpu0,
-			ServerSys: probe.syscalls() - sys0,
+			ServerSys: probe.syscalls().sub(sys0),
 			Requests:  requests,
 		}
 	}
