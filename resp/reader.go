@@ -22,8 +22,9 @@ const (
 const (
 	initialBufSize  = 32 << 10
 	retainBufSize   = 1 << 20
-	eagerAggregate  = 64 // aggregates up to this length reserve slots up front
-	minValueLen     = 3  // the shortest encoded value, "_\r\n"
+	maxAdaptiveBuf  = 512 << 10 // growth after repeated full reads stops here
+	eagerAggregate  = 64        // aggregates up to this length reserve slots up front
+	minValueLen     = 3         // the shortest encoded value, "_\r\n"
 	retainArenaSize = 1 << 16
 	maxAggregateLen = 1 << 40
 	maxEmptyReads   = 100
@@ -83,10 +84,13 @@ type Reader struct {
 	spare    []byte
 	spareSeq uint64 // value sequence in which spare was last borrowed
 	seq      uint64
-	arena    []Value
-	used     int   // arena slots used since the arena was made
-	reserved int64 // element slots reserved by the current top-level value
-	err      error
+	// fullReads counts consecutive reads that filled at least half the
+	// buffer; two in a row double the buffer at the next value boundary.
+	fullReads int
+	arena     []Value
+	used      int   // arena slots used since the arena was made
+	reserved  int64 // element slots reserved by the current top-level value
+	err       error
 }
 
 // NewReader returns a Reader reading from rd with the default limits.
@@ -218,6 +222,13 @@ func (r *Reader) begin() {
 		r.w = copy(nb, r.buf[r.r:r.w])
 		r.buf, r.r, r.spare = nb, 0, nil
 	}
+	if r.fullReads >= 2 && len(r.buf) < maxAdaptiveBuf {
+		// Reads keep filling the buffer: the peer sends faster than we
+		// read in one call. A larger buffer means fewer read calls.
+		nb := make([]byte, 2*len(r.buf))
+		r.w = copy(nb, r.buf[r.r:r.w])
+		r.buf, r.r, r.spare, r.fullReads = nb, 0, nil, 0
+	}
 	if len(r.arena) > retainArenaSize {
 		r.arena = nil
 	}
@@ -286,9 +297,15 @@ func (r *Reader) fill(n int) error {
 		r.mark = 0
 	}
 	for i := 0; i < maxEmptyReads; i++ {
+		free := len(r.buf) - r.w
 		m, err := r.rd.Read(r.buf[r.w:])
-		if m < 0 || m > len(r.buf)-r.w {
+		if m < 0 || m > free {
 			return io.ErrNoProgress
+		}
+		if m == free && free >= len(r.buf)/2 {
+			r.fullReads++
+		} else if m > 0 {
+			r.fullReads = 0
 		}
 		r.w += m
 		if m > 0 {
