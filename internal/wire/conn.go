@@ -2,8 +2,8 @@ package wire
 
 import (
 	"errors"
-	"runtime"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
