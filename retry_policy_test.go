@@ -597,10 +597,32 @@ func TestRetryWriteEvidence(t *testing.T) {
 					opts.Dialer = respiretest.FailWritesDialer(s.Dial, 1, 2, tt.offset)
 				}
 				c := retryMemClient(t, s, opts)
+				wholeFrame := tt.offset == frameLen
+				var h *respiretest.RuleHandle
 				if tt.action != nil {
-					s.MustAddRule(t, respiretest.Rule{Command: "INCR", Action: *tt.action})
+					rule := respiretest.Rule{Command: "INCR", Action: *tt.action}
+					if wholeFrame {
+						// Hold every INCR: the original's session and the
+						// resend's may reach the rule in either order.
+						rule.Times = respiretest.Always
+					}
+					h = s.MustAddRule(t, rule)
 				}
-				r, err := c.Do(bg, tt.cmd, "n")
+				var r Reply
+				var err error
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					r, err = c.Do(bg, tt.cmd, "n")
+				}()
+				synctest.Wait()
+				if wholeFrame {
+					// Everything is settled: the failed write has closed
+					// the first connection, so releasing cannot deliver
+					// the original reply; a resend's reply now arrives.
+					h.Release()
+				}
+				<-done
 				synctest.Wait()
 				if tt.wantOK {
 					// The resend of a frame written whole may run before it.
