@@ -114,6 +114,10 @@ func (c *Client) attempt(ctx context.Context, f *wire.Frame, waitDL time.Time, s
 	if c.closed.Load() {
 		return attemptResult{err: &ConnError{Command: s.name, Unwritten: true, Err: ErrClosed}, failure: retry.Fatal, unwritten: true, owned: true}
 	}
+	if err := ctx.Err(); err != nil {
+		// A context that has already ended sends nothing.
+		return attemptResult{err: &ContextError{Command: s.name, Err: err}, failure: retry.Fatal, unwritten: true, owned: true}
+	}
 	conn := c.ep.Current()
 	if conn == nil {
 		var err error
