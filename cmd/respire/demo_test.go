@@ -104,7 +104,13 @@ func checkDemoTable(t *testing.T, out string) {
 		for _, c := range []struct{ col, want string }{
 			{"SENDS", want.sends}, {"EXECUTED", want.executed}, {"RETRIES", want.retries}, {"CHECK", "ok"},
 		} {
-			if got := row[c.col]; got != c.want {
+			got := row[c.col]
+			if c.col == "CHECK" && strings.HasPrefix(got, "ok (try ") {
+				// Against a shared server the demo re-measures a scenario
+				// that other clients disturbed; the re-measured row passed.
+				got = "ok"
+			}
+			if got != c.want {
 				t.Errorf("%s: %s = %q, want %q", id, c.col, got, c.want)
 			}
 		}
