@@ -95,17 +95,15 @@ type Frame struct {
 	pending int // replies still expected (reader-owned)
 	seq     uint64
 	done    chan struct{}
+	timer   *time.Timer
 	pool    *FramePool
 }
 
 // FramePool recycles frames. Each client owns one, so that a frame (whose
-// channel and deadline timers belong to the goroutine group that created them, such
+// channel and timer belong to the goroutine group that created them, such
 // as a testing/synctest bubble) never moves to another client. The zero
 // value is ready to use; a FramePool is safe for concurrent use.
-type FramePool struct {
-	p         sync.Pool
-	deadlines deadlines
-}
+type FramePool struct{ p sync.Pool }
 
 // Get returns an empty frame.
 func (fp *FramePool) Get() *Frame {
@@ -163,8 +161,7 @@ func (f *Frame) Reset() {
 }
 
 // Wait blocks until the frame completes, ctx is done or deadline passes
-// (a zero deadline adds no limit beyond ctx; a deadline wakes the caller at
-// most a millisecond late, as concurrent calls share deadline timers). It returns nil when the frame
+// (a zero deadline adds no limit beyond ctx). It returns nil when the frame
 // completed (check Err and IsErr), ctx.Err() or context.DeadlineExceeded
 // otherwise. When it gives up, the frame stays owned by the connection,
 // which drains its reply and releases it: the caller must not touch it
@@ -172,19 +169,31 @@ func (f *Frame) Reset() {
 // for (it takes microseconds) and discarded, so a late reply never
 // completes a call that has ended.
 func (f *Frame) Wait(ctx context.Context, deadline time.Time) error {
-	var expired <-chan struct{}
+	var timeout <-chan time.Time
 	if !deadline.IsZero() {
-		if !time.Now().Before(deadline) {
+		d := time.Until(deadline)
+		if d <= 0 {
 			return f.giveUp(context.DeadlineExceeded)
 		}
-		expired = f.pool.deadlines.expiry(deadline)
+		if f.timer == nil {
+			f.timer = time.NewTimer(d)
+		} else {
+			f.timer.Reset(d)
+		}
+		timeout = f.timer.C
 	}
 	select {
 	case <-f.done:
+		if timeout != nil {
+			f.timer.Stop()
+		}
 		return nil
 	case <-ctx.Done():
+		if timeout != nil {
+			f.timer.Stop()
+		}
 		return f.giveUp(ctx.Err())
-	case <-expired:
+	case <-timeout:
 		return f.giveUp(context.DeadlineExceeded)
 	}
 }
