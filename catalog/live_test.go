@@ -5,27 +5,17 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/internal/testenv"
 )
 
-// liveServer returns the address of the standalone test server, skipping
-// the test when none is configured unless RESPIRE_REQUIRE_SERVERS=1.
-func liveServer(t *testing.T) string {
-	t.Helper()
-	addr := os.Getenv("RESPIRE_STANDALONE_ADDR")
-	if addr == "" {
-		if os.Getenv("RESPIRE_REQUIRE_SERVERS") == "1" {
-			t.Fatal("RESPIRE_REQUIRE_SERVERS=1 but RESPIRE_STANDALONE_ADDR is unset")
-		}
-		t.Skip("RESPIRE_STANDALONE_ADDR is unset")
-	}
-	return addr
-}
+// liveServer returns the address of the standalone test server.
+func liveServer(t *testing.T) string { return testenv.Standalone(t) }
 
 // reply is a RESP2 reply, decoded by the few lines below; the test does not
 // depend on the client's own codec.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/respire-go/respire/internal/testenv"
 	"github.com/respire-go/respire/resp"
 )
 
@@ -21,21 +21,8 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// standalone returns the address of the real server the tests may use,
-// from RESPIRE_STANDALONE_ADDR. It skips the test when the variable is
-// unset, unless RESPIRE_REQUIRE_SERVERS=1, which makes it fail. (The same
-// logic as internal/testenv.Standalone, which did not exist yet.)
-func standalone(t testing.TB) string {
-	t.Helper()
-	addr := os.Getenv("RESPIRE_STANDALONE_ADDR")
-	if addr == "" {
-		if os.Getenv("RESPIRE_REQUIRE_SERVERS") == "1" {
-			t.Fatal("RESPIRE_STANDALONE_ADDR is not set and RESPIRE_REQUIRE_SERVERS=1")
-		}
-		t.Skip("RESPIRE_STANDALONE_ADDR is not set")
-	}
-	return addr
-}
+// standalone returns the address of the real server the tests may use.
+func standalone(t testing.TB) string { return testenv.Standalone(t) }
 
 // client is a minimal RESP client for the tests.
 type client struct {
