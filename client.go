@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/pool"
 	"github.com/respire-go/respire/internal/retry"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
@@ -17,12 +18,14 @@ import (
 // auto-pipelined connection shared by all goroutines, replaced after it
 // dies. A Client is safe for concurrent use.
 type Client struct {
-	cfg     config
-	ep      *wire.Endpoint
-	retries bool // cfg.policy.Enabled()
-	metrics *retryMetrics
-	closed  atomic.Bool
-	frames  wire.FramePool
+	cfg      config
+	ep       *wire.Endpoint
+	blocking *pool.Pool // dedicated connections for blocking commands
+	retries  bool       // cfg.policy.Enabled()
+	metrics  *retryMetrics
+	closed   atomic.Bool
+	done     chan struct{} // closed by Close: ends every retry backoff at once
+	frames   wire.FramePool
 }
 
 // Connect validates opts, connects to the first endpoint and prepares the
@@ -34,15 +37,17 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, retries: cfg.policy.Enabled()}
+	c := &Client{cfg: cfg, retries: cfg.policy.Enabled(), done: make(chan struct{})}
 	if cfg.metrics&MetricsResiliency != 0 {
 		if c.metrics, err = newRetryMetrics(cfg.meterProvider); err != nil {
 			return nil, err
 		}
 	}
 	c.ep = wire.NewEndpoint(cfg.wire)
+	c.blocking = pool.New(pool.Config{Wire: cfg.dedicatedWire(), Max: cfg.blockingPoolSize, IdleTimeout: dedicatedIdleTimeout})
 	if _, err := c.ep.Conn(ctx); err != nil {
 		_ = c.ep.Close()
+		_ = c.blocking.Close()
 		var we *wire.ConnError
 		if errors.As(err, &we) {
 			return nil, connError("connect", we)
@@ -59,7 +64,8 @@ func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
-	return c.ep.Close()
+	close(c.done)
+	return errors.Join(c.ep.Close(), c.blocking.Close())
 }
 
 // spec describes how one command is dispatched.
@@ -68,7 +74,7 @@ type spec struct {
 	cat  catalog.RetryCategory // retry category; not Retryable means never resent
 }
 
-func specOf(cmd catalog.Command) *spec { return &spec{name: cmd.FullName(), cat: cmd.Category} }
+func specOf(cmd catalog.Command) *spec { return &spec{name: cmd.FullName(), cat: cmd.Category()} }
 
 // newFrame returns a frame holding the array header of an n-argument
 // command and its name.
@@ -86,6 +92,7 @@ type attemptResult struct {
 	unwritten bool          // transport fact: the frame never reached the server
 	accepted  bool          // the transport accepted the frame for writing
 	owned     bool          // the caller still owns the frame
+	closed    bool          // the client was closed before anything was sent
 }
 
 // exec sends f and waits for its reply, resending under the retry policy.
@@ -112,7 +119,7 @@ func (c *Client) exec(ctx context.Context, f *wire.Frame, s *spec) error {
 // attempt performs one send: connection selection, submission and wait.
 func (c *Client) attempt(ctx context.Context, f *wire.Frame, waitDL time.Time, s *spec) attemptResult {
 	if c.closed.Load() {
-		return attemptResult{err: &ConnError{Command: s.name, Unwritten: true, Err: ErrClosed}, failure: retry.Fatal, unwritten: true, owned: true}
+		return attemptResult{err: &ConnError{Command: s.name, Unwritten: true, Err: ErrClosed}, failure: retry.Fatal, unwritten: true, owned: true, closed: true}
 	}
 	if err := ctx.Err(); err != nil {
 		// A context that has already ended sends nothing.
@@ -125,7 +132,7 @@ func (c *Client) attempt(ctx context.Context, f *wire.Frame, waitDL time.Time, s
 			return c.failedBeforeSend(ctx, err, s)
 		}
 	}
-	if err := conn.Submit(f); err != nil {
+	if err := conn.Submit(ctx, waitDL, f); err != nil {
 		return c.failedBeforeSend(ctx, err, s)
 	}
 	if err := f.Wait(ctx, waitDL); err != nil {
@@ -188,6 +195,7 @@ func (c *Client) retryLoop(ctx context.Context, f *wire.Frame, waitDL time.Time,
 		deadline = d
 	}
 	attempts, resent := 1, false
+	ran := !r.unwritten // some attempt of this call may have executed
 	for {
 		stop := !r.owned || c.cfg.policy.Decide(retry.Input{
 			Category:  s.cat,
@@ -199,12 +207,17 @@ func (c *Client) retryLoop(ctx context.Context, f *wire.Frame, waitDL time.Time,
 			delay := c.cfg.policy.Delay(attempts, rand.Float64())
 			if !retry.Fits(time.Now(), deadline, delay) {
 				stop = true // the backoff cannot fit: keep the last failure
-			} else if err := sleep(ctx, delay); err != nil {
+			} else if err := c.backoff(ctx, delay); err != nil {
 				if r.owned {
 					f.Release()
 				}
 				c.record(s.cat, outcomeExhausted, resent)
-				return &RetryError{Command: s.name, Attempts: attempts, Err: &ContextError{Command: s.name, Err: err, Last: r.err}}
+				if err == ErrClosed {
+					return &RetryError{Command: s.name, Attempts: attempts, ran: ran,
+						Err: errors.Join(&ConnError{Command: s.name, Unwritten: true, Err: ErrClosed}, r.err)}
+				}
+				return &RetryError{Command: s.name, Attempts: attempts, ran: ran,
+					Err: &ContextError{Command: s.name, Sent: ran, Err: err, Last: r.err}}
 			} else if !deadline.IsZero() && !time.Now().Before(deadline) {
 				stop = true
 			}
@@ -215,13 +228,19 @@ func (c *Client) retryLoop(ctx context.Context, f *wire.Frame, waitDL time.Time,
 			}
 			c.record(s.cat, outcomeExhausted, resent)
 			if attempts > 1 {
-				return &RetryError{Command: s.name, Attempts: attempts, Err: r.err}
+				return &RetryError{Command: s.name, Attempts: attempts, ran: ran, Err: markRan(r.err, ran)}
 			}
 			return r.err
 		}
 		f.Reset()
 		attempts++
 		r = c.attempt(ctx, f, waitDL, s)
+		if r.closed {
+			// The client closed between the backoff and the resend:
+			// nothing was sent, so this was no attempt.
+			attempts--
+		}
+		ran = ran || !r.unwritten
 		if r.accepted {
 			resent = true
 			c.record(s.cat, outcomeAttempted, true)
@@ -233,11 +252,33 @@ func (c *Client) retryLoop(ctx context.Context, f *wire.Frame, waitDL time.Time,
 	}
 }
 
-// sleep waits d or until ctx is done. Cancellation is checked even for a
-// zero delay, right before the resend.
-func sleep(ctx context.Context, d time.Duration) error {
+// markRan makes the final attempt's own error say that the call may have
+// executed when an earlier attempt may have: "sent" and "unwritten"
+// describe the call, not only its last attempt.
+func markRan(err error, ran bool) error {
+	if !ran {
+		return err
+	}
+	switch e := err.(type) {
+	case *ContextError:
+		e.Sent = true
+	case *ConnError:
+		e.Unwritten = false
+	}
+	return err
+}
+
+// backoff waits d, or until ctx is done (its error) or the client closes
+// ([ErrClosed]). Cancellation is checked even for a zero delay, right
+// before the resend.
+func (c *Client) backoff(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
-		return ctx.Err()
+		select {
+		case <-c.done:
+			return ErrClosed
+		default:
+			return ctx.Err()
+		}
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -246,6 +287,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-c.done:
+		return ErrClosed
 	}
 }
 

@@ -190,36 +190,19 @@ func TestAuth(t *testing.T) {
 	})
 }
 
-// waitBlocked waits until the server reports the connection id blocked in
-// a command.
-func waitBlocked(t *testing.T, addr, id string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		line, err := admin(t, addr, "CLIENT", "LIST", "ID", id).String()
-		if err == nil && strings.Contains(infoField(line, "flags"), "b") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("connection %s never blocked: %q, %v", id, line, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // TestClientKillFailsCommandInFlight kills the connection while a command
 // is blocked on the server: the command was written, so the error is a
 // connection loss that may have executed.
 func TestClientKillFailsCommandInFlight(t *testing.T) {
 	addr := standaloneAddr(t)
-	forEachProtocol(t, Options{}, func(t *testing.T, c *Client) {
-		id := clientID(t, c)
+	name := blockingName(t)
+	forEachProtocol(t, Options{ClientName: name}, func(t *testing.T, c *Client) {
 		errc := make(chan error, 1)
 		go func() {
 			_, err := c.Do(testCtx(t), NewCommand("BLPOP"), key(t, "never"), "0")
 			errc <- err
 		}()
-		waitBlocked(t, addr, id)
+		id := waitNamedBlocked(t, name)
 		killClient(t, addr, id)
 		err := <-errc
 		var ce *ConnError
@@ -327,55 +310,61 @@ func waitValue(t *testing.T, addr, k, want string) {
 	}
 }
 
-// blockFor is a command that holds the client's own connection for half a
-// second without blocking the shared server for other clients (as DEBUG
-// SLEEP would): the server reads nothing more from a client blocked in
-// BLPOP, so later calls queue behind it on the same connection.
-func blockFor(t *testing.T) (Command, []string) {
-	return NewCommand("BLPOP"), []string{key(t, "never"), "0.5"}
+// slowReplies returns the address of a proxy in front of the real server
+// that delays the reply of "GET slow" by half a second. Later calls on the
+// same connection queue behind it, as they would behind any slow reply,
+// without blocking the shared server for other clients (as DEBUG SLEEP
+// would).
+func slowReplies(t *testing.T) string {
+	t.Helper()
+	proxy, err := respiretest.NewProxy(standaloneAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	proxy.MustAddRule(t, respiretest.Rule{Command: "GET", Arg: "slow", Times: respiretest.Always,
+		Action: respiretest.Delay(500 * time.Millisecond)})
+	return proxy.Addr()
 }
 
-// TestCommandTimeoutThenFIFO blocks the client's own connection on the
-// server: the call gives up at CommandTimeout, and the next call on the
-// same connection still gets its own reply, not the abandoned one.
+// TestCommandTimeoutThenFIFO holds a reply on the client's own
+// connection: the call gives up at CommandTimeout, and the next call on
+// the same connection still gets its own reply, not the abandoned one.
 func TestCommandTimeoutThenFIFO(t *testing.T) {
-	forEachProtocol(t, Options{CommandTimeout: 100 * time.Millisecond}, func(t *testing.T, c *Client) {
+	forEachProtocol(t, Options{Endpoints: []string{slowReplies(t)}, CommandTimeout: 100 * time.Millisecond}, func(t *testing.T, c *Client) {
 		start := time.Now()
-		cmd, args := blockFor(t)
-		_, err := c.Do(context.Background(), cmd, args...)
+		_, err := c.Get(context.Background(), "slow")
 		elapsed := time.Since(start)
 		var xe *ContextError
-		if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &xe) || !xe.Sent || xe.Command != "BLPOP" {
-			t.Fatalf("BLPOP error = %v; want a sent *ContextError matching context.DeadlineExceeded", err)
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &xe) || !xe.Sent || xe.Command != "GET" {
+			t.Fatalf("GET error = %v; want a sent *ContextError matching context.DeadlineExceeded", err)
 		}
 		if elapsed >= 450*time.Millisecond {
-			t.Errorf("gave up after %v; want about 100ms (before BLPOP's reply)", elapsed)
+			t.Errorf("gave up after %v; want about 100ms (before the reply)", elapsed)
 		}
 		assertOwnReplies(t, c)
 	})
 }
 
 func TestContextDeadlineThenFIFO(t *testing.T) {
-	forEachProtocol(t, Options{CommandTimeout: NoTimeout}, func(t *testing.T, c *Client) {
+	forEachProtocol(t, Options{Endpoints: []string{slowReplies(t)}, CommandTimeout: NoTimeout}, func(t *testing.T, c *Client) {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
-		cmd, args := blockFor(t)
-		_, err := c.Do(ctx, cmd, args...)
+		_, err := c.Get(ctx, "slow")
 		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("BLPOP error = %v; want context.DeadlineExceeded", err)
+			t.Fatalf("GET error = %v; want context.DeadlineExceeded", err)
 		}
 		assertOwnReplies(t, c)
 	})
 }
 
 func TestContextCanceledThenFIFO(t *testing.T) {
-	forEachProtocol(t, Options{}, func(t *testing.T, c *Client) {
+	forEachProtocol(t, Options{Endpoints: []string{slowReplies(t)}}, func(t *testing.T, c *Client) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(100*time.Millisecond, cancel)
-		cmd, args := blockFor(t)
-		_, err := c.Do(ctx, cmd, args...)
+		_, err := c.Get(ctx, "slow")
 		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("BLPOP error = %v; want context.Canceled", err)
+			t.Fatalf("GET error = %v; want context.Canceled", err)
 		}
 		assertOwnReplies(t, c)
 	})
@@ -426,15 +415,14 @@ func TestCallAfterCloseIsErrClosed(t *testing.T) {
 }
 
 func TestCloseFailsCallInFlight(t *testing.T) {
-	addr := standaloneAddr(t)
-	c := newClient(t, Options{})
-	id := clientID(t, c)
+	name := blockingName(t)
+	c := newClient(t, Options{ClientName: name})
 	errc := make(chan error, 1)
 	go func() {
 		_, err := c.Do(testCtx(t), NewCommand("BLPOP"), key(t, "never"), "0")
 		errc <- err
 	}()
-	waitBlocked(t, addr, id)
+	waitNamedBlocked(t, name)
 	must(t, c.Close())
 	if err := <-errc; !errors.Is(err, ErrClosed) || !errors.Is(err, ErrConnectionLost) {
 		t.Errorf("BLPOP during Close error = %v; want ErrClosed and ErrConnectionLost", err)

@@ -37,28 +37,63 @@ func NewCommand(name string) Command { return catalog.New(name) }
 
 // Do sends cmd with args and returns the reply. Error replies are returned
 // as [*ServerError]; a null reply is a Reply whose IsNull is true (not an
-// error). The retry policy applies with cmd's category, except for the
-// commands the client never resends whatever their category: blocking,
-// subscribing and connection-state commands, transactions, raw EVAL/FCALL
-// (use a Script or Function), and cursor continuations (SCAN family with a
-// non-zero cursor).
+// error).
+//
+// Do sends on the connection shared by every goroutine, which carries only
+// commands that get exactly one reply and leave the connection as they
+// found it. It refuses, before any I/O and with an error matching
+// [ErrInvalidArgument] that says where the command belongs, every command
+// that would break that: the subscribe family, MONITOR, replication
+// commands, CLIENT REPLY/TRACKING/CACHING/SETNAME/SETINFO/NO-EVICT/NO-TOUCH,
+// HELLO, AUTH, SELECT, RESET, QUIT, READONLY/READWRITE, ASKING, and
+// MULTI/EXEC/DISCARD/WATCH/UNWATCH (see [RefusedCommands]). A command the
+// catalog does not know is sent unless its Command declares one of those
+// flags with [Command.WithFlags].
+//
+// Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
+// BZPOPMAX, BZMPOP, XREAD and XREADGROUP with BLOCK, WAIT, WAITAOF, and
+// commands declared [catalog.FlagBlocking]) run on a connection of their
+// own, as the typed [Client.BLPop] and its kin do: see [Client.BLPop] for
+// how long such a call waits.
+//
+// The retry policy applies with cmd's category, except for the commands
+// the client never resends whatever their category: blocking commands,
+// transactions, raw EVAL/FCALL (use a Script or Function), and cursor
+// continuations (SCAN family with a non-zero cursor).
 func (c *Client) Do(ctx context.Context, cmd Command, args ...string) (Reply, error) {
 	name := cmd.FullName()
 	if name == "" {
 		return Reply{}, errInvalid("Do", "empty command name")
 	}
+	d := dispatchOf(cmd, args)
+	if d.refused != "" {
+		return Reply{}, errInvalid(d.name, "refused on the shared connection: "+d.refused)
+	}
+	var block blockTime
+	if d.blocking {
+		var err error
+		if block, err = blockTimeOf(d.name, args); err != nil {
+			return Reply{}, err
+		}
+	}
 	f := c.frames.Get()
 	f.Buf = resp.AppendArrayHeader(f.Buf, cmd.ArgPrefix()+len(args))
-	f.Buf = resp.AppendBulkString(f.Buf, cmd.Name)
-	if cmd.Subcommand != "" {
-		f.Buf = resp.AppendBulkString(f.Buf, cmd.Subcommand)
+	f.Buf = resp.AppendBulkString(f.Buf, cmd.Name())
+	if sub := cmd.Subcommand(); sub != "" {
+		f.Buf = resp.AppendBulkString(f.Buf, sub)
 	}
 	for _, a := range args {
 		f.Buf = resp.AppendBulkString(f.Buf, a)
 	}
 	f.Want = wire.WantValue
-	s := spec{name: name, cat: rawCategory(cmd, args)}
-	if err := c.exec(ctx, f, &s); err != nil {
+	s := spec{name: name, cat: d.category}
+	var err error
+	if d.blocking {
+		err = c.execBlocking(ctx, f, &s, block)
+	} else {
+		err = c.exec(ctx, f, &s)
+	}
+	if err != nil {
 		return Reply{}, err
 	}
 	r := Reply{v: f.Value}
@@ -66,30 +101,48 @@ func (c *Client) Do(ctx context.Context, cmd Command, args ...string) (Reply, er
 	return r, nil
 }
 
-// rawCategory is the category a raw command retries under: its declared
-// (or audited) category, unless its dispatch kind is never resent.
-// Dispatch facts may deny a retry; they never grant one.
-func rawCategory(cmd Command, args []string) RetryCategory {
-	sub := cmd.Subcommand
+// dispatch is where a raw command may travel and what it retries under.
+type dispatch struct {
+	name     string        // the command's name for errors, subcommand included
+	category RetryCategory // its declared or audited category, unless its kind is never resent
+	blocking bool          // it runs on a dedicated connection
+	refused  string        // why the shared connection refuses it, or ""
+}
+
+// dispatchOf classifies a raw command by its catalog facts and the flags
+// its caller declared. Dispatch facts may deny a retry; they never grant
+// one.
+func dispatchOf(cmd Command, args []string) dispatch {
+	d := dispatch{name: cmd.FullName(), category: cmd.Category()}
+	flags := cmd.Flags()
+	sub := cmd.Subcommand()
 	if sub == "" && len(args) > 0 {
 		// NewCommand("CLIENT") with args "SETNAME", "x": the subcommand
 		// travels as the first argument, and it decides the dispatch kind.
 		// Lookup ignores it for commands without subcommands.
 		sub = args[0]
 	}
-	d, known := catalog.Lookup(cmd.Name, sub)
-	if !known {
-		return cmd.Category
+	known, ok := catalog.Lookup(cmd.Name(), sub)
+	if ok {
+		flags |= known.Flags()
+		d.name = known.FullName()
 	}
-	const never = catalog.FlagBlocking | catalog.FlagConnectionState | catalog.FlagPubSub |
-		catalog.FlagScripting | catalog.FlagTransaction
-	if d.Flags&never != 0 && !(d.Flags.Has(catalog.FlagPubSub) && isPublish(d.Name)) {
-		return Never
+	if why := refusal(d.name, flags); why != "" {
+		d.refused, d.category = why, Never
+		return d
 	}
-	if d.Flags.Has(catalog.FlagCursor) && isContinuation(d.Name, args) {
-		return Never
+	if flags.Has(catalog.FlagBlocking) && (!ok || !blockingOnlyWithBlock(d.name) || hasBlockOption(args)) {
+		d.blocking, d.category = true, Never
+		return d
 	}
-	return cmd.Category
+	const never = catalog.FlagScripting | catalog.FlagTransaction
+	if flags&never != 0 {
+		d.category = Never
+	}
+	if flags.Has(catalog.FlagCursor) && isContinuation(d.name, args) {
+		d.category = Never
+	}
+	return d
 }
 
 func isPublish(name string) bool { return name == "PUBLISH" || name == "SPUBLISH" }

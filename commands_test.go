@@ -821,15 +821,15 @@ func TestArgumentErrorsSendNothing(t *testing.T) {
 func TestDoWithCatalogDescriptors(t *testing.T) {
 	forEachProtocol(t, Options{}, func(t *testing.T, c *Client) {
 		ctx, k := testCtx(t), key(t)
-		r, err := c.Do(ctx, catalog.String.SET, k, "v")
+		r, err := c.Do(ctx, catalog.String.SET(), k, "v")
 		if ok, cerr := r.Bool(); err != nil || cerr != nil || !ok {
 			t.Errorf("Do(SET).Bool() = %v, %v, %v; want true", ok, err, cerr)
 		}
-		r, err = c.Do(ctx, catalog.String.GET, k)
+		r, err = c.Do(ctx, catalog.String.GET(), k)
 		if s, cerr := r.String(); err != nil || cerr != nil || s != "v" {
 			t.Errorf("Do(GET).String() = %q, %v, %v; want \"v\"", s, err, cerr)
 		}
-		r, err = c.Do(ctx, catalog.String.GET, key(t, "missing"))
+		r, err = c.Do(ctx, catalog.String.GET(), key(t, "missing"))
 		if err != nil || !r.IsNull() {
 			t.Errorf("Do(GET missing) = %+v, %v; want a null Reply and no error", r.Value(), err)
 		}

@@ -131,6 +131,8 @@ type RetryError struct {
 	// Err is the last failure (or the caller's cancellation, which then
 	// wraps the last failure too).
 	Err error
+	// ran reports whether any attempt may have executed.
+	ran bool
 }
 
 func (e *RetryError) Error() string {
@@ -155,4 +157,43 @@ func connError(command string, e *wire.ConnError) error {
 		}
 	}
 	return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: e.Cause}
+}
+
+// MayHaveExecuted reports whether the command that returned err may have
+// run on the server, counting every attempt of the call. It is the one
+// question to ask before deciding to send a command again yourself:
+//
+//   - nil, [ErrNil] and replies the call could not convert: true (it ran);
+//   - a [*RetryError]: whether any of its attempts may have run;
+//   - a [*ContextError]: its Sent field;
+//   - a [*ConnError]: whether it is not Unwritten;
+//   - a [*ServerError]: true, because the server received the command
+//     (most error replies mean it had no effect, but a script or a
+//     transaction may have written before its error);
+//   - an invalid argument or configuration: false, nothing was sent;
+//   - any other error: true, the safe answer.
+func MayHaveExecuted(err error) bool {
+	if err == nil {
+		return true
+	}
+	var re *RetryError
+	if errors.As(err, &re) {
+		return re.ran
+	}
+	var ce *ContextError
+	if errors.As(err, &ce) {
+		return ce.Sent
+	}
+	var ne *ConnError
+	if errors.As(err, &ne) {
+		return !ne.Unwritten
+	}
+	var se *ServerError
+	if errors.As(err, &se) {
+		return true
+	}
+	if errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrInvalidConfig) {
+		return false
+	}
+	return true
 }

@@ -224,7 +224,7 @@ func TestDoCatalogDescriptorErrorNamesCommand(t *testing.T) {
 		if _, err := c.SAdd(ctx, k, "m"); err != nil {
 			t.Fatal(err)
 		}
-		_, err := c.Do(ctx, catalog.String.GET, k)
+		_, err := c.Do(ctx, catalog.String.GET(), k)
 		if !errors.Is(err, &ServerError{Code: "WRONGTYPE", Command: "GET"}) {
 			t.Errorf("Do(GET set) error = %v; want WRONGTYPE from GET", err)
 		}

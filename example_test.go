@@ -165,10 +165,10 @@ func ExampleClient_Do() {
 	defer client.Close()
 
 	// A catalog descriptor carries the command's audited retry category.
-	if _, err := client.Do(ctx, catalog.Hash.HSET, "user:1", "name", "Ada", "lang", "en"); err != nil {
+	if _, err := client.Do(ctx, catalog.Hash.HSET(), "user:1", "name", "Ada", "lang", "en"); err != nil {
 		log.Fatal(err)
 	}
-	reply, err := client.Do(ctx, catalog.Hash.HGET, "user:1", "name")
+	reply, err := client.Do(ctx, catalog.Hash.HGET(), "user:1", "name")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func ExampleClient_Do() {
 	fmt.Println(n, err)
 
 	// Error replies are *ServerError values.
-	_, err = client.Do(ctx, catalog.String.GET, "user:1")
+	_, err = client.Do(ctx, catalog.String.GET(), "user:1")
 	fmt.Println(errors.Is(err, &respire.ServerError{Code: "WRONGTYPE"}))
 	// Output:
 	// Ada <nil>

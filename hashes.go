@@ -7,10 +7,10 @@ import (
 )
 
 var (
-	specHSET    = specOf(catalog.Hash.HSET)
-	specHGET    = specOf(catalog.Hash.HGET)
-	specHGETALL = specOf(catalog.Hash.HGETALL)
-	specHDEL    = specOf(catalog.Hash.HDEL)
+	specHSET    = specOf(catalog.Hash.HSET())
+	specHGET    = specOf(catalog.Hash.HGET())
+	specHGETALL = specOf(catalog.Hash.HGETALL())
+	specHDEL    = specOf(catalog.Hash.HDEL())
 )
 
 // HSet sets fields of the hash at key; pairs alternate fields and values.

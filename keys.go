@@ -8,14 +8,14 @@ import (
 )
 
 var (
-	specPING    = specOf(catalog.Conn.PING)
-	specECHO    = specOf(catalog.Conn.ECHO)
-	specDEL     = specOf(catalog.Generic.DEL)
-	specEXISTS  = specOf(catalog.Generic.EXISTS)
-	specEXPIRE  = specOf(catalog.Generic.EXPIRE)
-	specPEXPIRE = specOf(catalog.Generic.PEXPIRE)
-	specTTL     = specOf(catalog.Generic.TTL)
-	specPTTL    = specOf(catalog.Generic.PTTL)
+	specPING    = specOf(catalog.Conn.PING())
+	specECHO    = specOf(catalog.Conn.ECHO())
+	specDEL     = specOf(catalog.Generic.DEL())
+	specEXISTS  = specOf(catalog.Generic.EXISTS())
+	specEXPIRE  = specOf(catalog.Generic.EXPIRE())
+	specPEXPIRE = specOf(catalog.Generic.PEXPIRE())
+	specTTL     = specOf(catalog.Generic.TTL())
+	specPTTL    = specOf(catalog.Generic.PTTL())
 )
 
 // Ping checks the connection (PING).

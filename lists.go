@@ -7,12 +7,12 @@ import (
 )
 
 var (
-	specLPUSH  = specOf(catalog.List.LPUSH)
-	specRPUSH  = specOf(catalog.List.RPUSH)
-	specLPOP   = specOf(catalog.List.LPOP)
-	specLRANGE = specOf(catalog.List.LRANGE)
-	specSADD   = specOf(catalog.Set.SADD)
-	specSMEM   = specOf(catalog.Set.SMEMBERS)
+	specLPUSH  = specOf(catalog.List.LPUSH())
+	specRPUSH  = specOf(catalog.List.RPUSH())
+	specLPOP   = specOf(catalog.List.LPOP())
+	specLRANGE = specOf(catalog.List.LRANGE())
+	specSADD   = specOf(catalog.Set.SADD())
+	specSMEM   = specOf(catalog.Set.SMEMBERS())
 )
 
 // LPush prepends values to the list at key and returns its new length.

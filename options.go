@@ -60,6 +60,38 @@ type Options struct {
 	// MeterProvider provides the "respire" meter. Defaults to the global
 	// OpenTelemetry provider when Metrics selects any group.
 	MeterProvider metric.MeterProvider
+
+	// HealthTimeout retires a connection that owes replies and has
+	// received no byte for this long, once a probe (a PING on a new
+	// connection, bounded by HealthTimeout too) got no answer either: a
+	// slow but live server answers the probe, or the original connection
+	// starts receiving, and is left alone. A retired connection's commands
+	// fail as connection loss with their own write evidence and a new
+	// connection is dialed. At least 100 ms; [NoTimeout] disables the
+	// check. Defaults to 3 seconds, so a silent peer is retired after 3
+	// to 6 seconds while a server busy for 2 seconds (DEBUG SLEEP 2, a
+	// slow script) is never mistaken for a dead one.
+	HealthTimeout time.Duration
+	// IdlePingInterval sends a PING on a connection that owes nothing and
+	// has been idle this long, so that a dead peer is found (through
+	// HealthTimeout) before a caller needs the connection. At least
+	// 100 ms; [NoTimeout] disables it. Defaults to 15 seconds.
+	IdlePingInterval time.Duration
+	// BlockingPoolSize is the most dedicated connections the client opens
+	// for blocking commands (BLPOP, XREAD BLOCK, WAIT, ...), one call per
+	// connection at a time. They are dialed on demand and closed after 30
+	// seconds unused; a blocking call that finds every one busy waits
+	// within its context. Must not be negative. Defaults to 32.
+	BlockingPoolSize int
+	// MaxPendingCommands bounds the commands the shared connection holds
+	// (queued for writing or awaiting their reply, including those whose
+	// callers gave up); a caller that finds it full waits within its
+	// context. Must not be negative. Defaults to 16384.
+	MaxPendingCommands int
+	// MaxPendingBytes bounds the encoded size of those commands, in
+	// bytes; a single larger command is sent when nothing else is
+	// pending. Must not be negative. Defaults to 64 MiB.
+	MaxPendingBytes int
 }
 
 // NoTimeout as [Options.CommandTimeout] leaves commands without a deadline
@@ -67,8 +99,16 @@ type Options struct {
 const NoTimeout time.Duration = math.MaxInt64
 
 const (
-	defaultDialTimeout    = 5 * time.Second
-	defaultCommandTimeout = 5 * time.Second
+	defaultDialTimeout        = 5 * time.Second
+	defaultCommandTimeout     = 5 * time.Second
+	defaultHealthTimeout      = 3 * time.Second
+	defaultIdlePingInterval   = 15 * time.Second
+	defaultBlockingPoolSize   = 32
+	defaultMaxPendingCommands = 16384
+	defaultMaxPendingBytes    = 64 << 20
+	minHealthInterval         = 100 * time.Millisecond
+	// dedicatedIdleTimeout closes a dedicated connection unused this long.
+	dedicatedIdleTimeout = 30 * time.Second
 )
 
 // MetricGroups selects groups of metrics.
@@ -149,6 +189,45 @@ type config struct {
 	policy         retry.Policy
 	metrics        MetricGroups
 	meterProvider  metric.MeterProvider
+
+	blockingPoolSize int
+}
+
+// dedicatedWire is the configuration of a dedicated connection: a caller
+// holds it alone, and a blocking command may rightly keep it silent for
+// as long as it blocks, so it has no health timeout and no pending
+// bounds. Idle pings still find a dead peer while it waits in the pool.
+func (c *config) dedicatedWire() wire.Config {
+	w := c.wire
+	w.HealthTimeout = 0
+	w.MaxPendingFrames, w.MaxPendingBytes = 0, 0
+	w.WantID = true // a stopped blocking call is unblocked by id
+	return w
+}
+
+// interval validates a health interval option: 0 is def, NoTimeout is
+// off (0), anything else at least minHealthInterval.
+func interval(field string, v, def time.Duration) (time.Duration, error) {
+	switch {
+	case v == 0:
+		return def, nil
+	case v == NoTimeout:
+		return 0, nil
+	case v < minHealthInterval:
+		return 0, &ConfigError{Field: field, Reason: "must be at least 100ms (or NoTimeout to disable)"}
+	}
+	return v, nil
+}
+
+// count validates a bound that must not be negative: 0 is def.
+func count(field string, v, def int) (int, error) {
+	switch {
+	case v < 0:
+		return 0, &ConfigError{Field: field, Reason: "must not be negative"}
+	case v == 0:
+		return def, nil
+	}
+	return v, nil
 }
 
 func (o *Options) validate() (config, error) {
@@ -217,6 +296,22 @@ func (o *Options) validate() (config, error) {
 	}
 	c.metrics = o.Metrics
 	c.meterProvider = o.MeterProvider
+	var err error
+	if c.wire.HealthTimeout, err = interval("Options.HealthTimeout", o.HealthTimeout, defaultHealthTimeout); err != nil {
+		return c, err
+	}
+	if c.wire.IdlePing, err = interval("Options.IdlePingInterval", o.IdlePingInterval, defaultIdlePingInterval); err != nil {
+		return c, err
+	}
+	if c.blockingPoolSize, err = count("Options.BlockingPoolSize", o.BlockingPoolSize, defaultBlockingPoolSize); err != nil {
+		return c, err
+	}
+	if c.wire.MaxPendingFrames, err = count("Options.MaxPendingCommands", o.MaxPendingCommands, defaultMaxPendingCommands); err != nil {
+		return c, err
+	}
+	if c.wire.MaxPendingBytes, err = count("Options.MaxPendingBytes", o.MaxPendingBytes, defaultMaxPendingBytes); err != nil {
+		return c, err
+	}
 	return c, nil
 }
 

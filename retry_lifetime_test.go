@@ -252,10 +252,13 @@ func TestRetryCancellationDuringBackoffStopsResend(t *testing.T) {
 		if !errors.Is(err, &ServerError{Code: "LOADING"}) {
 			t.Errorf("err = %v, want it to keep the last failure (LOADING)", err)
 		}
+		// Sent describes the call: its first attempt reached the server
+		// (the LOADING reply proves it), so it may have run.
 		var ce *ContextError
-		if !errors.As(err, &ce) || ce.Sent {
-			t.Errorf("err = %v, want a *ContextError with Sent false (no resend started)", err)
+		if !errors.As(err, &ce) || !ce.Sent || !MayHaveExecuted(err) {
+			t.Errorf("err = %v, want a *ContextError with Sent true (the first attempt was written)", err)
 		}
+		retryWantAttempts(t, err, 1)
 		time.Sleep(10 * time.Second) // let any stray backoff timer fire
 		synctest.Wait()
 		if n := get.Matched(); n != 1 {
@@ -424,4 +427,104 @@ func retryCheckPoolClean(t *testing.T, c *Client) {
 	for _, f := range fs {
 		f.Release()
 	}
+}
+
+// Close ends a retry that waits out its backoff at once, with an error
+// matching ErrClosed that keeps the last failure; the resend that never
+// happened is not counted as an attempt.
+func TestRetryCloseEndsBackoffAtOnce(t *testing.T) {
+	retrySynctest(t, func(t *testing.T) {
+		s := respiretest.NewServer(t)
+		get := s.MustAddRule(t, respiretest.Rule{Command: "GET", Times: respiretest.Always,
+			Action: respiretest.Inject(respiretest.ErrLoading)})
+		c := retryMemClient(t, s, Options{CommandTimeout: NoTimeout, RetryPolicy: &RetryPolicy{
+			MaxAttempts: 5, InitialBackoff: time.Minute, MaxBackoff: time.Minute, Jitter: NoJitter,
+		}})
+		start := time.Now()
+		errc := make(chan error, 1)
+		go func() {
+			_, err := c.Get(context.Background(), "k")
+			errc <- err
+		}()
+		<-get.Received()
+		synctest.Wait() // the caller is waiting out its 1-minute backoff
+		if err := c.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		err := <-errc
+		if got := time.Since(start); got != 0 {
+			t.Errorf("Get returned %v after Close began, want at once", got)
+		}
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("err = %v, want it to match ErrClosed", err)
+		}
+		if !errors.Is(err, &ServerError{Code: "LOADING"}) {
+			t.Errorf("err = %v, want it to keep the last failure (LOADING)", err)
+		}
+		retryWantAttempts(t, err, 1)
+		if n := get.Matched(); n != 1 {
+			t.Errorf("server saw %d GETs, want 1", n)
+		}
+	})
+}
+
+// A lost INCR reply, then cancellation during the backoff before the
+// resend: the INCR ran, and every answer the error gives says it may have.
+func TestRetryCancelledAfterLostReplySaysItMayHaveRun(t *testing.T) {
+	retrySynctest(t, func(t *testing.T) {
+		s := respiretest.NewServer(t)
+		incr := s.MustAddRule(t, respiretest.Rule{Command: "INCR", Action: respiretest.DropAfterForward})
+		c := retryMemClient(t, s, Options{CommandTimeout: NoTimeout, RetryPolicy: &RetryPolicy{
+			MaxCommandRetryCategory: WriteAccumulating, InitialBackoff: time.Minute, MaxBackoff: time.Minute, Jitter: NoJitter,
+		}})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		errc := make(chan error, 1)
+		go func() {
+			_, err := c.Incr(ctx, "n")
+			errc <- err
+		}()
+		<-incr.Received()
+		synctest.Wait() // the lost reply is seen and the backoff started
+		cancel()
+		err := <-errc
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		var ce *ContextError
+		if !errors.As(err, &ce) || !ce.Sent {
+			t.Errorf("err = %v, want a *ContextError with Sent true: the INCR ran", err)
+		}
+		if !MayHaveExecuted(err) {
+			t.Errorf("MayHaveExecuted(%v) = false, want true", err)
+		}
+		if got, _ := s.Engine().Get("n"); got != "1" {
+			t.Errorf("n = %q, want 1 (ran once, not resent)", got)
+		}
+	})
+}
+
+// A retried GetBytes appends after dst's original length on every
+// attempt: the caller's prefix is kept and nothing past the returned
+// slice is written.
+func TestRetryGetBytesKeepsPrefixOfDst(t *testing.T) {
+	retrySynctest(t, func(t *testing.T) {
+		s := respiretest.NewServer(t)
+		s.Engine().Set("k", "value")
+		s.MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.Inject(respiretest.ErrLoading)})
+		s.MustAddRule(t, respiretest.Rule{Command: "GET", Nth: 2, Action: respiretest.DropAfterForward})
+		c := retryMemClient(t, s, Options{CommandTimeout: NoTimeout, RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
+		buf := []byte("prefix:##########")
+		dst := buf[:7]
+		got, err := c.GetBytes(context.Background(), "k", dst)
+		if err != nil {
+			t.Fatalf("GetBytes: %v", err)
+		}
+		if string(got) != "prefix:value" {
+			t.Errorf("GetBytes = %q, want %q", got, "prefix:value")
+		}
+		if tail := string(buf[len(got):]); tail != "#####" {
+			t.Errorf("bytes past the result = %q, want them untouched", tail)
+		}
+	})
 }

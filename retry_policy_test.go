@@ -236,6 +236,14 @@ func retryUnwrittenDialer(s *respiretest.Server) func(context.Context, string, s
 // sent it and the call's error.
 func retryProbe(t *testing.T, p *RetryPolicy, fault retryFault, command string, call func(c *Client) error) (int, error) {
 	t.Helper()
+	return retryProbeConn(t, p, fault, command, call, 1)
+}
+
+// retryProbeConn is retryProbe whose unwritten fault hits the conn-th
+// connection the client dials: 2 for a command that runs on a dedicated
+// connection (the shared one is dialed first, by Connect).
+func retryProbeConn(t *testing.T, p *RetryPolicy, fault retryFault, command string, call func(c *Client) error, conn int) (int, error) {
+	t.Helper()
 	s := respiretest.NewServer(t, respiretest.InMemory())
 	opts := Options{RetryPolicy: p}
 	if p != nil && p.InitialBackoff == 0 {
@@ -244,7 +252,7 @@ func retryProbe(t *testing.T, p *RetryPolicy, fault retryFault, command string, 
 		opts.RetryPolicy = &q
 	}
 	if fault.unwritten {
-		opts.Dialer = retryUnwrittenDialer(s)
+		opts.Dialer = respiretest.FailWritesDialer(s.Dial, conn, 2, 0)
 	}
 	c := retryMemClient(t, s, opts)
 	name, arg, _ := strings.Cut(command, " ")
@@ -430,14 +438,14 @@ func TestRetryTypedCommandCategories(t *testing.T) {
 		{"XAdd/IDMP", "XADD", xaddPlain(XAddOptions{Idempotency: idmp}), WriteChecked},
 		{"XAdd/IDMPAUTO", "XADD", xaddPlain(XAddOptions{Idempotency: auto}), WriteChecked},
 		{"XAdd/IDMP_MaxLen", "XADD", xaddPlain(XAddOptions{Idempotency: idmp, MaxLen: 10}), WriteChecked},
-		{"Catalog/SET", "SET", doCmd(catalog.String.SET, "k", "v"), WriteAccumulating},
-		{"Catalog/SET_NX", "SET", doCmd(catalog.String.SET, "k", "v", "NX"), WriteAccumulating},
-		{"Catalog/ZADD_XX", "ZADD", doCmd(catalog.SortedSet.ZADD, "z", "XX", "1", "m"), WriteAccumulating},
-		{"Catalog/XADD_IDMP", "XADD", doCmd(catalog.Stream.XADD, "s", "IDMP", "p", "m1", "*", "f", "v"), WriteAccumulating},
-		{"Catalog/GET", "GET", doCmd(catalog.String.GET, "k"), ReadOnly},
-		{"Catalog/SET_Declared", "SET", doCmd(catalog.String.SET.WithRetryCategory(WriteLastWins), "k", "v"), WriteLastWins},
-		{"Catalog/GET_DeclaredRiskier", "GET", doCmd(catalog.String.GET.WithRetryCategory(WriteAccumulating), "k"), WriteAccumulating},
-		{"Catalog/GET_DeclaredNever", "GET", doCmd(catalog.String.GET.WithRetryCategory(Never), "k"), Never},
+		{"Catalog/SET", "SET", doCmd(catalog.String.SET(), "k", "v"), WriteAccumulating},
+		{"Catalog/SET_NX", "SET", doCmd(catalog.String.SET(), "k", "v", "NX"), WriteAccumulating},
+		{"Catalog/ZADD_XX", "ZADD", doCmd(catalog.SortedSet.ZADD(), "z", "XX", "1", "m"), WriteAccumulating},
+		{"Catalog/XADD_IDMP", "XADD", doCmd(catalog.Stream.XADD(), "s", "IDMP", "p", "m1", "*", "f", "v"), WriteAccumulating},
+		{"Catalog/GET", "GET", doCmd(catalog.String.GET(), "k"), ReadOnly},
+		{"Catalog/SET_Declared", "SET", doCmd(catalog.String.SET().WithRetryCategory(WriteLastWins), "k", "v"), WriteLastWins},
+		{"Catalog/GET_DeclaredRiskier", "GET", doCmd(catalog.String.GET().WithRetryCategory(WriteAccumulating), "k"), WriteAccumulating},
+		{"Catalog/GET_DeclaredNever", "GET", doCmd(catalog.String.GET().WithRetryCategory(Never), "k"), Never},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -470,14 +478,14 @@ func TestRetryRawCommandCategories(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := retryCategoryOf(t, tt.cmd.Name, doCmd(tt.cmd, tt.args...)); got != tt.want {
+			if got := retryCategoryOf(t, tt.cmd.Name(), doCmd(tt.cmd, tt.args...)); got != tt.want {
 				t.Errorf("retries as %v, want %v", got, tt.want)
 			}
 		})
 		// Definitely unwritten frames resend whatever the category, but
 		// only for a command whose category is not Never.
 		t.Run(tt.name+"/Unwritten", func(t *testing.T) {
-			sent, _ := retryProbe(t, &RetryPolicy{MaxCommandRetryCategory: Always}, faultUnwritten, tt.cmd.Name, doCmd(tt.cmd, tt.args...))
+			sent, _ := retryProbe(t, &RetryPolicy{MaxCommandRetryCategory: Always}, faultUnwritten, tt.cmd.Name(), doCmd(tt.cmd, tt.args...))
 			if want := 1 + b2i(tt.want != Never); sent != want {
 				t.Errorf("sent %d times, want %d", sent, want)
 			}
@@ -509,29 +517,19 @@ func TestRetryDispatchScope(t *testing.T) {
 		{"BZPOPMIN", "BZPOPMIN", declared("BZPOPMIN"), []string{"z", "1"}, false},
 		{"XREAD", "XREAD", declared("XREAD"), []string{"BLOCK", "10", "STREAMS", "s", "$"}, false},
 		{"WAIT", "WAIT", declared("WAIT"), []string{"0", "10"}, false},
-		{"HELLO", "HELLO 2", declared("HELLO"), []string{"2"}, false}, // "HELLO 3" would also count the reconnection's handshake
-		{"AUTH", "AUTH", declared("AUTH"), []string{"pw"}, false},
-		{"SELECT", "SELECT", declared("SELECT"), []string{"0"}, false},
-		{"CLIENT_SETNAME", "CLIENT", declared("CLIENT SETNAME"), []string{"x"}, false},
-		{"CLIENT_SETNAME_InArgs", "CLIENT", declared("CLIENT"), []string{"SETNAME", "x"}, false},
-		{"CLIENT_TRACKING_InArgs", "CLIENT", declared("CLIENT"), []string{"tracking", "off"}, false},
-		{"CLIENT_REPLY", "CLIENT", declared("CLIENT REPLY"), []string{"ON"}, false},
-		{"RESET", "RESET", declared("RESET"), nil, false},
 		{"EVAL", "EVAL", declared("EVAL"), []string{"return 1", "0"}, false},
 		{"EVAL_RO", "EVAL_RO", declared("EVAL_RO"), []string{"return 1", "0"}, false},
 		{"EVALSHA", "EVALSHA", declared("EVALSHA"), []string{"e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"}, false},
 		{"FCALL", "FCALL", declared("FCALL"), []string{"f", "0"}, false},
 		{"FCALL_RO", "FCALL_RO", declared("FCALL_RO"), []string{"f", "0"}, false},
-		{"CatalogEVAL", "EVAL", catalog.Scripting.EVAL.WithRetryCategory(ReadOnly), []string{"return 1", "0"}, false},
-		{"MULTI", "MULTI", declared("MULTI"), nil, false},
-		{"EXEC", "EXEC", declared("EXEC"), nil, false},
+		{"CatalogEVAL", "EVAL", catalog.Scripting.EVAL().WithRetryCategory(ReadOnly), []string{"return 1", "0"}, false},
 		{"SCAN_Continuation", "SCAN", declared("SCAN"), []string{"17"}, false},
 		{"SSCAN_Continuation", "SSCAN", declared("SSCAN"), []string{"s", "5"}, false},
 		{"HSCAN_Continuation", "HSCAN", declared("HSCAN"), []string{"h", "5", "COUNT", "10"}, false},
 		{"ZSCAN_Continuation", "ZSCAN", declared("ZSCAN"), []string{"z", "100"}, false},
-		{"CatalogSCAN_Continuation", "SCAN", catalog.Generic.SCAN, []string{"17"}, false},
+		{"CatalogSCAN_Continuation", "SCAN", catalog.Generic.SCAN(), []string{"17"}, false},
 		{"SCAN_FirstPage", "SCAN", declared("SCAN"), []string{"0"}, true},
-		{"CatalogSCAN_FirstPage", "SCAN", catalog.Generic.SCAN, []string{"0", "COUNT", "10"}, true},
+		{"CatalogSCAN_FirstPage", "SCAN", catalog.Generic.SCAN(), []string{"0", "COUNT", "10"}, true},
 		{"SSCAN_FirstPage", "SSCAN", declared("SSCAN"), []string{"s", "0"}, true},
 		{"CLIENT_ID", "CLIENT", declared("CLIENT ID"), nil, true},
 		{"CLIENT_GETNAME_InArgs", "CLIENT", declared("CLIENT"), []string{"GETNAME"}, true},
@@ -541,7 +539,11 @@ func TestRetryDispatchScope(t *testing.T) {
 		for _, f := range []retryFault{faultLoading, faultUnwritten} {
 			t.Run(tt.name+"/"+f.name, func(t *testing.T) {
 				p := &RetryPolicy{MaxAttempts: 5, MaxCommandRetryCategory: ServerAdmin}
-				sent, _ := retryProbe(t, p, f, tt.command, doCmd(tt.cmd, tt.args...))
+				conn := 1
+				if dispatchOf(tt.cmd, tt.args).blocking {
+					conn = 2 // blocking commands run on a dedicated connection
+				}
+				sent, _ := retryProbeConn(t, p, f, tt.command, doCmd(tt.cmd, tt.args...), conn)
 				if want := 1 + b2i(tt.resent); sent != want {
 					t.Errorf("%s %v sent %d times, want %d", tt.cmd.FullName(), tt.args, sent, want)
 				}

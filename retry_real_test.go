@@ -27,13 +27,13 @@ type retryRealCommand struct {
 var retryRealCommands = []retryRealCommand{
 	// PING and ECHO, the only Always commands, are used everywhere;
 	// LOLWUT has no effect either and is declared Always.
-	{Always, catalog.Server.LOLWUT.WithRetryCategory(Always), func(string) []string { return nil }, "lolwut"},
-	{Connection, catalog.Server.LASTSAVE, func(string) []string { return nil }, "lastsave"},
-	{ReadOnly, catalog.String.GETRANGE, func(k string) []string { return []string{k, "0", "-1"} }, "getrange"},
-	{WriteChecked, catalog.Hash.HSETNX, func(k string) []string { return []string{k, "f", "v"} }, "hsetnx"},
-	{WriteLastWins, catalog.String.SETRANGE, func(k string) []string { return []string{k, "0", "v"} }, "setrange"},
-	{WriteAccumulating, catalog.Hash.HINCRBY, func(k string) []string { return []string{k, "f", "1"} }, "hincrby"},
-	{ServerAdmin, catalog.Server.LATENCY_RESET, func(string) []string { return nil }, "latency|reset"},
+	{Always, catalog.Server.LOLWUT().WithRetryCategory(Always), func(string) []string { return nil }, "lolwut"},
+	{Connection, catalog.Server.LASTSAVE(), func(string) []string { return nil }, "lastsave"},
+	{ReadOnly, catalog.String.GETRANGE(), func(k string) []string { return []string{k, "0", "-1"} }, "getrange"},
+	{WriteChecked, catalog.Hash.HSETNX(), func(k string) []string { return []string{k, "f", "v"} }, "hsetnx"},
+	{WriteLastWins, catalog.String.SETRANGE(), func(k string) []string { return []string{k, "0", "v"} }, "setrange"},
+	{WriteAccumulating, catalog.Hash.HINCRBY(), func(k string) []string { return []string{k, "f", "1"} }, "hincrby"},
+	{ServerAdmin, catalog.Server.LATENCY_RESET(), func(string) []string { return nil }, "latency|reset"},
 }
 
 func TestRetryRealServerMatrix(t *testing.T) {
@@ -47,8 +47,8 @@ func TestRetryRealServerMatrix(t *testing.T) {
 	faults := []retryFault{faultUnwritten, faultDropBefore, faultLostReply, faultLoading, faultTryAgain, faultMasterDown, faultReadOnly, faultBusy}
 	maxima := []RetryCategory{Never, Always, ReadOnly, WriteLastWins, WriteAccumulating, ServerAdmin}
 	for _, rc := range retryRealCommands {
-		if rc.cmd.Category != rc.cat {
-			t.Fatalf("%s has category %v, want %v", rc.cmd.FullName(), rc.cmd.Category, rc.cat)
+		if rc.cmd.Category() != rc.cat {
+			t.Fatalf("%s has category %v, want %v", rc.cmd.FullName(), rc.cmd.Category(), rc.cat)
 		}
 		for _, f := range faults {
 			for _, selected := range []bool{true, false} {
@@ -87,7 +87,7 @@ func retryRealCase(t *testing.T, addr string, proxy *respiretest.Proxy, rc retry
 	t.Cleanup(func() { flush(t, addr) })
 	var rule *respiretest.RuleHandle
 	if f.action != nil {
-		rule = proxy.MustAddRule(t, respiretest.Rule{Command: rc.cmd.Name, Action: *f.action})
+		rule = proxy.MustAddRule(t, respiretest.Rule{Command: rc.cmd.Name(), Action: *f.action})
 		defer rule.Remove()
 	}
 

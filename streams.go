@@ -8,10 +8,10 @@ import (
 )
 
 var (
-	specXADD        = specOf(catalog.Stream.XADD)
+	specXADD        = specOf(catalog.Stream.XADD())
 	specXADDChecked = &spec{name: "XADD", cat: WriteChecked}
-	specXRANGE      = specOf(catalog.Stream.XRANGE)
-	specXLEN        = specOf(catalog.Stream.XLEN)
+	specXRANGE      = specOf(catalog.Stream.XRANGE())
+	specXLEN        = specOf(catalog.Stream.XLEN())
 )
 
 // XAddIdempotency attaches a producer identity to an XADD (Redis 8.6+),

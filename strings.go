@@ -8,18 +8,18 @@ import (
 )
 
 var (
-	specGET    = specOf(catalog.String.GET)
-	specINCR   = specOf(catalog.String.INCR)
-	specINCRBY = specOf(catalog.String.INCRBY)
-	specDECR   = specOf(catalog.String.DECR)
-	specAPPEND = specOf(catalog.String.APPEND)
-	specSTRLEN = specOf(catalog.String.STRLEN)
-	specMGET   = specOf(catalog.String.MGET)
-	specMSET   = specOf(catalog.String.MSET)
+	specGET    = specOf(catalog.String.GET())
+	specINCR   = specOf(catalog.String.INCR())
+	specINCRBY = specOf(catalog.String.INCRBY())
+	specDECR   = specOf(catalog.String.DECR())
+	specAPPEND = specOf(catalog.String.APPEND())
+	specSTRLEN = specOf(catalog.String.STRLEN())
+	specMGET   = specOf(catalog.String.MGET())
+	specMSET   = specOf(catalog.String.MSET())
 
 	// Typed SET refines the catalog's conservative category only for the
 	// audited option sets (see SetOptions).
-	specSET         = specOf(catalog.String.SET)
+	specSET         = specOf(catalog.String.SET())
 	specSETLastWins = &spec{name: "SET", cat: WriteLastWins}
 	specSETChecked  = &spec{name: "SET", cat: WriteChecked}
 )

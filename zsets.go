@@ -10,11 +10,11 @@ import (
 )
 
 var (
-	specZADD         = specOf(catalog.SortedSet.ZADD)
+	specZADD         = specOf(catalog.SortedSet.ZADD())
 	specZADDLastWins = &spec{name: "ZADD", cat: WriteLastWins}
 	specZADDChecked  = &spec{name: "ZADD", cat: WriteChecked}
-	specZRANGE       = specOf(catalog.SortedSet.ZRANGE)
-	specZSCORE       = specOf(catalog.SortedSet.ZSCORE)
+	specZRANGE       = specOf(catalog.SortedSet.ZRANGE())
+	specZSCORE       = specOf(catalog.SortedSet.ZSCORE())
 )
 
 // Z is a sorted-set member with its score.

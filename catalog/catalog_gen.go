@@ -2,1771 +2,1723 @@
 
 package catalog
 
-// table holds every descriptor, sorted by name and subcommand. Lookup
-// and All read it; the group variables hold copies.
-var table = [...]Command{
-	{Name: "ACL", Group: "server", Arity: -2, ACLCategories: []string{"slow"}, Since: "6.0.0", Origin: "redis", Category: Never},
-	{Name: "ACL", Subcommand: "CAT", Group: "server", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"slow"}, Since: "6.0.0", Origin: "redis", Category: Connection},
-	{Name: "ACL", Subcommand: "DELUSER", Group: "server", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "6.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "ACL", Subcommand: "DRYRUN", Group: "server", Arity: -4, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "7.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "ACL", Subcommand: "GENPASS", Group: "server", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"slow"}, Since: "6.0.0", Origin: "redis", Category: Never},
-	{Name: "ACL", Subcommand: "GETUSER", Group: "server", Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "6.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "ACL", Subcommand: "HELP", Group: "server", Arity: 2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow"}, Since: "6.0.0", Origin: "redis", Category: Connection},
-	{Name: "ACL", Subcommand: "LIST", Group: "server", Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "6.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "ACL", Subcommand: "LOAD", Group: "server", Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "6.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "ACL", Subcommand: "LOG", Group: "server", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "6.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "ACL", Subcommand: "SAVE", Group: "server", Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "6.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "ACL", Subcommand: "SETUSER", Group: "server", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "6.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "ACL", Subcommand: "USERS", Group: "server", Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "6.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "ACL", Subcommand: "WHOAMI", Group: "server", Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"slow"}, Since: "6.0.0", Origin: "redis", Category: Connection},
-	{Name: "APPEND", Group: "string", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "string", "fast"}, Since: "2.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "ASKING", Group: "cluster", Arity: 1, Flags: FlagConnectionState | FlagFast, ACLCategories: []string{"fast", "connection"}, Since: "3.0.0", Origin: "redis", Category: Never},
-	{Name: "AUTH", Group: "connection", Arity: -2, Flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale | FlagFast, ACLCategories: []string{"fast", "connection"}, Since: "1.0.0", Origin: "redis", Category: Never},
-	{Name: "BGREWRITEAOF", Group: "server", Arity: 1, Flags: FlagAdmin | FlagNoScript, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "1.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "BGSAVE", Group: "server", Arity: -1, Flags: FlagAdmin | FlagNoScript, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "1.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "BITCOUNT", Group: "bitmap", Arity: -2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "bitmap", "slow"}, Since: "2.6.0", Origin: "redis", Category: ReadOnly},
-	{Name: "BITFIELD", Group: "bitmap", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "bitmap", "slow"}, Since: "3.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "BITFIELD_RO", Group: "bitmap", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "bitmap", "fast"}, Since: "6.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "BITOP", Group: "bitmap", Arity: -4, Flags: FlagWrite, FirstKey: 2, LastKey: -1, KeyStep: 1, ACLCategories: []string{"write", "bitmap", "slow"}, Since: "2.6.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "BITPOS", Group: "bitmap", Arity: -3, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "bitmap", "slow"}, Since: "2.8.7", Origin: "redis", Category: ReadOnly},
-	{Name: "BLMOVE", Group: "list", Arity: 6, Flags: FlagWrite | FlagBlocking | FlagNoScript, FirstKey: 1, LastKey: 2, KeyStep: 1, ACLCategories: []string{"write", "list", "slow", "blocking"}, Since: "6.2.0", Origin: "redis", Category: Never},
-	{Name: "BLMPOP", Group: "list", Arity: -5, Flags: FlagWrite | FlagBlocking | FlagMovableKeys, ACLCategories: []string{"write", "list", "slow", "blocking"}, Since: "7.0.0", Origin: "redis", Category: Never},
-	{Name: "BLPOP", Group: "list", Arity: -3, Flags: FlagWrite | FlagBlocking | FlagNoScript, FirstKey: 1, LastKey: -2, KeyStep: 1, ACLCategories: []string{"write", "list", "slow", "blocking"}, Since: "2.0.0", Origin: "redis", Category: Never},
-	{Name: "BRPOP", Group: "list", Arity: -3, Flags: FlagWrite | FlagBlocking | FlagNoScript, FirstKey: 1, LastKey: -2, KeyStep: 1, ACLCategories: []string{"write", "list", "slow", "blocking"}, Since: "2.0.0", Origin: "redis", Category: Never},
-	{Name: "BRPOPLPUSH", Group: "list", Arity: 4, Flags: FlagWrite | FlagBlocking | FlagNoScript, FirstKey: 1, LastKey: 2, KeyStep: 1, ACLCategories: []string{"write", "list", "slow", "blocking"}, Since: "2.2.0", Origin: "redis", Category: Never},
-	{Name: "BZMPOP", Group: "sorted-set", Arity: -5, Flags: FlagWrite | FlagBlocking | FlagMovableKeys, ACLCategories: []string{"write", "sortedset", "slow", "blocking"}, Since: "7.0.0", Origin: "redis", Category: Never},
-	{Name: "BZPOPMAX", Group: "sorted-set", Arity: -3, Flags: FlagWrite | FlagBlocking | FlagNoScript | FlagFast, FirstKey: 1, LastKey: -2, KeyStep: 1, ACLCategories: []string{"write", "sortedset", "fast", "blocking"}, Since: "5.0.0", Origin: "redis", Category: Never},
-	{Name: "BZPOPMIN", Group: "sorted-set", Arity: -3, Flags: FlagWrite | FlagBlocking | FlagNoScript | FlagFast, FirstKey: 1, LastKey: -2, KeyStep: 1, ACLCategories: []string{"write", "sortedset", "fast", "blocking"}, Since: "5.0.0", Origin: "redis", Category: Never},
-	{Name: "CLIENT", Group: "connection", Arity: -2, ACLCategories: []string{"slow"}, Since: "2.4.0", Origin: "redis", Category: Never},
-	{Name: "CLIENT", Subcommand: "CACHING", Group: "connection", Arity: 3, Flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "6.0.0", Origin: "redis", Category: Never},
-	{Name: "CLIENT", Subcommand: "CAPA", Group: "connection", Arity: -3, Flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "8.0.0", Origin: "valkey", Category: Never},
-	{Name: "CLIENT", Subcommand: "GETNAME", Group: "connection", Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "2.6.9", Origin: "redis", Category: Connection},
-	{Name: "CLIENT", Subcommand: "GETREDIR", Group: "connection", Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "6.0.0", Origin: "redis", Category: Connection},
-	{Name: "CLIENT", Subcommand: "HELP", Group: "connection", Arity: 2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "5.0.0", Origin: "redis", Category: Connection},
-	{Name: "CLIENT", Subcommand: "ID", Group: "connection", Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "5.0.0", Origin: "redis", Category: Connection},
-	{Name: "CLIENT", Subcommand: "INFO", Group: "connection", Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "6.2.0", Origin: "redis", Category: Connection},
-	{Name: "CLIENT", Subcommand: "KILL", Group: "connection", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous", "connection"}, Since: "2.4.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLIENT", Subcommand: "LIST", Group: "connection", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous", "connection"}, Since: "2.4.0", Origin: "redis", Category: Connection},
-	{Name: "CLIENT", Subcommand: "NO-EVICT", Group: "connection", Arity: 3, Flags: FlagConnectionState | FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous", "connection"}, Since: "7.0.0", Origin: "redis", Category: Never},
-	{Name: "CLIENT", Subcommand: "NO-TOUCH", Group: "connection", Arity: 3, Flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "7.2.0", Origin: "redis", Category: Never},
-	{Name: "CLIENT", Subcommand: "PAUSE", Group: "connection", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous", "connection"}, Since: "2.9.50", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLIENT", Subcommand: "REPLY", Group: "connection", Arity: 3, Flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "3.2.0", Origin: "redis", Category: Never},
-	{Name: "CLIENT", Subcommand: "SETINFO", Group: "connection", Arity: 4, Flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "7.2.0", Origin: "redis", Category: Never},
-	{Name: "CLIENT", Subcommand: "SETNAME", Group: "connection", Arity: 3, Flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "2.6.9", Origin: "redis", Category: Never},
-	{Name: "CLIENT", Subcommand: "TRACKING", Group: "connection", Arity: -3, Flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "6.0.0", Origin: "redis", Category: Never},
-	{Name: "CLIENT", Subcommand: "TRACKINGINFO", Group: "connection", Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "6.2.0", Origin: "redis", Category: Connection},
-	{Name: "CLIENT", Subcommand: "UNBLOCK", Group: "connection", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous", "connection"}, Since: "5.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLIENT", Subcommand: "UNPAUSE", Group: "connection", Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous", "connection"}, Since: "6.2.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Group: "cluster", Arity: -2, ACLCategories: []string{"slow"}, Since: "3.0.0", Origin: "redis", Category: Never},
-	{Name: "CLUSTER", Subcommand: "ADDSLOTS", Group: "cluster", Arity: -3, Flags: FlagAdmin | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "3.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Subcommand: "ADDSLOTSRANGE", Group: "cluster", Arity: -4, Flags: FlagAdmin | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "7.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Subcommand: "BUMPEPOCH", Group: "cluster", Arity: 2, Flags: FlagAdmin | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "3.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Subcommand: "COUNT-FAILURE-REPORTS", Group: "cluster", Arity: 3, Flags: FlagAdmin | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "3.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Subcommand: "COUNTKEYSINSLOT", Group: "cluster", Arity: 3, Flags: FlagStale, ACLCategories: []string{"slow"}, Since: "3.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "CLUSTER", Subcommand: "DELSLOTS", Group: "cluster", Arity: -3, Flags: FlagAdmin | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "3.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Subcommand: "DELSLOTSRANGE", Group: "cluster", Arity: -4, Flags: FlagAdmin | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "7.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Subcommand: "FAILOVER", Group: "cluster", Arity: -2, Flags: FlagAdmin | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "3.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Subcommand: "FLUSHSLOTS", Group: "cluster", Arity: 2, Flags: FlagAdmin | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "3.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Subcommand: "FORGET", Group: "cluster", Arity: 3, Flags: FlagAdmin | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "3.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Subcommand: "GETKEYSINSLOT", Group: "cluster", Arity: 4, Flags: FlagStale, ACLCategories: []string{"slow"}, Since: "3.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "CLUSTER", Subcommand: "HELP", Group: "cluster", Arity: 2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow"}, Since: "5.0.0", Origin: "redis", Category: Connection},
-	{Name: "CLUSTER", Subcommand: "INFO", Group: "cluster", Arity: 2, Flags: FlagStale, ACLCategories: []string{"slow"}, Since: "3.0.0", Origin: "redis", Category: Connection},
-	{Name: "CLUSTER", Subcommand: "KEYSLOT", Group: "cluster", Arity: 3, Flags: FlagStale, ACLCategories: []string{"slow"}, Since: "3.0.0", Origin: "redis", Category: Connection},
-	{Name: "CLUSTER", Subcommand: "LINKS", Group: "cluster", Arity: 2, Flags: FlagStale, ACLCategories: []string{"slow"}, Since: "7.0.0", Origin: "redis", Category: Connection},
-	{Name: "CLUSTER", Subcommand: "MEET", Group: "cluster", Arity: -4, Flags: FlagAdmin | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "3.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Subcommand: "MYID", Group: "cluster", Arity: 2, Flags: FlagStale, ACLCategories: []string{"slow"}, Since: "3.0.0", Origin: "redis", Category: Connection},
-	{Name: "CLUSTER", Subcommand: "MYSHARDID", Group: "cluster", Arity: 2, Flags: FlagStale, ACLCategories: []string{"slow"}, Since: "7.2.0", Origin: "redis", Category: Connection},
-	{Name: "CLUSTER", Subcommand: "NODES", Group: "cluster", Arity: 2, Flags: FlagStale, ACLCategories: []string{"slow"}, Since: "3.0.0", Origin: "redis", Category: Connection},
-	{Name: "CLUSTER", Subcommand: "REPLICAS", Group: "cluster", Arity: 3, Flags: FlagAdmin | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "5.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Subcommand: "REPLICATE", Group: "cluster", Arity: 3, Flags: FlagAdmin | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "3.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Subcommand: "RESET", Group: "cluster", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "3.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Subcommand: "SAVECONFIG", Group: "cluster", Arity: 2, Flags: FlagAdmin | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "3.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Subcommand: "SET-CONFIG-EPOCH", Group: "cluster", Arity: 3, Flags: FlagAdmin | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "3.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Subcommand: "SETSLOT", Group: "cluster", Arity: -4, Flags: FlagAdmin | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "3.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Subcommand: "SHARDS", Group: "cluster", Arity: 2, Flags: FlagStale, ACLCategories: []string{"slow"}, Since: "7.0.0", Origin: "redis", Category: Connection},
-	{Name: "CLUSTER", Subcommand: "SLAVES", Group: "cluster", Arity: 3, Flags: FlagAdmin | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "3.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CLUSTER", Subcommand: "SLOT-STATS", Group: "cluster", Arity: -4, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow"}, Since: "8.2.0", Origin: "redis", Category: Connection},
-	{Name: "CLUSTER", Subcommand: "SLOTS", Group: "cluster", Arity: 2, Flags: FlagStale, ACLCategories: []string{"slow"}, Since: "3.0.0", Origin: "redis", Category: Connection},
-	{Name: "COMMAND", Group: "server", Arity: -1, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "2.8.13", Origin: "redis", Category: Connection},
-	{Name: "COMMAND", Subcommand: "COUNT", Group: "server", Arity: 2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "2.8.13", Origin: "redis", Category: Connection},
-	{Name: "COMMAND", Subcommand: "DOCS", Group: "server", Arity: -2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "7.0.0", Origin: "redis", Category: Connection},
-	{Name: "COMMAND", Subcommand: "GETKEYS", Group: "server", Arity: -4, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "2.8.13", Origin: "redis", Category: Connection},
-	{Name: "COMMAND", Subcommand: "GETKEYSANDFLAGS", Group: "server", Arity: -4, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "7.0.0", Origin: "redis", Category: Connection},
-	{Name: "COMMAND", Subcommand: "HELP", Group: "server", Arity: 2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "5.0.0", Origin: "redis", Category: Connection},
-	{Name: "COMMAND", Subcommand: "INFO", Group: "server", Arity: -2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "2.8.13", Origin: "redis", Category: Connection},
-	{Name: "COMMAND", Subcommand: "LIST", Group: "server", Arity: -2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow", "connection"}, Since: "7.0.0", Origin: "redis", Category: Connection},
-	{Name: "CONFIG", Group: "server", Arity: -2, ACLCategories: []string{"slow"}, Since: "2.0.0", Origin: "redis", Category: Never},
-	{Name: "CONFIG", Subcommand: "GET", Group: "server", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "2.0.0", Origin: "redis", Category: Connection},
-	{Name: "CONFIG", Subcommand: "HELP", Group: "server", Arity: 2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow"}, Since: "5.0.0", Origin: "redis", Category: Connection},
-	{Name: "CONFIG", Subcommand: "RESETSTAT", Group: "server", Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "2.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CONFIG", Subcommand: "REWRITE", Group: "server", Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "2.8.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "CONFIG", Subcommand: "SET", Group: "server", Arity: -4, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "2.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "COPY", Group: "generic", Arity: -3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, KeyStep: 1, ACLCategories: []string{"keyspace", "write", "slow"}, Since: "6.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "DBSIZE", Group: "server", Arity: 1, Flags: FlagReadOnly | FlagFast, ACLCategories: []string{"keyspace", "read", "fast"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "DEBUG", Group: "server", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "1.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "DECR", Group: "string", Arity: 2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "string", "fast"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "DECRBY", Group: "string", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "string", "fast"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "DEL", Group: "generic", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, KeyStep: 1, ACLCategories: []string{"keyspace", "write", "slow"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "DELEX", Group: "string", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "string", "fast"}, Since: "8.4.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "DIGEST", Group: "string", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "string", "fast"}, Since: "8.4.0", Origin: "redis", Category: ReadOnly},
-	{Name: "DISCARD", Group: "transactions", Arity: 1, Flags: FlagTransaction | FlagNoScript | FlagLoading | FlagStale | FlagFast, ACLCategories: []string{"fast", "transaction"}, Since: "2.0.0", Origin: "redis", Category: Never},
-	{Name: "DUMP", Group: "generic", Arity: 2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"keyspace", "read", "slow"}, Since: "2.6.0", Origin: "redis", Category: ReadOnly},
-	{Name: "ECHO", Group: "connection", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, ACLCategories: []string{"fast", "connection"}, Since: "1.0.0", Origin: "redis", Category: Always},
-	{Name: "EVAL", Group: "scripting", Arity: -3, Flags: FlagScripting | FlagNoScript | FlagStale | FlagMovableKeys, ACLCategories: []string{"slow", "scripting"}, Since: "2.6.0", Origin: "redis", Category: Never},
-	{Name: "EVALSHA", Group: "scripting", Arity: -3, Flags: FlagScripting | FlagNoScript | FlagStale | FlagMovableKeys, ACLCategories: []string{"slow", "scripting"}, Since: "2.6.0", Origin: "redis", Category: Never},
-	{Name: "EVALSHA_RO", Group: "scripting", Arity: -3, Flags: FlagReadOnly | FlagScripting | FlagNoScript | FlagStale | FlagMovableKeys, ACLCategories: []string{"slow", "scripting"}, Since: "7.0.0", Origin: "redis", Category: Never},
-	{Name: "EVAL_RO", Group: "scripting", Arity: -3, Flags: FlagReadOnly | FlagScripting | FlagNoScript | FlagStale | FlagMovableKeys, ACLCategories: []string{"slow", "scripting"}, Since: "7.0.0", Origin: "redis", Category: Never},
-	{Name: "EXEC", Group: "transactions", Arity: 1, Flags: FlagTransaction | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"slow", "transaction"}, Since: "1.2.0", Origin: "redis", Category: Never},
-	{Name: "EXISTS", Group: "generic", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, KeyStep: 1, ACLCategories: []string{"keyspace", "read", "fast"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "EXPIRE", Group: "generic", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"keyspace", "write", "fast"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "EXPIREAT", Group: "generic", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"keyspace", "write", "fast"}, Since: "1.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "EXPIRETIME", Group: "generic", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"keyspace", "read", "fast"}, Since: "7.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "FAILOVER", Group: "server", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "6.2.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "FCALL", Group: "scripting", Arity: -3, Flags: FlagScripting | FlagNoScript | FlagStale | FlagMovableKeys, ACLCategories: []string{"slow", "scripting"}, Since: "7.0.0", Origin: "redis", Category: Never},
-	{Name: "FCALL_RO", Group: "scripting", Arity: -3, Flags: FlagReadOnly | FlagScripting | FlagNoScript | FlagStale | FlagMovableKeys, ACLCategories: []string{"slow", "scripting"}, Since: "7.0.0", Origin: "redis", Category: Never},
-	{Name: "FLUSHALL", Group: "server", Arity: -1, Flags: FlagWrite, ACLCategories: []string{"keyspace", "write", "slow", "dangerous"}, Since: "1.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "FLUSHDB", Group: "server", Arity: -1, Flags: FlagWrite, ACLCategories: []string{"keyspace", "write", "slow", "dangerous"}, Since: "1.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "FUNCTION", Group: "scripting", Arity: -2, ACLCategories: []string{"slow"}, Since: "7.0.0", Origin: "redis", Category: Never},
-	{Name: "FUNCTION", Subcommand: "DELETE", Group: "scripting", Arity: 3, Flags: FlagWrite | FlagNoScript, ACLCategories: []string{"write", "slow", "scripting"}, Since: "7.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "FUNCTION", Subcommand: "DUMP", Group: "scripting", Arity: 2, Flags: FlagNoScript, ACLCategories: []string{"slow", "scripting"}, Since: "7.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "FUNCTION", Subcommand: "FLUSH", Group: "scripting", Arity: -2, Flags: FlagWrite | FlagNoScript, ACLCategories: []string{"write", "slow", "scripting"}, Since: "7.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "FUNCTION", Subcommand: "HELP", Group: "scripting", Arity: 2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow", "scripting"}, Since: "7.0.0", Origin: "redis", Category: Connection},
-	{Name: "FUNCTION", Subcommand: "KILL", Group: "scripting", Arity: 2, Flags: FlagNoScript, ACLCategories: []string{"slow", "scripting"}, Since: "7.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "FUNCTION", Subcommand: "LIST", Group: "scripting", Arity: -2, Flags: FlagNoScript, ACLCategories: []string{"slow", "scripting"}, Since: "7.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "FUNCTION", Subcommand: "LOAD", Group: "scripting", Arity: -3, Flags: FlagWrite | FlagNoScript, ACLCategories: []string{"write", "slow", "scripting"}, Since: "7.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "FUNCTION", Subcommand: "RESTORE", Group: "scripting", Arity: -3, Flags: FlagWrite | FlagNoScript, ACLCategories: []string{"write", "slow", "scripting"}, Since: "7.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "FUNCTION", Subcommand: "STATS", Group: "scripting", Arity: 2, Flags: FlagNoScript, ACLCategories: []string{"slow", "scripting"}, Since: "7.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "GEOADD", Group: "geo", Arity: -5, Flags: FlagWrite, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "geo", "slow"}, Since: "3.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "GEODIST", Group: "geo", Arity: -4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "geo", "slow"}, Since: "3.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "GEOHASH", Group: "geo", Arity: -2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "geo", "slow"}, Since: "3.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "GEOPOS", Group: "geo", Arity: -2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "geo", "slow"}, Since: "3.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "GEORADIUS", Group: "geo", Arity: -6, Flags: FlagWrite | FlagMovableKeys, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "geo", "slow"}, Since: "3.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "GEORADIUSBYMEMBER", Group: "geo", Arity: -5, Flags: FlagWrite | FlagMovableKeys, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "geo", "slow"}, Since: "3.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "GEORADIUSBYMEMBER_RO", Group: "geo", Arity: -5, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "geo", "slow"}, Since: "3.2.10", Origin: "redis", Category: ReadOnly},
-	{Name: "GEORADIUS_RO", Group: "geo", Arity: -6, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "geo", "slow"}, Since: "3.2.10", Origin: "redis", Category: ReadOnly},
-	{Name: "GEOSEARCH", Group: "geo", Arity: -7, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "geo", "slow"}, Since: "6.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "GEOSEARCHSTORE", Group: "geo", Arity: -8, Flags: FlagWrite, FirstKey: 1, LastKey: 2, KeyStep: 1, ACLCategories: []string{"write", "geo", "slow"}, Since: "6.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "GET", Group: "string", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "string", "fast"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "GETBIT", Group: "bitmap", Arity: 3, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "bitmap", "fast"}, Since: "2.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "GETDEL", Group: "string", Arity: 2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "string", "fast"}, Since: "6.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "GETEX", Group: "string", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "string", "fast"}, Since: "6.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "GETRANGE", Group: "string", Arity: 4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "string", "slow"}, Since: "2.4.0", Origin: "redis", Category: ReadOnly},
-	{Name: "GETSET", Group: "string", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "string", "fast"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "HDEL", Group: "hash", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "hash", "fast"}, Since: "2.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "HELLO", Group: "connection", Arity: -1, Flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale | FlagFast, ACLCategories: []string{"fast", "connection"}, Since: "6.0.0", Origin: "redis", Category: Never},
-	{Name: "HEXISTS", Group: "hash", Arity: 3, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "hash", "fast"}, Since: "2.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "HEXPIRE", Group: "hash", Arity: -6, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "hash", "fast"}, Since: "7.4.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "HEXPIREAT", Group: "hash", Arity: -6, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "hash", "fast"}, Since: "7.4.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "HEXPIRETIME", Group: "hash", Arity: -5, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "hash", "fast"}, Since: "7.4.0", Origin: "redis", Category: ReadOnly},
-	{Name: "HGET", Group: "hash", Arity: 3, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "hash", "fast"}, Since: "2.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "HGETALL", Group: "hash", Arity: 2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "hash", "slow"}, Since: "2.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "HGETDEL", Group: "hash", Arity: -5, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "hash", "fast"}, Since: "8.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "HGETEX", Group: "hash", Arity: -5, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "hash", "fast"}, Since: "8.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "HINCRBY", Group: "hash", Arity: 4, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "hash", "fast"}, Since: "2.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "HINCRBYFLOAT", Group: "hash", Arity: 4, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "hash", "fast"}, Since: "2.6.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "HKEYS", Group: "hash", Arity: 2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "hash", "slow"}, Since: "2.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "HLEN", Group: "hash", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "hash", "fast"}, Since: "2.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "HMGET", Group: "hash", Arity: -3, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "hash", "fast"}, Since: "2.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "HMSET", Group: "hash", Arity: -4, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "hash", "fast"}, Since: "2.0.0", Origin: "redis", Category: WriteLastWins},
-	{Name: "HOTKEYS", Group: "server", Arity: -2, ACLCategories: []string{"slow"}, Since: "8.6.0", Origin: "redis", Category: Never},
-	{Name: "HOTKEYS", Subcommand: "GET", Group: "server", Arity: 2, Flags: FlagAdmin | FlagNoScript, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "8.6.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "HOTKEYS", Subcommand: "RESET", Group: "server", Arity: 2, Flags: FlagAdmin | FlagNoScript, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "8.6.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "HOTKEYS", Subcommand: "START", Group: "server", Arity: -2, Flags: FlagAdmin | FlagNoScript, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "8.6.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "HOTKEYS", Subcommand: "STOP", Group: "server", Arity: 2, Flags: FlagAdmin | FlagNoScript, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "8.6.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "HPERSIST", Group: "hash", Arity: -5, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "hash", "fast"}, Since: "7.4.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "HPEXPIRE", Group: "hash", Arity: -6, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "hash", "fast"}, Since: "7.4.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "HPEXPIREAT", Group: "hash", Arity: -6, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "hash", "fast"}, Since: "7.4.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "HPEXPIRETIME", Group: "hash", Arity: -5, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "hash", "fast"}, Since: "7.4.0", Origin: "redis", Category: ReadOnly},
-	{Name: "HPTTL", Group: "hash", Arity: -5, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "hash", "fast"}, Since: "7.4.0", Origin: "redis", Category: ReadOnly},
-	{Name: "HRANDFIELD", Group: "hash", Arity: -2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "hash", "slow"}, Since: "6.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "HSCAN", Group: "hash", Arity: -3, Flags: FlagReadOnly | FlagCursor, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "hash", "slow"}, Since: "2.8.0", Origin: "redis", Category: ReadOnly},
-	{Name: "HSET", Group: "hash", Arity: -4, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "hash", "fast"}, Since: "2.0.0", Origin: "redis", Category: WriteLastWins},
-	{Name: "HSETEX", Group: "hash", Arity: -6, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "hash", "fast"}, Since: "8.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "HSETNX", Group: "hash", Arity: 4, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "hash", "fast"}, Since: "2.0.0", Origin: "redis", Category: WriteChecked},
-	{Name: "HSTRLEN", Group: "hash", Arity: 3, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "hash", "fast"}, Since: "3.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "HTTL", Group: "hash", Arity: -5, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "hash", "fast"}, Since: "7.4.0", Origin: "redis", Category: ReadOnly},
-	{Name: "HVALS", Group: "hash", Arity: 2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "hash", "slow"}, Since: "2.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "INCR", Group: "string", Arity: 2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "string", "fast"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "INCRBY", Group: "string", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "string", "fast"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "INCRBYFLOAT", Group: "string", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "string", "fast"}, Since: "2.6.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "INFO", Group: "server", Arity: -1, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow", "dangerous"}, Since: "1.0.0", Origin: "redis", Category: Connection},
-	{Name: "KEYS", Group: "generic", Arity: 2, Flags: FlagReadOnly, ACLCategories: []string{"keyspace", "read", "slow", "dangerous"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "LASTSAVE", Group: "server", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACLCategories: []string{"admin", "fast", "dangerous"}, Since: "1.0.0", Origin: "redis", Category: Connection},
-	{Name: "LATENCY", Group: "server", Arity: -2, ACLCategories: []string{"slow"}, Since: "2.8.13", Origin: "redis", Category: Never},
-	{Name: "LATENCY", Subcommand: "DOCTOR", Group: "server", Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "2.8.13", Origin: "redis", Category: ServerAdmin},
-	{Name: "LATENCY", Subcommand: "GRAPH", Group: "server", Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "2.8.13", Origin: "redis", Category: ServerAdmin},
-	{Name: "LATENCY", Subcommand: "HELP", Group: "server", Arity: 2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow"}, Since: "2.8.13", Origin: "redis", Category: Connection},
-	{Name: "LATENCY", Subcommand: "HISTOGRAM", Group: "server", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "7.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "LATENCY", Subcommand: "HISTORY", Group: "server", Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "2.8.13", Origin: "redis", Category: ServerAdmin},
-	{Name: "LATENCY", Subcommand: "LATEST", Group: "server", Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "2.8.13", Origin: "redis", Category: ServerAdmin},
-	{Name: "LATENCY", Subcommand: "RESET", Group: "server", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "2.8.13", Origin: "redis", Category: ServerAdmin},
-	{Name: "LCS", Group: "string", Arity: -3, Flags: FlagReadOnly, FirstKey: 1, LastKey: 2, KeyStep: 1, ACLCategories: []string{"read", "string", "slow"}, Since: "7.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "LINDEX", Group: "list", Arity: 3, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "list", "slow"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "LINSERT", Group: "list", Arity: 5, Flags: FlagWrite, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "list", "slow"}, Since: "2.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "LLEN", Group: "list", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "list", "fast"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "LMOVE", Group: "list", Arity: 5, Flags: FlagWrite, FirstKey: 1, LastKey: 2, KeyStep: 1, ACLCategories: []string{"write", "list", "slow"}, Since: "6.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "LMPOP", Group: "list", Arity: -4, Flags: FlagWrite | FlagMovableKeys, ACLCategories: []string{"write", "list", "slow"}, Since: "7.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "LOLWUT", Group: "server", Arity: -1, Flags: FlagReadOnly | FlagFast, ACLCategories: []string{"read", "fast"}, Since: "5.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "LPOP", Group: "list", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "list", "fast"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "LPOS", Group: "list", Arity: -3, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "list", "slow"}, Since: "6.0.6", Origin: "redis", Category: ReadOnly},
-	{Name: "LPUSH", Group: "list", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "list", "fast"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "LPUSHX", Group: "list", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "list", "fast"}, Since: "2.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "LRANGE", Group: "list", Arity: 4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "list", "slow"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "LREM", Group: "list", Arity: 4, Flags: FlagWrite, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "list", "slow"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "LSET", Group: "list", Arity: 4, Flags: FlagWrite, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "list", "slow"}, Since: "1.0.0", Origin: "redis", Category: WriteLastWins},
-	{Name: "LTRIM", Group: "list", Arity: 4, Flags: FlagWrite, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "list", "slow"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "MEMORY", Group: "server", Arity: -2, ACLCategories: []string{"slow"}, Since: "4.0.0", Origin: "redis", Category: Never},
-	{Name: "MEMORY", Subcommand: "DOCTOR", Group: "server", Arity: 2, ACLCategories: []string{"slow"}, Since: "4.0.0", Origin: "redis", Category: Never},
-	{Name: "MEMORY", Subcommand: "HELP", Group: "server", Arity: 2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow"}, Since: "4.0.0", Origin: "redis", Category: Connection},
-	{Name: "MEMORY", Subcommand: "MALLOC-STATS", Group: "server", Arity: 2, ACLCategories: []string{"slow"}, Since: "4.0.0", Origin: "redis", Category: Never},
-	{Name: "MEMORY", Subcommand: "PURGE", Group: "server", Arity: 2, ACLCategories: []string{"slow"}, Since: "4.0.0", Origin: "redis", Category: Never},
-	{Name: "MEMORY", Subcommand: "STATS", Group: "server", Arity: 2, ACLCategories: []string{"slow"}, Since: "4.0.0", Origin: "redis", Category: Connection},
-	{Name: "MEMORY", Subcommand: "USAGE", Group: "server", Arity: -3, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, KeyStep: 1, ACLCategories: []string{"read", "slow"}, Since: "4.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "MGET", Group: "string", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, KeyStep: 1, ACLCategories: []string{"read", "string", "fast"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "MIGRATE", Group: "generic", Arity: -6, Flags: FlagWrite | FlagMovableKeys, FirstKey: 3, LastKey: 3, KeyStep: 1, ACLCategories: []string{"keyspace", "write", "slow", "dangerous"}, Since: "2.6.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "MODULE", Group: "server", Arity: -2, ACLCategories: []string{"slow"}, Since: "4.0.0", Origin: "redis", Category: Never},
-	{Name: "MODULE", Subcommand: "HELP", Group: "server", Arity: 2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow"}, Since: "5.0.0", Origin: "redis", Category: Connection},
-	{Name: "MODULE", Subcommand: "LIST", Group: "server", Arity: 2, Flags: FlagAdmin | FlagNoScript, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "4.0.0", Origin: "redis", Category: Connection},
-	{Name: "MODULE", Subcommand: "LOAD", Group: "server", Arity: -3, Flags: FlagAdmin | FlagNoScript, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "4.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "MODULE", Subcommand: "LOADEX", Group: "server", Arity: -3, Flags: FlagAdmin | FlagNoScript, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "7.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "MODULE", Subcommand: "UNLOAD", Group: "server", Arity: 3, Flags: FlagAdmin | FlagNoScript, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "4.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "MONITOR", Group: "server", Arity: 1, Flags: FlagConnectionState | FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "1.0.0", Origin: "redis", Category: Never},
-	{Name: "MOVE", Group: "generic", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"keyspace", "write", "fast"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "MSET", Group: "string", Arity: -3, Flags: FlagWrite, FirstKey: 1, LastKey: -1, KeyStep: 2, ACLCategories: []string{"write", "string", "slow"}, Since: "1.0.1", Origin: "redis", Category: WriteLastWins},
-	{Name: "MSETEX", Group: "string", Arity: -4, Flags: FlagWrite | FlagMovableKeys, ACLCategories: []string{"write", "string", "slow"}, Since: "8.4.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "MSETNX", Group: "string", Arity: -3, Flags: FlagWrite, FirstKey: 1, LastKey: -1, KeyStep: 2, ACLCategories: []string{"write", "string", "slow"}, Since: "1.0.1", Origin: "redis", Category: WriteChecked},
-	{Name: "MULTI", Group: "transactions", Arity: 1, Flags: FlagTransaction | FlagNoScript | FlagLoading | FlagStale | FlagFast, ACLCategories: []string{"fast", "transaction"}, Since: "1.2.0", Origin: "redis", Category: Never},
-	{Name: "OBJECT", Group: "generic", Arity: -2, ACLCategories: []string{"slow"}, Since: "2.2.3", Origin: "redis", Category: Never},
-	{Name: "OBJECT", Subcommand: "ENCODING", Group: "generic", Arity: 3, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, KeyStep: 1, ACLCategories: []string{"keyspace", "read", "slow"}, Since: "2.2.3", Origin: "redis", Category: ReadOnly},
-	{Name: "OBJECT", Subcommand: "FREQ", Group: "generic", Arity: 3, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, KeyStep: 1, ACLCategories: []string{"keyspace", "read", "slow"}, Since: "4.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "OBJECT", Subcommand: "HELP", Group: "generic", Arity: 2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"keyspace", "slow"}, Since: "6.2.0", Origin: "redis", Category: Connection},
-	{Name: "OBJECT", Subcommand: "IDLETIME", Group: "generic", Arity: 3, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, KeyStep: 1, ACLCategories: []string{"keyspace", "read", "slow"}, Since: "2.2.3", Origin: "redis", Category: ReadOnly},
-	{Name: "OBJECT", Subcommand: "REFCOUNT", Group: "generic", Arity: 3, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, KeyStep: 1, ACLCategories: []string{"keyspace", "read", "slow"}, Since: "2.2.3", Origin: "redis", Category: ReadOnly},
-	{Name: "PERSIST", Group: "generic", Arity: 2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"keyspace", "write", "fast"}, Since: "2.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "PEXPIRE", Group: "generic", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"keyspace", "write", "fast"}, Since: "2.6.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "PEXPIREAT", Group: "generic", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"keyspace", "write", "fast"}, Since: "2.6.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "PEXPIRETIME", Group: "generic", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"keyspace", "read", "fast"}, Since: "7.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "PFADD", Group: "hyperloglog", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "hyperloglog", "fast"}, Since: "2.8.9", Origin: "redis", Category: WriteChecked},
-	{Name: "PFCOUNT", Group: "hyperloglog", Arity: -2, Flags: FlagReadOnly, FirstKey: 1, LastKey: -1, KeyStep: 1, ACLCategories: []string{"read", "hyperloglog", "slow"}, Since: "2.8.9", Origin: "redis", Category: ReadOnly},
-	{Name: "PFDEBUG", Group: "hyperloglog", Arity: 3, Flags: FlagWrite | FlagAdmin, FirstKey: 2, LastKey: 2, KeyStep: 1, ACLCategories: []string{"write", "hyperloglog", "admin", "slow", "dangerous"}, Since: "2.8.9", Origin: "redis", Category: ServerAdmin},
-	{Name: "PFMERGE", Group: "hyperloglog", Arity: -2, Flags: FlagWrite, FirstKey: 1, LastKey: -1, KeyStep: 1, ACLCategories: []string{"write", "hyperloglog", "slow"}, Since: "2.8.9", Origin: "redis", Category: WriteAccumulating},
-	{Name: "PFSELFTEST", Group: "hyperloglog", Arity: 1, Flags: FlagAdmin, ACLCategories: []string{"hyperloglog", "admin", "slow", "dangerous"}, Since: "2.8.9", Origin: "redis", Category: ServerAdmin},
-	{Name: "PING", Group: "connection", Arity: -1, Flags: FlagFast, ACLCategories: []string{"fast", "connection"}, Since: "1.0.0", Origin: "redis", Category: Always},
-	{Name: "PSETEX", Group: "string", Arity: 4, Flags: FlagWrite, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "string", "slow"}, Since: "2.6.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "PSUBSCRIBE", Group: "pubsub", Arity: -2, Flags: FlagPubSub | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"pubsub", "slow"}, Since: "2.0.0", Origin: "redis", Category: Never},
-	{Name: "PSYNC", Group: "server", Arity: -3, Flags: FlagConnectionState | FlagAdmin | FlagNoScript, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "2.8.0", Origin: "redis", Category: Never},
-	{Name: "PTTL", Group: "generic", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"keyspace", "read", "fast"}, Since: "2.6.0", Origin: "redis", Category: ReadOnly},
-	{Name: "PUBLISH", Group: "pubsub", Arity: 3, Flags: FlagPubSub | FlagLoading | FlagStale | FlagFast, ACLCategories: []string{"pubsub", "fast"}, Since: "2.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "PUBSUB", Group: "pubsub", Arity: -2, ACLCategories: []string{"slow"}, Since: "2.8.0", Origin: "redis", Category: Never},
-	{Name: "PUBSUB", Subcommand: "CHANNELS", Group: "pubsub", Arity: -2, Flags: FlagPubSub | FlagLoading | FlagStale, ACLCategories: []string{"pubsub", "slow"}, Since: "2.8.0", Origin: "redis", Category: Connection},
-	{Name: "PUBSUB", Subcommand: "HELP", Group: "pubsub", Arity: 2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow"}, Since: "6.2.0", Origin: "redis", Category: Connection},
-	{Name: "PUBSUB", Subcommand: "NUMPAT", Group: "pubsub", Arity: 2, Flags: FlagPubSub | FlagLoading | FlagStale, ACLCategories: []string{"pubsub", "slow"}, Since: "2.8.0", Origin: "redis", Category: Connection},
-	{Name: "PUBSUB", Subcommand: "NUMSUB", Group: "pubsub", Arity: -2, Flags: FlagPubSub | FlagLoading | FlagStale, ACLCategories: []string{"pubsub", "slow"}, Since: "2.8.0", Origin: "redis", Category: Connection},
-	{Name: "PUBSUB", Subcommand: "SHARDCHANNELS", Group: "pubsub", Arity: -2, Flags: FlagPubSub | FlagLoading | FlagStale, ACLCategories: []string{"pubsub", "slow"}, Since: "7.0.0", Origin: "redis", Category: Connection},
-	{Name: "PUBSUB", Subcommand: "SHARDNUMSUB", Group: "pubsub", Arity: -2, Flags: FlagPubSub | FlagLoading | FlagStale, ACLCategories: []string{"pubsub", "slow"}, Since: "7.0.0", Origin: "redis", Category: Connection},
-	{Name: "PUNSUBSCRIBE", Group: "pubsub", Arity: -1, Flags: FlagPubSub | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"pubsub", "slow"}, Since: "2.0.0", Origin: "redis", Category: Never},
-	{Name: "QUIT", Group: "connection", Arity: -1, Flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale | FlagFast, ACLCategories: []string{"fast", "connection"}, Since: "1.0.0", Origin: "redis", Category: Never},
-	{Name: "RANDOMKEY", Group: "generic", Arity: 1, Flags: FlagReadOnly, ACLCategories: []string{"keyspace", "read", "slow"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "READONLY", Group: "cluster", Arity: 1, Flags: FlagConnectionState | FlagLoading | FlagStale | FlagFast, ACLCategories: []string{"fast", "connection"}, Since: "3.0.0", Origin: "redis", Category: Never},
-	{Name: "READWRITE", Group: "cluster", Arity: 1, Flags: FlagConnectionState | FlagLoading | FlagStale | FlagFast, ACLCategories: []string{"fast", "connection"}, Since: "3.0.0", Origin: "redis", Category: Never},
-	{Name: "RENAME", Group: "generic", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, KeyStep: 1, ACLCategories: []string{"keyspace", "write", "slow"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "RENAMENX", Group: "generic", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, KeyStep: 1, ACLCategories: []string{"keyspace", "write", "fast"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "REPLCONF", Group: "server", Arity: -1, Flags: FlagConnectionState | FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "3.0.0", Origin: "redis", Category: Never},
-	{Name: "REPLICAOF", Group: "server", Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "5.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "RESET", Group: "connection", Arity: 1, Flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale | FlagFast, ACLCategories: []string{"fast", "connection"}, Since: "6.2.0", Origin: "redis", Category: Never},
-	{Name: "RESTORE", Group: "generic", Arity: -4, Flags: FlagWrite, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"keyspace", "write", "slow", "dangerous"}, Since: "2.6.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "RESTORE-ASKING", Group: "server", Arity: -4, Flags: FlagWrite, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"keyspace", "write", "slow", "dangerous"}, Since: "3.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "ROLE", Group: "server", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast, ACLCategories: []string{"admin", "fast", "dangerous"}, Since: "2.8.12", Origin: "redis", Category: Connection},
-	{Name: "RPOP", Group: "list", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "list", "fast"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "RPOPLPUSH", Group: "list", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, KeyStep: 1, ACLCategories: []string{"write", "list", "slow"}, Since: "1.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "RPUSH", Group: "list", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "list", "fast"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "RPUSHX", Group: "list", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "list", "fast"}, Since: "2.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "SADD", Group: "set", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "set", "fast"}, Since: "1.0.0", Origin: "redis", Category: WriteChecked},
-	{Name: "SAVE", Group: "server", Arity: 1, Flags: FlagAdmin | FlagNoScript, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "1.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "SCAN", Group: "generic", Arity: -2, Flags: FlagReadOnly | FlagCursor, ACLCategories: []string{"keyspace", "read", "slow"}, Since: "2.8.0", Origin: "redis", Category: ReadOnly},
-	{Name: "SCARD", Group: "set", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "set", "fast"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "SCRIPT", Group: "scripting", Arity: -2, ACLCategories: []string{"slow"}, Since: "2.6.0", Origin: "redis", Category: Never},
-	{Name: "SCRIPT", Subcommand: "DEBUG", Group: "scripting", Arity: 3, Flags: FlagNoScript, ACLCategories: []string{"slow", "scripting"}, Since: "3.2.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "SCRIPT", Subcommand: "EXISTS", Group: "scripting", Arity: -3, Flags: FlagNoScript, ACLCategories: []string{"slow", "scripting"}, Since: "2.6.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "SCRIPT", Subcommand: "FLUSH", Group: "scripting", Arity: -2, Flags: FlagNoScript, ACLCategories: []string{"slow", "scripting"}, Since: "2.6.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "SCRIPT", Subcommand: "HELP", Group: "scripting", Arity: 2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow", "scripting"}, Since: "5.0.0", Origin: "redis", Category: Connection},
-	{Name: "SCRIPT", Subcommand: "KILL", Group: "scripting", Arity: 2, Flags: FlagNoScript, ACLCategories: []string{"slow", "scripting"}, Since: "2.6.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "SCRIPT", Subcommand: "LOAD", Group: "scripting", Arity: 3, Flags: FlagNoScript | FlagStale, ACLCategories: []string{"slow", "scripting"}, Since: "2.6.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "SCRIPT", Subcommand: "SHOW", Group: "scripting", Arity: 3, Flags: FlagNoScript, ACLCategories: []string{"slow", "scripting"}, Since: "8.0.0", Origin: "valkey", Category: ServerAdmin},
-	{Name: "SDIFF", Group: "set", Arity: -2, Flags: FlagReadOnly, FirstKey: 1, LastKey: -1, KeyStep: 1, ACLCategories: []string{"read", "set", "slow"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "SDIFFSTORE", Group: "set", Arity: -3, Flags: FlagWrite, FirstKey: 1, LastKey: -1, KeyStep: 1, ACLCategories: []string{"write", "set", "slow"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "SELECT", Group: "connection", Arity: 2, Flags: FlagConnectionState | FlagLoading | FlagStale | FlagFast, ACLCategories: []string{"fast", "connection"}, Since: "1.0.0", Origin: "redis", Category: Never},
-	{Name: "SET", Group: "string", Arity: -3, Flags: FlagWrite, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "string", "slow"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "SETBIT", Group: "bitmap", Arity: 4, Flags: FlagWrite, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "bitmap", "slow"}, Since: "2.2.0", Origin: "redis", Category: WriteLastWins},
-	{Name: "SETEX", Group: "string", Arity: 4, Flags: FlagWrite, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "string", "slow"}, Since: "2.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "SETNX", Group: "string", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "string", "fast"}, Since: "1.0.0", Origin: "redis", Category: WriteChecked},
-	{Name: "SETRANGE", Group: "string", Arity: 4, Flags: FlagWrite, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "string", "slow"}, Since: "2.2.0", Origin: "redis", Category: WriteLastWins},
-	{Name: "SFLUSH", Group: "server", Arity: -3, Flags: FlagWrite, ACLCategories: []string{"keyspace", "write", "slow", "dangerous"}, Since: "8.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "SHUTDOWN", Group: "server", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "1.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "SINTER", Group: "set", Arity: -2, Flags: FlagReadOnly, FirstKey: 1, LastKey: -1, KeyStep: 1, ACLCategories: []string{"read", "set", "slow"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "SINTERCARD", Group: "set", Arity: -3, Flags: FlagReadOnly | FlagMovableKeys, ACLCategories: []string{"read", "set", "slow"}, Since: "7.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "SINTERSTORE", Group: "set", Arity: -3, Flags: FlagWrite, FirstKey: 1, LastKey: -1, KeyStep: 1, ACLCategories: []string{"write", "set", "slow"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "SISMEMBER", Group: "set", Arity: 3, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "set", "fast"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "SLAVEOF", Group: "server", Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "1.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "SLOWLOG", Group: "server", Arity: -2, ACLCategories: []string{"slow"}, Since: "2.2.12", Origin: "redis", Category: Never},
-	{Name: "SLOWLOG", Subcommand: "GET", Group: "server", Arity: -2, Flags: FlagAdmin | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "2.2.12", Origin: "redis", Category: Connection},
-	{Name: "SLOWLOG", Subcommand: "HELP", Group: "server", Arity: 2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"slow"}, Since: "6.2.0", Origin: "redis", Category: Connection},
-	{Name: "SLOWLOG", Subcommand: "LEN", Group: "server", Arity: 2, Flags: FlagAdmin | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "2.2.12", Origin: "redis", Category: Connection},
-	{Name: "SLOWLOG", Subcommand: "RESET", Group: "server", Arity: 2, Flags: FlagAdmin | FlagLoading | FlagStale, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "2.2.12", Origin: "redis", Category: ServerAdmin},
-	{Name: "SMEMBERS", Group: "set", Arity: 2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "set", "slow"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "SMISMEMBER", Group: "set", Arity: -3, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "set", "fast"}, Since: "6.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "SMOVE", Group: "set", Arity: 4, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, KeyStep: 1, ACLCategories: []string{"write", "set", "fast"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "SORT", Group: "generic", Arity: -2, Flags: FlagWrite | FlagMovableKeys, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "set", "sortedset", "list", "slow", "dangerous"}, Since: "1.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "SORT_RO", Group: "generic", Arity: -2, Flags: FlagReadOnly | FlagMovableKeys, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "set", "sortedset", "list", "slow", "dangerous"}, Since: "7.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "SPOP", Group: "set", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "set", "fast"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "SPUBLISH", Group: "pubsub", Arity: 3, Flags: FlagPubSub | FlagLoading | FlagStale | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"pubsub", "fast"}, Since: "7.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "SRANDMEMBER", Group: "set", Arity: -2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "set", "slow"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "SREM", Group: "set", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "set", "fast"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "SSCAN", Group: "set", Arity: -3, Flags: FlagReadOnly | FlagCursor, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "set", "slow"}, Since: "2.8.0", Origin: "redis", Category: ReadOnly},
-	{Name: "SSUBSCRIBE", Group: "pubsub", Arity: -2, Flags: FlagPubSub | FlagNoScript | FlagLoading | FlagStale, FirstKey: 1, LastKey: -1, KeyStep: 1, ACLCategories: []string{"pubsub", "slow"}, Since: "7.0.0", Origin: "redis", Category: Never},
-	{Name: "STRLEN", Group: "string", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "string", "fast"}, Since: "2.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "SUBSCRIBE", Group: "pubsub", Arity: -2, Flags: FlagPubSub | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"pubsub", "slow"}, Since: "2.0.0", Origin: "redis", Category: Never},
-	{Name: "SUBSTR", Group: "string", Arity: 4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "string", "slow"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "SUNION", Group: "set", Arity: -2, Flags: FlagReadOnly, FirstKey: 1, LastKey: -1, KeyStep: 1, ACLCategories: []string{"read", "set", "slow"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "SUNIONSTORE", Group: "set", Arity: -3, Flags: FlagWrite, FirstKey: 1, LastKey: -1, KeyStep: 1, ACLCategories: []string{"write", "set", "slow"}, Since: "1.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "SUNSUBSCRIBE", Group: "pubsub", Arity: -1, Flags: FlagPubSub | FlagNoScript | FlagLoading | FlagStale, FirstKey: 1, LastKey: -1, KeyStep: 1, ACLCategories: []string{"pubsub", "slow"}, Since: "7.0.0", Origin: "redis", Category: Never},
-	{Name: "SWAPDB", Group: "server", Arity: 3, Flags: FlagWrite | FlagFast, ACLCategories: []string{"keyspace", "write", "fast", "dangerous"}, Since: "4.0.0", Origin: "redis", Category: ServerAdmin},
-	{Name: "SYNC", Group: "server", Arity: 1, Flags: FlagConnectionState | FlagAdmin | FlagNoScript, ACLCategories: []string{"admin", "slow", "dangerous"}, Since: "1.0.0", Origin: "redis", Category: Never},
-	{Name: "TIME", Group: "server", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACLCategories: []string{"fast"}, Since: "2.6.0", Origin: "redis", Category: Connection},
-	{Name: "TOUCH", Group: "generic", Arity: -2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: -1, KeyStep: 1, ACLCategories: []string{"keyspace", "read", "fast"}, Since: "3.2.1", Origin: "redis", Category: ReadOnly},
-	{Name: "TTL", Group: "generic", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"keyspace", "read", "fast"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "TYPE", Group: "generic", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"keyspace", "read", "fast"}, Since: "1.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "UNLINK", Group: "generic", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, KeyStep: 1, ACLCategories: []string{"keyspace", "write", "fast"}, Since: "4.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "UNSUBSCRIBE", Group: "pubsub", Arity: -1, Flags: FlagPubSub | FlagNoScript | FlagLoading | FlagStale, ACLCategories: []string{"pubsub", "slow"}, Since: "2.0.0", Origin: "redis", Category: Never},
-	{Name: "UNWATCH", Group: "transactions", Arity: 1, Flags: FlagTransaction | FlagNoScript | FlagLoading | FlagStale | FlagFast, ACLCategories: []string{"fast", "transaction"}, Since: "2.2.0", Origin: "redis", Category: Never},
-	{Name: "WAIT", Group: "generic", Arity: 3, Flags: FlagBlocking | FlagNoScript, ACLCategories: []string{"slow", "connection"}, Since: "3.0.0", Origin: "redis", Category: Never},
-	{Name: "WAITAOF", Group: "generic", Arity: 4, Flags: FlagBlocking, ACLCategories: []string{"slow", "blocking", "connection"}, Since: "7.2.0", Origin: "redis", Category: Never},
-	{Name: "WATCH", Group: "transactions", Arity: -2, Flags: FlagTransaction | FlagNoScript | FlagLoading | FlagStale | FlagFast, FirstKey: 1, LastKey: -1, KeyStep: 1, ACLCategories: []string{"fast", "transaction"}, Since: "2.2.0", Origin: "redis", Category: Never},
-	{Name: "XACK", Group: "stream", Arity: -4, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "stream", "fast"}, Since: "5.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "XACKDEL", Group: "stream", Arity: -6, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "stream", "fast"}, Since: "8.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "XADD", Group: "stream", Arity: -5, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "stream", "fast"}, Since: "5.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "XAUTOCLAIM", Group: "stream", Arity: -6, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "stream", "fast"}, Since: "6.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "XCFGSET", Group: "stream", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "stream", "fast"}, Since: "8.6.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "XCLAIM", Group: "stream", Arity: -6, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "stream", "fast"}, Since: "5.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "XDEL", Group: "stream", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "stream", "fast"}, Since: "5.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "XDELEX", Group: "stream", Arity: -5, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "stream", "fast"}, Since: "8.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "XGROUP", Group: "stream", Arity: -2, ACLCategories: []string{"slow"}, Since: "5.0.0", Origin: "redis", Category: Never},
-	{Name: "XGROUP", Subcommand: "CREATE", Group: "stream", Arity: -5, Flags: FlagWrite, FirstKey: 2, LastKey: 2, KeyStep: 1, ACLCategories: []string{"write", "stream", "slow"}, Since: "5.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "XGROUP", Subcommand: "CREATECONSUMER", Group: "stream", Arity: 5, Flags: FlagWrite, FirstKey: 2, LastKey: 2, KeyStep: 1, ACLCategories: []string{"write", "stream", "slow"}, Since: "6.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "XGROUP", Subcommand: "DELCONSUMER", Group: "stream", Arity: 5, Flags: FlagWrite, FirstKey: 2, LastKey: 2, KeyStep: 1, ACLCategories: []string{"write", "stream", "slow"}, Since: "5.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "XGROUP", Subcommand: "DESTROY", Group: "stream", Arity: 4, Flags: FlagWrite, FirstKey: 2, LastKey: 2, KeyStep: 1, ACLCategories: []string{"write", "stream", "slow"}, Since: "5.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "XGROUP", Subcommand: "HELP", Group: "stream", Arity: 2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"stream", "slow"}, Since: "5.0.0", Origin: "redis", Category: Connection},
-	{Name: "XGROUP", Subcommand: "SETID", Group: "stream", Arity: -5, Flags: FlagWrite, FirstKey: 2, LastKey: 2, KeyStep: 1, ACLCategories: []string{"write", "stream", "slow"}, Since: "5.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "XINFO", Group: "stream", Arity: -2, ACLCategories: []string{"slow"}, Since: "5.0.0", Origin: "redis", Category: Never},
-	{Name: "XINFO", Subcommand: "CONSUMERS", Group: "stream", Arity: 4, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, KeyStep: 1, ACLCategories: []string{"read", "stream", "slow"}, Since: "5.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "XINFO", Subcommand: "GROUPS", Group: "stream", Arity: 3, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, KeyStep: 1, ACLCategories: []string{"read", "stream", "slow"}, Since: "5.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "XINFO", Subcommand: "HELP", Group: "stream", Arity: 2, Flags: FlagLoading | FlagStale, ACLCategories: []string{"stream", "slow"}, Since: "5.0.0", Origin: "redis", Category: Connection},
-	{Name: "XINFO", Subcommand: "STREAM", Group: "stream", Arity: -3, Flags: FlagReadOnly, FirstKey: 2, LastKey: 2, KeyStep: 1, ACLCategories: []string{"read", "stream", "slow"}, Since: "5.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "XLEN", Group: "stream", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "stream", "fast"}, Since: "5.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "XPENDING", Group: "stream", Arity: -3, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "stream", "slow"}, Since: "5.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "XRANGE", Group: "stream", Arity: -4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "stream", "slow"}, Since: "5.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "XREAD", Group: "stream", Arity: -4, Flags: FlagReadOnly | FlagBlocking | FlagMovableKeys, ACLCategories: []string{"read", "stream", "slow", "blocking"}, Since: "5.0.0", Origin: "redis", Category: Never},
-	{Name: "XREADGROUP", Group: "stream", Arity: -7, Flags: FlagWrite | FlagBlocking | FlagMovableKeys, ACLCategories: []string{"write", "stream", "slow", "blocking"}, Since: "5.0.0", Origin: "redis", Category: Never},
-	{Name: "XREVRANGE", Group: "stream", Arity: -4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "stream", "slow"}, Since: "5.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "XSETID", Group: "stream", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "stream", "fast"}, Since: "5.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "XTRIM", Group: "stream", Arity: -4, Flags: FlagWrite, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "stream", "slow"}, Since: "5.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "ZADD", Group: "sorted-set", Arity: -4, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "sortedset", "fast"}, Since: "1.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "ZCARD", Group: "sorted-set", Arity: 2, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "sortedset", "fast"}, Since: "1.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "ZCOUNT", Group: "sorted-set", Arity: 4, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "sortedset", "fast"}, Since: "2.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "ZDIFF", Group: "sorted-set", Arity: -3, Flags: FlagReadOnly | FlagMovableKeys, ACLCategories: []string{"read", "sortedset", "slow"}, Since: "6.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "ZDIFFSTORE", Group: "sorted-set", Arity: -4, Flags: FlagWrite | FlagMovableKeys, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "sortedset", "slow"}, Since: "6.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "ZINCRBY", Group: "sorted-set", Arity: 4, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "sortedset", "fast"}, Since: "1.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "ZINTER", Group: "sorted-set", Arity: -3, Flags: FlagReadOnly | FlagMovableKeys, ACLCategories: []string{"read", "sortedset", "slow"}, Since: "6.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "ZINTERCARD", Group: "sorted-set", Arity: -3, Flags: FlagReadOnly | FlagMovableKeys, ACLCategories: []string{"read", "sortedset", "slow"}, Since: "7.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "ZINTERSTORE", Group: "sorted-set", Arity: -4, Flags: FlagWrite | FlagMovableKeys, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "sortedset", "slow"}, Since: "2.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "ZLEXCOUNT", Group: "sorted-set", Arity: 4, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "sortedset", "fast"}, Since: "2.8.9", Origin: "redis", Category: ReadOnly},
-	{Name: "ZMPOP", Group: "sorted-set", Arity: -4, Flags: FlagWrite | FlagMovableKeys, ACLCategories: []string{"write", "sortedset", "slow"}, Since: "7.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "ZMSCORE", Group: "sorted-set", Arity: -3, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "sortedset", "fast"}, Since: "6.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "ZPOPMAX", Group: "sorted-set", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "sortedset", "fast"}, Since: "5.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "ZPOPMIN", Group: "sorted-set", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "sortedset", "fast"}, Since: "5.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "ZRANDMEMBER", Group: "sorted-set", Arity: -2, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "sortedset", "slow"}, Since: "6.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "ZRANGE", Group: "sorted-set", Arity: -4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "sortedset", "slow"}, Since: "1.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "ZRANGEBYLEX", Group: "sorted-set", Arity: -4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "sortedset", "slow"}, Since: "2.8.9", Origin: "redis", Category: ReadOnly},
-	{Name: "ZRANGEBYSCORE", Group: "sorted-set", Arity: -4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "sortedset", "slow"}, Since: "1.0.5", Origin: "redis", Category: ReadOnly},
-	{Name: "ZRANGESTORE", Group: "sorted-set", Arity: -5, Flags: FlagWrite, FirstKey: 1, LastKey: 2, KeyStep: 1, ACLCategories: []string{"write", "sortedset", "slow"}, Since: "6.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "ZRANK", Group: "sorted-set", Arity: 3, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "sortedset", "fast"}, Since: "2.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "ZREM", Group: "sorted-set", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "sortedset", "fast"}, Since: "1.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "ZREMRANGEBYLEX", Group: "sorted-set", Arity: 4, Flags: FlagWrite, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "sortedset", "slow"}, Since: "2.8.9", Origin: "redis", Category: WriteAccumulating},
-	{Name: "ZREMRANGEBYRANK", Group: "sorted-set", Arity: 4, Flags: FlagWrite, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "sortedset", "slow"}, Since: "2.0.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "ZREMRANGEBYSCORE", Group: "sorted-set", Arity: 4, Flags: FlagWrite, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "sortedset", "slow"}, Since: "1.2.0", Origin: "redis", Category: WriteAccumulating},
-	{Name: "ZREVRANGE", Group: "sorted-set", Arity: -4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "sortedset", "slow"}, Since: "1.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "ZREVRANGEBYLEX", Group: "sorted-set", Arity: -4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "sortedset", "slow"}, Since: "2.8.9", Origin: "redis", Category: ReadOnly},
-	{Name: "ZREVRANGEBYSCORE", Group: "sorted-set", Arity: -4, Flags: FlagReadOnly, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "sortedset", "slow"}, Since: "2.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "ZREVRANK", Group: "sorted-set", Arity: 3, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "sortedset", "fast"}, Since: "2.0.0", Origin: "redis", Category: ReadOnly},
-	{Name: "ZSCAN", Group: "sorted-set", Arity: -3, Flags: FlagReadOnly | FlagCursor, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "sortedset", "slow"}, Since: "2.8.0", Origin: "redis", Category: ReadOnly},
-	{Name: "ZSCORE", Group: "sorted-set", Arity: 3, Flags: FlagReadOnly | FlagFast, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"read", "sortedset", "fast"}, Since: "1.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "ZUNION", Group: "sorted-set", Arity: -3, Flags: FlagReadOnly | FlagMovableKeys, ACLCategories: []string{"read", "sortedset", "slow"}, Since: "6.2.0", Origin: "redis", Category: ReadOnly},
-	{Name: "ZUNIONSTORE", Group: "sorted-set", Arity: -4, Flags: FlagWrite | FlagMovableKeys, FirstKey: 1, LastKey: 1, KeyStep: 1, ACLCategories: []string{"write", "sortedset", "slow"}, Since: "2.0.0", Origin: "redis", Category: WriteAccumulating},
+// table holds every descriptor, sorted by name and subcommand. Lookup,
+// All and the group methods return Commands that refer to it.
+var table = [...]descriptor{
+	{name: "ACL", group: "server", arity: -2, acl: []string{"slow"}, since: "6.0.0", origin: "redis", category: Never},
+	{name: "ACL", sub: "CAT", group: "server", arity: -2, flags: FlagNoScript | FlagLoading | FlagStale, acl: []string{"slow"}, since: "6.0.0", origin: "redis", category: Connection},
+	{name: "ACL", sub: "DELUSER", group: "server", arity: -3, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "6.0.0", origin: "redis", category: ServerAdmin},
+	{name: "ACL", sub: "DRYRUN", group: "server", arity: -4, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "7.0.0", origin: "redis", category: ServerAdmin},
+	{name: "ACL", sub: "GENPASS", group: "server", arity: -2, flags: FlagNoScript | FlagLoading | FlagStale, acl: []string{"slow"}, since: "6.0.0", origin: "redis", category: Never},
+	{name: "ACL", sub: "GETUSER", group: "server", arity: 3, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "6.0.0", origin: "redis", category: ServerAdmin},
+	{name: "ACL", sub: "HELP", group: "server", arity: 2, flags: FlagLoading | FlagStale, acl: []string{"slow"}, since: "6.0.0", origin: "redis", category: Connection},
+	{name: "ACL", sub: "LIST", group: "server", arity: 2, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "6.0.0", origin: "redis", category: ServerAdmin},
+	{name: "ACL", sub: "LOAD", group: "server", arity: 2, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "6.0.0", origin: "redis", category: ServerAdmin},
+	{name: "ACL", sub: "LOG", group: "server", arity: -2, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "6.0.0", origin: "redis", category: ServerAdmin},
+	{name: "ACL", sub: "SAVE", group: "server", arity: 2, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "6.0.0", origin: "redis", category: ServerAdmin},
+	{name: "ACL", sub: "SETUSER", group: "server", arity: -3, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "6.0.0", origin: "redis", category: ServerAdmin},
+	{name: "ACL", sub: "USERS", group: "server", arity: 2, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "6.0.0", origin: "redis", category: ServerAdmin},
+	{name: "ACL", sub: "WHOAMI", group: "server", arity: 2, flags: FlagNoScript | FlagLoading | FlagStale, acl: []string{"slow"}, since: "6.0.0", origin: "redis", category: Connection},
+	{name: "APPEND", group: "string", arity: 3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "string", "fast"}, since: "2.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "ASKING", group: "cluster", arity: 1, flags: FlagConnectionState | FlagFast, acl: []string{"fast", "connection"}, since: "3.0.0", origin: "redis", category: Never},
+	{name: "AUTH", group: "connection", arity: -2, flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale | FlagFast, acl: []string{"fast", "connection"}, since: "1.0.0", origin: "redis", category: Never},
+	{name: "BGREWRITEAOF", group: "server", arity: 1, flags: FlagAdmin | FlagNoScript, acl: []string{"admin", "slow", "dangerous"}, since: "1.0.0", origin: "redis", category: ServerAdmin},
+	{name: "BGSAVE", group: "server", arity: -1, flags: FlagAdmin | FlagNoScript, acl: []string{"admin", "slow", "dangerous"}, since: "1.0.0", origin: "redis", category: ServerAdmin},
+	{name: "BITCOUNT", group: "bitmap", arity: -2, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "bitmap", "slow"}, since: "2.6.0", origin: "redis", category: ReadOnly},
+	{name: "BITFIELD", group: "bitmap", arity: -2, flags: FlagWrite, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "bitmap", "slow"}, since: "3.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "BITFIELD_RO", group: "bitmap", arity: -2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "bitmap", "fast"}, since: "6.0.0", origin: "redis", category: ReadOnly},
+	{name: "BITOP", group: "bitmap", arity: -4, flags: FlagWrite, firstKey: 2, lastKey: -1, keyStep: 1, acl: []string{"write", "bitmap", "slow"}, since: "2.6.0", origin: "redis", category: WriteAccumulating},
+	{name: "BITPOS", group: "bitmap", arity: -3, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "bitmap", "slow"}, since: "2.8.7", origin: "redis", category: ReadOnly},
+	{name: "BLMOVE", group: "list", arity: 6, flags: FlagWrite | FlagBlocking | FlagNoScript, firstKey: 1, lastKey: 2, keyStep: 1, acl: []string{"write", "list", "slow", "blocking"}, since: "6.2.0", origin: "redis", category: Never},
+	{name: "BLMPOP", group: "list", arity: -5, flags: FlagWrite | FlagBlocking | FlagMovableKeys, acl: []string{"write", "list", "slow", "blocking"}, since: "7.0.0", origin: "redis", category: Never},
+	{name: "BLPOP", group: "list", arity: -3, flags: FlagWrite | FlagBlocking | FlagNoScript, firstKey: 1, lastKey: -2, keyStep: 1, acl: []string{"write", "list", "slow", "blocking"}, since: "2.0.0", origin: "redis", category: Never},
+	{name: "BRPOP", group: "list", arity: -3, flags: FlagWrite | FlagBlocking | FlagNoScript, firstKey: 1, lastKey: -2, keyStep: 1, acl: []string{"write", "list", "slow", "blocking"}, since: "2.0.0", origin: "redis", category: Never},
+	{name: "BRPOPLPUSH", group: "list", arity: 4, flags: FlagWrite | FlagBlocking | FlagNoScript, firstKey: 1, lastKey: 2, keyStep: 1, acl: []string{"write", "list", "slow", "blocking"}, since: "2.2.0", origin: "redis", category: Never},
+	{name: "BZMPOP", group: "sorted-set", arity: -5, flags: FlagWrite | FlagBlocking | FlagMovableKeys, acl: []string{"write", "sortedset", "slow", "blocking"}, since: "7.0.0", origin: "redis", category: Never},
+	{name: "BZPOPMAX", group: "sorted-set", arity: -3, flags: FlagWrite | FlagBlocking | FlagNoScript | FlagFast, firstKey: 1, lastKey: -2, keyStep: 1, acl: []string{"write", "sortedset", "fast", "blocking"}, since: "5.0.0", origin: "redis", category: Never},
+	{name: "BZPOPMIN", group: "sorted-set", arity: -3, flags: FlagWrite | FlagBlocking | FlagNoScript | FlagFast, firstKey: 1, lastKey: -2, keyStep: 1, acl: []string{"write", "sortedset", "fast", "blocking"}, since: "5.0.0", origin: "redis", category: Never},
+	{name: "CLIENT", group: "connection", arity: -2, acl: []string{"slow"}, since: "2.4.0", origin: "redis", category: Never},
+	{name: "CLIENT", sub: "CACHING", group: "connection", arity: 3, flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "6.0.0", origin: "redis", category: Never},
+	{name: "CLIENT", sub: "CAPA", group: "connection", arity: -3, flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "8.0.0", origin: "valkey", category: Never},
+	{name: "CLIENT", sub: "GETNAME", group: "connection", arity: 2, flags: FlagNoScript | FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "2.6.9", origin: "redis", category: Connection},
+	{name: "CLIENT", sub: "GETREDIR", group: "connection", arity: 2, flags: FlagNoScript | FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "6.0.0", origin: "redis", category: Connection},
+	{name: "CLIENT", sub: "HELP", group: "connection", arity: 2, flags: FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "5.0.0", origin: "redis", category: Connection},
+	{name: "CLIENT", sub: "ID", group: "connection", arity: 2, flags: FlagNoScript | FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "5.0.0", origin: "redis", category: Connection},
+	{name: "CLIENT", sub: "INFO", group: "connection", arity: 2, flags: FlagNoScript | FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "6.2.0", origin: "redis", category: Connection},
+	{name: "CLIENT", sub: "KILL", group: "connection", arity: -3, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous", "connection"}, since: "2.4.0", origin: "redis", category: ServerAdmin},
+	{name: "CLIENT", sub: "LIST", group: "connection", arity: -2, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous", "connection"}, since: "2.4.0", origin: "redis", category: Connection},
+	{name: "CLIENT", sub: "NO-EVICT", group: "connection", arity: 3, flags: FlagConnectionState | FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous", "connection"}, since: "7.0.0", origin: "redis", category: Never},
+	{name: "CLIENT", sub: "NO-TOUCH", group: "connection", arity: 3, flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "7.2.0", origin: "redis", category: Never},
+	{name: "CLIENT", sub: "PAUSE", group: "connection", arity: -3, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous", "connection"}, since: "2.9.50", origin: "redis", category: ServerAdmin},
+	{name: "CLIENT", sub: "REPLY", group: "connection", arity: 3, flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "3.2.0", origin: "redis", category: Never},
+	{name: "CLIENT", sub: "SETINFO", group: "connection", arity: 4, flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "7.2.0", origin: "redis", category: Never},
+	{name: "CLIENT", sub: "SETNAME", group: "connection", arity: 3, flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "2.6.9", origin: "redis", category: Never},
+	{name: "CLIENT", sub: "TRACKING", group: "connection", arity: -3, flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "6.0.0", origin: "redis", category: Never},
+	{name: "CLIENT", sub: "TRACKINGINFO", group: "connection", arity: 2, flags: FlagNoScript | FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "6.2.0", origin: "redis", category: Connection},
+	{name: "CLIENT", sub: "UNBLOCK", group: "connection", arity: -3, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous", "connection"}, since: "5.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLIENT", sub: "UNPAUSE", group: "connection", arity: 2, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous", "connection"}, since: "6.2.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", group: "cluster", arity: -2, acl: []string{"slow"}, since: "3.0.0", origin: "redis", category: Never},
+	{name: "CLUSTER", sub: "ADDSLOTS", group: "cluster", arity: -3, flags: FlagAdmin | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "3.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", sub: "ADDSLOTSRANGE", group: "cluster", arity: -4, flags: FlagAdmin | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "7.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", sub: "BUMPEPOCH", group: "cluster", arity: 2, flags: FlagAdmin | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "3.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", sub: "COUNT-FAILURE-REPORTS", group: "cluster", arity: 3, flags: FlagAdmin | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "3.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", sub: "COUNTKEYSINSLOT", group: "cluster", arity: 3, flags: FlagStale, acl: []string{"slow"}, since: "3.0.0", origin: "redis", category: ReadOnly},
+	{name: "CLUSTER", sub: "DELSLOTS", group: "cluster", arity: -3, flags: FlagAdmin | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "3.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", sub: "DELSLOTSRANGE", group: "cluster", arity: -4, flags: FlagAdmin | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "7.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", sub: "FAILOVER", group: "cluster", arity: -2, flags: FlagAdmin | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "3.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", sub: "FLUSHSLOTS", group: "cluster", arity: 2, flags: FlagAdmin | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "3.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", sub: "FORGET", group: "cluster", arity: 3, flags: FlagAdmin | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "3.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", sub: "GETKEYSINSLOT", group: "cluster", arity: 4, flags: FlagStale, acl: []string{"slow"}, since: "3.0.0", origin: "redis", category: ReadOnly},
+	{name: "CLUSTER", sub: "HELP", group: "cluster", arity: 2, flags: FlagLoading | FlagStale, acl: []string{"slow"}, since: "5.0.0", origin: "redis", category: Connection},
+	{name: "CLUSTER", sub: "INFO", group: "cluster", arity: 2, flags: FlagStale, acl: []string{"slow"}, since: "3.0.0", origin: "redis", category: Connection},
+	{name: "CLUSTER", sub: "KEYSLOT", group: "cluster", arity: 3, flags: FlagStale, acl: []string{"slow"}, since: "3.0.0", origin: "redis", category: Connection},
+	{name: "CLUSTER", sub: "LINKS", group: "cluster", arity: 2, flags: FlagStale, acl: []string{"slow"}, since: "7.0.0", origin: "redis", category: Connection},
+	{name: "CLUSTER", sub: "MEET", group: "cluster", arity: -4, flags: FlagAdmin | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "3.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", sub: "MYID", group: "cluster", arity: 2, flags: FlagStale, acl: []string{"slow"}, since: "3.0.0", origin: "redis", category: Connection},
+	{name: "CLUSTER", sub: "MYSHARDID", group: "cluster", arity: 2, flags: FlagStale, acl: []string{"slow"}, since: "7.2.0", origin: "redis", category: Connection},
+	{name: "CLUSTER", sub: "NODES", group: "cluster", arity: 2, flags: FlagStale, acl: []string{"slow"}, since: "3.0.0", origin: "redis", category: Connection},
+	{name: "CLUSTER", sub: "REPLICAS", group: "cluster", arity: 3, flags: FlagAdmin | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "5.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", sub: "REPLICATE", group: "cluster", arity: 3, flags: FlagAdmin | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "3.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", sub: "RESET", group: "cluster", arity: -2, flags: FlagAdmin | FlagNoScript | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "3.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", sub: "SAVECONFIG", group: "cluster", arity: 2, flags: FlagAdmin | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "3.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", sub: "SET-CONFIG-EPOCH", group: "cluster", arity: 3, flags: FlagAdmin | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "3.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", sub: "SETSLOT", group: "cluster", arity: -4, flags: FlagAdmin | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "3.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", sub: "SHARDS", group: "cluster", arity: 2, flags: FlagStale, acl: []string{"slow"}, since: "7.0.0", origin: "redis", category: Connection},
+	{name: "CLUSTER", sub: "SLAVES", group: "cluster", arity: 3, flags: FlagAdmin | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "3.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CLUSTER", sub: "SLOT-STATS", group: "cluster", arity: -4, flags: FlagLoading | FlagStale, acl: []string{"slow"}, since: "8.2.0", origin: "redis", category: Connection},
+	{name: "CLUSTER", sub: "SLOTS", group: "cluster", arity: 2, flags: FlagStale, acl: []string{"slow"}, since: "3.0.0", origin: "redis", category: Connection},
+	{name: "COMMAND", group: "server", arity: -1, flags: FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "2.8.13", origin: "redis", category: Connection},
+	{name: "COMMAND", sub: "COUNT", group: "server", arity: 2, flags: FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "2.8.13", origin: "redis", category: Connection},
+	{name: "COMMAND", sub: "DOCS", group: "server", arity: -2, flags: FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "7.0.0", origin: "redis", category: Connection},
+	{name: "COMMAND", sub: "GETKEYS", group: "server", arity: -4, flags: FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "2.8.13", origin: "redis", category: Connection},
+	{name: "COMMAND", sub: "GETKEYSANDFLAGS", group: "server", arity: -4, flags: FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "7.0.0", origin: "redis", category: Connection},
+	{name: "COMMAND", sub: "HELP", group: "server", arity: 2, flags: FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "5.0.0", origin: "redis", category: Connection},
+	{name: "COMMAND", sub: "INFO", group: "server", arity: -2, flags: FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "2.8.13", origin: "redis", category: Connection},
+	{name: "COMMAND", sub: "LIST", group: "server", arity: -2, flags: FlagLoading | FlagStale, acl: []string{"slow", "connection"}, since: "7.0.0", origin: "redis", category: Connection},
+	{name: "CONFIG", group: "server", arity: -2, acl: []string{"slow"}, since: "2.0.0", origin: "redis", category: Never},
+	{name: "CONFIG", sub: "GET", group: "server", arity: -3, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "2.0.0", origin: "redis", category: Connection},
+	{name: "CONFIG", sub: "HELP", group: "server", arity: 2, flags: FlagLoading | FlagStale, acl: []string{"slow"}, since: "5.0.0", origin: "redis", category: Connection},
+	{name: "CONFIG", sub: "RESETSTAT", group: "server", arity: 2, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "2.0.0", origin: "redis", category: ServerAdmin},
+	{name: "CONFIG", sub: "REWRITE", group: "server", arity: 2, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "2.8.0", origin: "redis", category: ServerAdmin},
+	{name: "CONFIG", sub: "SET", group: "server", arity: -4, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "2.0.0", origin: "redis", category: ServerAdmin},
+	{name: "COPY", group: "generic", arity: -3, flags: FlagWrite, firstKey: 1, lastKey: 2, keyStep: 1, acl: []string{"keyspace", "write", "slow"}, since: "6.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "DBSIZE", group: "server", arity: 1, flags: FlagReadOnly | FlagFast, acl: []string{"keyspace", "read", "fast"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "DEBUG", group: "server", arity: -2, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "1.0.0", origin: "redis", category: ServerAdmin},
+	{name: "DECR", group: "string", arity: 2, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "string", "fast"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "DECRBY", group: "string", arity: 3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "string", "fast"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "DEL", group: "generic", arity: -2, flags: FlagWrite, firstKey: 1, lastKey: -1, keyStep: 1, acl: []string{"keyspace", "write", "slow"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "DELEX", group: "string", arity: -2, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "string", "fast"}, since: "8.4.0", origin: "redis", category: WriteAccumulating},
+	{name: "DIGEST", group: "string", arity: 2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "string", "fast"}, since: "8.4.0", origin: "redis", category: ReadOnly},
+	{name: "DISCARD", group: "transactions", arity: 1, flags: FlagTransaction | FlagNoScript | FlagLoading | FlagStale | FlagFast, acl: []string{"fast", "transaction"}, since: "2.0.0", origin: "redis", category: Never},
+	{name: "DUMP", group: "generic", arity: 2, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"keyspace", "read", "slow"}, since: "2.6.0", origin: "redis", category: ReadOnly},
+	{name: "ECHO", group: "connection", arity: 2, flags: FlagLoading | FlagStale | FlagFast, acl: []string{"fast", "connection"}, since: "1.0.0", origin: "redis", category: Always},
+	{name: "EVAL", group: "scripting", arity: -3, flags: FlagScripting | FlagNoScript | FlagStale | FlagMovableKeys, acl: []string{"slow", "scripting"}, since: "2.6.0", origin: "redis", category: Never},
+	{name: "EVALSHA", group: "scripting", arity: -3, flags: FlagScripting | FlagNoScript | FlagStale | FlagMovableKeys, acl: []string{"slow", "scripting"}, since: "2.6.0", origin: "redis", category: Never},
+	{name: "EVALSHA_RO", group: "scripting", arity: -3, flags: FlagReadOnly | FlagScripting | FlagNoScript | FlagStale | FlagMovableKeys, acl: []string{"slow", "scripting"}, since: "7.0.0", origin: "redis", category: Never},
+	{name: "EVAL_RO", group: "scripting", arity: -3, flags: FlagReadOnly | FlagScripting | FlagNoScript | FlagStale | FlagMovableKeys, acl: []string{"slow", "scripting"}, since: "7.0.0", origin: "redis", category: Never},
+	{name: "EXEC", group: "transactions", arity: 1, flags: FlagTransaction | FlagNoScript | FlagLoading | FlagStale, acl: []string{"slow", "transaction"}, since: "1.2.0", origin: "redis", category: Never},
+	{name: "EXISTS", group: "generic", arity: -2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: -1, keyStep: 1, acl: []string{"keyspace", "read", "fast"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "EXPIRE", group: "generic", arity: -3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"keyspace", "write", "fast"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "EXPIREAT", group: "generic", arity: -3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"keyspace", "write", "fast"}, since: "1.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "EXPIRETIME", group: "generic", arity: 2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"keyspace", "read", "fast"}, since: "7.0.0", origin: "redis", category: ReadOnly},
+	{name: "FAILOVER", group: "server", arity: -1, flags: FlagAdmin | FlagNoScript | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "6.2.0", origin: "redis", category: ServerAdmin},
+	{name: "FCALL", group: "scripting", arity: -3, flags: FlagScripting | FlagNoScript | FlagStale | FlagMovableKeys, acl: []string{"slow", "scripting"}, since: "7.0.0", origin: "redis", category: Never},
+	{name: "FCALL_RO", group: "scripting", arity: -3, flags: FlagReadOnly | FlagScripting | FlagNoScript | FlagStale | FlagMovableKeys, acl: []string{"slow", "scripting"}, since: "7.0.0", origin: "redis", category: Never},
+	{name: "FLUSHALL", group: "server", arity: -1, flags: FlagWrite, acl: []string{"keyspace", "write", "slow", "dangerous"}, since: "1.0.0", origin: "redis", category: ServerAdmin},
+	{name: "FLUSHDB", group: "server", arity: -1, flags: FlagWrite, acl: []string{"keyspace", "write", "slow", "dangerous"}, since: "1.0.0", origin: "redis", category: ServerAdmin},
+	{name: "FUNCTION", group: "scripting", arity: -2, acl: []string{"slow"}, since: "7.0.0", origin: "redis", category: Never},
+	{name: "FUNCTION", sub: "DELETE", group: "scripting", arity: 3, flags: FlagWrite | FlagNoScript, acl: []string{"write", "slow", "scripting"}, since: "7.0.0", origin: "redis", category: ServerAdmin},
+	{name: "FUNCTION", sub: "DUMP", group: "scripting", arity: 2, flags: FlagNoScript, acl: []string{"slow", "scripting"}, since: "7.0.0", origin: "redis", category: ServerAdmin},
+	{name: "FUNCTION", sub: "FLUSH", group: "scripting", arity: -2, flags: FlagWrite | FlagNoScript, acl: []string{"write", "slow", "scripting"}, since: "7.0.0", origin: "redis", category: ServerAdmin},
+	{name: "FUNCTION", sub: "HELP", group: "scripting", arity: 2, flags: FlagLoading | FlagStale, acl: []string{"slow", "scripting"}, since: "7.0.0", origin: "redis", category: Connection},
+	{name: "FUNCTION", sub: "KILL", group: "scripting", arity: 2, flags: FlagNoScript, acl: []string{"slow", "scripting"}, since: "7.0.0", origin: "redis", category: ServerAdmin},
+	{name: "FUNCTION", sub: "LIST", group: "scripting", arity: -2, flags: FlagNoScript, acl: []string{"slow", "scripting"}, since: "7.0.0", origin: "redis", category: ServerAdmin},
+	{name: "FUNCTION", sub: "LOAD", group: "scripting", arity: -3, flags: FlagWrite | FlagNoScript, acl: []string{"write", "slow", "scripting"}, since: "7.0.0", origin: "redis", category: ServerAdmin},
+	{name: "FUNCTION", sub: "RESTORE", group: "scripting", arity: -3, flags: FlagWrite | FlagNoScript, acl: []string{"write", "slow", "scripting"}, since: "7.0.0", origin: "redis", category: ServerAdmin},
+	{name: "FUNCTION", sub: "STATS", group: "scripting", arity: 2, flags: FlagNoScript, acl: []string{"slow", "scripting"}, since: "7.0.0", origin: "redis", category: ServerAdmin},
+	{name: "GEOADD", group: "geo", arity: -5, flags: FlagWrite, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "geo", "slow"}, since: "3.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "GEODIST", group: "geo", arity: -4, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "geo", "slow"}, since: "3.2.0", origin: "redis", category: ReadOnly},
+	{name: "GEOHASH", group: "geo", arity: -2, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "geo", "slow"}, since: "3.2.0", origin: "redis", category: ReadOnly},
+	{name: "GEOPOS", group: "geo", arity: -2, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "geo", "slow"}, since: "3.2.0", origin: "redis", category: ReadOnly},
+	{name: "GEORADIUS", group: "geo", arity: -6, flags: FlagWrite | FlagMovableKeys, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "geo", "slow"}, since: "3.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "GEORADIUSBYMEMBER", group: "geo", arity: -5, flags: FlagWrite | FlagMovableKeys, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "geo", "slow"}, since: "3.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "GEORADIUSBYMEMBER_RO", group: "geo", arity: -5, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "geo", "slow"}, since: "3.2.10", origin: "redis", category: ReadOnly},
+	{name: "GEORADIUS_RO", group: "geo", arity: -6, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "geo", "slow"}, since: "3.2.10", origin: "redis", category: ReadOnly},
+	{name: "GEOSEARCH", group: "geo", arity: -7, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "geo", "slow"}, since: "6.2.0", origin: "redis", category: ReadOnly},
+	{name: "GEOSEARCHSTORE", group: "geo", arity: -8, flags: FlagWrite, firstKey: 1, lastKey: 2, keyStep: 1, acl: []string{"write", "geo", "slow"}, since: "6.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "GET", group: "string", arity: 2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "string", "fast"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "GETBIT", group: "bitmap", arity: 3, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "bitmap", "fast"}, since: "2.2.0", origin: "redis", category: ReadOnly},
+	{name: "GETDEL", group: "string", arity: 2, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "string", "fast"}, since: "6.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "GETEX", group: "string", arity: -2, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "string", "fast"}, since: "6.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "GETRANGE", group: "string", arity: 4, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "string", "slow"}, since: "2.4.0", origin: "redis", category: ReadOnly},
+	{name: "GETSET", group: "string", arity: 3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "string", "fast"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "HDEL", group: "hash", arity: -3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "hash", "fast"}, since: "2.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "HELLO", group: "connection", arity: -1, flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale | FlagFast, acl: []string{"fast", "connection"}, since: "6.0.0", origin: "redis", category: Never},
+	{name: "HEXISTS", group: "hash", arity: 3, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "hash", "fast"}, since: "2.0.0", origin: "redis", category: ReadOnly},
+	{name: "HEXPIRE", group: "hash", arity: -6, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "hash", "fast"}, since: "7.4.0", origin: "redis", category: WriteAccumulating},
+	{name: "HEXPIREAT", group: "hash", arity: -6, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "hash", "fast"}, since: "7.4.0", origin: "redis", category: WriteAccumulating},
+	{name: "HEXPIRETIME", group: "hash", arity: -5, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "hash", "fast"}, since: "7.4.0", origin: "redis", category: ReadOnly},
+	{name: "HGET", group: "hash", arity: 3, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "hash", "fast"}, since: "2.0.0", origin: "redis", category: ReadOnly},
+	{name: "HGETALL", group: "hash", arity: 2, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "hash", "slow"}, since: "2.0.0", origin: "redis", category: ReadOnly},
+	{name: "HGETDEL", group: "hash", arity: -5, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "hash", "fast"}, since: "8.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "HGETEX", group: "hash", arity: -5, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "hash", "fast"}, since: "8.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "HINCRBY", group: "hash", arity: 4, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "hash", "fast"}, since: "2.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "HINCRBYFLOAT", group: "hash", arity: 4, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "hash", "fast"}, since: "2.6.0", origin: "redis", category: WriteAccumulating},
+	{name: "HKEYS", group: "hash", arity: 2, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "hash", "slow"}, since: "2.0.0", origin: "redis", category: ReadOnly},
+	{name: "HLEN", group: "hash", arity: 2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "hash", "fast"}, since: "2.0.0", origin: "redis", category: ReadOnly},
+	{name: "HMGET", group: "hash", arity: -3, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "hash", "fast"}, since: "2.0.0", origin: "redis", category: ReadOnly},
+	{name: "HMSET", group: "hash", arity: -4, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "hash", "fast"}, since: "2.0.0", origin: "redis", category: WriteLastWins},
+	{name: "HOTKEYS", group: "server", arity: -2, acl: []string{"slow"}, since: "8.6.0", origin: "redis", category: Never},
+	{name: "HOTKEYS", sub: "GET", group: "server", arity: 2, flags: FlagAdmin | FlagNoScript, acl: []string{"admin", "slow", "dangerous"}, since: "8.6.0", origin: "redis", category: ServerAdmin},
+	{name: "HOTKEYS", sub: "RESET", group: "server", arity: 2, flags: FlagAdmin | FlagNoScript, acl: []string{"admin", "slow", "dangerous"}, since: "8.6.0", origin: "redis", category: ServerAdmin},
+	{name: "HOTKEYS", sub: "START", group: "server", arity: -2, flags: FlagAdmin | FlagNoScript, acl: []string{"admin", "slow", "dangerous"}, since: "8.6.0", origin: "redis", category: ServerAdmin},
+	{name: "HOTKEYS", sub: "STOP", group: "server", arity: 2, flags: FlagAdmin | FlagNoScript, acl: []string{"admin", "slow", "dangerous"}, since: "8.6.0", origin: "redis", category: ServerAdmin},
+	{name: "HPERSIST", group: "hash", arity: -5, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "hash", "fast"}, since: "7.4.0", origin: "redis", category: WriteAccumulating},
+	{name: "HPEXPIRE", group: "hash", arity: -6, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "hash", "fast"}, since: "7.4.0", origin: "redis", category: WriteAccumulating},
+	{name: "HPEXPIREAT", group: "hash", arity: -6, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "hash", "fast"}, since: "7.4.0", origin: "redis", category: WriteAccumulating},
+	{name: "HPEXPIRETIME", group: "hash", arity: -5, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "hash", "fast"}, since: "7.4.0", origin: "redis", category: ReadOnly},
+	{name: "HPTTL", group: "hash", arity: -5, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "hash", "fast"}, since: "7.4.0", origin: "redis", category: ReadOnly},
+	{name: "HRANDFIELD", group: "hash", arity: -2, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "hash", "slow"}, since: "6.2.0", origin: "redis", category: ReadOnly},
+	{name: "HSCAN", group: "hash", arity: -3, flags: FlagReadOnly | FlagCursor, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "hash", "slow"}, since: "2.8.0", origin: "redis", category: ReadOnly},
+	{name: "HSET", group: "hash", arity: -4, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "hash", "fast"}, since: "2.0.0", origin: "redis", category: WriteLastWins},
+	{name: "HSETEX", group: "hash", arity: -6, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "hash", "fast"}, since: "8.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "HSETNX", group: "hash", arity: 4, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "hash", "fast"}, since: "2.0.0", origin: "redis", category: WriteChecked},
+	{name: "HSTRLEN", group: "hash", arity: 3, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "hash", "fast"}, since: "3.2.0", origin: "redis", category: ReadOnly},
+	{name: "HTTL", group: "hash", arity: -5, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "hash", "fast"}, since: "7.4.0", origin: "redis", category: ReadOnly},
+	{name: "HVALS", group: "hash", arity: 2, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "hash", "slow"}, since: "2.0.0", origin: "redis", category: ReadOnly},
+	{name: "INCR", group: "string", arity: 2, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "string", "fast"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "INCRBY", group: "string", arity: 3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "string", "fast"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "INCRBYFLOAT", group: "string", arity: 3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "string", "fast"}, since: "2.6.0", origin: "redis", category: WriteAccumulating},
+	{name: "INFO", group: "server", arity: -1, flags: FlagLoading | FlagStale, acl: []string{"slow", "dangerous"}, since: "1.0.0", origin: "redis", category: Connection},
+	{name: "KEYS", group: "generic", arity: 2, flags: FlagReadOnly, acl: []string{"keyspace", "read", "slow", "dangerous"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "LASTSAVE", group: "server", arity: 1, flags: FlagLoading | FlagStale | FlagFast, acl: []string{"admin", "fast", "dangerous"}, since: "1.0.0", origin: "redis", category: Connection},
+	{name: "LATENCY", group: "server", arity: -2, acl: []string{"slow"}, since: "2.8.13", origin: "redis", category: Never},
+	{name: "LATENCY", sub: "DOCTOR", group: "server", arity: 2, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "2.8.13", origin: "redis", category: ServerAdmin},
+	{name: "LATENCY", sub: "GRAPH", group: "server", arity: 3, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "2.8.13", origin: "redis", category: ServerAdmin},
+	{name: "LATENCY", sub: "HELP", group: "server", arity: 2, flags: FlagLoading | FlagStale, acl: []string{"slow"}, since: "2.8.13", origin: "redis", category: Connection},
+	{name: "LATENCY", sub: "HISTOGRAM", group: "server", arity: -2, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "7.0.0", origin: "redis", category: ServerAdmin},
+	{name: "LATENCY", sub: "HISTORY", group: "server", arity: 3, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "2.8.13", origin: "redis", category: ServerAdmin},
+	{name: "LATENCY", sub: "LATEST", group: "server", arity: 2, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "2.8.13", origin: "redis", category: ServerAdmin},
+	{name: "LATENCY", sub: "RESET", group: "server", arity: -2, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "2.8.13", origin: "redis", category: ServerAdmin},
+	{name: "LCS", group: "string", arity: -3, flags: FlagReadOnly, firstKey: 1, lastKey: 2, keyStep: 1, acl: []string{"read", "string", "slow"}, since: "7.0.0", origin: "redis", category: ReadOnly},
+	{name: "LINDEX", group: "list", arity: 3, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "list", "slow"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "LINSERT", group: "list", arity: 5, flags: FlagWrite, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "list", "slow"}, since: "2.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "LLEN", group: "list", arity: 2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "list", "fast"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "LMOVE", group: "list", arity: 5, flags: FlagWrite, firstKey: 1, lastKey: 2, keyStep: 1, acl: []string{"write", "list", "slow"}, since: "6.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "LMPOP", group: "list", arity: -4, flags: FlagWrite | FlagMovableKeys, acl: []string{"write", "list", "slow"}, since: "7.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "LOLWUT", group: "server", arity: -1, flags: FlagReadOnly | FlagFast, acl: []string{"read", "fast"}, since: "5.0.0", origin: "redis", category: ReadOnly},
+	{name: "LPOP", group: "list", arity: -2, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "list", "fast"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "LPOS", group: "list", arity: -3, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "list", "slow"}, since: "6.0.6", origin: "redis", category: ReadOnly},
+	{name: "LPUSH", group: "list", arity: -3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "list", "fast"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "LPUSHX", group: "list", arity: -3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "list", "fast"}, since: "2.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "LRANGE", group: "list", arity: 4, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "list", "slow"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "LREM", group: "list", arity: 4, flags: FlagWrite, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "list", "slow"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "LSET", group: "list", arity: 4, flags: FlagWrite, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "list", "slow"}, since: "1.0.0", origin: "redis", category: WriteLastWins},
+	{name: "LTRIM", group: "list", arity: 4, flags: FlagWrite, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "list", "slow"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "MEMORY", group: "server", arity: -2, acl: []string{"slow"}, since: "4.0.0", origin: "redis", category: Never},
+	{name: "MEMORY", sub: "DOCTOR", group: "server", arity: 2, acl: []string{"slow"}, since: "4.0.0", origin: "redis", category: Never},
+	{name: "MEMORY", sub: "HELP", group: "server", arity: 2, flags: FlagLoading | FlagStale, acl: []string{"slow"}, since: "4.0.0", origin: "redis", category: Connection},
+	{name: "MEMORY", sub: "MALLOC-STATS", group: "server", arity: 2, acl: []string{"slow"}, since: "4.0.0", origin: "redis", category: Never},
+	{name: "MEMORY", sub: "PURGE", group: "server", arity: 2, acl: []string{"slow"}, since: "4.0.0", origin: "redis", category: Never},
+	{name: "MEMORY", sub: "STATS", group: "server", arity: 2, acl: []string{"slow"}, since: "4.0.0", origin: "redis", category: Connection},
+	{name: "MEMORY", sub: "USAGE", group: "server", arity: -3, flags: FlagReadOnly, firstKey: 2, lastKey: 2, keyStep: 1, acl: []string{"read", "slow"}, since: "4.0.0", origin: "redis", category: ReadOnly},
+	{name: "MGET", group: "string", arity: -2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: -1, keyStep: 1, acl: []string{"read", "string", "fast"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "MIGRATE", group: "generic", arity: -6, flags: FlagWrite | FlagMovableKeys, firstKey: 3, lastKey: 3, keyStep: 1, acl: []string{"keyspace", "write", "slow", "dangerous"}, since: "2.6.0", origin: "redis", category: ServerAdmin},
+	{name: "MODULE", group: "server", arity: -2, acl: []string{"slow"}, since: "4.0.0", origin: "redis", category: Never},
+	{name: "MODULE", sub: "HELP", group: "server", arity: 2, flags: FlagLoading | FlagStale, acl: []string{"slow"}, since: "5.0.0", origin: "redis", category: Connection},
+	{name: "MODULE", sub: "LIST", group: "server", arity: 2, flags: FlagAdmin | FlagNoScript, acl: []string{"admin", "slow", "dangerous"}, since: "4.0.0", origin: "redis", category: Connection},
+	{name: "MODULE", sub: "LOAD", group: "server", arity: -3, flags: FlagAdmin | FlagNoScript, acl: []string{"admin", "slow", "dangerous"}, since: "4.0.0", origin: "redis", category: ServerAdmin},
+	{name: "MODULE", sub: "LOADEX", group: "server", arity: -3, flags: FlagAdmin | FlagNoScript, acl: []string{"admin", "slow", "dangerous"}, since: "7.0.0", origin: "redis", category: ServerAdmin},
+	{name: "MODULE", sub: "UNLOAD", group: "server", arity: 3, flags: FlagAdmin | FlagNoScript, acl: []string{"admin", "slow", "dangerous"}, since: "4.0.0", origin: "redis", category: ServerAdmin},
+	{name: "MONITOR", group: "server", arity: 1, flags: FlagConnectionState | FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "1.0.0", origin: "redis", category: Never},
+	{name: "MOVE", group: "generic", arity: 3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"keyspace", "write", "fast"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "MSET", group: "string", arity: -3, flags: FlagWrite, firstKey: 1, lastKey: -1, keyStep: 2, acl: []string{"write", "string", "slow"}, since: "1.0.1", origin: "redis", category: WriteLastWins},
+	{name: "MSETEX", group: "string", arity: -4, flags: FlagWrite | FlagMovableKeys, acl: []string{"write", "string", "slow"}, since: "8.4.0", origin: "redis", category: WriteAccumulating},
+	{name: "MSETNX", group: "string", arity: -3, flags: FlagWrite, firstKey: 1, lastKey: -1, keyStep: 2, acl: []string{"write", "string", "slow"}, since: "1.0.1", origin: "redis", category: WriteChecked},
+	{name: "MULTI", group: "transactions", arity: 1, flags: FlagTransaction | FlagNoScript | FlagLoading | FlagStale | FlagFast, acl: []string{"fast", "transaction"}, since: "1.2.0", origin: "redis", category: Never},
+	{name: "OBJECT", group: "generic", arity: -2, acl: []string{"slow"}, since: "2.2.3", origin: "redis", category: Never},
+	{name: "OBJECT", sub: "ENCODING", group: "generic", arity: 3, flags: FlagReadOnly, firstKey: 2, lastKey: 2, keyStep: 1, acl: []string{"keyspace", "read", "slow"}, since: "2.2.3", origin: "redis", category: ReadOnly},
+	{name: "OBJECT", sub: "FREQ", group: "generic", arity: 3, flags: FlagReadOnly, firstKey: 2, lastKey: 2, keyStep: 1, acl: []string{"keyspace", "read", "slow"}, since: "4.0.0", origin: "redis", category: ReadOnly},
+	{name: "OBJECT", sub: "HELP", group: "generic", arity: 2, flags: FlagLoading | FlagStale, acl: []string{"keyspace", "slow"}, since: "6.2.0", origin: "redis", category: Connection},
+	{name: "OBJECT", sub: "IDLETIME", group: "generic", arity: 3, flags: FlagReadOnly, firstKey: 2, lastKey: 2, keyStep: 1, acl: []string{"keyspace", "read", "slow"}, since: "2.2.3", origin: "redis", category: ReadOnly},
+	{name: "OBJECT", sub: "REFCOUNT", group: "generic", arity: 3, flags: FlagReadOnly, firstKey: 2, lastKey: 2, keyStep: 1, acl: []string{"keyspace", "read", "slow"}, since: "2.2.3", origin: "redis", category: ReadOnly},
+	{name: "PERSIST", group: "generic", arity: 2, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"keyspace", "write", "fast"}, since: "2.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "PEXPIRE", group: "generic", arity: -3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"keyspace", "write", "fast"}, since: "2.6.0", origin: "redis", category: WriteAccumulating},
+	{name: "PEXPIREAT", group: "generic", arity: -3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"keyspace", "write", "fast"}, since: "2.6.0", origin: "redis", category: WriteAccumulating},
+	{name: "PEXPIRETIME", group: "generic", arity: 2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"keyspace", "read", "fast"}, since: "7.0.0", origin: "redis", category: ReadOnly},
+	{name: "PFADD", group: "hyperloglog", arity: -2, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "hyperloglog", "fast"}, since: "2.8.9", origin: "redis", category: WriteChecked},
+	{name: "PFCOUNT", group: "hyperloglog", arity: -2, flags: FlagReadOnly, firstKey: 1, lastKey: -1, keyStep: 1, acl: []string{"read", "hyperloglog", "slow"}, since: "2.8.9", origin: "redis", category: ReadOnly},
+	{name: "PFDEBUG", group: "hyperloglog", arity: 3, flags: FlagWrite | FlagAdmin, firstKey: 2, lastKey: 2, keyStep: 1, acl: []string{"write", "hyperloglog", "admin", "slow", "dangerous"}, since: "2.8.9", origin: "redis", category: ServerAdmin},
+	{name: "PFMERGE", group: "hyperloglog", arity: -2, flags: FlagWrite, firstKey: 1, lastKey: -1, keyStep: 1, acl: []string{"write", "hyperloglog", "slow"}, since: "2.8.9", origin: "redis", category: WriteAccumulating},
+	{name: "PFSELFTEST", group: "hyperloglog", arity: 1, flags: FlagAdmin, acl: []string{"hyperloglog", "admin", "slow", "dangerous"}, since: "2.8.9", origin: "redis", category: ServerAdmin},
+	{name: "PING", group: "connection", arity: -1, flags: FlagFast, acl: []string{"fast", "connection"}, since: "1.0.0", origin: "redis", category: Always},
+	{name: "PSETEX", group: "string", arity: 4, flags: FlagWrite, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "string", "slow"}, since: "2.6.0", origin: "redis", category: WriteAccumulating},
+	{name: "PSUBSCRIBE", group: "pubsub", arity: -2, flags: FlagPubSub | FlagNoScript | FlagLoading | FlagStale, acl: []string{"pubsub", "slow"}, since: "2.0.0", origin: "redis", category: Never},
+	{name: "PSYNC", group: "server", arity: -3, flags: FlagConnectionState | FlagAdmin | FlagNoScript, acl: []string{"admin", "slow", "dangerous"}, since: "2.8.0", origin: "redis", category: Never},
+	{name: "PTTL", group: "generic", arity: 2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"keyspace", "read", "fast"}, since: "2.6.0", origin: "redis", category: ReadOnly},
+	{name: "PUBLISH", group: "pubsub", arity: 3, flags: FlagPubSub | FlagLoading | FlagStale | FlagFast, acl: []string{"pubsub", "fast"}, since: "2.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "PUBSUB", group: "pubsub", arity: -2, acl: []string{"slow"}, since: "2.8.0", origin: "redis", category: Never},
+	{name: "PUBSUB", sub: "CHANNELS", group: "pubsub", arity: -2, flags: FlagPubSub | FlagLoading | FlagStale, acl: []string{"pubsub", "slow"}, since: "2.8.0", origin: "redis", category: Connection},
+	{name: "PUBSUB", sub: "HELP", group: "pubsub", arity: 2, flags: FlagLoading | FlagStale, acl: []string{"slow"}, since: "6.2.0", origin: "redis", category: Connection},
+	{name: "PUBSUB", sub: "NUMPAT", group: "pubsub", arity: 2, flags: FlagPubSub | FlagLoading | FlagStale, acl: []string{"pubsub", "slow"}, since: "2.8.0", origin: "redis", category: Connection},
+	{name: "PUBSUB", sub: "NUMSUB", group: "pubsub", arity: -2, flags: FlagPubSub | FlagLoading | FlagStale, acl: []string{"pubsub", "slow"}, since: "2.8.0", origin: "redis", category: Connection},
+	{name: "PUBSUB", sub: "SHARDCHANNELS", group: "pubsub", arity: -2, flags: FlagPubSub | FlagLoading | FlagStale, acl: []string{"pubsub", "slow"}, since: "7.0.0", origin: "redis", category: Connection},
+	{name: "PUBSUB", sub: "SHARDNUMSUB", group: "pubsub", arity: -2, flags: FlagPubSub | FlagLoading | FlagStale, acl: []string{"pubsub", "slow"}, since: "7.0.0", origin: "redis", category: Connection},
+	{name: "PUNSUBSCRIBE", group: "pubsub", arity: -1, flags: FlagPubSub | FlagNoScript | FlagLoading | FlagStale, acl: []string{"pubsub", "slow"}, since: "2.0.0", origin: "redis", category: Never},
+	{name: "QUIT", group: "connection", arity: -1, flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale | FlagFast, acl: []string{"fast", "connection"}, since: "1.0.0", origin: "redis", category: Never},
+	{name: "RANDOMKEY", group: "generic", arity: 1, flags: FlagReadOnly, acl: []string{"keyspace", "read", "slow"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "READONLY", group: "cluster", arity: 1, flags: FlagConnectionState | FlagLoading | FlagStale | FlagFast, acl: []string{"fast", "connection"}, since: "3.0.0", origin: "redis", category: Never},
+	{name: "READWRITE", group: "cluster", arity: 1, flags: FlagConnectionState | FlagLoading | FlagStale | FlagFast, acl: []string{"fast", "connection"}, since: "3.0.0", origin: "redis", category: Never},
+	{name: "RENAME", group: "generic", arity: 3, flags: FlagWrite, firstKey: 1, lastKey: 2, keyStep: 1, acl: []string{"keyspace", "write", "slow"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "RENAMENX", group: "generic", arity: 3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 2, keyStep: 1, acl: []string{"keyspace", "write", "fast"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "REPLCONF", group: "server", arity: -1, flags: FlagConnectionState | FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "3.0.0", origin: "redis", category: Never},
+	{name: "REPLICAOF", group: "server", arity: 3, flags: FlagAdmin | FlagNoScript | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "5.0.0", origin: "redis", category: ServerAdmin},
+	{name: "RESET", group: "connection", arity: 1, flags: FlagConnectionState | FlagNoScript | FlagLoading | FlagStale | FlagFast, acl: []string{"fast", "connection"}, since: "6.2.0", origin: "redis", category: Never},
+	{name: "RESTORE", group: "generic", arity: -4, flags: FlagWrite, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"keyspace", "write", "slow", "dangerous"}, since: "2.6.0", origin: "redis", category: ServerAdmin},
+	{name: "RESTORE-ASKING", group: "server", arity: -4, flags: FlagWrite, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"keyspace", "write", "slow", "dangerous"}, since: "3.0.0", origin: "redis", category: ServerAdmin},
+	{name: "ROLE", group: "server", arity: 1, flags: FlagNoScript | FlagLoading | FlagStale | FlagFast, acl: []string{"admin", "fast", "dangerous"}, since: "2.8.12", origin: "redis", category: Connection},
+	{name: "RPOP", group: "list", arity: -2, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "list", "fast"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "RPOPLPUSH", group: "list", arity: 3, flags: FlagWrite, firstKey: 1, lastKey: 2, keyStep: 1, acl: []string{"write", "list", "slow"}, since: "1.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "RPUSH", group: "list", arity: -3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "list", "fast"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "RPUSHX", group: "list", arity: -3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "list", "fast"}, since: "2.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "SADD", group: "set", arity: -3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "set", "fast"}, since: "1.0.0", origin: "redis", category: WriteChecked},
+	{name: "SAVE", group: "server", arity: 1, flags: FlagAdmin | FlagNoScript, acl: []string{"admin", "slow", "dangerous"}, since: "1.0.0", origin: "redis", category: ServerAdmin},
+	{name: "SCAN", group: "generic", arity: -2, flags: FlagReadOnly | FlagCursor, acl: []string{"keyspace", "read", "slow"}, since: "2.8.0", origin: "redis", category: ReadOnly},
+	{name: "SCARD", group: "set", arity: 2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "set", "fast"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "SCRIPT", group: "scripting", arity: -2, acl: []string{"slow"}, since: "2.6.0", origin: "redis", category: Never},
+	{name: "SCRIPT", sub: "DEBUG", group: "scripting", arity: 3, flags: FlagNoScript, acl: []string{"slow", "scripting"}, since: "3.2.0", origin: "redis", category: ServerAdmin},
+	{name: "SCRIPT", sub: "EXISTS", group: "scripting", arity: -3, flags: FlagNoScript, acl: []string{"slow", "scripting"}, since: "2.6.0", origin: "redis", category: ServerAdmin},
+	{name: "SCRIPT", sub: "FLUSH", group: "scripting", arity: -2, flags: FlagNoScript, acl: []string{"slow", "scripting"}, since: "2.6.0", origin: "redis", category: ServerAdmin},
+	{name: "SCRIPT", sub: "HELP", group: "scripting", arity: 2, flags: FlagLoading | FlagStale, acl: []string{"slow", "scripting"}, since: "5.0.0", origin: "redis", category: Connection},
+	{name: "SCRIPT", sub: "KILL", group: "scripting", arity: 2, flags: FlagNoScript, acl: []string{"slow", "scripting"}, since: "2.6.0", origin: "redis", category: ServerAdmin},
+	{name: "SCRIPT", sub: "LOAD", group: "scripting", arity: 3, flags: FlagNoScript | FlagStale, acl: []string{"slow", "scripting"}, since: "2.6.0", origin: "redis", category: ServerAdmin},
+	{name: "SCRIPT", sub: "SHOW", group: "scripting", arity: 3, flags: FlagNoScript, acl: []string{"slow", "scripting"}, since: "8.0.0", origin: "valkey", category: ServerAdmin},
+	{name: "SDIFF", group: "set", arity: -2, flags: FlagReadOnly, firstKey: 1, lastKey: -1, keyStep: 1, acl: []string{"read", "set", "slow"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "SDIFFSTORE", group: "set", arity: -3, flags: FlagWrite, firstKey: 1, lastKey: -1, keyStep: 1, acl: []string{"write", "set", "slow"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "SELECT", group: "connection", arity: 2, flags: FlagConnectionState | FlagLoading | FlagStale | FlagFast, acl: []string{"fast", "connection"}, since: "1.0.0", origin: "redis", category: Never},
+	{name: "SET", group: "string", arity: -3, flags: FlagWrite, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "string", "slow"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "SETBIT", group: "bitmap", arity: 4, flags: FlagWrite, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "bitmap", "slow"}, since: "2.2.0", origin: "redis", category: WriteLastWins},
+	{name: "SETEX", group: "string", arity: 4, flags: FlagWrite, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "string", "slow"}, since: "2.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "SETNX", group: "string", arity: 3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "string", "fast"}, since: "1.0.0", origin: "redis", category: WriteChecked},
+	{name: "SETRANGE", group: "string", arity: 4, flags: FlagWrite, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "string", "slow"}, since: "2.2.0", origin: "redis", category: WriteLastWins},
+	{name: "SFLUSH", group: "server", arity: -3, flags: FlagWrite, acl: []string{"keyspace", "write", "slow", "dangerous"}, since: "8.0.0", origin: "redis", category: ServerAdmin},
+	{name: "SHUTDOWN", group: "server", arity: -1, flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "1.0.0", origin: "redis", category: ServerAdmin},
+	{name: "SINTER", group: "set", arity: -2, flags: FlagReadOnly, firstKey: 1, lastKey: -1, keyStep: 1, acl: []string{"read", "set", "slow"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "SINTERCARD", group: "set", arity: -3, flags: FlagReadOnly | FlagMovableKeys, acl: []string{"read", "set", "slow"}, since: "7.0.0", origin: "redis", category: ReadOnly},
+	{name: "SINTERSTORE", group: "set", arity: -3, flags: FlagWrite, firstKey: 1, lastKey: -1, keyStep: 1, acl: []string{"write", "set", "slow"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "SISMEMBER", group: "set", arity: 3, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "set", "fast"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "SLAVEOF", group: "server", arity: 3, flags: FlagAdmin | FlagNoScript | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "1.0.0", origin: "redis", category: ServerAdmin},
+	{name: "SLOWLOG", group: "server", arity: -2, acl: []string{"slow"}, since: "2.2.12", origin: "redis", category: Never},
+	{name: "SLOWLOG", sub: "GET", group: "server", arity: -2, flags: FlagAdmin | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "2.2.12", origin: "redis", category: Connection},
+	{name: "SLOWLOG", sub: "HELP", group: "server", arity: 2, flags: FlagLoading | FlagStale, acl: []string{"slow"}, since: "6.2.0", origin: "redis", category: Connection},
+	{name: "SLOWLOG", sub: "LEN", group: "server", arity: 2, flags: FlagAdmin | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "2.2.12", origin: "redis", category: Connection},
+	{name: "SLOWLOG", sub: "RESET", group: "server", arity: 2, flags: FlagAdmin | FlagLoading | FlagStale, acl: []string{"admin", "slow", "dangerous"}, since: "2.2.12", origin: "redis", category: ServerAdmin},
+	{name: "SMEMBERS", group: "set", arity: 2, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "set", "slow"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "SMISMEMBER", group: "set", arity: -3, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "set", "fast"}, since: "6.2.0", origin: "redis", category: ReadOnly},
+	{name: "SMOVE", group: "set", arity: 4, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 2, keyStep: 1, acl: []string{"write", "set", "fast"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "SORT", group: "generic", arity: -2, flags: FlagWrite | FlagMovableKeys, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "set", "sortedset", "list", "slow", "dangerous"}, since: "1.0.0", origin: "redis", category: ServerAdmin},
+	{name: "SORT_RO", group: "generic", arity: -2, flags: FlagReadOnly | FlagMovableKeys, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "set", "sortedset", "list", "slow", "dangerous"}, since: "7.0.0", origin: "redis", category: ReadOnly},
+	{name: "SPOP", group: "set", arity: -2, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "set", "fast"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "SPUBLISH", group: "pubsub", arity: 3, flags: FlagPubSub | FlagLoading | FlagStale | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"pubsub", "fast"}, since: "7.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "SRANDMEMBER", group: "set", arity: -2, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "set", "slow"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "SREM", group: "set", arity: -3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "set", "fast"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "SSCAN", group: "set", arity: -3, flags: FlagReadOnly | FlagCursor, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "set", "slow"}, since: "2.8.0", origin: "redis", category: ReadOnly},
+	{name: "SSUBSCRIBE", group: "pubsub", arity: -2, flags: FlagPubSub | FlagNoScript | FlagLoading | FlagStale, firstKey: 1, lastKey: -1, keyStep: 1, acl: []string{"pubsub", "slow"}, since: "7.0.0", origin: "redis", category: Never},
+	{name: "STRLEN", group: "string", arity: 2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "string", "fast"}, since: "2.2.0", origin: "redis", category: ReadOnly},
+	{name: "SUBSCRIBE", group: "pubsub", arity: -2, flags: FlagPubSub | FlagNoScript | FlagLoading | FlagStale, acl: []string{"pubsub", "slow"}, since: "2.0.0", origin: "redis", category: Never},
+	{name: "SUBSTR", group: "string", arity: 4, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "string", "slow"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "SUNION", group: "set", arity: -2, flags: FlagReadOnly, firstKey: 1, lastKey: -1, keyStep: 1, acl: []string{"read", "set", "slow"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "SUNIONSTORE", group: "set", arity: -3, flags: FlagWrite, firstKey: 1, lastKey: -1, keyStep: 1, acl: []string{"write", "set", "slow"}, since: "1.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "SUNSUBSCRIBE", group: "pubsub", arity: -1, flags: FlagPubSub | FlagNoScript | FlagLoading | FlagStale, firstKey: 1, lastKey: -1, keyStep: 1, acl: []string{"pubsub", "slow"}, since: "7.0.0", origin: "redis", category: Never},
+	{name: "SWAPDB", group: "server", arity: 3, flags: FlagWrite | FlagFast, acl: []string{"keyspace", "write", "fast", "dangerous"}, since: "4.0.0", origin: "redis", category: ServerAdmin},
+	{name: "SYNC", group: "server", arity: 1, flags: FlagConnectionState | FlagAdmin | FlagNoScript, acl: []string{"admin", "slow", "dangerous"}, since: "1.0.0", origin: "redis", category: Never},
+	{name: "TIME", group: "server", arity: 1, flags: FlagLoading | FlagStale | FlagFast, acl: []string{"fast"}, since: "2.6.0", origin: "redis", category: Connection},
+	{name: "TOUCH", group: "generic", arity: -2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: -1, keyStep: 1, acl: []string{"keyspace", "read", "fast"}, since: "3.2.1", origin: "redis", category: ReadOnly},
+	{name: "TTL", group: "generic", arity: 2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"keyspace", "read", "fast"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "TYPE", group: "generic", arity: 2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"keyspace", "read", "fast"}, since: "1.0.0", origin: "redis", category: ReadOnly},
+	{name: "UNLINK", group: "generic", arity: -2, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: -1, keyStep: 1, acl: []string{"keyspace", "write", "fast"}, since: "4.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "UNSUBSCRIBE", group: "pubsub", arity: -1, flags: FlagPubSub | FlagNoScript | FlagLoading | FlagStale, acl: []string{"pubsub", "slow"}, since: "2.0.0", origin: "redis", category: Never},
+	{name: "UNWATCH", group: "transactions", arity: 1, flags: FlagTransaction | FlagNoScript | FlagLoading | FlagStale | FlagFast, acl: []string{"fast", "transaction"}, since: "2.2.0", origin: "redis", category: Never},
+	{name: "WAIT", group: "generic", arity: 3, flags: FlagBlocking | FlagNoScript, acl: []string{"slow", "connection"}, since: "3.0.0", origin: "redis", category: Never},
+	{name: "WAITAOF", group: "generic", arity: 4, flags: FlagBlocking, acl: []string{"slow", "blocking", "connection"}, since: "7.2.0", origin: "redis", category: Never},
+	{name: "WATCH", group: "transactions", arity: -2, flags: FlagTransaction | FlagNoScript | FlagLoading | FlagStale | FlagFast, firstKey: 1, lastKey: -1, keyStep: 1, acl: []string{"fast", "transaction"}, since: "2.2.0", origin: "redis", category: Never},
+	{name: "XACK", group: "stream", arity: -4, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "stream", "fast"}, since: "5.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "XACKDEL", group: "stream", arity: -6, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "stream", "fast"}, since: "8.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "XADD", group: "stream", arity: -5, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "stream", "fast"}, since: "5.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "XAUTOCLAIM", group: "stream", arity: -6, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "stream", "fast"}, since: "6.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "XCFGSET", group: "stream", arity: -2, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "stream", "fast"}, since: "8.6.0", origin: "redis", category: WriteAccumulating},
+	{name: "XCLAIM", group: "stream", arity: -6, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "stream", "fast"}, since: "5.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "XDEL", group: "stream", arity: -3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "stream", "fast"}, since: "5.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "XDELEX", group: "stream", arity: -5, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "stream", "fast"}, since: "8.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "XGROUP", group: "stream", arity: -2, acl: []string{"slow"}, since: "5.0.0", origin: "redis", category: Never},
+	{name: "XGROUP", sub: "CREATE", group: "stream", arity: -5, flags: FlagWrite, firstKey: 2, lastKey: 2, keyStep: 1, acl: []string{"write", "stream", "slow"}, since: "5.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "XGROUP", sub: "CREATECONSUMER", group: "stream", arity: 5, flags: FlagWrite, firstKey: 2, lastKey: 2, keyStep: 1, acl: []string{"write", "stream", "slow"}, since: "6.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "XGROUP", sub: "DELCONSUMER", group: "stream", arity: 5, flags: FlagWrite, firstKey: 2, lastKey: 2, keyStep: 1, acl: []string{"write", "stream", "slow"}, since: "5.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "XGROUP", sub: "DESTROY", group: "stream", arity: 4, flags: FlagWrite, firstKey: 2, lastKey: 2, keyStep: 1, acl: []string{"write", "stream", "slow"}, since: "5.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "XGROUP", sub: "HELP", group: "stream", arity: 2, flags: FlagLoading | FlagStale, acl: []string{"stream", "slow"}, since: "5.0.0", origin: "redis", category: Connection},
+	{name: "XGROUP", sub: "SETID", group: "stream", arity: -5, flags: FlagWrite, firstKey: 2, lastKey: 2, keyStep: 1, acl: []string{"write", "stream", "slow"}, since: "5.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "XINFO", group: "stream", arity: -2, acl: []string{"slow"}, since: "5.0.0", origin: "redis", category: Never},
+	{name: "XINFO", sub: "CONSUMERS", group: "stream", arity: 4, flags: FlagReadOnly, firstKey: 2, lastKey: 2, keyStep: 1, acl: []string{"read", "stream", "slow"}, since: "5.0.0", origin: "redis", category: ReadOnly},
+	{name: "XINFO", sub: "GROUPS", group: "stream", arity: 3, flags: FlagReadOnly, firstKey: 2, lastKey: 2, keyStep: 1, acl: []string{"read", "stream", "slow"}, since: "5.0.0", origin: "redis", category: ReadOnly},
+	{name: "XINFO", sub: "HELP", group: "stream", arity: 2, flags: FlagLoading | FlagStale, acl: []string{"stream", "slow"}, since: "5.0.0", origin: "redis", category: Connection},
+	{name: "XINFO", sub: "STREAM", group: "stream", arity: -3, flags: FlagReadOnly, firstKey: 2, lastKey: 2, keyStep: 1, acl: []string{"read", "stream", "slow"}, since: "5.0.0", origin: "redis", category: ReadOnly},
+	{name: "XLEN", group: "stream", arity: 2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "stream", "fast"}, since: "5.0.0", origin: "redis", category: ReadOnly},
+	{name: "XPENDING", group: "stream", arity: -3, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "stream", "slow"}, since: "5.0.0", origin: "redis", category: ReadOnly},
+	{name: "XRANGE", group: "stream", arity: -4, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "stream", "slow"}, since: "5.0.0", origin: "redis", category: ReadOnly},
+	{name: "XREAD", group: "stream", arity: -4, flags: FlagReadOnly | FlagBlocking | FlagMovableKeys, acl: []string{"read", "stream", "slow", "blocking"}, since: "5.0.0", origin: "redis", category: Never},
+	{name: "XREADGROUP", group: "stream", arity: -7, flags: FlagWrite | FlagBlocking | FlagMovableKeys, acl: []string{"write", "stream", "slow", "blocking"}, since: "5.0.0", origin: "redis", category: Never},
+	{name: "XREVRANGE", group: "stream", arity: -4, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "stream", "slow"}, since: "5.0.0", origin: "redis", category: ReadOnly},
+	{name: "XSETID", group: "stream", arity: -3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "stream", "fast"}, since: "5.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "XTRIM", group: "stream", arity: -4, flags: FlagWrite, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "stream", "slow"}, since: "5.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "ZADD", group: "sorted-set", arity: -4, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "sortedset", "fast"}, since: "1.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "ZCARD", group: "sorted-set", arity: 2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "sortedset", "fast"}, since: "1.2.0", origin: "redis", category: ReadOnly},
+	{name: "ZCOUNT", group: "sorted-set", arity: 4, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "sortedset", "fast"}, since: "2.0.0", origin: "redis", category: ReadOnly},
+	{name: "ZDIFF", group: "sorted-set", arity: -3, flags: FlagReadOnly | FlagMovableKeys, acl: []string{"read", "sortedset", "slow"}, since: "6.2.0", origin: "redis", category: ReadOnly},
+	{name: "ZDIFFSTORE", group: "sorted-set", arity: -4, flags: FlagWrite | FlagMovableKeys, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "sortedset", "slow"}, since: "6.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "ZINCRBY", group: "sorted-set", arity: 4, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "sortedset", "fast"}, since: "1.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "ZINTER", group: "sorted-set", arity: -3, flags: FlagReadOnly | FlagMovableKeys, acl: []string{"read", "sortedset", "slow"}, since: "6.2.0", origin: "redis", category: ReadOnly},
+	{name: "ZINTERCARD", group: "sorted-set", arity: -3, flags: FlagReadOnly | FlagMovableKeys, acl: []string{"read", "sortedset", "slow"}, since: "7.0.0", origin: "redis", category: ReadOnly},
+	{name: "ZINTERSTORE", group: "sorted-set", arity: -4, flags: FlagWrite | FlagMovableKeys, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "sortedset", "slow"}, since: "2.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "ZLEXCOUNT", group: "sorted-set", arity: 4, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "sortedset", "fast"}, since: "2.8.9", origin: "redis", category: ReadOnly},
+	{name: "ZMPOP", group: "sorted-set", arity: -4, flags: FlagWrite | FlagMovableKeys, acl: []string{"write", "sortedset", "slow"}, since: "7.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "ZMSCORE", group: "sorted-set", arity: -3, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "sortedset", "fast"}, since: "6.2.0", origin: "redis", category: ReadOnly},
+	{name: "ZPOPMAX", group: "sorted-set", arity: -2, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "sortedset", "fast"}, since: "5.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "ZPOPMIN", group: "sorted-set", arity: -2, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "sortedset", "fast"}, since: "5.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "ZRANDMEMBER", group: "sorted-set", arity: -2, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "sortedset", "slow"}, since: "6.2.0", origin: "redis", category: ReadOnly},
+	{name: "ZRANGE", group: "sorted-set", arity: -4, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "sortedset", "slow"}, since: "1.2.0", origin: "redis", category: ReadOnly},
+	{name: "ZRANGEBYLEX", group: "sorted-set", arity: -4, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "sortedset", "slow"}, since: "2.8.9", origin: "redis", category: ReadOnly},
+	{name: "ZRANGEBYSCORE", group: "sorted-set", arity: -4, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "sortedset", "slow"}, since: "1.0.5", origin: "redis", category: ReadOnly},
+	{name: "ZRANGESTORE", group: "sorted-set", arity: -5, flags: FlagWrite, firstKey: 1, lastKey: 2, keyStep: 1, acl: []string{"write", "sortedset", "slow"}, since: "6.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "ZRANK", group: "sorted-set", arity: 3, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "sortedset", "fast"}, since: "2.0.0", origin: "redis", category: ReadOnly},
+	{name: "ZREM", group: "sorted-set", arity: -3, flags: FlagWrite | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "sortedset", "fast"}, since: "1.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "ZREMRANGEBYLEX", group: "sorted-set", arity: 4, flags: FlagWrite, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "sortedset", "slow"}, since: "2.8.9", origin: "redis", category: WriteAccumulating},
+	{name: "ZREMRANGEBYRANK", group: "sorted-set", arity: 4, flags: FlagWrite, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "sortedset", "slow"}, since: "2.0.0", origin: "redis", category: WriteAccumulating},
+	{name: "ZREMRANGEBYSCORE", group: "sorted-set", arity: 4, flags: FlagWrite, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "sortedset", "slow"}, since: "1.2.0", origin: "redis", category: WriteAccumulating},
+	{name: "ZREVRANGE", group: "sorted-set", arity: -4, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "sortedset", "slow"}, since: "1.2.0", origin: "redis", category: ReadOnly},
+	{name: "ZREVRANGEBYLEX", group: "sorted-set", arity: -4, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "sortedset", "slow"}, since: "2.8.9", origin: "redis", category: ReadOnly},
+	{name: "ZREVRANGEBYSCORE", group: "sorted-set", arity: -4, flags: FlagReadOnly, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "sortedset", "slow"}, since: "2.2.0", origin: "redis", category: ReadOnly},
+	{name: "ZREVRANK", group: "sorted-set", arity: 3, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "sortedset", "fast"}, since: "2.0.0", origin: "redis", category: ReadOnly},
+	{name: "ZSCAN", group: "sorted-set", arity: -3, flags: FlagReadOnly | FlagCursor, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "sortedset", "slow"}, since: "2.8.0", origin: "redis", category: ReadOnly},
+	{name: "ZSCORE", group: "sorted-set", arity: 3, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "sortedset", "fast"}, since: "1.2.0", origin: "redis", category: ReadOnly},
+	{name: "ZUNION", group: "sorted-set", arity: -3, flags: FlagReadOnly | FlagMovableKeys, acl: []string{"read", "sortedset", "slow"}, since: "6.2.0", origin: "redis", category: ReadOnly},
+	{name: "ZUNIONSTORE", group: "sorted-set", arity: -4, flags: FlagWrite | FlagMovableKeys, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"write", "sortedset", "slow"}, since: "2.0.0", origin: "redis", category: WriteAccumulating},
 }
 
-// BitmapCommands holds the descriptors of the bitmap commands, one field per
-// command and subcommand. A field comment gives the server's summary,
-// the version that added the command and its retry category.
-type BitmapCommands struct {
-	// BITCOUNT (2.6.0, ReadOnly): Count set bits in a string.
-	BITCOUNT Command
-	// BITFIELD (3.2.0, WriteAccumulating): Perform arbitrary bitfield integer operations on strings.
-	BITFIELD Command
-	// BITFIELD_RO (6.0.0, ReadOnly): Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD.
-	BITFIELD_RO Command
-	// BITOP (2.6.0, WriteAccumulating): Perform bitwise operations between strings.
-	BITOP Command
-	// BITPOS (2.8.7, ReadOnly): Find first bit set or clear in a string.
-	BITPOS Command
-	// GETBIT (2.2.0, ReadOnly): Returns the bit value at offset in the string value stored at key.
-	GETBIT Command
-	// SETBIT (2.2.0, WriteLastWins): Sets or clears the bit at offset in the string value stored at key.
-	SETBIT Command
-}
+// BitmapCommands returns the descriptors of the bitmap commands, one method per
+// command and subcommand. It has no state: its methods return copies
+// that nobody can change behind another package's back.
+type BitmapCommands struct{}
 
-// Bitmap describes the bitmap commands: for example [Bitmap].BITCOUNT.
-// The fields are copies of the catalog's descriptors.
-var Bitmap = BitmapCommands{
-	BITCOUNT:    table[19],
-	BITFIELD:    table[20],
-	BITFIELD_RO: table[21],
-	BITOP:       table[22],
-	BITPOS:      table[23],
-	GETBIT:      table[142],
-	SETBIT:      table[292],
-}
+// Bitmap holds the bitmap commands: for example Bitmap.BITCOUNT().
+var Bitmap BitmapCommands
 
-// ClusterCommands holds the descriptors of the cluster commands, one field per
-// command and subcommand. A field comment gives the server's summary,
-// the version that added the command and its retry category.
-type ClusterCommands struct {
-	// ASKING (3.0.0, Never): Sent by cluster clients after an -ASK redirect.
-	ASKING Command
-	// CLUSTER (3.0.0, Never): A container for cluster commands.
-	CLUSTER Command
-	// CLUSTER_ADDSLOTS (3.0.0, ServerAdmin): Assign new hash slots to receiving node.
-	CLUSTER_ADDSLOTS Command
-	// CLUSTER_ADDSLOTSRANGE (7.0.0, ServerAdmin): Assign new hash slots to receiving node.
-	CLUSTER_ADDSLOTSRANGE Command
-	// CLUSTER_BUMPEPOCH (3.0.0, ServerAdmin): Advance the cluster config epoch.
-	CLUSTER_BUMPEPOCH Command
-	// CLUSTER_COUNT_FAILURE_REPORTS (3.0.0, ServerAdmin): Return the number of failure reports active for a given node.
-	CLUSTER_COUNT_FAILURE_REPORTS Command
-	// CLUSTER_COUNTKEYSINSLOT (3.0.0, ReadOnly): Return the number of local keys in the specified hash slot.
-	CLUSTER_COUNTKEYSINSLOT Command
-	// CLUSTER_DELSLOTS (3.0.0, ServerAdmin): Set hash slots as unbound in receiving node.
-	CLUSTER_DELSLOTS Command
-	// CLUSTER_DELSLOTSRANGE (7.0.0, ServerAdmin): Set hash slots as unbound in receiving node.
-	CLUSTER_DELSLOTSRANGE Command
-	// CLUSTER_FAILOVER (3.0.0, ServerAdmin): Forces a replica to perform a manual failover of its master.
-	CLUSTER_FAILOVER Command
-	// CLUSTER_FLUSHSLOTS (3.0.0, ServerAdmin): Delete a node's own slots information.
-	CLUSTER_FLUSHSLOTS Command
-	// CLUSTER_FORGET (3.0.0, ServerAdmin): Remove a node from the nodes table.
-	CLUSTER_FORGET Command
-	// CLUSTER_GETKEYSINSLOT (3.0.0, ReadOnly): Return local key names in the specified hash slot.
-	CLUSTER_GETKEYSINSLOT Command
-	// CLUSTER_HELP (5.0.0, Connection): Show helpful text about the different subcommands.
-	CLUSTER_HELP Command
-	// CLUSTER_INFO (3.0.0, Connection): Provides info about Redis Cluster node state.
-	CLUSTER_INFO Command
-	// CLUSTER_KEYSLOT (3.0.0, Connection): Returns the hash slot of the specified key.
-	CLUSTER_KEYSLOT Command
-	// CLUSTER_LINKS (7.0.0, Connection): Returns a list of all TCP links to and from peer nodes in cluster.
-	CLUSTER_LINKS Command
-	// CLUSTER_MEET (3.0.0, ServerAdmin): Force a node cluster to handshake with another node.
-	CLUSTER_MEET Command
-	// CLUSTER_MYID (3.0.0, Connection): Return the node id.
-	CLUSTER_MYID Command
-	// CLUSTER_MYSHARDID (7.2.0, Connection): Returns the shard ID of a node.
-	CLUSTER_MYSHARDID Command
-	// CLUSTER_NODES (3.0.0, Connection): Get Cluster config for the node.
-	CLUSTER_NODES Command
-	// CLUSTER_REPLICAS (5.0.0, ServerAdmin): List replica nodes of the specified master node.
-	CLUSTER_REPLICAS Command
-	// CLUSTER_REPLICATE (3.0.0, ServerAdmin): Reconfigure a node as a replica of the specified master node.
-	CLUSTER_REPLICATE Command
-	// CLUSTER_RESET (3.0.0, ServerAdmin): Reset a Redis Cluster node.
-	CLUSTER_RESET Command
-	// CLUSTER_SAVECONFIG (3.0.0, ServerAdmin): Forces the node to save cluster state on disk.
-	CLUSTER_SAVECONFIG Command
-	// CLUSTER_SET_CONFIG_EPOCH (3.0.0, ServerAdmin): Set the configuration epoch in a new node.
-	CLUSTER_SET_CONFIG_EPOCH Command
-	// CLUSTER_SETSLOT (3.0.0, ServerAdmin): Bind a hash slot to a specific node.
-	CLUSTER_SETSLOT Command
-	// CLUSTER_SHARDS (7.0.0, Connection): Get array of cluster slots to node mappings.
-	CLUSTER_SHARDS Command
-	// CLUSTER_SLAVES (3.0.0, ServerAdmin): List replica nodes of the specified master node.
-	CLUSTER_SLAVES Command
-	// CLUSTER_SLOT_STATS (8.2.0, Connection): Return an array of slot usage statistics for slots assigned to the current node.
-	CLUSTER_SLOT_STATS Command
-	// CLUSTER_SLOTS (3.0.0, Connection): Get array of Cluster slot to node mappings.
-	CLUSTER_SLOTS Command
-	// READONLY (3.0.0, Never): Enables read queries for a connection to a cluster replica node.
-	READONLY Command
-	// READWRITE (3.0.0, Never): Disables read queries for a connection to a cluster replica node.
-	READWRITE Command
-}
+// BITCOUNT (2.6.0, ReadOnly): Count set bits in a string.
+func (BitmapCommands) BITCOUNT() Command { return ref(19) }
 
-// Cluster describes the cluster commands: for example [Cluster].ASKING.
-// The fields are copies of the catalog's descriptors.
-var Cluster = ClusterCommands{
-	ASKING:                        table[15],
-	CLUSTER:                       table[52],
-	CLUSTER_ADDSLOTS:              table[53],
-	CLUSTER_ADDSLOTSRANGE:         table[54],
-	CLUSTER_BUMPEPOCH:             table[55],
-	CLUSTER_COUNT_FAILURE_REPORTS: table[56],
-	CLUSTER_COUNTKEYSINSLOT:       table[57],
-	CLUSTER_DELSLOTS:              table[58],
-	CLUSTER_DELSLOTSRANGE:         table[59],
-	CLUSTER_FAILOVER:              table[60],
-	CLUSTER_FLUSHSLOTS:            table[61],
-	CLUSTER_FORGET:                table[62],
-	CLUSTER_GETKEYSINSLOT:         table[63],
-	CLUSTER_HELP:                  table[64],
-	CLUSTER_INFO:                  table[65],
-	CLUSTER_KEYSLOT:               table[66],
-	CLUSTER_LINKS:                 table[67],
-	CLUSTER_MEET:                  table[68],
-	CLUSTER_MYID:                  table[69],
-	CLUSTER_MYSHARDID:             table[70],
-	CLUSTER_NODES:                 table[71],
-	CLUSTER_REPLICAS:              table[72],
-	CLUSTER_REPLICATE:             table[73],
-	CLUSTER_RESET:                 table[74],
-	CLUSTER_SAVECONFIG:            table[75],
-	CLUSTER_SET_CONFIG_EPOCH:      table[76],
-	CLUSTER_SETSLOT:               table[77],
-	CLUSTER_SHARDS:                table[78],
-	CLUSTER_SLAVES:                table[79],
-	CLUSTER_SLOT_STATS:            table[80],
-	CLUSTER_SLOTS:                 table[81],
-	READONLY:                      table[262],
-	READWRITE:                     table[263],
-}
+// BITFIELD (3.2.0, WriteAccumulating): Perform arbitrary bitfield integer operations on strings.
+func (BitmapCommands) BITFIELD() Command { return ref(20) }
 
-// ConnCommands holds the descriptors of the connection commands, one field per
-// command and subcommand. A field comment gives the server's summary,
-// the version that added the command and its retry category.
-type ConnCommands struct {
-	// AUTH (1.0.0, Never): Authenticate to the server.
-	AUTH Command
-	// CLIENT (2.4.0, Never): A container for client connection commands.
-	CLIENT Command
-	// CLIENT_CACHING (6.0.0, Never): Instruct the server about tracking or not keys in the next request.
-	CLIENT_CACHING Command
-	// CLIENT_CAPA (Valkey 8.0.0, Never): A client claims its capability.
-	CLIENT_CAPA Command
-	// CLIENT_GETNAME (2.6.9, Connection): Get the current connection name.
-	CLIENT_GETNAME Command
-	// CLIENT_GETREDIR (6.0.0, Connection): Get tracking notifications redirection client ID if any.
-	CLIENT_GETREDIR Command
-	// CLIENT_HELP (5.0.0, Connection): Show helpful text about the different subcommands.
-	CLIENT_HELP Command
-	// CLIENT_ID (5.0.0, Connection): Returns the client ID for the current connection.
-	CLIENT_ID Command
-	// CLIENT_INFO (6.2.0, Connection): Returns information about the current client connection.
-	CLIENT_INFO Command
-	// CLIENT_KILL (2.4.0, ServerAdmin): Kill the connection of a client.
-	CLIENT_KILL Command
-	// CLIENT_LIST (2.4.0, Connection): Get the list of client connections.
-	CLIENT_LIST Command
-	// CLIENT_NO_EVICT (7.0.0, Never): Set client eviction mode for the current connection.
-	CLIENT_NO_EVICT Command
-	// CLIENT_NO_TOUCH (7.2.0, Never): Controls whether commands sent by the client affect the LRU/LFU of accessed keys.
-	CLIENT_NO_TOUCH Command
-	// CLIENT_PAUSE (2.9.50, ServerAdmin): Stop processing commands from clients for some time.
-	CLIENT_PAUSE Command
-	// CLIENT_REPLY (3.2.0, Never): Instruct the server whether to reply to commands.
-	CLIENT_REPLY Command
-	// CLIENT_SETINFO (7.2.0, Never): Sets information specific to the client or connection.
-	CLIENT_SETINFO Command
-	// CLIENT_SETNAME (2.6.9, Never): Set the current connection name.
-	CLIENT_SETNAME Command
-	// CLIENT_TRACKING (6.0.0, Never): Enable or disable server assisted client side caching support.
-	CLIENT_TRACKING Command
-	// CLIENT_TRACKINGINFO (6.2.0, Connection): Return information about server assisted client side caching for the current connection.
-	CLIENT_TRACKINGINFO Command
-	// CLIENT_UNBLOCK (5.0.0, ServerAdmin): Unblock a client blocked in a blocking command from a different connection.
-	CLIENT_UNBLOCK Command
-	// CLIENT_UNPAUSE (6.2.0, ServerAdmin): Resume processing of clients that were paused.
-	CLIENT_UNPAUSE Command
-	// ECHO (1.0.0, Always): Echo the given string.
-	ECHO Command
-	// HELLO (6.0.0, Never): Handshake with Redis.
-	HELLO Command
-	// PING (1.0.0, Always): Ping the server.
-	PING Command
-	// QUIT (1.0.0, Never): Close the connection.
-	QUIT Command
-	// RESET (6.2.0, Never): Reset the connection.
-	RESET Command
-	// SELECT (1.0.0, Never): Change the selected database for the current connection.
-	SELECT Command
-}
+// BITFIELD_RO (6.0.0, ReadOnly): Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD.
+func (BitmapCommands) BITFIELD_RO() Command { return ref(21) }
 
-// Conn describes the connection commands: for example [Conn].AUTH.
-// The fields are copies of the catalog's descriptors.
-var Conn = ConnCommands{
-	AUTH:                table[16],
-	CLIENT:              table[32],
-	CLIENT_CACHING:      table[33],
-	CLIENT_CAPA:         table[34],
-	CLIENT_GETNAME:      table[35],
-	CLIENT_GETREDIR:     table[36],
-	CLIENT_HELP:         table[37],
-	CLIENT_ID:           table[38],
-	CLIENT_INFO:         table[39],
-	CLIENT_KILL:         table[40],
-	CLIENT_LIST:         table[41],
-	CLIENT_NO_EVICT:     table[42],
-	CLIENT_NO_TOUCH:     table[43],
-	CLIENT_PAUSE:        table[44],
-	CLIENT_REPLY:        table[45],
-	CLIENT_SETINFO:      table[46],
-	CLIENT_SETNAME:      table[47],
-	CLIENT_TRACKING:     table[48],
-	CLIENT_TRACKINGINFO: table[49],
-	CLIENT_UNBLOCK:      table[50],
-	CLIENT_UNPAUSE:      table[51],
-	ECHO:                table[106],
-	HELLO:               table[148],
-	PING:                table[246],
-	QUIT:                table[260],
-	RESET:               table[268],
-	SELECT:              table[290],
-}
+// BITOP (2.6.0, WriteAccumulating): Perform bitwise operations between strings.
+func (BitmapCommands) BITOP() Command { return ref(22) }
 
-// GenericCommands holds the descriptors of the generic (keyspace) commands, one field per
-// command and subcommand. A field comment gives the server's summary,
-// the version that added the command and its retry category.
-type GenericCommands struct {
-	// COPY (6.2.0, WriteAccumulating): Copy a key.
-	COPY Command
-	// DEL (1.0.0, WriteAccumulating): Delete a key.
-	DEL Command
-	// DUMP (2.6.0, ReadOnly): Return a serialized version of the value stored at the specified key.
-	DUMP Command
-	// EXISTS (1.0.0, ReadOnly): Determine if a key exists.
-	EXISTS Command
-	// EXPIRE (1.0.0, WriteAccumulating): Set a key's time to live in seconds.
-	EXPIRE Command
-	// EXPIREAT (1.2.0, WriteAccumulating): Set the expiration for a key as a UNIX timestamp.
-	EXPIREAT Command
-	// EXPIRETIME (7.0.0, ReadOnly): Get the expiration Unix timestamp for a key.
-	EXPIRETIME Command
-	// KEYS (1.0.0, ReadOnly): Find all keys matching the given pattern.
-	KEYS Command
-	// MIGRATE (2.6.0, ServerAdmin): Atomically transfer a key from a Redis instance to another one.
-	MIGRATE Command
-	// MOVE (1.0.0, WriteAccumulating): Move a key to another database.
-	MOVE Command
-	// OBJECT (2.2.3, Never): A container for object introspection commands.
-	OBJECT Command
-	// OBJECT_ENCODING (2.2.3, ReadOnly): Inspect the internal encoding of a Redis object.
-	OBJECT_ENCODING Command
-	// OBJECT_FREQ (4.0.0, ReadOnly): Get the logarithmic access frequency counter of a Redis object.
-	OBJECT_FREQ Command
-	// OBJECT_HELP (6.2.0, Connection): Show helpful text about the different subcommands.
-	OBJECT_HELP Command
-	// OBJECT_IDLETIME (2.2.3, ReadOnly): Get the time since a Redis object was last accessed.
-	OBJECT_IDLETIME Command
-	// OBJECT_REFCOUNT (2.2.3, ReadOnly): Get the number of references to the value of the key.
-	OBJECT_REFCOUNT Command
-	// PERSIST (2.2.0, WriteAccumulating): Remove the expiration from a key.
-	PERSIST Command
-	// PEXPIRE (2.6.0, WriteAccumulating): Set a key's time to live in milliseconds.
-	PEXPIRE Command
-	// PEXPIREAT (2.6.0, WriteAccumulating): Set the expiration for a key as a UNIX timestamp specified in milliseconds.
-	PEXPIREAT Command
-	// PEXPIRETIME (7.0.0, ReadOnly): Get the expiration Unix timestamp for a key in milliseconds.
-	PEXPIRETIME Command
-	// PTTL (2.6.0, ReadOnly): Get the time to live for a key in milliseconds.
-	PTTL Command
-	// RANDOMKEY (1.0.0, ReadOnly): Return a random key from the keyspace.
-	RANDOMKEY Command
-	// RENAME (1.0.0, WriteAccumulating): Rename a key.
-	RENAME Command
-	// RENAMENX (1.0.0, WriteAccumulating): Rename a key, only if the new key does not exist.
-	RENAMENX Command
-	// RESTORE (2.6.0, ServerAdmin): Create a key using the provided serialized value, previously obtained using DUMP.
-	RESTORE Command
-	// SCAN (2.8.0, ReadOnly): Incrementally iterate the keys space.
-	SCAN Command
-	// SORT (1.0.0, ServerAdmin): Sort the elements in a list, set or sorted set.
-	SORT Command
-	// SORT_RO (7.0.0, ReadOnly): Sort the elements in a list, set or sorted set. Read-only variant of SORT.
-	SORT_RO Command
-	// TOUCH (3.2.1, ReadOnly): Alters the last access time of a key(s). Returns the number of existing keys specified.
-	TOUCH Command
-	// TTL (1.0.0, ReadOnly): Get the time to live for a key in seconds.
-	TTL Command
-	// TYPE (1.0.0, ReadOnly): Determine the type stored at key.
-	TYPE Command
-	// UNLINK (4.0.0, WriteAccumulating): Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.
-	UNLINK Command
-	// WAIT (3.0.0, Never): Wait for the synchronous replication of all the write commands sent in the context of the current connection.
-	WAIT Command
-	// WAITAOF (7.2.0, Never): Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.
-	WAITAOF Command
-}
+// BITPOS (2.8.7, ReadOnly): Find first bit set or clear in a string.
+func (BitmapCommands) BITPOS() Command { return ref(23) }
 
-// Generic describes the generic (keyspace) commands: for example [Generic].COPY.
-// The fields are copies of the catalog's descriptors.
-var Generic = GenericCommands{
-	COPY:            table[96],
-	DEL:             table[101],
-	DUMP:            table[105],
-	EXISTS:          table[112],
-	EXPIRE:          table[113],
-	EXPIREAT:        table[114],
-	EXPIRETIME:      table[115],
-	KEYS:            table[185],
-	MIGRATE:         table[218],
-	MOVE:            table[226],
-	OBJECT:          table[231],
-	OBJECT_ENCODING: table[232],
-	OBJECT_FREQ:     table[233],
-	OBJECT_HELP:     table[234],
-	OBJECT_IDLETIME: table[235],
-	OBJECT_REFCOUNT: table[236],
-	PERSIST:         table[237],
-	PEXPIRE:         table[238],
-	PEXPIREAT:       table[239],
-	PEXPIRETIME:     table[240],
-	PTTL:            table[250],
-	RANDOMKEY:       table[261],
-	RENAME:          table[264],
-	RENAMENX:        table[265],
-	RESTORE:         table[269],
-	SCAN:            table[278],
-	SORT:            table[311],
-	SORT_RO:         table[312],
-	TOUCH:           table[328],
-	TTL:             table[329],
-	TYPE:            table[330],
-	UNLINK:          table[331],
-	WAIT:            table[334],
-	WAITAOF:         table[335],
-}
+// GETBIT (2.2.0, ReadOnly): Returns the bit value at offset in the string value stored at key.
+func (BitmapCommands) GETBIT() Command { return ref(142) }
 
-// GeoCommands holds the descriptors of the geospatial commands, one field per
-// command and subcommand. A field comment gives the server's summary,
-// the version that added the command and its retry category.
-type GeoCommands struct {
-	// GEOADD (3.2.0, WriteAccumulating): Add one or more geospatial items in the geospatial index represented using a sorted set.
-	GEOADD Command
-	// GEODIST (3.2.0, ReadOnly): Returns the distance between two members of a geospatial index.
-	GEODIST Command
-	// GEOHASH (3.2.0, ReadOnly): Returns members of a geospatial index as standard geohash strings.
-	GEOHASH Command
-	// GEOPOS (3.2.0, ReadOnly): Returns longitude and latitude of members of a geospatial index.
-	GEOPOS Command
-	// GEORADIUS (3.2.0, WriteAccumulating): Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point.
-	GEORADIUS Command
-	// GEORADIUSBYMEMBER (3.2.0, WriteAccumulating): Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member.
-	GEORADIUSBYMEMBER Command
-	// GEORADIUSBYMEMBER_RO (3.2.10, ReadOnly): A read-only variant for GEORADIUSBYMEMBER.
-	GEORADIUSBYMEMBER_RO Command
-	// GEORADIUS_RO (3.2.10, ReadOnly): A read-only variant for GEORADIUS.
-	GEORADIUS_RO Command
-	// GEOSEARCH (6.2.0, ReadOnly): Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.
-	GEOSEARCH Command
-	// GEOSEARCHSTORE (6.2.0, WriteAccumulating): Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.
-	GEOSEARCHSTORE Command
-}
+// SETBIT (2.2.0, WriteLastWins): Sets or clears the bit at offset in the string value stored at key.
+func (BitmapCommands) SETBIT() Command { return ref(292) }
 
-// Geo describes the geospatial commands: for example [Geo].GEOADD.
-// The fields are copies of the catalog's descriptors.
-var Geo = GeoCommands{
-	GEOADD:               table[131],
-	GEODIST:              table[132],
-	GEOHASH:              table[133],
-	GEOPOS:               table[134],
-	GEORADIUS:            table[135],
-	GEORADIUSBYMEMBER:    table[136],
-	GEORADIUSBYMEMBER_RO: table[137],
-	GEORADIUS_RO:         table[138],
-	GEOSEARCH:            table[139],
-	GEOSEARCHSTORE:       table[140],
-}
+// ClusterCommands returns the descriptors of the cluster commands, one method per
+// command and subcommand. It has no state: its methods return copies
+// that nobody can change behind another package's back.
+type ClusterCommands struct{}
 
-// HashCommands holds the descriptors of the hash commands, one field per
-// command and subcommand. A field comment gives the server's summary,
-// the version that added the command and its retry category.
-type HashCommands struct {
-	// HDEL (2.0.0, WriteAccumulating): Delete one or more hash fields.
-	HDEL Command
-	// HEXISTS (2.0.0, ReadOnly): Determine if a hash field exists.
-	HEXISTS Command
-	// HEXPIRE (7.4.0, WriteAccumulating): Set expiry for hash field using relative time to expire (seconds).
-	HEXPIRE Command
-	// HEXPIREAT (7.4.0, WriteAccumulating): Set expiry for hash field using an absolute Unix timestamp (seconds).
-	HEXPIREAT Command
-	// HEXPIRETIME (7.4.0, ReadOnly): Returns the expiration time of a hash field as a Unix timestamp, in seconds.
-	HEXPIRETIME Command
-	// HGET (2.0.0, ReadOnly): Get the value of a hash field.
-	HGET Command
-	// HGETALL (2.0.0, ReadOnly): Get all the fields and values in a hash.
-	HGETALL Command
-	// HGETDEL (8.0.0, WriteAccumulating): Returns the value of a field and deletes it from the hash.
-	HGETDEL Command
-	// HGETEX (8.0.0, WriteAccumulating): Get the value of one or more fields of a given hash key, and optionally set their expiration.
-	HGETEX Command
-	// HINCRBY (2.0.0, WriteAccumulating): Increment the integer value of a hash field by the given number.
-	HINCRBY Command
-	// HINCRBYFLOAT (2.6.0, WriteAccumulating): Increment the float value of a hash field by the given amount.
-	HINCRBYFLOAT Command
-	// HKEYS (2.0.0, ReadOnly): Get all the fields in a hash.
-	HKEYS Command
-	// HLEN (2.0.0, ReadOnly): Get the number of fields in a hash.
-	HLEN Command
-	// HMGET (2.0.0, ReadOnly): Get the values of all the given hash fields.
-	HMGET Command
-	// HMSET (2.0.0, WriteLastWins): Set multiple hash fields to multiple values.
-	HMSET Command
-	// HPERSIST (7.4.0, WriteAccumulating): Removes the expiration time for each specified field.
-	HPERSIST Command
-	// HPEXPIRE (7.4.0, WriteAccumulating): Set expiry for hash field using relative time to expire (milliseconds).
-	HPEXPIRE Command
-	// HPEXPIREAT (7.4.0, WriteAccumulating): Set expiry for hash field using an absolute Unix timestamp (milliseconds).
-	HPEXPIREAT Command
-	// HPEXPIRETIME (7.4.0, ReadOnly): Returns the expiration time of a hash field as a Unix timestamp, in msec.
-	HPEXPIRETIME Command
-	// HPTTL (7.4.0, ReadOnly): Returns the TTL in milliseconds of a hash field.
-	HPTTL Command
-	// HRANDFIELD (6.2.0, ReadOnly): Get one or multiple random fields from a hash.
-	HRANDFIELD Command
-	// HSCAN (2.8.0, ReadOnly): Incrementally iterate hash fields and associated values.
-	HSCAN Command
-	// HSET (2.0.0, WriteLastWins): Set the string value of a hash field.
-	HSET Command
-	// HSETEX (8.0.0, WriteAccumulating): Set the value of one or more fields of a given hash key, and optionally set their expiration.
-	HSETEX Command
-	// HSETNX (2.0.0, WriteChecked): Set the value of a hash field, only if the field does not exist.
-	HSETNX Command
-	// HSTRLEN (3.2.0, ReadOnly): Get the length of the value of a hash field.
-	HSTRLEN Command
-	// HTTL (7.4.0, ReadOnly): Returns the TTL in seconds of a hash field.
-	HTTL Command
-	// HVALS (2.0.0, ReadOnly): Get all the values in a hash.
-	HVALS Command
-}
+// Cluster holds the cluster commands: for example Cluster.ASKING().
+var Cluster ClusterCommands
 
-// Hash describes the hash commands: for example [Hash].HDEL.
-// The fields are copies of the catalog's descriptors.
-var Hash = HashCommands{
-	HDEL:         table[147],
-	HEXISTS:      table[149],
-	HEXPIRE:      table[150],
-	HEXPIREAT:    table[151],
-	HEXPIRETIME:  table[152],
-	HGET:         table[153],
-	HGETALL:      table[154],
-	HGETDEL:      table[155],
-	HGETEX:       table[156],
-	HINCRBY:      table[157],
-	HINCRBYFLOAT: table[158],
-	HKEYS:        table[159],
-	HLEN:         table[160],
-	HMGET:        table[161],
-	HMSET:        table[162],
-	HPERSIST:     table[168],
-	HPEXPIRE:     table[169],
-	HPEXPIREAT:   table[170],
-	HPEXPIRETIME: table[171],
-	HPTTL:        table[172],
-	HRANDFIELD:   table[173],
-	HSCAN:        table[174],
-	HSET:         table[175],
-	HSETEX:       table[176],
-	HSETNX:       table[177],
-	HSTRLEN:      table[178],
-	HTTL:         table[179],
-	HVALS:        table[180],
-}
+// ASKING (3.0.0, Never): Sent by cluster clients after an -ASK redirect.
+func (ClusterCommands) ASKING() Command { return ref(15) }
 
-// HyperLogLogCommands holds the descriptors of the HyperLogLog commands, one field per
-// command and subcommand. A field comment gives the server's summary,
-// the version that added the command and its retry category.
-type HyperLogLogCommands struct {
-	// PFADD (2.8.9, WriteChecked): Adds the specified elements to the specified HyperLogLog.
-	PFADD Command
-	// PFCOUNT (2.8.9, ReadOnly): Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).
-	PFCOUNT Command
-	// PFDEBUG (2.8.9, ServerAdmin): Internal commands for debugging HyperLogLog values.
-	PFDEBUG Command
-	// PFMERGE (2.8.9, WriteAccumulating): Merge N different HyperLogLogs into a single one.
-	PFMERGE Command
-	// PFSELFTEST (2.8.9, ServerAdmin): An internal command for testing HyperLogLog values.
-	PFSELFTEST Command
-}
+// CLUSTER (3.0.0, Never): A container for cluster commands.
+func (ClusterCommands) CLUSTER() Command { return ref(52) }
 
-// HyperLogLog describes the HyperLogLog commands: for example [HyperLogLog].PFADD.
-// The fields are copies of the catalog's descriptors.
-var HyperLogLog = HyperLogLogCommands{
-	PFADD:      table[241],
-	PFCOUNT:    table[242],
-	PFDEBUG:    table[243],
-	PFMERGE:    table[244],
-	PFSELFTEST: table[245],
-}
+// CLUSTER_ADDSLOTS (3.0.0, ServerAdmin): Assign new hash slots to receiving node.
+func (ClusterCommands) CLUSTER_ADDSLOTS() Command { return ref(53) }
 
-// ListCommands holds the descriptors of the list commands, one field per
-// command and subcommand. A field comment gives the server's summary,
-// the version that added the command and its retry category.
-type ListCommands struct {
-	// BLMOVE (6.2.0, Never): Pop an element from a list, push it to another list and return it; or block until one is available.
-	BLMOVE Command
-	// BLMPOP (7.0.0, Never): Pop elements from a list, or block until one is available.
-	BLMPOP Command
-	// BLPOP (2.0.0, Never): Remove and get the first element in a list, or block until one is available.
-	BLPOP Command
-	// BRPOP (2.0.0, Never): Remove and get the last element in a list, or block until one is available.
-	BRPOP Command
-	// BRPOPLPUSH (2.2.0, Never): Pop an element from a list, push it to another list and return it; or block until one is available.
-	BRPOPLPUSH Command
-	// LINDEX (1.0.0, ReadOnly): Get an element from a list by its index.
-	LINDEX Command
-	// LINSERT (2.2.0, WriteAccumulating): Insert an element before or after another element in a list.
-	LINSERT Command
-	// LLEN (1.0.0, ReadOnly): Get the length of a list.
-	LLEN Command
-	// LMOVE (6.2.0, WriteAccumulating): Pop an element from a list, push it to another list and return it.
-	LMOVE Command
-	// LMPOP (7.0.0, WriteAccumulating): Pop elements from a list.
-	LMPOP Command
-	// LPOP (1.0.0, WriteAccumulating): Remove and get the first elements in a list.
-	LPOP Command
-	// LPOS (6.0.6, ReadOnly): Return the index of matching elements on a list.
-	LPOS Command
-	// LPUSH (1.0.0, WriteAccumulating): Prepend one or multiple elements to a list.
-	LPUSH Command
-	// LPUSHX (2.2.0, WriteAccumulating): Prepend an element to a list, only if the list exists.
-	LPUSHX Command
-	// LRANGE (1.0.0, ReadOnly): Get a range of elements from a list.
-	LRANGE Command
-	// LREM (1.0.0, WriteAccumulating): Remove elements from a list.
-	LREM Command
-	// LSET (1.0.0, WriteLastWins): Set the value of an element in a list by its index.
-	LSET Command
-	// LTRIM (1.0.0, WriteAccumulating): Trim a list to the specified range.
-	LTRIM Command
-	// RPOP (1.0.0, WriteAccumulating): Remove and get the last elements in a list.
-	RPOP Command
-	// RPOPLPUSH (1.2.0, WriteAccumulating): Remove the last element in a list, prepend it to another list and return it.
-	RPOPLPUSH Command
-	// RPUSH (1.0.0, WriteAccumulating): Append one or multiple elements to a list.
-	RPUSH Command
-	// RPUSHX (2.2.0, WriteAccumulating): Append an element to a list, only if the list exists.
-	RPUSHX Command
-}
+// CLUSTER_ADDSLOTSRANGE (7.0.0, ServerAdmin): Assign new hash slots to receiving node.
+func (ClusterCommands) CLUSTER_ADDSLOTSRANGE() Command { return ref(54) }
 
-// List describes the list commands: for example [List].BLMOVE.
-// The fields are copies of the catalog's descriptors.
-var List = ListCommands{
-	BLMOVE:     table[24],
-	BLMPOP:     table[25],
-	BLPOP:      table[26],
-	BRPOP:      table[27],
-	BRPOPLPUSH: table[28],
-	LINDEX:     table[196],
-	LINSERT:    table[197],
-	LLEN:       table[198],
-	LMOVE:      table[199],
-	LMPOP:      table[200],
-	LPOP:       table[202],
-	LPOS:       table[203],
-	LPUSH:      table[204],
-	LPUSHX:     table[205],
-	LRANGE:     table[206],
-	LREM:       table[207],
-	LSET:       table[208],
-	LTRIM:      table[209],
-	RPOP:       table[272],
-	RPOPLPUSH:  table[273],
-	RPUSH:      table[274],
-	RPUSHX:     table[275],
-}
+// CLUSTER_BUMPEPOCH (3.0.0, ServerAdmin): Advance the cluster config epoch.
+func (ClusterCommands) CLUSTER_BUMPEPOCH() Command { return ref(55) }
 
-// PubSubCommands holds the descriptors of the publish/subscribe commands, one field per
-// command and subcommand. A field comment gives the server's summary,
-// the version that added the command and its retry category.
-type PubSubCommands struct {
-	// PSUBSCRIBE (2.0.0, Never): Listen for messages published to channels matching the given patterns.
-	PSUBSCRIBE Command
-	// PUBLISH (2.0.0, WriteAccumulating): Post a message to a channel.
-	PUBLISH Command
-	// PUBSUB (2.8.0, Never): A container for Pub/Sub commands.
-	PUBSUB Command
-	// PUBSUB_CHANNELS (2.8.0, Connection): List active channels.
-	PUBSUB_CHANNELS Command
-	// PUBSUB_HELP (6.2.0, Connection): Show helpful text about the different subcommands.
-	PUBSUB_HELP Command
-	// PUBSUB_NUMPAT (2.8.0, Connection): Get the count of unique patterns pattern subscriptions.
-	PUBSUB_NUMPAT Command
-	// PUBSUB_NUMSUB (2.8.0, Connection): Get the count of subscribers for channels.
-	PUBSUB_NUMSUB Command
-	// PUBSUB_SHARDCHANNELS (7.0.0, Connection): List active shard channels.
-	PUBSUB_SHARDCHANNELS Command
-	// PUBSUB_SHARDNUMSUB (7.0.0, Connection): Get the count of subscribers for shard channels.
-	PUBSUB_SHARDNUMSUB Command
-	// PUNSUBSCRIBE (2.0.0, Never): Stop listening for messages posted to channels matching the given patterns.
-	PUNSUBSCRIBE Command
-	// SPUBLISH (7.0.0, WriteAccumulating): Post a message to a shard channel.
-	SPUBLISH Command
-	// SSUBSCRIBE (7.0.0, Never): Listen for messages published to the given shard channels.
-	SSUBSCRIBE Command
-	// SUBSCRIBE (2.0.0, Never): Listen for messages published to the given channels.
-	SUBSCRIBE Command
-	// SUNSUBSCRIBE (7.0.0, Never): Stop listening for messages posted to the given shard channels.
-	SUNSUBSCRIBE Command
-	// UNSUBSCRIBE (2.0.0, Never): Stop listening for messages posted to the given channels.
-	UNSUBSCRIBE Command
-}
+// CLUSTER_COUNT_FAILURE_REPORTS (3.0.0, ServerAdmin): Return the number of failure reports active for a given node.
+func (ClusterCommands) CLUSTER_COUNT_FAILURE_REPORTS() Command { return ref(56) }
 
-// PubSub describes the publish/subscribe commands: for example [PubSub].PSUBSCRIBE.
-// The fields are copies of the catalog's descriptors.
-var PubSub = PubSubCommands{
-	PSUBSCRIBE:           table[248],
-	PUBLISH:              table[251],
-	PUBSUB:               table[252],
-	PUBSUB_CHANNELS:      table[253],
-	PUBSUB_HELP:          table[254],
-	PUBSUB_NUMPAT:        table[255],
-	PUBSUB_NUMSUB:        table[256],
-	PUBSUB_SHARDCHANNELS: table[257],
-	PUBSUB_SHARDNUMSUB:   table[258],
-	PUNSUBSCRIBE:         table[259],
-	SPUBLISH:             table[314],
-	SSUBSCRIBE:           table[318],
-	SUBSCRIBE:            table[320],
-	SUNSUBSCRIBE:         table[324],
-	UNSUBSCRIBE:          table[332],
-}
+// CLUSTER_COUNTKEYSINSLOT (3.0.0, ReadOnly): Return the number of local keys in the specified hash slot.
+func (ClusterCommands) CLUSTER_COUNTKEYSINSLOT() Command { return ref(57) }
 
-// ScriptingCommands holds the descriptors of the scripting and functions commands, one field per
-// command and subcommand. A field comment gives the server's summary,
-// the version that added the command and its retry category.
-type ScriptingCommands struct {
-	// EVAL (2.6.0, Never): Execute a Lua script server side.
-	EVAL Command
-	// EVALSHA (2.6.0, Never): Execute a Lua script server side.
-	EVALSHA Command
-	// EVALSHA_RO (7.0.0, Never): Execute a read-only Lua script server side.
-	EVALSHA_RO Command
-	// EVAL_RO (7.0.0, Never): Execute a read-only Lua script server side.
-	EVAL_RO Command
-	// FCALL (7.0.0, Never): Invoke a function.
-	FCALL Command
-	// FCALL_RO (7.0.0, Never): Invoke a read-only function.
-	FCALL_RO Command
-	// FUNCTION (7.0.0, Never): A container for function commands.
-	FUNCTION Command
-	// FUNCTION_DELETE (7.0.0, ServerAdmin): Delete a function by name.
-	FUNCTION_DELETE Command
-	// FUNCTION_DUMP (7.0.0, ServerAdmin): Dump all functions into a serialized binary payload.
-	FUNCTION_DUMP Command
-	// FUNCTION_FLUSH (7.0.0, ServerAdmin): Deleting all functions.
-	FUNCTION_FLUSH Command
-	// FUNCTION_HELP (7.0.0, Connection): Show helpful text about the different subcommands.
-	FUNCTION_HELP Command
-	// FUNCTION_KILL (7.0.0, ServerAdmin): Kill the function currently in execution.
-	FUNCTION_KILL Command
-	// FUNCTION_LIST (7.0.0, ServerAdmin): List information about all the functions.
-	FUNCTION_LIST Command
-	// FUNCTION_LOAD (7.0.0, ServerAdmin): Create a function with the given arguments (name, code, description).
-	FUNCTION_LOAD Command
-	// FUNCTION_RESTORE (7.0.0, ServerAdmin): Restore all the functions on the given payload.
-	FUNCTION_RESTORE Command
-	// FUNCTION_STATS (7.0.0, ServerAdmin): Return information about the function currently running (name, description, duration).
-	FUNCTION_STATS Command
-	// SCRIPT (2.6.0, Never): A container for Lua scripts management commands.
-	SCRIPT Command
-	// SCRIPT_DEBUG (3.2.0, ServerAdmin): Set the debug mode for executed scripts.
-	SCRIPT_DEBUG Command
-	// SCRIPT_EXISTS (2.6.0, ServerAdmin): Check existence of scripts in the script cache.
-	SCRIPT_EXISTS Command
-	// SCRIPT_FLUSH (2.6.0, ServerAdmin): Remove all the scripts from the script cache.
-	SCRIPT_FLUSH Command
-	// SCRIPT_HELP (5.0.0, Connection): Show helpful text about the different subcommands.
-	SCRIPT_HELP Command
-	// SCRIPT_KILL (2.6.0, ServerAdmin): Kill the script currently in execution.
-	SCRIPT_KILL Command
-	// SCRIPT_LOAD (2.6.0, ServerAdmin): Load the specified Lua script into the script cache.
-	SCRIPT_LOAD Command
-	// SCRIPT_SHOW (Valkey 8.0.0, ServerAdmin): Show server-side Lua script in the script cache.
-	SCRIPT_SHOW Command
-}
+// CLUSTER_DELSLOTS (3.0.0, ServerAdmin): Set hash slots as unbound in receiving node.
+func (ClusterCommands) CLUSTER_DELSLOTS() Command { return ref(58) }
 
-// Scripting describes the scripting and functions commands: for example [Scripting].EVAL.
-// The fields are copies of the catalog's descriptors.
-var Scripting = ScriptingCommands{
-	EVAL:             table[107],
-	EVALSHA:          table[108],
-	EVALSHA_RO:       table[109],
-	EVAL_RO:          table[110],
-	FCALL:            table[117],
-	FCALL_RO:         table[118],
-	FUNCTION:         table[121],
-	FUNCTION_DELETE:  table[122],
-	FUNCTION_DUMP:    table[123],
-	FUNCTION_FLUSH:   table[124],
-	FUNCTION_HELP:    table[125],
-	FUNCTION_KILL:    table[126],
-	FUNCTION_LIST:    table[127],
-	FUNCTION_LOAD:    table[128],
-	FUNCTION_RESTORE: table[129],
-	FUNCTION_STATS:   table[130],
-	SCRIPT:           table[280],
-	SCRIPT_DEBUG:     table[281],
-	SCRIPT_EXISTS:    table[282],
-	SCRIPT_FLUSH:     table[283],
-	SCRIPT_HELP:      table[284],
-	SCRIPT_KILL:      table[285],
-	SCRIPT_LOAD:      table[286],
-	SCRIPT_SHOW:      table[287],
-}
+// CLUSTER_DELSLOTSRANGE (7.0.0, ServerAdmin): Set hash slots as unbound in receiving node.
+func (ClusterCommands) CLUSTER_DELSLOTSRANGE() Command { return ref(59) }
 
-// ServerCommands holds the descriptors of the server commands, one field per
-// command and subcommand. A field comment gives the server's summary,
-// the version that added the command and its retry category.
-type ServerCommands struct {
-	// ACL (6.0.0, Never): A container for Access List Control commands.
-	ACL Command
-	// ACL_CAT (6.0.0, Connection): List the ACL categories or the commands inside a category.
-	ACL_CAT Command
-	// ACL_DELUSER (6.0.0, ServerAdmin): Remove the specified ACL users and the associated rules.
-	ACL_DELUSER Command
-	// ACL_DRYRUN (7.0.0, ServerAdmin): Returns whether the user can execute the given command without executing the command.
-	ACL_DRYRUN Command
-	// ACL_GENPASS (6.0.0, Never): Generate a pseudorandom secure password to use for ACL users.
-	ACL_GENPASS Command
-	// ACL_GETUSER (6.0.0, ServerAdmin): Get the rules for a specific ACL user.
-	ACL_GETUSER Command
-	// ACL_HELP (6.0.0, Connection): Show helpful text about the different subcommands.
-	ACL_HELP Command
-	// ACL_LIST (6.0.0, ServerAdmin): List the current ACL rules in ACL config file format.
-	ACL_LIST Command
-	// ACL_LOAD (6.0.0, ServerAdmin): Reload the ACLs from the configured ACL file.
-	ACL_LOAD Command
-	// ACL_LOG (6.0.0, ServerAdmin): List latest events denied because of ACLs in place.
-	ACL_LOG Command
-	// ACL_SAVE (6.0.0, ServerAdmin): Save the current ACL rules in the configured ACL file.
-	ACL_SAVE Command
-	// ACL_SETUSER (6.0.0, ServerAdmin): Modify or create the rules for a specific ACL user.
-	ACL_SETUSER Command
-	// ACL_USERS (6.0.0, ServerAdmin): List the username of all the configured ACL rules.
-	ACL_USERS Command
-	// ACL_WHOAMI (6.0.0, Connection): Return the name of the user associated to the current connection.
-	ACL_WHOAMI Command
-	// BGREWRITEAOF (1.0.0, ServerAdmin): Asynchronously rewrite the append-only file.
-	BGREWRITEAOF Command
-	// BGSAVE (1.0.0, ServerAdmin): Asynchronously save the dataset to disk.
-	BGSAVE Command
-	// COMMAND (2.8.13, Connection): Get array of Redis command details.
-	COMMAND Command
-	// COMMAND_COUNT (2.8.13, Connection): Get total number of Redis commands.
-	COMMAND_COUNT Command
-	// COMMAND_DOCS (7.0.0, Connection): Get array of specific Redis command documentation.
-	COMMAND_DOCS Command
-	// COMMAND_GETKEYS (2.8.13, Connection): Extract keys given a full Redis command.
-	COMMAND_GETKEYS Command
-	// COMMAND_GETKEYSANDFLAGS (7.0.0, Connection): Extract keys and access flags given a full Redis command.
-	COMMAND_GETKEYSANDFLAGS Command
-	// COMMAND_HELP (5.0.0, Connection): Show helpful text about the different subcommands.
-	COMMAND_HELP Command
-	// COMMAND_INFO (2.8.13, Connection): Get array of specific Redis command details, or all when no argument is given.
-	COMMAND_INFO Command
-	// COMMAND_LIST (7.0.0, Connection): Get an array of Redis command names.
-	COMMAND_LIST Command
-	// CONFIG (2.0.0, Never): A container for server configuration commands.
-	CONFIG Command
-	// CONFIG_GET (2.0.0, Connection): Get the values of configuration parameters.
-	CONFIG_GET Command
-	// CONFIG_HELP (5.0.0, Connection): Show helpful text about the different subcommands.
-	CONFIG_HELP Command
-	// CONFIG_RESETSTAT (2.0.0, ServerAdmin): Reset the stats returned by INFO.
-	CONFIG_RESETSTAT Command
-	// CONFIG_REWRITE (2.8.0, ServerAdmin): Rewrite the configuration file with the in memory configuration.
-	CONFIG_REWRITE Command
-	// CONFIG_SET (2.0.0, ServerAdmin): Set configuration parameters to the given values.
-	CONFIG_SET Command
-	// DBSIZE (1.0.0, ReadOnly): Return the number of keys in the selected database.
-	DBSIZE Command
-	// DEBUG (1.0.0, ServerAdmin): A container for debugging commands.
-	DEBUG Command
-	// FAILOVER (6.2.0, ServerAdmin): Start a coordinated failover between this server and one of its replicas.
-	FAILOVER Command
-	// FLUSHALL (1.0.0, ServerAdmin): Remove all keys from all databases.
-	FLUSHALL Command
-	// FLUSHDB (1.0.0, ServerAdmin): Remove all keys from the current database.
-	FLUSHDB Command
-	// HOTKEYS (8.6.0, Never): A container for hotkeys tracking commands.
-	HOTKEYS Command
-	// HOTKEYS_GET (8.6.0, ServerAdmin): Returns the hotkeys tracked.
-	HOTKEYS_GET Command
-	// HOTKEYS_RESET (8.6.0, ServerAdmin): Release the resources used for hotkey tracking.
-	HOTKEYS_RESET Command
-	// HOTKEYS_START (8.6.0, ServerAdmin): Starts hotkeys tracking.
-	HOTKEYS_START Command
-	// HOTKEYS_STOP (8.6.0, ServerAdmin): Stops hotkeys tracking.
-	HOTKEYS_STOP Command
-	// INFO (1.0.0, Connection): Get information and statistics about the server.
-	INFO Command
-	// LASTSAVE (1.0.0, Connection): Get the UNIX time stamp of the last successful save to disk.
-	LASTSAVE Command
-	// LATENCY (2.8.13, Never): A container for latency diagnostics commands.
-	LATENCY Command
-	// LATENCY_DOCTOR (2.8.13, ServerAdmin): Return a human readable latency analysis report.
-	LATENCY_DOCTOR Command
-	// LATENCY_GRAPH (2.8.13, ServerAdmin): Return a latency graph for the event.
-	LATENCY_GRAPH Command
-	// LATENCY_HELP (2.8.13, Connection): Show helpful text about the different subcommands.
-	LATENCY_HELP Command
-	// LATENCY_HISTOGRAM (7.0.0, ServerAdmin): Return the cumulative distribution of latencies of a subset of commands or all.
-	LATENCY_HISTOGRAM Command
-	// LATENCY_HISTORY (2.8.13, ServerAdmin): Return timestamp-latency samples for the event.
-	LATENCY_HISTORY Command
-	// LATENCY_LATEST (2.8.13, ServerAdmin): Return the latest latency samples for all events.
-	LATENCY_LATEST Command
-	// LATENCY_RESET (2.8.13, ServerAdmin): Reset latency data for one or more events.
-	LATENCY_RESET Command
-	// LOLWUT (5.0.0, ReadOnly): Display some computer art and the Redis version.
-	LOLWUT Command
-	// MEMORY (4.0.0, Never): A container for memory diagnostics commands.
-	MEMORY Command
-	// MEMORY_DOCTOR (4.0.0, Never): Outputs memory problems report.
-	MEMORY_DOCTOR Command
-	// MEMORY_HELP (4.0.0, Connection): Show helpful text about the different subcommands.
-	MEMORY_HELP Command
-	// MEMORY_MALLOC_STATS (4.0.0, Never): Show allocator internal stats.
-	MEMORY_MALLOC_STATS Command
-	// MEMORY_PURGE (4.0.0, Never): Ask the allocator to release memory.
-	MEMORY_PURGE Command
-	// MEMORY_STATS (4.0.0, Connection): Show memory usage details.
-	MEMORY_STATS Command
-	// MEMORY_USAGE (4.0.0, ReadOnly): Estimate the memory usage of a key.
-	MEMORY_USAGE Command
-	// MODULE (4.0.0, Never): A container for module commands.
-	MODULE Command
-	// MODULE_HELP (5.0.0, Connection): Show helpful text about the different subcommands.
-	MODULE_HELP Command
-	// MODULE_LIST (4.0.0, Connection): List all modules loaded by the server.
-	MODULE_LIST Command
-	// MODULE_LOAD (4.0.0, ServerAdmin): Load a module.
-	MODULE_LOAD Command
-	// MODULE_LOADEX (7.0.0, ServerAdmin): Load a module with extended parameters.
-	MODULE_LOADEX Command
-	// MODULE_UNLOAD (4.0.0, ServerAdmin): Unload a module.
-	MODULE_UNLOAD Command
-	// MONITOR (1.0.0, Never): Listen for all requests received by the server in real time.
-	MONITOR Command
-	// PSYNC (2.8.0, Never): Internal command used for replication.
-	PSYNC Command
-	// REPLCONF (3.0.0, Never): An internal command for configuring the replication stream.
-	REPLCONF Command
-	// REPLICAOF (5.0.0, ServerAdmin): Make the server a replica of another instance, or promote it as master.
-	REPLICAOF Command
-	// RESTORE_ASKING (3.0.0, ServerAdmin): An internal command for migrating keys in a cluster.
-	RESTORE_ASKING Command
-	// ROLE (2.8.12, Connection): Return the role of the instance in the context of replication.
-	ROLE Command
-	// SAVE (1.0.0, ServerAdmin): Synchronously save the dataset to disk.
-	SAVE Command
-	// SFLUSH (8.0.0, ServerAdmin): Remove all keys from selected range of slots.
-	SFLUSH Command
-	// SHUTDOWN (1.0.0, ServerAdmin): Synchronously save the dataset to disk and then shut down the server.
-	SHUTDOWN Command
-	// SLAVEOF (1.0.0, ServerAdmin): Make the server a replica of another instance, or promote it as master.
-	SLAVEOF Command
-	// SLOWLOG (2.2.12, Never): A container for slow log commands.
-	SLOWLOG Command
-	// SLOWLOG_GET (2.2.12, Connection): Get the slow log's entries.
-	SLOWLOG_GET Command
-	// SLOWLOG_HELP (6.2.0, Connection): Show helpful text about the different subcommands.
-	SLOWLOG_HELP Command
-	// SLOWLOG_LEN (2.2.12, Connection): Get the slow log's length.
-	SLOWLOG_LEN Command
-	// SLOWLOG_RESET (2.2.12, ServerAdmin): Clear all entries from the slow log.
-	SLOWLOG_RESET Command
-	// SWAPDB (4.0.0, ServerAdmin): Swaps two Redis databases.
-	SWAPDB Command
-	// SYNC (1.0.0, Never): Internal command used for replication.
-	SYNC Command
-	// TIME (2.6.0, Connection): Return the current server time.
-	TIME Command
-}
+// CLUSTER_FAILOVER (3.0.0, ServerAdmin): Forces a replica to perform a manual failover of its master.
+func (ClusterCommands) CLUSTER_FAILOVER() Command { return ref(60) }
 
-// Server describes the server commands: for example [Server].ACL.
-// The fields are copies of the catalog's descriptors.
-var Server = ServerCommands{
-	ACL:                     table[0],
-	ACL_CAT:                 table[1],
-	ACL_DELUSER:             table[2],
-	ACL_DRYRUN:              table[3],
-	ACL_GENPASS:             table[4],
-	ACL_GETUSER:             table[5],
-	ACL_HELP:                table[6],
-	ACL_LIST:                table[7],
-	ACL_LOAD:                table[8],
-	ACL_LOG:                 table[9],
-	ACL_SAVE:                table[10],
-	ACL_SETUSER:             table[11],
-	ACL_USERS:               table[12],
-	ACL_WHOAMI:              table[13],
-	BGREWRITEAOF:            table[17],
-	BGSAVE:                  table[18],
-	COMMAND:                 table[82],
-	COMMAND_COUNT:           table[83],
-	COMMAND_DOCS:            table[84],
-	COMMAND_GETKEYS:         table[85],
-	COMMAND_GETKEYSANDFLAGS: table[86],
-	COMMAND_HELP:            table[87],
-	COMMAND_INFO:            table[88],
-	COMMAND_LIST:            table[89],
-	CONFIG:                  table[90],
-	CONFIG_GET:              table[91],
-	CONFIG_HELP:             table[92],
-	CONFIG_RESETSTAT:        table[93],
-	CONFIG_REWRITE:          table[94],
-	CONFIG_SET:              table[95],
-	DBSIZE:                  table[97],
-	DEBUG:                   table[98],
-	FAILOVER:                table[116],
-	FLUSHALL:                table[119],
-	FLUSHDB:                 table[120],
-	HOTKEYS:                 table[163],
-	HOTKEYS_GET:             table[164],
-	HOTKEYS_RESET:           table[165],
-	HOTKEYS_START:           table[166],
-	HOTKEYS_STOP:            table[167],
-	INFO:                    table[184],
-	LASTSAVE:                table[186],
-	LATENCY:                 table[187],
-	LATENCY_DOCTOR:          table[188],
-	LATENCY_GRAPH:           table[189],
-	LATENCY_HELP:            table[190],
-	LATENCY_HISTOGRAM:       table[191],
-	LATENCY_HISTORY:         table[192],
-	LATENCY_LATEST:          table[193],
-	LATENCY_RESET:           table[194],
-	LOLWUT:                  table[201],
-	MEMORY:                  table[210],
-	MEMORY_DOCTOR:           table[211],
-	MEMORY_HELP:             table[212],
-	MEMORY_MALLOC_STATS:     table[213],
-	MEMORY_PURGE:            table[214],
-	MEMORY_STATS:            table[215],
-	MEMORY_USAGE:            table[216],
-	MODULE:                  table[219],
-	MODULE_HELP:             table[220],
-	MODULE_LIST:             table[221],
-	MODULE_LOAD:             table[222],
-	MODULE_LOADEX:           table[223],
-	MODULE_UNLOAD:           table[224],
-	MONITOR:                 table[225],
-	PSYNC:                   table[249],
-	REPLCONF:                table[266],
-	REPLICAOF:               table[267],
-	RESTORE_ASKING:          table[270],
-	ROLE:                    table[271],
-	SAVE:                    table[277],
-	SFLUSH:                  table[296],
-	SHUTDOWN:                table[297],
-	SLAVEOF:                 table[302],
-	SLOWLOG:                 table[303],
-	SLOWLOG_GET:             table[304],
-	SLOWLOG_HELP:            table[305],
-	SLOWLOG_LEN:             table[306],
-	SLOWLOG_RESET:           table[307],
-	SWAPDB:                  table[325],
-	SYNC:                    table[326],
-	TIME:                    table[327],
-}
+// CLUSTER_FLUSHSLOTS (3.0.0, ServerAdmin): Delete a node's own slots information.
+func (ClusterCommands) CLUSTER_FLUSHSLOTS() Command { return ref(61) }
 
-// SetCommands holds the descriptors of the set commands, one field per
-// command and subcommand. A field comment gives the server's summary,
-// the version that added the command and its retry category.
-type SetCommands struct {
-	// SADD (1.0.0, WriteChecked): Add one or more members to a set.
-	SADD Command
-	// SCARD (1.0.0, ReadOnly): Get the number of members in a set.
-	SCARD Command
-	// SDIFF (1.0.0, ReadOnly): Subtract multiple sets.
-	SDIFF Command
-	// SDIFFSTORE (1.0.0, WriteAccumulating): Subtract multiple sets and store the resulting set in a key.
-	SDIFFSTORE Command
-	// SINTER (1.0.0, ReadOnly): Intersect multiple sets.
-	SINTER Command
-	// SINTERCARD (7.0.0, ReadOnly): Intersect multiple sets and return the cardinality of the result.
-	SINTERCARD Command
-	// SINTERSTORE (1.0.0, WriteAccumulating): Intersect multiple sets and store the resulting set in a key.
-	SINTERSTORE Command
-	// SISMEMBER (1.0.0, ReadOnly): Determine if a given value is a member of a set.
-	SISMEMBER Command
-	// SMEMBERS (1.0.0, ReadOnly): Get all the members in a set.
-	SMEMBERS Command
-	// SMISMEMBER (6.2.0, ReadOnly): Returns the membership associated with the given elements for a set.
-	SMISMEMBER Command
-	// SMOVE (1.0.0, WriteAccumulating): Move a member from one set to another.
-	SMOVE Command
-	// SPOP (1.0.0, WriteAccumulating): Remove and return one or multiple random members from a set.
-	SPOP Command
-	// SRANDMEMBER (1.0.0, ReadOnly): Get one or multiple random members from a set.
-	SRANDMEMBER Command
-	// SREM (1.0.0, WriteAccumulating): Remove one or more members from a set.
-	SREM Command
-	// SSCAN (2.8.0, ReadOnly): Incrementally iterate Set elements.
-	SSCAN Command
-	// SUNION (1.0.0, ReadOnly): Add multiple sets.
-	SUNION Command
-	// SUNIONSTORE (1.0.0, WriteAccumulating): Add multiple sets and store the resulting set in a key.
-	SUNIONSTORE Command
-}
+// CLUSTER_FORGET (3.0.0, ServerAdmin): Remove a node from the nodes table.
+func (ClusterCommands) CLUSTER_FORGET() Command { return ref(62) }
 
-// Set describes the set commands: for example [Set].SADD.
-// The fields are copies of the catalog's descriptors.
-var Set = SetCommands{
-	SADD:        table[276],
-	SCARD:       table[279],
-	SDIFF:       table[288],
-	SDIFFSTORE:  table[289],
-	SINTER:      table[298],
-	SINTERCARD:  table[299],
-	SINTERSTORE: table[300],
-	SISMEMBER:   table[301],
-	SMEMBERS:    table[308],
-	SMISMEMBER:  table[309],
-	SMOVE:       table[310],
-	SPOP:        table[313],
-	SRANDMEMBER: table[315],
-	SREM:        table[316],
-	SSCAN:       table[317],
-	SUNION:      table[322],
-	SUNIONSTORE: table[323],
-}
+// CLUSTER_GETKEYSINSLOT (3.0.0, ReadOnly): Return local key names in the specified hash slot.
+func (ClusterCommands) CLUSTER_GETKEYSINSLOT() Command { return ref(63) }
 
-// SortedSetCommands holds the descriptors of the sorted set commands, one field per
-// command and subcommand. A field comment gives the server's summary,
-// the version that added the command and its retry category.
-type SortedSetCommands struct {
-	// BZMPOP (7.0.0, Never): Remove and return members with scores in a sorted set or block until one is available.
-	BZMPOP Command
-	// BZPOPMAX (5.0.0, Never): Remove and return the member with the highest score from one or more sorted sets, or block until one is available.
-	BZPOPMAX Command
-	// BZPOPMIN (5.0.0, Never): Remove and return the member with the lowest score from one or more sorted sets, or block until one is available.
-	BZPOPMIN Command
-	// ZADD (1.2.0, WriteAccumulating): Add one or more members to a sorted set, or update its score if it already exists.
-	ZADD Command
-	// ZCARD (1.2.0, ReadOnly): Get the number of members in a sorted set.
-	ZCARD Command
-	// ZCOUNT (2.0.0, ReadOnly): Count the members in a sorted set with scores within the given values.
-	ZCOUNT Command
-	// ZDIFF (6.2.0, ReadOnly): Subtract multiple sorted sets.
-	ZDIFF Command
-	// ZDIFFSTORE (6.2.0, WriteAccumulating): Subtract multiple sorted sets and store the resulting sorted set in a new key.
-	ZDIFFSTORE Command
-	// ZINCRBY (1.2.0, WriteAccumulating): Increment the score of a member in a sorted set.
-	ZINCRBY Command
-	// ZINTER (6.2.0, ReadOnly): Intersect multiple sorted sets.
-	ZINTER Command
-	// ZINTERCARD (7.0.0, ReadOnly): Intersect multiple sorted sets and return the cardinality of the result.
-	ZINTERCARD Command
-	// ZINTERSTORE (2.0.0, WriteAccumulating): Intersect multiple sorted sets and store the resulting sorted set in a new key.
-	ZINTERSTORE Command
-	// ZLEXCOUNT (2.8.9, ReadOnly): Count the number of members in a sorted set between a given lexicographical range.
-	ZLEXCOUNT Command
-	// ZMPOP (7.0.0, WriteAccumulating): Remove and return members with scores in a sorted set.
-	ZMPOP Command
-	// ZMSCORE (6.2.0, ReadOnly): Get the score associated with the given members in a sorted set.
-	ZMSCORE Command
-	// ZPOPMAX (5.0.0, WriteAccumulating): Remove and return members with the highest scores in a sorted set.
-	ZPOPMAX Command
-	// ZPOPMIN (5.0.0, WriteAccumulating): Remove and return members with the lowest scores in a sorted set.
-	ZPOPMIN Command
-	// ZRANDMEMBER (6.2.0, ReadOnly): Get one or multiple random elements from a sorted set.
-	ZRANDMEMBER Command
-	// ZRANGE (1.2.0, ReadOnly): Return a range of members in a sorted set.
-	ZRANGE Command
-	// ZRANGEBYLEX (2.8.9, ReadOnly): Return a range of members in a sorted set, by lexicographical range.
-	ZRANGEBYLEX Command
-	// ZRANGEBYSCORE (1.0.5, ReadOnly): Return a range of members in a sorted set, by score.
-	ZRANGEBYSCORE Command
-	// ZRANGESTORE (6.2.0, WriteAccumulating): Store a range of members from sorted set into another key.
-	ZRANGESTORE Command
-	// ZRANK (2.0.0, ReadOnly): Determine the index of a member in a sorted set.
-	ZRANK Command
-	// ZREM (1.2.0, WriteAccumulating): Remove one or more members from a sorted set.
-	ZREM Command
-	// ZREMRANGEBYLEX (2.8.9, WriteAccumulating): Remove all members in a sorted set between the given lexicographical range.
-	ZREMRANGEBYLEX Command
-	// ZREMRANGEBYRANK (2.0.0, WriteAccumulating): Remove all members in a sorted set within the given indexes.
-	ZREMRANGEBYRANK Command
-	// ZREMRANGEBYSCORE (1.2.0, WriteAccumulating): Remove all members in a sorted set within the given scores.
-	ZREMRANGEBYSCORE Command
-	// ZREVRANGE (1.2.0, ReadOnly): Return a range of members in a sorted set, by index, with scores ordered from high to low.
-	ZREVRANGE Command
-	// ZREVRANGEBYLEX (2.8.9, ReadOnly): Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.
-	ZREVRANGEBYLEX Command
-	// ZREVRANGEBYSCORE (2.2.0, ReadOnly): Return a range of members in a sorted set, by score, with scores ordered from high to low.
-	ZREVRANGEBYSCORE Command
-	// ZREVRANK (2.0.0, ReadOnly): Determine the index of a member in a sorted set, with scores ordered from high to low.
-	ZREVRANK Command
-	// ZSCAN (2.8.0, ReadOnly): Incrementally iterate sorted sets elements and associated scores.
-	ZSCAN Command
-	// ZSCORE (1.2.0, ReadOnly): Get the score associated with the given member in a sorted set.
-	ZSCORE Command
-	// ZUNION (6.2.0, ReadOnly): Add multiple sorted sets.
-	ZUNION Command
-	// ZUNIONSTORE (2.0.0, WriteAccumulating): Add multiple sorted sets and store the resulting sorted set in a new key.
-	ZUNIONSTORE Command
-}
+// CLUSTER_HELP (5.0.0, Connection): Show helpful text about the different subcommands.
+func (ClusterCommands) CLUSTER_HELP() Command { return ref(64) }
 
-// SortedSet describes the sorted set commands: for example [SortedSet].BZMPOP.
-// The fields are copies of the catalog's descriptors.
-var SortedSet = SortedSetCommands{
-	BZMPOP:           table[29],
-	BZPOPMAX:         table[30],
-	BZPOPMIN:         table[31],
-	ZADD:             table[365],
-	ZCARD:            table[366],
-	ZCOUNT:           table[367],
-	ZDIFF:            table[368],
-	ZDIFFSTORE:       table[369],
-	ZINCRBY:          table[370],
-	ZINTER:           table[371],
-	ZINTERCARD:       table[372],
-	ZINTERSTORE:      table[373],
-	ZLEXCOUNT:        table[374],
-	ZMPOP:            table[375],
-	ZMSCORE:          table[376],
-	ZPOPMAX:          table[377],
-	ZPOPMIN:          table[378],
-	ZRANDMEMBER:      table[379],
-	ZRANGE:           table[380],
-	ZRANGEBYLEX:      table[381],
-	ZRANGEBYSCORE:    table[382],
-	ZRANGESTORE:      table[383],
-	ZRANK:            table[384],
-	ZREM:             table[385],
-	ZREMRANGEBYLEX:   table[386],
-	ZREMRANGEBYRANK:  table[387],
-	ZREMRANGEBYSCORE: table[388],
-	ZREVRANGE:        table[389],
-	ZREVRANGEBYLEX:   table[390],
-	ZREVRANGEBYSCORE: table[391],
-	ZREVRANK:         table[392],
-	ZSCAN:            table[393],
-	ZSCORE:           table[394],
-	ZUNION:           table[395],
-	ZUNIONSTORE:      table[396],
-}
+// CLUSTER_INFO (3.0.0, Connection): Provides info about Redis Cluster node state.
+func (ClusterCommands) CLUSTER_INFO() Command { return ref(65) }
 
-// StreamCommands holds the descriptors of the stream commands, one field per
-// command and subcommand. A field comment gives the server's summary,
-// the version that added the command and its retry category.
-type StreamCommands struct {
-	// XACK (5.0.0, WriteAccumulating): Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.
-	XACK Command
-	// XACKDEL (8.2.0, WriteAccumulating): Acknowledges and deletes one or multiple messages for a stream consumer group.
-	XACKDEL Command
-	// XADD (5.0.0, WriteAccumulating): Appends a new entry to a stream.
-	XADD Command
-	// XAUTOCLAIM (6.2.0, WriteAccumulating): Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.
-	XAUTOCLAIM Command
-	// XCFGSET (8.6.0, WriteAccumulating): Sets the IDMP configuration parameters for a stream.
-	XCFGSET Command
-	// XCLAIM (5.0.0, WriteAccumulating): Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.
-	XCLAIM Command
-	// XDEL (5.0.0, WriteAccumulating): Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.
-	XDEL Command
-	// XDELEX (8.2.0, WriteAccumulating): Deletes one or multiple entries from the stream.
-	XDELEX Command
-	// XGROUP (5.0.0, Never): A container for consumer groups commands.
-	XGROUP Command
-	// XGROUP_CREATE (5.0.0, WriteAccumulating): Create a consumer group.
-	XGROUP_CREATE Command
-	// XGROUP_CREATECONSUMER (6.2.0, WriteAccumulating): Create a consumer in a consumer group.
-	XGROUP_CREATECONSUMER Command
-	// XGROUP_DELCONSUMER (5.0.0, WriteAccumulating): Delete a consumer from a consumer group.
-	XGROUP_DELCONSUMER Command
-	// XGROUP_DESTROY (5.0.0, WriteAccumulating): Destroy a consumer group.
-	XGROUP_DESTROY Command
-	// XGROUP_HELP (5.0.0, Connection): Show helpful text about the different subcommands.
-	XGROUP_HELP Command
-	// XGROUP_SETID (5.0.0, WriteAccumulating): Set a consumer group to an arbitrary last delivered ID value.
-	XGROUP_SETID Command
-	// XINFO (5.0.0, Never): A container for stream introspection commands.
-	XINFO Command
-	// XINFO_CONSUMERS (5.0.0, ReadOnly): List the consumers in a consumer group.
-	XINFO_CONSUMERS Command
-	// XINFO_GROUPS (5.0.0, ReadOnly): List the consumer groups of a stream.
-	XINFO_GROUPS Command
-	// XINFO_HELP (5.0.0, Connection): Show helpful text about the different subcommands.
-	XINFO_HELP Command
-	// XINFO_STREAM (5.0.0, ReadOnly): Get information about a stream.
-	XINFO_STREAM Command
-	// XLEN (5.0.0, ReadOnly): Return the number of entries in a stream.
-	XLEN Command
-	// XPENDING (5.0.0, ReadOnly): Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.
-	XPENDING Command
-	// XRANGE (5.0.0, ReadOnly): Return a range of elements in a stream, with IDs matching the specified IDs interval.
-	XRANGE Command
-	// XREAD (5.0.0, Never): Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.
-	XREAD Command
-	// XREADGROUP (5.0.0, Never): Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.
-	XREADGROUP Command
-	// XREVRANGE (5.0.0, ReadOnly): Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE.
-	XREVRANGE Command
-	// XSETID (5.0.0, WriteAccumulating): An internal command for replicating stream values.
-	XSETID Command
-	// XTRIM (5.0.0, WriteAccumulating): Trims the stream to (approximately if '~' is passed) a certain size.
-	XTRIM Command
-}
+// CLUSTER_KEYSLOT (3.0.0, Connection): Returns the hash slot of the specified key.
+func (ClusterCommands) CLUSTER_KEYSLOT() Command { return ref(66) }
 
-// Stream describes the stream commands: for example [Stream].XACK.
-// The fields are copies of the catalog's descriptors.
-var Stream = StreamCommands{
-	XACK:                  table[337],
-	XACKDEL:               table[338],
-	XADD:                  table[339],
-	XAUTOCLAIM:            table[340],
-	XCFGSET:               table[341],
-	XCLAIM:                table[342],
-	XDEL:                  table[343],
-	XDELEX:                table[344],
-	XGROUP:                table[345],
-	XGROUP_CREATE:         table[346],
-	XGROUP_CREATECONSUMER: table[347],
-	XGROUP_DELCONSUMER:    table[348],
-	XGROUP_DESTROY:        table[349],
-	XGROUP_HELP:           table[350],
-	XGROUP_SETID:          table[351],
-	XINFO:                 table[352],
-	XINFO_CONSUMERS:       table[353],
-	XINFO_GROUPS:          table[354],
-	XINFO_HELP:            table[355],
-	XINFO_STREAM:          table[356],
-	XLEN:                  table[357],
-	XPENDING:              table[358],
-	XRANGE:                table[359],
-	XREAD:                 table[360],
-	XREADGROUP:            table[361],
-	XREVRANGE:             table[362],
-	XSETID:                table[363],
-	XTRIM:                 table[364],
-}
+// CLUSTER_LINKS (7.0.0, Connection): Returns a list of all TCP links to and from peer nodes in cluster.
+func (ClusterCommands) CLUSTER_LINKS() Command { return ref(67) }
 
-// StringCommands holds the descriptors of the string commands, one field per
-// command and subcommand. A field comment gives the server's summary,
-// the version that added the command and its retry category.
-type StringCommands struct {
-	// APPEND (2.0.0, WriteAccumulating): Append a value to a key.
-	APPEND Command
-	// DECR (1.0.0, WriteAccumulating): Decrement the integer value of a key by one.
-	DECR Command
-	// DECRBY (1.0.0, WriteAccumulating): Decrement the integer value of a key by the given number.
-	DECRBY Command
-	// DELEX (8.4.0, WriteAccumulating): Conditionally removes the specified key based on value or digest comparison.
-	DELEX Command
-	// DIGEST (8.4.0, ReadOnly): Returns the hash digest of a string value.
-	DIGEST Command
-	// GET (1.0.0, ReadOnly): Get the value of a key.
-	GET Command
-	// GETDEL (6.2.0, WriteAccumulating): Get the value of a key and delete the key.
-	GETDEL Command
-	// GETEX (6.2.0, WriteAccumulating): Get the value of a key and optionally set its expiration.
-	GETEX Command
-	// GETRANGE (2.4.0, ReadOnly): Get a substring of the string stored at a key.
-	GETRANGE Command
-	// GETSET (1.0.0, WriteAccumulating): Set the string value of a key and return its old value.
-	GETSET Command
-	// INCR (1.0.0, WriteAccumulating): Increment the integer value of a key by one.
-	INCR Command
-	// INCRBY (1.0.0, WriteAccumulating): Increment the integer value of a key by the given amount.
-	INCRBY Command
-	// INCRBYFLOAT (2.6.0, WriteAccumulating): Increment the float value of a key by the given amount.
-	INCRBYFLOAT Command
-	// LCS (7.0.0, ReadOnly): Find longest common substring.
-	LCS Command
-	// MGET (1.0.0, ReadOnly): Get the values of all the given keys.
-	MGET Command
-	// MSET (1.0.1, WriteLastWins): Set multiple keys to multiple values.
-	MSET Command
-	// MSETEX (8.4.0, WriteAccumulating): Atomically sets multiple string keys with an optional shared expiration.
-	MSETEX Command
-	// MSETNX (1.0.1, WriteChecked): Set multiple keys to multiple values, only if none of the keys exist.
-	MSETNX Command
-	// PSETEX (2.6.0, WriteAccumulating): Set the value and expiration in milliseconds of a key.
-	PSETEX Command
-	// SET (1.0.0, WriteAccumulating): Set the string value of a key.
-	SET Command
-	// SETEX (2.0.0, WriteAccumulating): Set the value and expiration of a key.
-	SETEX Command
-	// SETNX (1.0.0, WriteChecked): Set the value of a key, only if the key does not exist.
-	SETNX Command
-	// SETRANGE (2.2.0, WriteLastWins): Overwrite part of a string at key starting at the specified offset.
-	SETRANGE Command
-	// STRLEN (2.2.0, ReadOnly): Get the length of the value stored in a key.
-	STRLEN Command
-	// SUBSTR (1.0.0, ReadOnly): Get a substring of the string stored at a key.
-	SUBSTR Command
-}
+// CLUSTER_MEET (3.0.0, ServerAdmin): Force a node cluster to handshake with another node.
+func (ClusterCommands) CLUSTER_MEET() Command { return ref(68) }
 
-// String describes the string commands: for example [String].APPEND.
-// The fields are copies of the catalog's descriptors.
-var String = StringCommands{
-	APPEND:      table[14],
-	DECR:        table[99],
-	DECRBY:      table[100],
-	DELEX:       table[102],
-	DIGEST:      table[103],
-	GET:         table[141],
-	GETDEL:      table[143],
-	GETEX:       table[144],
-	GETRANGE:    table[145],
-	GETSET:      table[146],
-	INCR:        table[181],
-	INCRBY:      table[182],
-	INCRBYFLOAT: table[183],
-	LCS:         table[195],
-	MGET:        table[217],
-	MSET:        table[227],
-	MSETEX:      table[228],
-	MSETNX:      table[229],
-	PSETEX:      table[247],
-	SET:         table[291],
-	SETEX:       table[293],
-	SETNX:       table[294],
-	SETRANGE:    table[295],
-	STRLEN:      table[319],
-	SUBSTR:      table[321],
-}
+// CLUSTER_MYID (3.0.0, Connection): Return the node id.
+func (ClusterCommands) CLUSTER_MYID() Command { return ref(69) }
 
-// TransactionsCommands holds the descriptors of the transaction commands, one field per
-// command and subcommand. A field comment gives the server's summary,
-// the version that added the command and its retry category.
-type TransactionsCommands struct {
-	// DISCARD (2.0.0, Never): Discard all commands issued after MULTI.
-	DISCARD Command
-	// EXEC (1.2.0, Never): Execute all commands issued after MULTI.
-	EXEC Command
-	// MULTI (1.2.0, Never): Mark the start of a transaction block.
-	MULTI Command
-	// UNWATCH (2.2.0, Never): Forget about all watched keys.
-	UNWATCH Command
-	// WATCH (2.2.0, Never): Watch the given keys to determine execution of the MULTI/EXEC block.
-	WATCH Command
-}
+// CLUSTER_MYSHARDID (7.2.0, Connection): Returns the shard ID of a node.
+func (ClusterCommands) CLUSTER_MYSHARDID() Command { return ref(70) }
 
-// Transactions describes the transaction commands: for example [Transactions].DISCARD.
-// The fields are copies of the catalog's descriptors.
-var Transactions = TransactionsCommands{
-	DISCARD: table[104],
-	EXEC:    table[111],
-	MULTI:   table[230],
-	UNWATCH: table[333],
-	WATCH:   table[336],
-}
+// CLUSTER_NODES (3.0.0, Connection): Get Cluster config for the node.
+func (ClusterCommands) CLUSTER_NODES() Command { return ref(71) }
+
+// CLUSTER_REPLICAS (5.0.0, ServerAdmin): List replica nodes of the specified master node.
+func (ClusterCommands) CLUSTER_REPLICAS() Command { return ref(72) }
+
+// CLUSTER_REPLICATE (3.0.0, ServerAdmin): Reconfigure a node as a replica of the specified master node.
+func (ClusterCommands) CLUSTER_REPLICATE() Command { return ref(73) }
+
+// CLUSTER_RESET (3.0.0, ServerAdmin): Reset a Redis Cluster node.
+func (ClusterCommands) CLUSTER_RESET() Command { return ref(74) }
+
+// CLUSTER_SAVECONFIG (3.0.0, ServerAdmin): Forces the node to save cluster state on disk.
+func (ClusterCommands) CLUSTER_SAVECONFIG() Command { return ref(75) }
+
+// CLUSTER_SET_CONFIG_EPOCH (3.0.0, ServerAdmin): Set the configuration epoch in a new node.
+func (ClusterCommands) CLUSTER_SET_CONFIG_EPOCH() Command { return ref(76) }
+
+// CLUSTER_SETSLOT (3.0.0, ServerAdmin): Bind a hash slot to a specific node.
+func (ClusterCommands) CLUSTER_SETSLOT() Command { return ref(77) }
+
+// CLUSTER_SHARDS (7.0.0, Connection): Get array of cluster slots to node mappings.
+func (ClusterCommands) CLUSTER_SHARDS() Command { return ref(78) }
+
+// CLUSTER_SLAVES (3.0.0, ServerAdmin): List replica nodes of the specified master node.
+func (ClusterCommands) CLUSTER_SLAVES() Command { return ref(79) }
+
+// CLUSTER_SLOT_STATS (8.2.0, Connection): Return an array of slot usage statistics for slots assigned to the current node.
+func (ClusterCommands) CLUSTER_SLOT_STATS() Command { return ref(80) }
+
+// CLUSTER_SLOTS (3.0.0, Connection): Get array of Cluster slot to node mappings.
+func (ClusterCommands) CLUSTER_SLOTS() Command { return ref(81) }
+
+// READONLY (3.0.0, Never): Enables read queries for a connection to a cluster replica node.
+func (ClusterCommands) READONLY() Command { return ref(262) }
+
+// READWRITE (3.0.0, Never): Disables read queries for a connection to a cluster replica node.
+func (ClusterCommands) READWRITE() Command { return ref(263) }
+
+// ConnCommands returns the descriptors of the connection commands, one method per
+// command and subcommand. It has no state: its methods return copies
+// that nobody can change behind another package's back.
+type ConnCommands struct{}
+
+// Conn holds the connection commands: for example Conn.AUTH().
+var Conn ConnCommands
+
+// AUTH (1.0.0, Never): Authenticate to the server.
+func (ConnCommands) AUTH() Command { return ref(16) }
+
+// CLIENT (2.4.0, Never): A container for client connection commands.
+func (ConnCommands) CLIENT() Command { return ref(32) }
+
+// CLIENT_CACHING (6.0.0, Never): Instruct the server about tracking or not keys in the next request.
+func (ConnCommands) CLIENT_CACHING() Command { return ref(33) }
+
+// CLIENT_CAPA (Valkey 8.0.0, Never): A client claims its capability.
+func (ConnCommands) CLIENT_CAPA() Command { return ref(34) }
+
+// CLIENT_GETNAME (2.6.9, Connection): Get the current connection name.
+func (ConnCommands) CLIENT_GETNAME() Command { return ref(35) }
+
+// CLIENT_GETREDIR (6.0.0, Connection): Get tracking notifications redirection client ID if any.
+func (ConnCommands) CLIENT_GETREDIR() Command { return ref(36) }
+
+// CLIENT_HELP (5.0.0, Connection): Show helpful text about the different subcommands.
+func (ConnCommands) CLIENT_HELP() Command { return ref(37) }
+
+// CLIENT_ID (5.0.0, Connection): Returns the client ID for the current connection.
+func (ConnCommands) CLIENT_ID() Command { return ref(38) }
+
+// CLIENT_INFO (6.2.0, Connection): Returns information about the current client connection.
+func (ConnCommands) CLIENT_INFO() Command { return ref(39) }
+
+// CLIENT_KILL (2.4.0, ServerAdmin): Kill the connection of a client.
+func (ConnCommands) CLIENT_KILL() Command { return ref(40) }
+
+// CLIENT_LIST (2.4.0, Connection): Get the list of client connections.
+func (ConnCommands) CLIENT_LIST() Command { return ref(41) }
+
+// CLIENT_NO_EVICT (7.0.0, Never): Set client eviction mode for the current connection.
+func (ConnCommands) CLIENT_NO_EVICT() Command { return ref(42) }
+
+// CLIENT_NO_TOUCH (7.2.0, Never): Controls whether commands sent by the client affect the LRU/LFU of accessed keys.
+func (ConnCommands) CLIENT_NO_TOUCH() Command { return ref(43) }
+
+// CLIENT_PAUSE (2.9.50, ServerAdmin): Stop processing commands from clients for some time.
+func (ConnCommands) CLIENT_PAUSE() Command { return ref(44) }
+
+// CLIENT_REPLY (3.2.0, Never): Instruct the server whether to reply to commands.
+func (ConnCommands) CLIENT_REPLY() Command { return ref(45) }
+
+// CLIENT_SETINFO (7.2.0, Never): Sets information specific to the client or connection.
+func (ConnCommands) CLIENT_SETINFO() Command { return ref(46) }
+
+// CLIENT_SETNAME (2.6.9, Never): Set the current connection name.
+func (ConnCommands) CLIENT_SETNAME() Command { return ref(47) }
+
+// CLIENT_TRACKING (6.0.0, Never): Enable or disable server assisted client side caching support.
+func (ConnCommands) CLIENT_TRACKING() Command { return ref(48) }
+
+// CLIENT_TRACKINGINFO (6.2.0, Connection): Return information about server assisted client side caching for the current connection.
+func (ConnCommands) CLIENT_TRACKINGINFO() Command { return ref(49) }
+
+// CLIENT_UNBLOCK (5.0.0, ServerAdmin): Unblock a client blocked in a blocking command from a different connection.
+func (ConnCommands) CLIENT_UNBLOCK() Command { return ref(50) }
+
+// CLIENT_UNPAUSE (6.2.0, ServerAdmin): Resume processing of clients that were paused.
+func (ConnCommands) CLIENT_UNPAUSE() Command { return ref(51) }
+
+// ECHO (1.0.0, Always): Echo the given string.
+func (ConnCommands) ECHO() Command { return ref(106) }
+
+// HELLO (6.0.0, Never): Handshake with Redis.
+func (ConnCommands) HELLO() Command { return ref(148) }
+
+// PING (1.0.0, Always): Ping the server.
+func (ConnCommands) PING() Command { return ref(246) }
+
+// QUIT (1.0.0, Never): Close the connection.
+func (ConnCommands) QUIT() Command { return ref(260) }
+
+// RESET (6.2.0, Never): Reset the connection.
+func (ConnCommands) RESET() Command { return ref(268) }
+
+// SELECT (1.0.0, Never): Change the selected database for the current connection.
+func (ConnCommands) SELECT() Command { return ref(290) }
+
+// GenericCommands returns the descriptors of the generic (keyspace) commands, one method per
+// command and subcommand. It has no state: its methods return copies
+// that nobody can change behind another package's back.
+type GenericCommands struct{}
+
+// Generic holds the generic (keyspace) commands: for example Generic.COPY().
+var Generic GenericCommands
+
+// COPY (6.2.0, WriteAccumulating): Copy a key.
+func (GenericCommands) COPY() Command { return ref(96) }
+
+// DEL (1.0.0, WriteAccumulating): Delete a key.
+func (GenericCommands) DEL() Command { return ref(101) }
+
+// DUMP (2.6.0, ReadOnly): Return a serialized version of the value stored at the specified key.
+func (GenericCommands) DUMP() Command { return ref(105) }
+
+// EXISTS (1.0.0, ReadOnly): Determine if a key exists.
+func (GenericCommands) EXISTS() Command { return ref(112) }
+
+// EXPIRE (1.0.0, WriteAccumulating): Set a key's time to live in seconds.
+func (GenericCommands) EXPIRE() Command { return ref(113) }
+
+// EXPIREAT (1.2.0, WriteAccumulating): Set the expiration for a key as a UNIX timestamp.
+func (GenericCommands) EXPIREAT() Command { return ref(114) }
+
+// EXPIRETIME (7.0.0, ReadOnly): Get the expiration Unix timestamp for a key.
+func (GenericCommands) EXPIRETIME() Command { return ref(115) }
+
+// KEYS (1.0.0, ReadOnly): Find all keys matching the given pattern.
+func (GenericCommands) KEYS() Command { return ref(185) }
+
+// MIGRATE (2.6.0, ServerAdmin): Atomically transfer a key from a Redis instance to another one.
+func (GenericCommands) MIGRATE() Command { return ref(218) }
+
+// MOVE (1.0.0, WriteAccumulating): Move a key to another database.
+func (GenericCommands) MOVE() Command { return ref(226) }
+
+// OBJECT (2.2.3, Never): A container for object introspection commands.
+func (GenericCommands) OBJECT() Command { return ref(231) }
+
+// OBJECT_ENCODING (2.2.3, ReadOnly): Inspect the internal encoding of a Redis object.
+func (GenericCommands) OBJECT_ENCODING() Command { return ref(232) }
+
+// OBJECT_FREQ (4.0.0, ReadOnly): Get the logarithmic access frequency counter of a Redis object.
+func (GenericCommands) OBJECT_FREQ() Command { return ref(233) }
+
+// OBJECT_HELP (6.2.0, Connection): Show helpful text about the different subcommands.
+func (GenericCommands) OBJECT_HELP() Command { return ref(234) }
+
+// OBJECT_IDLETIME (2.2.3, ReadOnly): Get the time since a Redis object was last accessed.
+func (GenericCommands) OBJECT_IDLETIME() Command { return ref(235) }
+
+// OBJECT_REFCOUNT (2.2.3, ReadOnly): Get the number of references to the value of the key.
+func (GenericCommands) OBJECT_REFCOUNT() Command { return ref(236) }
+
+// PERSIST (2.2.0, WriteAccumulating): Remove the expiration from a key.
+func (GenericCommands) PERSIST() Command { return ref(237) }
+
+// PEXPIRE (2.6.0, WriteAccumulating): Set a key's time to live in milliseconds.
+func (GenericCommands) PEXPIRE() Command { return ref(238) }
+
+// PEXPIREAT (2.6.0, WriteAccumulating): Set the expiration for a key as a UNIX timestamp specified in milliseconds.
+func (GenericCommands) PEXPIREAT() Command { return ref(239) }
+
+// PEXPIRETIME (7.0.0, ReadOnly): Get the expiration Unix timestamp for a key in milliseconds.
+func (GenericCommands) PEXPIRETIME() Command { return ref(240) }
+
+// PTTL (2.6.0, ReadOnly): Get the time to live for a key in milliseconds.
+func (GenericCommands) PTTL() Command { return ref(250) }
+
+// RANDOMKEY (1.0.0, ReadOnly): Return a random key from the keyspace.
+func (GenericCommands) RANDOMKEY() Command { return ref(261) }
+
+// RENAME (1.0.0, WriteAccumulating): Rename a key.
+func (GenericCommands) RENAME() Command { return ref(264) }
+
+// RENAMENX (1.0.0, WriteAccumulating): Rename a key, only if the new key does not exist.
+func (GenericCommands) RENAMENX() Command { return ref(265) }
+
+// RESTORE (2.6.0, ServerAdmin): Create a key using the provided serialized value, previously obtained using DUMP.
+func (GenericCommands) RESTORE() Command { return ref(269) }
+
+// SCAN (2.8.0, ReadOnly): Incrementally iterate the keys space.
+func (GenericCommands) SCAN() Command { return ref(278) }
+
+// SORT (1.0.0, ServerAdmin): Sort the elements in a list, set or sorted set.
+func (GenericCommands) SORT() Command { return ref(311) }
+
+// SORT_RO (7.0.0, ReadOnly): Sort the elements in a list, set or sorted set. Read-only variant of SORT.
+func (GenericCommands) SORT_RO() Command { return ref(312) }
+
+// TOUCH (3.2.1, ReadOnly): Alters the last access time of a key(s). Returns the number of existing keys specified.
+func (GenericCommands) TOUCH() Command { return ref(328) }
+
+// TTL (1.0.0, ReadOnly): Get the time to live for a key in seconds.
+func (GenericCommands) TTL() Command { return ref(329) }
+
+// TYPE (1.0.0, ReadOnly): Determine the type stored at key.
+func (GenericCommands) TYPE() Command { return ref(330) }
+
+// UNLINK (4.0.0, WriteAccumulating): Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.
+func (GenericCommands) UNLINK() Command { return ref(331) }
+
+// WAIT (3.0.0, Never): Wait for the synchronous replication of all the write commands sent in the context of the current connection.
+func (GenericCommands) WAIT() Command { return ref(334) }
+
+// WAITAOF (7.2.0, Never): Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.
+func (GenericCommands) WAITAOF() Command { return ref(335) }
+
+// GeoCommands returns the descriptors of the geospatial commands, one method per
+// command and subcommand. It has no state: its methods return copies
+// that nobody can change behind another package's back.
+type GeoCommands struct{}
+
+// Geo holds the geospatial commands: for example Geo.GEOADD().
+var Geo GeoCommands
+
+// GEOADD (3.2.0, WriteAccumulating): Add one or more geospatial items in the geospatial index represented using a sorted set.
+func (GeoCommands) GEOADD() Command { return ref(131) }
+
+// GEODIST (3.2.0, ReadOnly): Returns the distance between two members of a geospatial index.
+func (GeoCommands) GEODIST() Command { return ref(132) }
+
+// GEOHASH (3.2.0, ReadOnly): Returns members of a geospatial index as standard geohash strings.
+func (GeoCommands) GEOHASH() Command { return ref(133) }
+
+// GEOPOS (3.2.0, ReadOnly): Returns longitude and latitude of members of a geospatial index.
+func (GeoCommands) GEOPOS() Command { return ref(134) }
+
+// GEORADIUS (3.2.0, WriteAccumulating): Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point.
+func (GeoCommands) GEORADIUS() Command { return ref(135) }
+
+// GEORADIUSBYMEMBER (3.2.0, WriteAccumulating): Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member.
+func (GeoCommands) GEORADIUSBYMEMBER() Command { return ref(136) }
+
+// GEORADIUSBYMEMBER_RO (3.2.10, ReadOnly): A read-only variant for GEORADIUSBYMEMBER.
+func (GeoCommands) GEORADIUSBYMEMBER_RO() Command { return ref(137) }
+
+// GEORADIUS_RO (3.2.10, ReadOnly): A read-only variant for GEORADIUS.
+func (GeoCommands) GEORADIUS_RO() Command { return ref(138) }
+
+// GEOSEARCH (6.2.0, ReadOnly): Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.
+func (GeoCommands) GEOSEARCH() Command { return ref(139) }
+
+// GEOSEARCHSTORE (6.2.0, WriteAccumulating): Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.
+func (GeoCommands) GEOSEARCHSTORE() Command { return ref(140) }
+
+// HashCommands returns the descriptors of the hash commands, one method per
+// command and subcommand. It has no state: its methods return copies
+// that nobody can change behind another package's back.
+type HashCommands struct{}
+
+// Hash holds the hash commands: for example Hash.HDEL().
+var Hash HashCommands
+
+// HDEL (2.0.0, WriteAccumulating): Delete one or more hash fields.
+func (HashCommands) HDEL() Command { return ref(147) }
+
+// HEXISTS (2.0.0, ReadOnly): Determine if a hash field exists.
+func (HashCommands) HEXISTS() Command { return ref(149) }
+
+// HEXPIRE (7.4.0, WriteAccumulating): Set expiry for hash field using relative time to expire (seconds).
+func (HashCommands) HEXPIRE() Command { return ref(150) }
+
+// HEXPIREAT (7.4.0, WriteAccumulating): Set expiry for hash field using an absolute Unix timestamp (seconds).
+func (HashCommands) HEXPIREAT() Command { return ref(151) }
+
+// HEXPIRETIME (7.4.0, ReadOnly): Returns the expiration time of a hash field as a Unix timestamp, in seconds.
+func (HashCommands) HEXPIRETIME() Command { return ref(152) }
+
+// HGET (2.0.0, ReadOnly): Get the value of a hash field.
+func (HashCommands) HGET() Command { return ref(153) }
+
+// HGETALL (2.0.0, ReadOnly): Get all the fields and values in a hash.
+func (HashCommands) HGETALL() Command { return ref(154) }
+
+// HGETDEL (8.0.0, WriteAccumulating): Returns the value of a field and deletes it from the hash.
+func (HashCommands) HGETDEL() Command { return ref(155) }
+
+// HGETEX (8.0.0, WriteAccumulating): Get the value of one or more fields of a given hash key, and optionally set their expiration.
+func (HashCommands) HGETEX() Command { return ref(156) }
+
+// HINCRBY (2.0.0, WriteAccumulating): Increment the integer value of a hash field by the given number.
+func (HashCommands) HINCRBY() Command { return ref(157) }
+
+// HINCRBYFLOAT (2.6.0, WriteAccumulating): Increment the float value of a hash field by the given amount.
+func (HashCommands) HINCRBYFLOAT() Command { return ref(158) }
+
+// HKEYS (2.0.0, ReadOnly): Get all the fields in a hash.
+func (HashCommands) HKEYS() Command { return ref(159) }
+
+// HLEN (2.0.0, ReadOnly): Get the number of fields in a hash.
+func (HashCommands) HLEN() Command { return ref(160) }
+
+// HMGET (2.0.0, ReadOnly): Get the values of all the given hash fields.
+func (HashCommands) HMGET() Command { return ref(161) }
+
+// HMSET (2.0.0, WriteLastWins): Set multiple hash fields to multiple values.
+func (HashCommands) HMSET() Command { return ref(162) }
+
+// HPERSIST (7.4.0, WriteAccumulating): Removes the expiration time for each specified field.
+func (HashCommands) HPERSIST() Command { return ref(168) }
+
+// HPEXPIRE (7.4.0, WriteAccumulating): Set expiry for hash field using relative time to expire (milliseconds).
+func (HashCommands) HPEXPIRE() Command { return ref(169) }
+
+// HPEXPIREAT (7.4.0, WriteAccumulating): Set expiry for hash field using an absolute Unix timestamp (milliseconds).
+func (HashCommands) HPEXPIREAT() Command { return ref(170) }
+
+// HPEXPIRETIME (7.4.0, ReadOnly): Returns the expiration time of a hash field as a Unix timestamp, in msec.
+func (HashCommands) HPEXPIRETIME() Command { return ref(171) }
+
+// HPTTL (7.4.0, ReadOnly): Returns the TTL in milliseconds of a hash field.
+func (HashCommands) HPTTL() Command { return ref(172) }
+
+// HRANDFIELD (6.2.0, ReadOnly): Get one or multiple random fields from a hash.
+func (HashCommands) HRANDFIELD() Command { return ref(173) }
+
+// HSCAN (2.8.0, ReadOnly): Incrementally iterate hash fields and associated values.
+func (HashCommands) HSCAN() Command { return ref(174) }
+
+// HSET (2.0.0, WriteLastWins): Set the string value of a hash field.
+func (HashCommands) HSET() Command { return ref(175) }
+
+// HSETEX (8.0.0, WriteAccumulating): Set the value of one or more fields of a given hash key, and optionally set their expiration.
+func (HashCommands) HSETEX() Command { return ref(176) }
+
+// HSETNX (2.0.0, WriteChecked): Set the value of a hash field, only if the field does not exist.
+func (HashCommands) HSETNX() Command { return ref(177) }
+
+// HSTRLEN (3.2.0, ReadOnly): Get the length of the value of a hash field.
+func (HashCommands) HSTRLEN() Command { return ref(178) }
+
+// HTTL (7.4.0, ReadOnly): Returns the TTL in seconds of a hash field.
+func (HashCommands) HTTL() Command { return ref(179) }
+
+// HVALS (2.0.0, ReadOnly): Get all the values in a hash.
+func (HashCommands) HVALS() Command { return ref(180) }
+
+// HyperLogLogCommands returns the descriptors of the HyperLogLog commands, one method per
+// command and subcommand. It has no state: its methods return copies
+// that nobody can change behind another package's back.
+type HyperLogLogCommands struct{}
+
+// HyperLogLog holds the HyperLogLog commands: for example HyperLogLog.PFADD().
+var HyperLogLog HyperLogLogCommands
+
+// PFADD (2.8.9, WriteChecked): Adds the specified elements to the specified HyperLogLog.
+func (HyperLogLogCommands) PFADD() Command { return ref(241) }
+
+// PFCOUNT (2.8.9, ReadOnly): Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).
+func (HyperLogLogCommands) PFCOUNT() Command { return ref(242) }
+
+// PFDEBUG (2.8.9, ServerAdmin): Internal commands for debugging HyperLogLog values.
+func (HyperLogLogCommands) PFDEBUG() Command { return ref(243) }
+
+// PFMERGE (2.8.9, WriteAccumulating): Merge N different HyperLogLogs into a single one.
+func (HyperLogLogCommands) PFMERGE() Command { return ref(244) }
+
+// PFSELFTEST (2.8.9, ServerAdmin): An internal command for testing HyperLogLog values.
+func (HyperLogLogCommands) PFSELFTEST() Command { return ref(245) }
+
+// ListCommands returns the descriptors of the list commands, one method per
+// command and subcommand. It has no state: its methods return copies
+// that nobody can change behind another package's back.
+type ListCommands struct{}
+
+// List holds the list commands: for example List.BLMOVE().
+var List ListCommands
+
+// BLMOVE (6.2.0, Never): Pop an element from a list, push it to another list and return it; or block until one is available.
+func (ListCommands) BLMOVE() Command { return ref(24) }
+
+// BLMPOP (7.0.0, Never): Pop elements from a list, or block until one is available.
+func (ListCommands) BLMPOP() Command { return ref(25) }
+
+// BLPOP (2.0.0, Never): Remove and get the first element in a list, or block until one is available.
+func (ListCommands) BLPOP() Command { return ref(26) }
+
+// BRPOP (2.0.0, Never): Remove and get the last element in a list, or block until one is available.
+func (ListCommands) BRPOP() Command { return ref(27) }
+
+// BRPOPLPUSH (2.2.0, Never): Pop an element from a list, push it to another list and return it; or block until one is available.
+func (ListCommands) BRPOPLPUSH() Command { return ref(28) }
+
+// LINDEX (1.0.0, ReadOnly): Get an element from a list by its index.
+func (ListCommands) LINDEX() Command { return ref(196) }
+
+// LINSERT (2.2.0, WriteAccumulating): Insert an element before or after another element in a list.
+func (ListCommands) LINSERT() Command { return ref(197) }
+
+// LLEN (1.0.0, ReadOnly): Get the length of a list.
+func (ListCommands) LLEN() Command { return ref(198) }
+
+// LMOVE (6.2.0, WriteAccumulating): Pop an element from a list, push it to another list and return it.
+func (ListCommands) LMOVE() Command { return ref(199) }
+
+// LMPOP (7.0.0, WriteAccumulating): Pop elements from a list.
+func (ListCommands) LMPOP() Command { return ref(200) }
+
+// LPOP (1.0.0, WriteAccumulating): Remove and get the first elements in a list.
+func (ListCommands) LPOP() Command { return ref(202) }
+
+// LPOS (6.0.6, ReadOnly): Return the index of matching elements on a list.
+func (ListCommands) LPOS() Command { return ref(203) }
+
+// LPUSH (1.0.0, WriteAccumulating): Prepend one or multiple elements to a list.
+func (ListCommands) LPUSH() Command { return ref(204) }
+
+// LPUSHX (2.2.0, WriteAccumulating): Prepend an element to a list, only if the list exists.
+func (ListCommands) LPUSHX() Command { return ref(205) }
+
+// LRANGE (1.0.0, ReadOnly): Get a range of elements from a list.
+func (ListCommands) LRANGE() Command { return ref(206) }
+
+// LREM (1.0.0, WriteAccumulating): Remove elements from a list.
+func (ListCommands) LREM() Command { return ref(207) }
+
+// LSET (1.0.0, WriteLastWins): Set the value of an element in a list by its index.
+func (ListCommands) LSET() Command { return ref(208) }
+
+// LTRIM (1.0.0, WriteAccumulating): Trim a list to the specified range.
+func (ListCommands) LTRIM() Command { return ref(209) }
+
+// RPOP (1.0.0, WriteAccumulating): Remove and get the last elements in a list.
+func (ListCommands) RPOP() Command { return ref(272) }
+
+// RPOPLPUSH (1.2.0, WriteAccumulating): Remove the last element in a list, prepend it to another list and return it.
+func (ListCommands) RPOPLPUSH() Command { return ref(273) }
+
+// RPUSH (1.0.0, WriteAccumulating): Append one or multiple elements to a list.
+func (ListCommands) RPUSH() Command { return ref(274) }
+
+// RPUSHX (2.2.0, WriteAccumulating): Append an element to a list, only if the list exists.
+func (ListCommands) RPUSHX() Command { return ref(275) }
+
+// PubSubCommands returns the descriptors of the publish/subscribe commands, one method per
+// command and subcommand. It has no state: its methods return copies
+// that nobody can change behind another package's back.
+type PubSubCommands struct{}
+
+// PubSub holds the publish/subscribe commands: for example PubSub.PSUBSCRIBE().
+var PubSub PubSubCommands
+
+// PSUBSCRIBE (2.0.0, Never): Listen for messages published to channels matching the given patterns.
+func (PubSubCommands) PSUBSCRIBE() Command { return ref(248) }
+
+// PUBLISH (2.0.0, WriteAccumulating): Post a message to a channel.
+func (PubSubCommands) PUBLISH() Command { return ref(251) }
+
+// PUBSUB (2.8.0, Never): A container for Pub/Sub commands.
+func (PubSubCommands) PUBSUB() Command { return ref(252) }
+
+// PUBSUB_CHANNELS (2.8.0, Connection): List active channels.
+func (PubSubCommands) PUBSUB_CHANNELS() Command { return ref(253) }
+
+// PUBSUB_HELP (6.2.0, Connection): Show helpful text about the different subcommands.
+func (PubSubCommands) PUBSUB_HELP() Command { return ref(254) }
+
+// PUBSUB_NUMPAT (2.8.0, Connection): Get the count of unique patterns pattern subscriptions.
+func (PubSubCommands) PUBSUB_NUMPAT() Command { return ref(255) }
+
+// PUBSUB_NUMSUB (2.8.0, Connection): Get the count of subscribers for channels.
+func (PubSubCommands) PUBSUB_NUMSUB() Command { return ref(256) }
+
+// PUBSUB_SHARDCHANNELS (7.0.0, Connection): List active shard channels.
+func (PubSubCommands) PUBSUB_SHARDCHANNELS() Command { return ref(257) }
+
+// PUBSUB_SHARDNUMSUB (7.0.0, Connection): Get the count of subscribers for shard channels.
+func (PubSubCommands) PUBSUB_SHARDNUMSUB() Command { return ref(258) }
+
+// PUNSUBSCRIBE (2.0.0, Never): Stop listening for messages posted to channels matching the given patterns.
+func (PubSubCommands) PUNSUBSCRIBE() Command { return ref(259) }
+
+// SPUBLISH (7.0.0, WriteAccumulating): Post a message to a shard channel.
+func (PubSubCommands) SPUBLISH() Command { return ref(314) }
+
+// SSUBSCRIBE (7.0.0, Never): Listen for messages published to the given shard channels.
+func (PubSubCommands) SSUBSCRIBE() Command { return ref(318) }
+
+// SUBSCRIBE (2.0.0, Never): Listen for messages published to the given channels.
+func (PubSubCommands) SUBSCRIBE() Command { return ref(320) }
+
+// SUNSUBSCRIBE (7.0.0, Never): Stop listening for messages posted to the given shard channels.
+func (PubSubCommands) SUNSUBSCRIBE() Command { return ref(324) }
+
+// UNSUBSCRIBE (2.0.0, Never): Stop listening for messages posted to the given channels.
+func (PubSubCommands) UNSUBSCRIBE() Command { return ref(332) }
+
+// ScriptingCommands returns the descriptors of the scripting and functions commands, one method per
+// command and subcommand. It has no state: its methods return copies
+// that nobody can change behind another package's back.
+type ScriptingCommands struct{}
+
+// Scripting holds the scripting and functions commands: for example Scripting.EVAL().
+var Scripting ScriptingCommands
+
+// EVAL (2.6.0, Never): Execute a Lua script server side.
+func (ScriptingCommands) EVAL() Command { return ref(107) }
+
+// EVALSHA (2.6.0, Never): Execute a Lua script server side.
+func (ScriptingCommands) EVALSHA() Command { return ref(108) }
+
+// EVALSHA_RO (7.0.0, Never): Execute a read-only Lua script server side.
+func (ScriptingCommands) EVALSHA_RO() Command { return ref(109) }
+
+// EVAL_RO (7.0.0, Never): Execute a read-only Lua script server side.
+func (ScriptingCommands) EVAL_RO() Command { return ref(110) }
+
+// FCALL (7.0.0, Never): Invoke a function.
+func (ScriptingCommands) FCALL() Command { return ref(117) }
+
+// FCALL_RO (7.0.0, Never): Invoke a read-only function.
+func (ScriptingCommands) FCALL_RO() Command { return ref(118) }
+
+// FUNCTION (7.0.0, Never): A container for function commands.
+func (ScriptingCommands) FUNCTION() Command { return ref(121) }
+
+// FUNCTION_DELETE (7.0.0, ServerAdmin): Delete a function by name.
+func (ScriptingCommands) FUNCTION_DELETE() Command { return ref(122) }
+
+// FUNCTION_DUMP (7.0.0, ServerAdmin): Dump all functions into a serialized binary payload.
+func (ScriptingCommands) FUNCTION_DUMP() Command { return ref(123) }
+
+// FUNCTION_FLUSH (7.0.0, ServerAdmin): Deleting all functions.
+func (ScriptingCommands) FUNCTION_FLUSH() Command { return ref(124) }
+
+// FUNCTION_HELP (7.0.0, Connection): Show helpful text about the different subcommands.
+func (ScriptingCommands) FUNCTION_HELP() Command { return ref(125) }
+
+// FUNCTION_KILL (7.0.0, ServerAdmin): Kill the function currently in execution.
+func (ScriptingCommands) FUNCTION_KILL() Command { return ref(126) }
+
+// FUNCTION_LIST (7.0.0, ServerAdmin): List information about all the functions.
+func (ScriptingCommands) FUNCTION_LIST() Command { return ref(127) }
+
+// FUNCTION_LOAD (7.0.0, ServerAdmin): Create a function with the given arguments (name, code, description).
+func (ScriptingCommands) FUNCTION_LOAD() Command { return ref(128) }
+
+// FUNCTION_RESTORE (7.0.0, ServerAdmin): Restore all the functions on the given payload.
+func (ScriptingCommands) FUNCTION_RESTORE() Command { return ref(129) }
+
+// FUNCTION_STATS (7.0.0, ServerAdmin): Return information about the function currently running (name, description, duration).
+func (ScriptingCommands) FUNCTION_STATS() Command { return ref(130) }
+
+// SCRIPT (2.6.0, Never): A container for Lua scripts management commands.
+func (ScriptingCommands) SCRIPT() Command { return ref(280) }
+
+// SCRIPT_DEBUG (3.2.0, ServerAdmin): Set the debug mode for executed scripts.
+func (ScriptingCommands) SCRIPT_DEBUG() Command { return ref(281) }
+
+// SCRIPT_EXISTS (2.6.0, ServerAdmin): Check existence of scripts in the script cache.
+func (ScriptingCommands) SCRIPT_EXISTS() Command { return ref(282) }
+
+// SCRIPT_FLUSH (2.6.0, ServerAdmin): Remove all the scripts from the script cache.
+func (ScriptingCommands) SCRIPT_FLUSH() Command { return ref(283) }
+
+// SCRIPT_HELP (5.0.0, Connection): Show helpful text about the different subcommands.
+func (ScriptingCommands) SCRIPT_HELP() Command { return ref(284) }
+
+// SCRIPT_KILL (2.6.0, ServerAdmin): Kill the script currently in execution.
+func (ScriptingCommands) SCRIPT_KILL() Command { return ref(285) }
+
+// SCRIPT_LOAD (2.6.0, ServerAdmin): Load the specified Lua script into the script cache.
+func (ScriptingCommands) SCRIPT_LOAD() Command { return ref(286) }
+
+// SCRIPT_SHOW (Valkey 8.0.0, ServerAdmin): Show server-side Lua script in the script cache.
+func (ScriptingCommands) SCRIPT_SHOW() Command { return ref(287) }
+
+// ServerCommands returns the descriptors of the server commands, one method per
+// command and subcommand. It has no state: its methods return copies
+// that nobody can change behind another package's back.
+type ServerCommands struct{}
+
+// Server holds the server commands: for example Server.ACL().
+var Server ServerCommands
+
+// ACL (6.0.0, Never): A container for Access List Control commands.
+func (ServerCommands) ACL() Command { return ref(0) }
+
+// ACL_CAT (6.0.0, Connection): List the ACL categories or the commands inside a category.
+func (ServerCommands) ACL_CAT() Command { return ref(1) }
+
+// ACL_DELUSER (6.0.0, ServerAdmin): Remove the specified ACL users and the associated rules.
+func (ServerCommands) ACL_DELUSER() Command { return ref(2) }
+
+// ACL_DRYRUN (7.0.0, ServerAdmin): Returns whether the user can execute the given command without executing the command.
+func (ServerCommands) ACL_DRYRUN() Command { return ref(3) }
+
+// ACL_GENPASS (6.0.0, Never): Generate a pseudorandom secure password to use for ACL users.
+func (ServerCommands) ACL_GENPASS() Command { return ref(4) }
+
+// ACL_GETUSER (6.0.0, ServerAdmin): Get the rules for a specific ACL user.
+func (ServerCommands) ACL_GETUSER() Command { return ref(5) }
+
+// ACL_HELP (6.0.0, Connection): Show helpful text about the different subcommands.
+func (ServerCommands) ACL_HELP() Command { return ref(6) }
+
+// ACL_LIST (6.0.0, ServerAdmin): List the current ACL rules in ACL config file format.
+func (ServerCommands) ACL_LIST() Command { return ref(7) }
+
+// ACL_LOAD (6.0.0, ServerAdmin): Reload the ACLs from the configured ACL file.
+func (ServerCommands) ACL_LOAD() Command { return ref(8) }
+
+// ACL_LOG (6.0.0, ServerAdmin): List latest events denied because of ACLs in place.
+func (ServerCommands) ACL_LOG() Command { return ref(9) }
+
+// ACL_SAVE (6.0.0, ServerAdmin): Save the current ACL rules in the configured ACL file.
+func (ServerCommands) ACL_SAVE() Command { return ref(10) }
+
+// ACL_SETUSER (6.0.0, ServerAdmin): Modify or create the rules for a specific ACL user.
+func (ServerCommands) ACL_SETUSER() Command { return ref(11) }
+
+// ACL_USERS (6.0.0, ServerAdmin): List the username of all the configured ACL rules.
+func (ServerCommands) ACL_USERS() Command { return ref(12) }
+
+// ACL_WHOAMI (6.0.0, Connection): Return the name of the user associated to the current connection.
+func (ServerCommands) ACL_WHOAMI() Command { return ref(13) }
+
+// BGREWRITEAOF (1.0.0, ServerAdmin): Asynchronously rewrite the append-only file.
+func (ServerCommands) BGREWRITEAOF() Command { return ref(17) }
+
+// BGSAVE (1.0.0, ServerAdmin): Asynchronously save the dataset to disk.
+func (ServerCommands) BGSAVE() Command { return ref(18) }
+
+// COMMAND (2.8.13, Connection): Get array of Redis command details.
+func (ServerCommands) COMMAND() Command { return ref(82) }
+
+// COMMAND_COUNT (2.8.13, Connection): Get total number of Redis commands.
+func (ServerCommands) COMMAND_COUNT() Command { return ref(83) }
+
+// COMMAND_DOCS (7.0.0, Connection): Get array of specific Redis command documentation.
+func (ServerCommands) COMMAND_DOCS() Command { return ref(84) }
+
+// COMMAND_GETKEYS (2.8.13, Connection): Extract keys given a full Redis command.
+func (ServerCommands) COMMAND_GETKEYS() Command { return ref(85) }
+
+// COMMAND_GETKEYSANDFLAGS (7.0.0, Connection): Extract keys and access flags given a full Redis command.
+func (ServerCommands) COMMAND_GETKEYSANDFLAGS() Command { return ref(86) }
+
+// COMMAND_HELP (5.0.0, Connection): Show helpful text about the different subcommands.
+func (ServerCommands) COMMAND_HELP() Command { return ref(87) }
+
+// COMMAND_INFO (2.8.13, Connection): Get array of specific Redis command details, or all when no argument is given.
+func (ServerCommands) COMMAND_INFO() Command { return ref(88) }
+
+// COMMAND_LIST (7.0.0, Connection): Get an array of Redis command names.
+func (ServerCommands) COMMAND_LIST() Command { return ref(89) }
+
+// CONFIG (2.0.0, Never): A container for server configuration commands.
+func (ServerCommands) CONFIG() Command { return ref(90) }
+
+// CONFIG_GET (2.0.0, Connection): Get the values of configuration parameters.
+func (ServerCommands) CONFIG_GET() Command { return ref(91) }
+
+// CONFIG_HELP (5.0.0, Connection): Show helpful text about the different subcommands.
+func (ServerCommands) CONFIG_HELP() Command { return ref(92) }
+
+// CONFIG_RESETSTAT (2.0.0, ServerAdmin): Reset the stats returned by INFO.
+func (ServerCommands) CONFIG_RESETSTAT() Command { return ref(93) }
+
+// CONFIG_REWRITE (2.8.0, ServerAdmin): Rewrite the configuration file with the in memory configuration.
+func (ServerCommands) CONFIG_REWRITE() Command { return ref(94) }
+
+// CONFIG_SET (2.0.0, ServerAdmin): Set configuration parameters to the given values.
+func (ServerCommands) CONFIG_SET() Command { return ref(95) }
+
+// DBSIZE (1.0.0, ReadOnly): Return the number of keys in the selected database.
+func (ServerCommands) DBSIZE() Command { return ref(97) }
+
+// DEBUG (1.0.0, ServerAdmin): A container for debugging commands.
+func (ServerCommands) DEBUG() Command { return ref(98) }
+
+// FAILOVER (6.2.0, ServerAdmin): Start a coordinated failover between this server and one of its replicas.
+func (ServerCommands) FAILOVER() Command { return ref(116) }
+
+// FLUSHALL (1.0.0, ServerAdmin): Remove all keys from all databases.
+func (ServerCommands) FLUSHALL() Command { return ref(119) }
+
+// FLUSHDB (1.0.0, ServerAdmin): Remove all keys from the current database.
+func (ServerCommands) FLUSHDB() Command { return ref(120) }
+
+// HOTKEYS (8.6.0, Never): A container for hotkeys tracking commands.
+func (ServerCommands) HOTKEYS() Command { return ref(163) }
+
+// HOTKEYS_GET (8.6.0, ServerAdmin): Returns the hotkeys tracked.
+func (ServerCommands) HOTKEYS_GET() Command { return ref(164) }
+
+// HOTKEYS_RESET (8.6.0, ServerAdmin): Release the resources used for hotkey tracking.
+func (ServerCommands) HOTKEYS_RESET() Command { return ref(165) }
+
+// HOTKEYS_START (8.6.0, ServerAdmin): Starts hotkeys tracking.
+func (ServerCommands) HOTKEYS_START() Command { return ref(166) }
+
+// HOTKEYS_STOP (8.6.0, ServerAdmin): Stops hotkeys tracking.
+func (ServerCommands) HOTKEYS_STOP() Command { return ref(167) }
+
+// INFO (1.0.0, Connection): Get information and statistics about the server.
+func (ServerCommands) INFO() Command { return ref(184) }
+
+// LASTSAVE (1.0.0, Connection): Get the UNIX time stamp of the last successful save to disk.
+func (ServerCommands) LASTSAVE() Command { return ref(186) }
+
+// LATENCY (2.8.13, Never): A container for latency diagnostics commands.
+func (ServerCommands) LATENCY() Command { return ref(187) }
+
+// LATENCY_DOCTOR (2.8.13, ServerAdmin): Return a human readable latency analysis report.
+func (ServerCommands) LATENCY_DOCTOR() Command { return ref(188) }
+
+// LATENCY_GRAPH (2.8.13, ServerAdmin): Return a latency graph for the event.
+func (ServerCommands) LATENCY_GRAPH() Command { return ref(189) }
+
+// LATENCY_HELP (2.8.13, Connection): Show helpful text about the different subcommands.
+func (ServerCommands) LATENCY_HELP() Command { return ref(190) }
+
+// LATENCY_HISTOGRAM (7.0.0, ServerAdmin): Return the cumulative distribution of latencies of a subset of commands or all.
+func (ServerCommands) LATENCY_HISTOGRAM() Command { return ref(191) }
+
+// LATENCY_HISTORY (2.8.13, ServerAdmin): Return timestamp-latency samples for the event.
+func (ServerCommands) LATENCY_HISTORY() Command { return ref(192) }
+
+// LATENCY_LATEST (2.8.13, ServerAdmin): Return the latest latency samples for all events.
+func (ServerCommands) LATENCY_LATEST() Command { return ref(193) }
+
+// LATENCY_RESET (2.8.13, ServerAdmin): Reset latency data for one or more events.
+func (ServerCommands) LATENCY_RESET() Command { return ref(194) }
+
+// LOLWUT (5.0.0, ReadOnly): Display some computer art and the Redis version.
+func (ServerCommands) LOLWUT() Command { return ref(201) }
+
+// MEMORY (4.0.0, Never): A container for memory diagnostics commands.
+func (ServerCommands) MEMORY() Command { return ref(210) }
+
+// MEMORY_DOCTOR (4.0.0, Never): Outputs memory problems report.
+func (ServerCommands) MEMORY_DOCTOR() Command { return ref(211) }
+
+// MEMORY_HELP (4.0.0, Connection): Show helpful text about the different subcommands.
+func (ServerCommands) MEMORY_HELP() Command { return ref(212) }
+
+// MEMORY_MALLOC_STATS (4.0.0, Never): Show allocator internal stats.
+func (ServerCommands) MEMORY_MALLOC_STATS() Command { return ref(213) }
+
+// MEMORY_PURGE (4.0.0, Never): Ask the allocator to release memory.
+func (ServerCommands) MEMORY_PURGE() Command { return ref(214) }
+
+// MEMORY_STATS (4.0.0, Connection): Show memory usage details.
+func (ServerCommands) MEMORY_STATS() Command { return ref(215) }
+
+// MEMORY_USAGE (4.0.0, ReadOnly): Estimate the memory usage of a key.
+func (ServerCommands) MEMORY_USAGE() Command { return ref(216) }
+
+// MODULE (4.0.0, Never): A container for module commands.
+func (ServerCommands) MODULE() Command { return ref(219) }
+
+// MODULE_HELP (5.0.0, Connection): Show helpful text about the different subcommands.
+func (ServerCommands) MODULE_HELP() Command { return ref(220) }
+
+// MODULE_LIST (4.0.0, Connection): List all modules loaded by the server.
+func (ServerCommands) MODULE_LIST() Command { return ref(221) }
+
+// MODULE_LOAD (4.0.0, ServerAdmin): Load a module.
+func (ServerCommands) MODULE_LOAD() Command { return ref(222) }
+
+// MODULE_LOADEX (7.0.0, ServerAdmin): Load a module with extended parameters.
+func (ServerCommands) MODULE_LOADEX() Command { return ref(223) }
+
+// MODULE_UNLOAD (4.0.0, ServerAdmin): Unload a module.
+func (ServerCommands) MODULE_UNLOAD() Command { return ref(224) }
+
+// MONITOR (1.0.0, Never): Listen for all requests received by the server in real time.
+func (ServerCommands) MONITOR() Command { return ref(225) }
+
+// PSYNC (2.8.0, Never): Internal command used for replication.
+func (ServerCommands) PSYNC() Command { return ref(249) }
+
+// REPLCONF (3.0.0, Never): An internal command for configuring the replication stream.
+func (ServerCommands) REPLCONF() Command { return ref(266) }
+
+// REPLICAOF (5.0.0, ServerAdmin): Make the server a replica of another instance, or promote it as master.
+func (ServerCommands) REPLICAOF() Command { return ref(267) }
+
+// RESTORE_ASKING (3.0.0, ServerAdmin): An internal command for migrating keys in a cluster.
+func (ServerCommands) RESTORE_ASKING() Command { return ref(270) }
+
+// ROLE (2.8.12, Connection): Return the role of the instance in the context of replication.
+func (ServerCommands) ROLE() Command { return ref(271) }
+
+// SAVE (1.0.0, ServerAdmin): Synchronously save the dataset to disk.
+func (ServerCommands) SAVE() Command { return ref(277) }
+
+// SFLUSH (8.0.0, ServerAdmin): Remove all keys from selected range of slots.
+func (ServerCommands) SFLUSH() Command { return ref(296) }
+
+// SHUTDOWN (1.0.0, ServerAdmin): Synchronously save the dataset to disk and then shut down the server.
+func (ServerCommands) SHUTDOWN() Command { return ref(297) }
+
+// SLAVEOF (1.0.0, ServerAdmin): Make the server a replica of another instance, or promote it as master.
+func (ServerCommands) SLAVEOF() Command { return ref(302) }
+
+// SLOWLOG (2.2.12, Never): A container for slow log commands.
+func (ServerCommands) SLOWLOG() Command { return ref(303) }
+
+// SLOWLOG_GET (2.2.12, Connection): Get the slow log's entries.
+func (ServerCommands) SLOWLOG_GET() Command { return ref(304) }
+
+// SLOWLOG_HELP (6.2.0, Connection): Show helpful text about the different subcommands.
+func (ServerCommands) SLOWLOG_HELP() Command { return ref(305) }
+
+// SLOWLOG_LEN (2.2.12, Connection): Get the slow log's length.
+func (ServerCommands) SLOWLOG_LEN() Command { return ref(306) }
+
+// SLOWLOG_RESET (2.2.12, ServerAdmin): Clear all entries from the slow log.
+func (ServerCommands) SLOWLOG_RESET() Command { return ref(307) }
+
+// SWAPDB (4.0.0, ServerAdmin): Swaps two Redis databases.
+func (ServerCommands) SWAPDB() Command { return ref(325) }
+
+// SYNC (1.0.0, Never): Internal command used for replication.
+func (ServerCommands) SYNC() Command { return ref(326) }
+
+// TIME (2.6.0, Connection): Return the current server time.
+func (ServerCommands) TIME() Command { return ref(327) }
+
+// SetCommands returns the descriptors of the set commands, one method per
+// command and subcommand. It has no state: its methods return copies
+// that nobody can change behind another package's back.
+type SetCommands struct{}
+
+// Set holds the set commands: for example Set.SADD().
+var Set SetCommands
+
+// SADD (1.0.0, WriteChecked): Add one or more members to a set.
+func (SetCommands) SADD() Command { return ref(276) }
+
+// SCARD (1.0.0, ReadOnly): Get the number of members in a set.
+func (SetCommands) SCARD() Command { return ref(279) }
+
+// SDIFF (1.0.0, ReadOnly): Subtract multiple sets.
+func (SetCommands) SDIFF() Command { return ref(288) }
+
+// SDIFFSTORE (1.0.0, WriteAccumulating): Subtract multiple sets and store the resulting set in a key.
+func (SetCommands) SDIFFSTORE() Command { return ref(289) }
+
+// SINTER (1.0.0, ReadOnly): Intersect multiple sets.
+func (SetCommands) SINTER() Command { return ref(298) }
+
+// SINTERCARD (7.0.0, ReadOnly): Intersect multiple sets and return the cardinality of the result.
+func (SetCommands) SINTERCARD() Command { return ref(299) }
+
+// SINTERSTORE (1.0.0, WriteAccumulating): Intersect multiple sets and store the resulting set in a key.
+func (SetCommands) SINTERSTORE() Command { return ref(300) }
+
+// SISMEMBER (1.0.0, ReadOnly): Determine if a given value is a member of a set.
+func (SetCommands) SISMEMBER() Command { return ref(301) }
+
+// SMEMBERS (1.0.0, ReadOnly): Get all the members in a set.
+func (SetCommands) SMEMBERS() Command { return ref(308) }
+
+// SMISMEMBER (6.2.0, ReadOnly): Returns the membership associated with the given elements for a set.
+func (SetCommands) SMISMEMBER() Command { return ref(309) }
+
+// SMOVE (1.0.0, WriteAccumulating): Move a member from one set to another.
+func (SetCommands) SMOVE() Command { return ref(310) }
+
+// SPOP (1.0.0, WriteAccumulating): Remove and return one or multiple random members from a set.
+func (SetCommands) SPOP() Command { return ref(313) }
+
+// SRANDMEMBER (1.0.0, ReadOnly): Get one or multiple random members from a set.
+func (SetCommands) SRANDMEMBER() Command { return ref(315) }
+
+// SREM (1.0.0, WriteAccumulating): Remove one or more members from a set.
+func (SetCommands) SREM() Command { return ref(316) }
+
+// SSCAN (2.8.0, ReadOnly): Incrementally iterate Set elements.
+func (SetCommands) SSCAN() Command { return ref(317) }
+
+// SUNION (1.0.0, ReadOnly): Add multiple sets.
+func (SetCommands) SUNION() Command { return ref(322) }
+
+// SUNIONSTORE (1.0.0, WriteAccumulating): Add multiple sets and store the resulting set in a key.
+func (SetCommands) SUNIONSTORE() Command { return ref(323) }
+
+// SortedSetCommands returns the descriptors of the sorted set commands, one method per
+// command and subcommand. It has no state: its methods return copies
+// that nobody can change behind another package's back.
+type SortedSetCommands struct{}
+
+// SortedSet holds the sorted set commands: for example SortedSet.BZMPOP().
+var SortedSet SortedSetCommands
+
+// BZMPOP (7.0.0, Never): Remove and return members with scores in a sorted set or block until one is available.
+func (SortedSetCommands) BZMPOP() Command { return ref(29) }
+
+// BZPOPMAX (5.0.0, Never): Remove and return the member with the highest score from one or more sorted sets, or block until one is available.
+func (SortedSetCommands) BZPOPMAX() Command { return ref(30) }
+
+// BZPOPMIN (5.0.0, Never): Remove and return the member with the lowest score from one or more sorted sets, or block until one is available.
+func (SortedSetCommands) BZPOPMIN() Command { return ref(31) }
+
+// ZADD (1.2.0, WriteAccumulating): Add one or more members to a sorted set, or update its score if it already exists.
+func (SortedSetCommands) ZADD() Command { return ref(365) }
+
+// ZCARD (1.2.0, ReadOnly): Get the number of members in a sorted set.
+func (SortedSetCommands) ZCARD() Command { return ref(366) }
+
+// ZCOUNT (2.0.0, ReadOnly): Count the members in a sorted set with scores within the given values.
+func (SortedSetCommands) ZCOUNT() Command { return ref(367) }
+
+// ZDIFF (6.2.0, ReadOnly): Subtract multiple sorted sets.
+func (SortedSetCommands) ZDIFF() Command { return ref(368) }
+
+// ZDIFFSTORE (6.2.0, WriteAccumulating): Subtract multiple sorted sets and store the resulting sorted set in a new key.
+func (SortedSetCommands) ZDIFFSTORE() Command { return ref(369) }
+
+// ZINCRBY (1.2.0, WriteAccumulating): Increment the score of a member in a sorted set.
+func (SortedSetCommands) ZINCRBY() Command { return ref(370) }
+
+// ZINTER (6.2.0, ReadOnly): Intersect multiple sorted sets.
+func (SortedSetCommands) ZINTER() Command { return ref(371) }
+
+// ZINTERCARD (7.0.0, ReadOnly): Intersect multiple sorted sets and return the cardinality of the result.
+func (SortedSetCommands) ZINTERCARD() Command { return ref(372) }
+
+// ZINTERSTORE (2.0.0, WriteAccumulating): Intersect multiple sorted sets and store the resulting sorted set in a new key.
+func (SortedSetCommands) ZINTERSTORE() Command { return ref(373) }
+
+// ZLEXCOUNT (2.8.9, ReadOnly): Count the number of members in a sorted set between a given lexicographical range.
+func (SortedSetCommands) ZLEXCOUNT() Command { return ref(374) }
+
+// ZMPOP (7.0.0, WriteAccumulating): Remove and return members with scores in a sorted set.
+func (SortedSetCommands) ZMPOP() Command { return ref(375) }
+
+// ZMSCORE (6.2.0, ReadOnly): Get the score associated with the given members in a sorted set.
+func (SortedSetCommands) ZMSCORE() Command { return ref(376) }
+
+// ZPOPMAX (5.0.0, WriteAccumulating): Remove and return members with the highest scores in a sorted set.
+func (SortedSetCommands) ZPOPMAX() Command { return ref(377) }
+
+// ZPOPMIN (5.0.0, WriteAccumulating): Remove and return members with the lowest scores in a sorted set.
+func (SortedSetCommands) ZPOPMIN() Command { return ref(378) }
+
+// ZRANDMEMBER (6.2.0, ReadOnly): Get one or multiple random elements from a sorted set.
+func (SortedSetCommands) ZRANDMEMBER() Command { return ref(379) }
+
+// ZRANGE (1.2.0, ReadOnly): Return a range of members in a sorted set.
+func (SortedSetCommands) ZRANGE() Command { return ref(380) }
+
+// ZRANGEBYLEX (2.8.9, ReadOnly): Return a range of members in a sorted set, by lexicographical range.
+func (SortedSetCommands) ZRANGEBYLEX() Command { return ref(381) }
+
+// ZRANGEBYSCORE (1.0.5, ReadOnly): Return a range of members in a sorted set, by score.
+func (SortedSetCommands) ZRANGEBYSCORE() Command { return ref(382) }
+
+// ZRANGESTORE (6.2.0, WriteAccumulating): Store a range of members from sorted set into another key.
+func (SortedSetCommands) ZRANGESTORE() Command { return ref(383) }
+
+// ZRANK (2.0.0, ReadOnly): Determine the index of a member in a sorted set.
+func (SortedSetCommands) ZRANK() Command { return ref(384) }
+
+// ZREM (1.2.0, WriteAccumulating): Remove one or more members from a sorted set.
+func (SortedSetCommands) ZREM() Command { return ref(385) }
+
+// ZREMRANGEBYLEX (2.8.9, WriteAccumulating): Remove all members in a sorted set between the given lexicographical range.
+func (SortedSetCommands) ZREMRANGEBYLEX() Command { return ref(386) }
+
+// ZREMRANGEBYRANK (2.0.0, WriteAccumulating): Remove all members in a sorted set within the given indexes.
+func (SortedSetCommands) ZREMRANGEBYRANK() Command { return ref(387) }
+
+// ZREMRANGEBYSCORE (1.2.0, WriteAccumulating): Remove all members in a sorted set within the given scores.
+func (SortedSetCommands) ZREMRANGEBYSCORE() Command { return ref(388) }
+
+// ZREVRANGE (1.2.0, ReadOnly): Return a range of members in a sorted set, by index, with scores ordered from high to low.
+func (SortedSetCommands) ZREVRANGE() Command { return ref(389) }
+
+// ZREVRANGEBYLEX (2.8.9, ReadOnly): Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.
+func (SortedSetCommands) ZREVRANGEBYLEX() Command { return ref(390) }
+
+// ZREVRANGEBYSCORE (2.2.0, ReadOnly): Return a range of members in a sorted set, by score, with scores ordered from high to low.
+func (SortedSetCommands) ZREVRANGEBYSCORE() Command { return ref(391) }
+
+// ZREVRANK (2.0.0, ReadOnly): Determine the index of a member in a sorted set, with scores ordered from high to low.
+func (SortedSetCommands) ZREVRANK() Command { return ref(392) }
+
+// ZSCAN (2.8.0, ReadOnly): Incrementally iterate sorted sets elements and associated scores.
+func (SortedSetCommands) ZSCAN() Command { return ref(393) }
+
+// ZSCORE (1.2.0, ReadOnly): Get the score associated with the given member in a sorted set.
+func (SortedSetCommands) ZSCORE() Command { return ref(394) }
+
+// ZUNION (6.2.0, ReadOnly): Add multiple sorted sets.
+func (SortedSetCommands) ZUNION() Command { return ref(395) }
+
+// ZUNIONSTORE (2.0.0, WriteAccumulating): Add multiple sorted sets and store the resulting sorted set in a new key.
+func (SortedSetCommands) ZUNIONSTORE() Command { return ref(396) }
+
+// StreamCommands returns the descriptors of the stream commands, one method per
+// command and subcommand. It has no state: its methods return copies
+// that nobody can change behind another package's back.
+type StreamCommands struct{}
+
+// Stream holds the stream commands: for example Stream.XACK().
+var Stream StreamCommands
+
+// XACK (5.0.0, WriteAccumulating): Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.
+func (StreamCommands) XACK() Command { return ref(337) }
+
+// XACKDEL (8.2.0, WriteAccumulating): Acknowledges and deletes one or multiple messages for a stream consumer group.
+func (StreamCommands) XACKDEL() Command { return ref(338) }
+
+// XADD (5.0.0, WriteAccumulating): Appends a new entry to a stream.
+func (StreamCommands) XADD() Command { return ref(339) }
+
+// XAUTOCLAIM (6.2.0, WriteAccumulating): Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.
+func (StreamCommands) XAUTOCLAIM() Command { return ref(340) }
+
+// XCFGSET (8.6.0, WriteAccumulating): Sets the IDMP configuration parameters for a stream.
+func (StreamCommands) XCFGSET() Command { return ref(341) }
+
+// XCLAIM (5.0.0, WriteAccumulating): Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.
+func (StreamCommands) XCLAIM() Command { return ref(342) }
+
+// XDEL (5.0.0, WriteAccumulating): Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.
+func (StreamCommands) XDEL() Command { return ref(343) }
+
+// XDELEX (8.2.0, WriteAccumulating): Deletes one or multiple entries from the stream.
+func (StreamCommands) XDELEX() Command { return ref(344) }
+
+// XGROUP (5.0.0, Never): A container for consumer groups commands.
+func (StreamCommands) XGROUP() Command { return ref(345) }
+
+// XGROUP_CREATE (5.0.0, WriteAccumulating): Create a consumer group.
+func (StreamCommands) XGROUP_CREATE() Command { return ref(346) }
+
+// XGROUP_CREATECONSUMER (6.2.0, WriteAccumulating): Create a consumer in a consumer group.
+func (StreamCommands) XGROUP_CREATECONSUMER() Command { return ref(347) }
+
+// XGROUP_DELCONSUMER (5.0.0, WriteAccumulating): Delete a consumer from a consumer group.
+func (StreamCommands) XGROUP_DELCONSUMER() Command { return ref(348) }
+
+// XGROUP_DESTROY (5.0.0, WriteAccumulating): Destroy a consumer group.
+func (StreamCommands) XGROUP_DESTROY() Command { return ref(349) }
+
+// XGROUP_HELP (5.0.0, Connection): Show helpful text about the different subcommands.
+func (StreamCommands) XGROUP_HELP() Command { return ref(350) }
+
+// XGROUP_SETID (5.0.0, WriteAccumulating): Set a consumer group to an arbitrary last delivered ID value.
+func (StreamCommands) XGROUP_SETID() Command { return ref(351) }
+
+// XINFO (5.0.0, Never): A container for stream introspection commands.
+func (StreamCommands) XINFO() Command { return ref(352) }
+
+// XINFO_CONSUMERS (5.0.0, ReadOnly): List the consumers in a consumer group.
+func (StreamCommands) XINFO_CONSUMERS() Command { return ref(353) }
+
+// XINFO_GROUPS (5.0.0, ReadOnly): List the consumer groups of a stream.
+func (StreamCommands) XINFO_GROUPS() Command { return ref(354) }
+
+// XINFO_HELP (5.0.0, Connection): Show helpful text about the different subcommands.
+func (StreamCommands) XINFO_HELP() Command { return ref(355) }
+
+// XINFO_STREAM (5.0.0, ReadOnly): Get information about a stream.
+func (StreamCommands) XINFO_STREAM() Command { return ref(356) }
+
+// XLEN (5.0.0, ReadOnly): Return the number of entries in a stream.
+func (StreamCommands) XLEN() Command { return ref(357) }
+
+// XPENDING (5.0.0, ReadOnly): Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.
+func (StreamCommands) XPENDING() Command { return ref(358) }
+
+// XRANGE (5.0.0, ReadOnly): Return a range of elements in a stream, with IDs matching the specified IDs interval.
+func (StreamCommands) XRANGE() Command { return ref(359) }
+
+// XREAD (5.0.0, Never): Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.
+func (StreamCommands) XREAD() Command { return ref(360) }
+
+// XREADGROUP (5.0.0, Never): Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.
+func (StreamCommands) XREADGROUP() Command { return ref(361) }
+
+// XREVRANGE (5.0.0, ReadOnly): Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE.
+func (StreamCommands) XREVRANGE() Command { return ref(362) }
+
+// XSETID (5.0.0, WriteAccumulating): An internal command for replicating stream values.
+func (StreamCommands) XSETID() Command { return ref(363) }
+
+// XTRIM (5.0.0, WriteAccumulating): Trims the stream to (approximately if '~' is passed) a certain size.
+func (StreamCommands) XTRIM() Command { return ref(364) }
+
+// StringCommands returns the descriptors of the string commands, one method per
+// command and subcommand. It has no state: its methods return copies
+// that nobody can change behind another package's back.
+type StringCommands struct{}
+
+// String holds the string commands: for example String.APPEND().
+var String StringCommands
+
+// APPEND (2.0.0, WriteAccumulating): Append a value to a key.
+func (StringCommands) APPEND() Command { return ref(14) }
+
+// DECR (1.0.0, WriteAccumulating): Decrement the integer value of a key by one.
+func (StringCommands) DECR() Command { return ref(99) }
+
+// DECRBY (1.0.0, WriteAccumulating): Decrement the integer value of a key by the given number.
+func (StringCommands) DECRBY() Command { return ref(100) }
+
+// DELEX (8.4.0, WriteAccumulating): Conditionally removes the specified key based on value or digest comparison.
+func (StringCommands) DELEX() Command { return ref(102) }
+
+// DIGEST (8.4.0, ReadOnly): Returns the hash digest of a string value.
+func (StringCommands) DIGEST() Command { return ref(103) }
+
+// GET (1.0.0, ReadOnly): Get the value of a key.
+func (StringCommands) GET() Command { return ref(141) }
+
+// GETDEL (6.2.0, WriteAccumulating): Get the value of a key and delete the key.
+func (StringCommands) GETDEL() Command { return ref(143) }
+
+// GETEX (6.2.0, WriteAccumulating): Get the value of a key and optionally set its expiration.
+func (StringCommands) GETEX() Command { return ref(144) }
+
+// GETRANGE (2.4.0, ReadOnly): Get a substring of the string stored at a key.
+func (StringCommands) GETRANGE() Command { return ref(145) }
+
+// GETSET (1.0.0, WriteAccumulating): Set the string value of a key and return its old value.
+func (StringCommands) GETSET() Command { return ref(146) }
+
+// INCR (1.0.0, WriteAccumulating): Increment the integer value of a key by one.
+func (StringCommands) INCR() Command { return ref(181) }
+
+// INCRBY (1.0.0, WriteAccumulating): Increment the integer value of a key by the given amount.
+func (StringCommands) INCRBY() Command { return ref(182) }
+
+// INCRBYFLOAT (2.6.0, WriteAccumulating): Increment the float value of a key by the given amount.
+func (StringCommands) INCRBYFLOAT() Command { return ref(183) }
+
+// LCS (7.0.0, ReadOnly): Find longest common substring.
+func (StringCommands) LCS() Command { return ref(195) }
+
+// MGET (1.0.0, ReadOnly): Get the values of all the given keys.
+func (StringCommands) MGET() Command { return ref(217) }
+
+// MSET (1.0.1, WriteLastWins): Set multiple keys to multiple values.
+func (StringCommands) MSET() Command { return ref(227) }
+
+// MSETEX (8.4.0, WriteAccumulating): Atomically sets multiple string keys with an optional shared expiration.
+func (StringCommands) MSETEX() Command { return ref(228) }
+
+// MSETNX (1.0.1, WriteChecked): Set multiple keys to multiple values, only if none of the keys exist.
+func (StringCommands) MSETNX() Command { return ref(229) }
+
+// PSETEX (2.6.0, WriteAccumulating): Set the value and expiration in milliseconds of a key.
+func (StringCommands) PSETEX() Command { return ref(247) }
+
+// SET (1.0.0, WriteAccumulating): Set the string value of a key.
+func (StringCommands) SET() Command { return ref(291) }
+
+// SETEX (2.0.0, WriteAccumulating): Set the value and expiration of a key.
+func (StringCommands) SETEX() Command { return ref(293) }
+
+// SETNX (1.0.0, WriteChecked): Set the value of a key, only if the key does not exist.
+func (StringCommands) SETNX() Command { return ref(294) }
+
+// SETRANGE (2.2.0, WriteLastWins): Overwrite part of a string at key starting at the specified offset.
+func (StringCommands) SETRANGE() Command { return ref(295) }
+
+// STRLEN (2.2.0, ReadOnly): Get the length of the value stored in a key.
+func (StringCommands) STRLEN() Command { return ref(319) }
+
+// SUBSTR (1.0.0, ReadOnly): Get a substring of the string stored at a key.
+func (StringCommands) SUBSTR() Command { return ref(321) }
+
+// TransactionsCommands returns the descriptors of the transaction commands, one method per
+// command and subcommand. It has no state: its methods return copies
+// that nobody can change behind another package's back.
+type TransactionsCommands struct{}
+
+// Transactions holds the transaction commands: for example Transactions.DISCARD().
+var Transactions TransactionsCommands
+
+// DISCARD (2.0.0, Never): Discard all commands issued after MULTI.
+func (TransactionsCommands) DISCARD() Command { return ref(104) }
+
+// EXEC (1.2.0, Never): Execute all commands issued after MULTI.
+func (TransactionsCommands) EXEC() Command { return ref(111) }
+
+// MULTI (1.2.0, Never): Mark the start of a transaction block.
+func (TransactionsCommands) MULTI() Command { return ref(230) }
+
+// UNWATCH (2.2.0, Never): Forget about all watched keys.
+func (TransactionsCommands) UNWATCH() Command { return ref(333) }
+
+// WATCH (2.2.0, Never): Watch the given keys to determine execution of the MULTI/EXEC block.
+func (TransactionsCommands) WATCH() Command { return ref(336) }

@@ -1,6 +1,9 @@
 package catalog
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // RetryCategory is the execution risk a caller accepts when a command is
 // resent after it may already have run. Categories are ordered by increasing
@@ -116,38 +119,86 @@ const (
 // Has reports whether every bit of g is set in f.
 func (f Flag) Has(g Flag) bool { return f&g == g }
 
-// Command describes one Redis command or subcommand: its name, its shape
-// and its audited retry category. Descriptors are immutable values; the
-// generated ones live in this package's groups (for example [String].SET).
-// A Command is safe for concurrent use.
-type Command struct {
-	// Name is the command name in upper case, for example "GET" or "CONFIG".
-	Name string
-	// Subcommand is the subcommand in upper case ("SET" for CONFIG SET), or "".
-	Subcommand string
-	// Group is the command group in the server's documentation ("string").
-	Group string
-	// Arity is the server's arity: positive is exact, negative is a minimum,
-	// both counting the command name (and subcommand) as arguments.
-	Arity int
-	// Flags are the command's dispatch properties.
-	Flags Flag
-	// FirstKey, LastKey and KeyStep give the key positions in the full
-	// argument list (command name at 0). LastKey -1 means the last argument.
-	// FirstKey 0 means the command takes no keys at fixed positions.
-	FirstKey, LastKey, KeyStep int
-	// ACLCategories are the server's ACL categories, without the '@'.
-	ACLCategories []string
-	// Since is the server version that introduced the command ("1.0.0").
-	Since string
-	// Origin names the server family Since refers to: "redis", or "valkey"
-	// for a command only Valkey provides. "" for a descriptor from [New].
-	Origin string
-	// Category is the audited retry category for every argument list.
-	Category RetryCategory
-	// declared reports whether Category was declared by a caller.
-	declared bool
+// descriptor holds one command's facts. The generated table holds one per
+// command and subcommand; nothing outside this package can reach it.
+type descriptor struct {
+	name, sub                  string
+	group                      string
+	arity                      int
+	flags                      Flag
+	firstKey, lastKey, keyStep int
+	acl                        []string
+	since, origin              string
+	category                   RetryCategory
 }
+
+// Command describes one Redis command or subcommand: its name, its shape
+// and its audited retry category. A Command is an immutable value: its
+// facts are read through methods, and the only way to change what a
+// descriptor says is to derive a copy ([Command.WithRetryCategory],
+// [Command.WithFlags]), which changes nothing for anyone else. The
+// generated descriptors are returned by the methods of this package's
+// group variables (for example String.SET()). The zero Command describes
+// no command. A Command is safe for concurrent use.
+type Command struct {
+	d        *descriptor
+	cat      RetryCategory
+	extra    Flag // flags declared by the caller with WithFlags
+	declared bool // cat was declared by a caller
+}
+
+var noDescriptor descriptor
+
+// ref returns the command of table entry i.
+func ref(i int) Command { return Command{d: &table[i], cat: table[i].category} }
+
+func (c Command) desc() *descriptor {
+	if c.d == nil {
+		return &noDescriptor
+	}
+	return c.d
+}
+
+// Name returns the command name in upper case, for example "GET" or "CONFIG".
+func (c Command) Name() string { return c.desc().name }
+
+// Subcommand returns the subcommand in upper case ("SET" for CONFIG SET), or "".
+func (c Command) Subcommand() string { return c.desc().sub }
+
+// Group returns the command group in the server's documentation ("string").
+func (c Command) Group() string { return c.desc().group }
+
+// Arity returns the server's arity: positive is exact, negative is a
+// minimum, both counting the command name (and subcommand) as arguments.
+func (c Command) Arity() int { return c.desc().arity }
+
+// Flags returns the command's dispatch properties: the catalog's, plus any
+// declared with [Command.WithFlags].
+func (c Command) Flags() Flag { return c.desc().flags | c.extra }
+
+// Keys returns the key positions in the full argument list (command name
+// at 0): the first, the last (-1 means the last argument) and the step.
+// A first position of 0 means the command takes no keys at fixed positions.
+func (c Command) Keys() (first, last, step int) {
+	d := c.desc()
+	return d.firstKey, d.lastKey, d.keyStep
+}
+
+// ACLCategories returns the server's ACL categories, without the '@'. The
+// slice is a new copy.
+func (c Command) ACLCategories() []string { return slices.Clone(c.desc().acl) }
+
+// Since returns the server version that introduced the command ("1.0.0").
+func (c Command) Since() string { return c.desc().since }
+
+// Origin names the server family Since refers to: "redis", or "valkey"
+// for a command only Valkey provides. "" for a descriptor from [New].
+func (c Command) Origin() string { return c.desc().origin }
+
+// Category returns the retry category: the audited one, or the one
+// declared with [Command.WithRetryCategory]. It holds for every argument
+// list. The zero value means none (the command is never resent).
+func (c Command) Category() RetryCategory { return c.cat }
 
 // New returns a descriptor for a command the catalog does not describe,
 // such as a module command. Its retry category is [Never] until declared
@@ -155,13 +206,13 @@ type Command struct {
 // name may hold a subcommand after a space ("CLIENT INFO").
 func New(name string) Command {
 	name = strings.TrimSpace(name)
-	c := Command{}
+	d := &descriptor{}
 	if i := strings.IndexByte(name, ' '); i >= 0 {
-		c.Name, c.Subcommand = strings.ToUpper(name[:i]), strings.ToUpper(strings.TrimSpace(name[i+1:]))
+		d.name, d.sub = strings.ToUpper(name[:i]), strings.ToUpper(strings.TrimSpace(name[i+1:]))
 	} else {
-		c.Name = strings.ToUpper(name)
+		d.name = strings.ToUpper(name)
 	}
-	return c
+	return Command{d: d}
 }
 
 // WithRetryCategory returns a copy of c whose retry category is cat. The
@@ -171,8 +222,18 @@ func (c Command) WithRetryCategory(cat RetryCategory) Command {
 	if !cat.Valid() {
 		cat = Never
 	}
-	c.Category = cat
+	c.cat = cat
 	c.declared = true
+	return c
+}
+
+// WithFlags returns a copy of c with the dispatch flags f added to the
+// catalog's. Flags can only be added: declaring a module command
+// [FlagBlocking] sends it on a connection of its own, declaring it
+// [FlagConnectionState], [FlagPubSub] or [FlagTransaction] keeps it off
+// the shared connection. Declared flags never grant a retry.
+func (c Command) WithFlags(f Flag) Command {
+	c.extra |= f
 	return c
 }
 
@@ -182,16 +243,17 @@ func (c Command) Declared() bool { return c.declared }
 
 // FullName returns "NAME" or "NAME SUBCOMMAND".
 func (c Command) FullName() string {
-	if c.Subcommand == "" {
-		return c.Name
+	d := c.desc()
+	if d.sub == "" {
+		return d.name
 	}
-	return c.Name + " " + c.Subcommand
+	return d.name + " " + d.sub
 }
 
 // ArgPrefix returns how many leading arguments name the command: 1, or 2
 // with a subcommand.
 func (c Command) ArgPrefix() int {
-	if c.Subcommand == "" {
+	if c.desc().sub == "" {
 		return 1
 	}
 	return 2

@@ -115,13 +115,13 @@ func TestLiveCommandTable(t *testing.T) {
 		full := strings.ToUpper(e.arr[0].str)
 		name, sub, _ := strings.Cut(full, "|")
 		c, ok := Lookup(name, sub)
-		if !ok || c.Name != name || c.Subcommand != sub {
+		if !ok || c.Name() != name || c.Subcommand() != sub {
 			t.Errorf("%s %s: no descriptor (Lookup gave %q)", name, sub, c.FullName())
 		} else {
-			if got, want := c.Arity, int(e.arr[1].num); got != want {
+			if got, want := c.Arity(), int(e.arr[1].num); got != want {
 				t.Errorf("%s: arity %d, server %d", c.FullName(), got, want)
 			}
-			got := [3]int{c.FirstKey, c.LastKey, c.KeyStep}
+			got := func() [3]int { f, l, st := c.Keys(); return [3]int{f, l, st} }()
 			want := [3]int{int(e.arr[3].num), int(e.arr[4].num), int(e.arr[5].num)}
 			if got != want {
 				t.Errorf("%s: keys %v, server %v", c.FullName(), got, want)
@@ -131,18 +131,18 @@ func TestLiveCommandTable(t *testing.T) {
 				flags |= serverFlagBits[f.str]
 			}
 			mask := FlagReadOnly | FlagWrite | FlagPubSub | FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagMovableKeys
-			if c.Flags&mask != flags&mask {
-				t.Errorf("%s: flags %b, server %b", c.FullName(), c.Flags&mask, flags&mask)
+			if c.Flags()&mask != flags&mask {
+				t.Errorf("%s: flags %b, server %b", c.FullName(), c.Flags()&mask, flags&mask)
 			}
-			if flags.Has(FlagBlocking) && !c.Flags.Has(FlagBlocking) {
+			if flags.Has(FlagBlocking) && !c.Flags().Has(FlagBlocking) {
 				t.Errorf("%s: server says blocking, catalog does not", c.FullName())
 			}
 			var acl []string
 			for _, a := range e.arr[6].arr {
 				acl = append(acl, strings.TrimPrefix(a.str, "@"))
 			}
-			if !slices.Equal(c.ACLCategories, acl) {
-				t.Errorf("%s: ACL categories %v, server %v", c.FullName(), c.ACLCategories, acl)
+			if !slices.Equal(c.ACLCategories(), acl) {
+				t.Errorf("%s: ACL categories %v, server %v", c.FullName(), c.ACLCategories(), acl)
 			}
 		}
 		for _, s := range e.arr[9].arr {

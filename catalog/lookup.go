@@ -19,27 +19,31 @@ func Lookup(name, sub string) (Command, bool) {
 	sub = strings.ToUpper(strings.TrimSpace(sub))
 	if sub != "" {
 		if i, ok := find(name, sub); ok {
-			return table[i], true
+			return ref(i), true
 		}
 	}
 	if i, ok := find(name, ""); ok {
-		return table[i], true
+		return ref(i), true
 	}
 	return Command{}, false
 }
 
 // find reports the index of name and sub in the sorted table.
 func find(name, sub string) (int, bool) {
-	return slices.BinarySearchFunc(table[:], [2]string{name, sub}, func(c Command, k [2]string) int {
-		if r := strings.Compare(c.Name, k[0]); r != 0 {
+	return slices.BinarySearchFunc(table[:], [2]string{name, sub}, func(d descriptor, k [2]string) int {
+		if r := strings.Compare(d.name, k[0]); r != 0 {
 			return r
 		}
-		return strings.Compare(c.Subcommand, k[1])
+		return strings.Compare(d.sub, k[1])
 	})
 }
 
 // All returns every descriptor, sorted by name and then subcommand, a
 // container before its subcommands. The slice is a new copy.
 func All() []Command {
-	return slices.Clone(table[:])
+	out := make([]Command, len(table))
+	for i := range table {
+		out[i] = ref(i)
+	}
+	return out
 }

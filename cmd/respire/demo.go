@@ -147,7 +147,7 @@ func newRealEnv(ctx context.Context, opts respire.Options) (*demoEnv, error) {
 
 // commandCalls returns the calls count of command in INFO commandstats.
 func commandCalls(ctx context.Context, c *respire.Client, command string) (int64, error) {
-	r, err := c.Do(ctx, catalog.Server.INFO, "commandstats")
+	r, err := c.Do(ctx, catalog.Server.INFO(), "commandstats")
 	if err != nil {
 		return 0, err
 	}

@@ -217,7 +217,7 @@ func runPing(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	}
 	defer c.Close()
 	start := time.Now()
-	r, err := c.Do(ctx, catalog.Conn.PING)
+	r, err := c.Do(ctx, catalog.Conn.PING())
 	rtt := time.Since(start)
 	if err != nil {
 		printError(stderr, err)

@@ -1,11 +1,12 @@
 package wire
 
 import (
+	"context"
 	"errors"
-	"net"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/respire-go/respire/resp"
 )
@@ -16,8 +17,10 @@ type Reason uint8
 const (
 	// Lost means the connection broke (I/O error, EOF, reset).
 	Lost Reason = iota + 1
-	// Protocol means the server sent malformed or oversized data; the
-	// connection was reset. Never retried.
+	// Protocol means the server sent malformed or oversized data in reply
+	// to this frame; the connection was reset. Never retried. Only the
+	// frame whose reply was being read gets it: the other frames of the
+	// reset connection fail as Lost, with their own evidence.
 	Protocol
 	// Closed means the client closed the connection or endpoint.
 	Closed
@@ -36,6 +39,7 @@ type ConnError struct {
 	Cause    error
 }
 
+// Error describes the reason, the evidence and the cause.
 func (e *ConnError) Error() string {
 	var s string
 	switch e.Reason {
@@ -74,7 +78,8 @@ var ErrClosed = errors.New("connection closed by the client")
 // Conn is one established, multiplexed connection. It is safe for
 // concurrent use. Once dead it never comes back; an [Endpoint] replaces it.
 type Conn struct {
-	nc    net.Conn
+	nc    *meteredConn
+	id    int64 // the server's id of the connection, or 0
 	rd    *resp.Reader
 	proto int
 
@@ -85,7 +90,22 @@ type Conn struct {
 	cause   error // why it closed
 	reason  Reason
 	wake    chan struct{}
-	writing bool // the writer goroutine is busy or awake
+	writing bool          // the writer goroutine is busy or awake
+	waiters []*waiter     // Submits waiting for room, oldest first
+	stop    chan struct{} // closed by shutdown
+
+	// owed counts the frames the connection holds: admitted by Submit and
+	// not yet completed (queued, in the FIFO, partially answered, and
+	// abandoned ones until their reply is drained or the connection dies).
+	// Increments happen under mu; decrements anywhere.
+	owed atomic.Int64
+	// owedBytes is the sum of len(Buf) of the owed frames; kept only when
+	// maxBytes is set.
+	owedBytes atomic.Int64
+	// nwait mirrors len(waiters), so that completing a frame looks for
+	// waiters without taking mu.
+	nwait               atomic.Int32
+	maxFrames, maxBytes int64 // 0: unlimited
 
 	fifoMu sync.Mutex
 	fifo   ring
@@ -99,6 +119,9 @@ type Conn struct {
 	// taken is reader-owned: frames moved out of the FIFO that got no
 	// reply yet when the reader stopped.
 	taken []*Frame
+	// blamed is reader-owned: the frame whose reply was malformed, the
+	// only one that fails with Reason Protocol (nil: none).
+	blamed *Frame
 
 	loops  atomic.Int32
 	dead   chan struct{} // closed after cleanup: every frame has completed
@@ -106,6 +129,11 @@ type Conn struct {
 	onPush func(resp.Value)
 	onDead func(*Conn)
 }
+
+// ID returns the server's id of the connection (CLIENT ID), learned during
+// the handshake from HELLO or, with Config.WantID, CLIENT ID; 0 when
+// unknown.
+func (c *Conn) ID() int64 { return c.id }
 
 // Proto returns the negotiated protocol version, 2 or 3.
 func (c *Conn) Proto() int { return c.proto }
@@ -117,63 +145,103 @@ func (c *Conn) Alive() bool { return c.alive.Load() }
 // every frame it held.
 func (c *Conn) Dead() <-chan struct{} { return c.dead }
 
-// start launches the writer and reader loops on an established, prepared
-// connection.
-func start(nc net.Conn, rd *resp.Reader, proto int, onPush func(resp.Value), onDead func(*Conn)) *Conn {
+// start launches the writer and reader loops, and the health monitor when
+// cfg asks for one, on an established, prepared connection whose reads
+// go through nc (rd reads from nc).
+func start(nc *meteredConn, rd *resp.Reader, proto int, cfg Config, onDead func(*Conn)) *Conn {
 	c := &Conn{
 		nc: nc, rd: rd, proto: proto,
-		wake:   make(chan struct{}, 1),
-		dead:   make(chan struct{}),
-		onPush: onPush,
-		onDead: onDead,
-		seq:    1,
+		wake:      make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		dead:      make(chan struct{}),
+		onPush:    cfg.OnPush,
+		onDead:    onDead,
+		seq:       1,
+		maxFrames: int64(max(cfg.MaxPendingFrames, 0)),
+		maxBytes:  int64(max(cfg.MaxPendingBytes, 0)),
 	}
 	c.alive.Store(true)
-	c.loops.Store(2)
+	monitor := cfg.HealthTimeout > 0 || cfg.IdlePing > 0
+	loops := int32(2)
+	if monitor {
+		loops++
+	}
+	c.loops.Store(loops)
 	go c.writeLoop()
 	go c.readLoop()
+	if monitor {
+		go c.healthLoop(cfg)
+	}
 	return c
 }
 
-// Submit queues f for writing. When the connection no longer accepts
-// frames it returns a *ConnError with Evidence Unwritten and the frame is
-// still owned by the caller.
-func (c *Conn) Submit(f *Frame) error {
+// Submit queues f for writing. When the connection already holds
+// Config.MaxPendingFrames frames or Config.MaxPendingBytes bytes, it first
+// waits for room, until ctx is done or deadline passes (a zero deadline
+// adds no limit beyond ctx); then it returns ctx.Err() or
+// context.DeadlineExceeded, nothing was written and the frame is still
+// owned by the caller. Waiters are admitted oldest first. A frame larger
+// than MaxPendingBytes is admitted when nothing else is pending. When the
+// connection no longer accepts frames (or dies while Submit waits) it
+// returns a *ConnError with Evidence Unwritten and the frame is still
+// owned by the caller. On success the frame belongs to the connection
+// until [Frame.Wait] returns.
+func (c *Conn) Submit(ctx context.Context, deadline time.Time, f *Frame) error {
 	if len(f.Buf) == 0 {
 		// An empty frame would take a FIFO slot without a reply.
 		return &ConnError{Reason: Protocol, Evidence: Unwritten, Cause: ErrEmptyFrame}
 	}
-	f.pending = max(f.Replies, 1)
-	f.state.Store(stateQueued)
+	size := int64(len(f.Buf))
+	f.bytesBase = len(f.Bytes)
 	c.mu.Lock()
 	if c.closed {
-		reason, cause := c.reason, c.cause
-		c.mu.Unlock()
-		f.state.Store(stateIdle)
-		if reason == Protocol {
-			reason = Lost
-		}
-		return &ConnError{Reason: reason, Evidence: Unwritten, Cause: cause}
+		return c.refuseLocked()
 	}
-	c.queue = append(c.queue, f)
-	idle := !c.writing
-	c.writing = true
+	if len(c.waiters) == 0 && c.fitsLocked(size) {
+		c.admitLocked(f, size)
+		c.mu.Unlock()
+		return nil
+	}
+	return c.awaitRoomLocked(ctx, deadline, f, size)
+}
+
+// refuseLocked unlocks mu and returns the error of a frame refused by a
+// dead connection.
+func (c *Conn) refuseLocked() error {
+	reason, cause := c.reason, c.cause
 	c.mu.Unlock()
-	if idle {
+	if reason == Protocol {
+		reason = Lost // the malformed reply was not this frame's
+	}
+	return &ConnError{Reason: reason, Evidence: Unwritten, Cause: cause}
+}
+
+// admitLocked counts f (size bytes) as pending and queues it for the
+// writer, waking it if it sleeps. The wake-up never blocks: a token is
+// sent only when writing turns true, and the writer takes it before it
+// turns writing false again.
+func (c *Conn) admitLocked(f *Frame, size int64) {
+	c.reserve(size)
+	f.pending = max(f.Replies, 1)
+	f.state.Store(stateQueued)
+	c.queue = append(c.queue, f)
+	if !c.writing {
+		c.writing = true
 		c.wake <- struct{}{}
 	}
-	return nil
 }
 
 // Close closes the connection; frames still pending fail with ErrClosed.
-// It returns after every frame has completed.
+// It returns after every frame has completed and every goroutine of the
+// connection (its health monitor and probe included) has exited.
 func (c *Conn) Close() error {
 	c.shutdown(Closed, ErrClosed)
 	<-c.dead
 	return nil
 }
 
-// shutdown stops submissions and closes the socket so both loops exit.
+// shutdown stops submissions, wakes waiting Submits and the health
+// monitor, and closes the socket so every loop exits.
 func (c *Conn) shutdown(reason Reason, cause error) {
 	c.mu.Lock()
 	if c.closed {
@@ -182,6 +250,7 @@ func (c *Conn) shutdown(reason Reason, cause error) {
 	}
 	c.closed, c.reason, c.cause = true, reason, cause
 	c.alive.Store(false)
+	close(c.stop) // waiting Submits and the health monitor leave
 	idle := !c.writing
 	c.writing = true
 	c.mu.Unlock()
@@ -220,6 +289,7 @@ func (c *Conn) writeLoop() {
 			n := 0
 			for _, f := range batch {
 				if !f.state.CompareAndSwap(stateQueued, stateSent) {
+					c.settle(f)
 					f.recycle() // abandoned before it was written: never sent
 					continue
 				}
@@ -290,6 +360,22 @@ func (c *Conn) readLoop() {
 	for {
 		v, err := c.rd.ReadValue()
 		if err != nil {
+			if errors.Is(err, resp.ErrProtocol) {
+				// The malformed reply belongs to the frame being answered,
+				// else to the next one waiting; the others only lose
+				// their connection.
+				if cur == nil && next == len(taken) {
+					clear(taken)
+					c.fifoMu.Lock()
+					taken = c.fifo.drain(taken[:0])
+					c.fifoMu.Unlock()
+					next = 0
+				}
+				c.blamed = cur
+				if c.blamed == nil && next < len(taken) {
+					c.blamed = taken[next]
+				}
+			}
 			c.partial = cur
 			c.taken = taken[next:]
 			if errors.Is(err, resp.ErrProtocol) {
@@ -318,6 +404,7 @@ func (c *Conn) readLoop() {
 				next++
 			}
 			if cur == nil {
+				// Nobody's reply: no frame is blamed.
 				c.shutdown(Protocol, errors.New("reply without a pending command"))
 				return
 			}
@@ -328,11 +415,13 @@ func (c *Conn) readLoop() {
 		if cur.state.CompareAndSwap(stateSent, stateDecoding) {
 			decode(cur, v, idx)
 			if last {
+				c.settle(cur)
 				cur.finish()
 			} else {
 				cur.state.Store(stateSent)
 			}
 		} else if last {
+			c.settle(cur)
 			cur.recycle() // abandoned: every reply drained, the slot is free
 		}
 		if last {
@@ -390,7 +479,7 @@ func (c *Conn) evidence(f *Frame) Evidence {
 	return PossiblyExecuted
 }
 
-// loopDone runs cleanup once both loops have exited: no frame can move any
+// loopDone runs cleanup once every loop has exited: no frame can move any
 // more, so the evidence of each remaining frame is final.
 func (c *Conn) loopDone() {
 	if c.loops.Add(-1) != 0 {
@@ -401,25 +490,35 @@ func (c *Conn) loopDone() {
 	queued := c.queue
 	c.queue = nil
 	c.mu.Unlock()
+	// fail settles f and fails it; only the blamed frame keeps Protocol.
+	fail := func(f *Frame, ev Evidence) {
+		r := lostReason(reason)
+		if r == Protocol && f != c.blamed {
+			r = Lost
+		}
+		c.settle(f)
+		f.fail(&ConnError{Reason: r, Evidence: ev, Cause: cause})
+	}
 	for _, f := range queued {
-		f.fail(&ConnError{Reason: lostReason(reason), Evidence: Unwritten, Cause: cause})
+		fail(f, Unwritten)
 	}
 	if f := c.partial; f != nil {
 		// Some of its replies arrived: it reached the server.
 		c.partial = nil
-		f.fail(&ConnError{Reason: lostReason(reason), Evidence: PossiblyExecuted, Cause: cause})
+		fail(f, PossiblyExecuted)
 	}
 	for i, f := range c.taken {
 		c.taken[i] = nil
-		f.fail(&ConnError{Reason: lostReason(reason), Evidence: c.evidence(f), Cause: cause})
+		fail(f, c.evidence(f))
 	}
 	c.taken = nil
 	c.fifoMu.Lock()
 	rest := c.fifo.drain(nil)
 	c.fifoMu.Unlock()
 	for _, f := range rest {
-		f.fail(&ConnError{Reason: lostReason(reason), Evidence: c.evidence(f), Cause: cause})
+		fail(f, c.evidence(f))
 	}
+	c.blamed = nil
 	// onDead runs before dead is closed so that Close, which waits for
 	// dead, returns only after the callback (and no goroutine of the
 	// connection is left running).

@@ -16,24 +16,80 @@ import (
 // DialFunc opens a network connection, like net.Dialer.DialContext.
 type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
-// Config describes how to establish and prepare a connection.
+// Config describes how to establish and prepare a connection, and how the
+// connection watches its own health and bounds what it holds.
 type Config struct {
-	Addr        string
-	Dial        DialFunc    // nil: a net.Dialer
-	TLS         *tls.Config // nil: plain TCP
+	// Addr is the server's host:port.
+	Addr string
+	// Dial opens the socket; it must honour its context. nil: a
+	// net.Dialer with TCP keepalive probes after 15 s idle, every 15 s,
+	// 3 unanswered probes dropping the connection (see [Dial]).
+	Dial DialFunc
+	// TLS, when not nil, wraps the socket in TLS (the server name defaults
+	// to Addr's host). nil: plain TCP.
+	TLS *tls.Config
+	// DialTimeout bounds dialing and the handshake; 0 adds no bound
+	// beyond the caller's context.
 	DialTimeout time.Duration
-	Username    string
-	Password    string
-	DB          int
-	ClientName  string
+	// Username and Password authenticate (HELLO AUTH or AUTH); no
+	// authentication when Password is empty.
+	Username, Password string
+	// DB is selected with SELECT when not 0.
+	DB int
+	// ClientName is set with CLIENT SETNAME (or HELLO SETNAME) when not
+	// empty.
+	ClientName string
 	// Proto is 2, 3, or 0 for HELLO 3 with a fallback to RESP2 when the
 	// server does not know HELLO.
-	Proto   int
+	Proto int
+	// MaxBulk is the largest accepted bulk reply in bytes; 0 means
+	// resp.DefaultMaxBulk. Larger replies reset the connection.
 	MaxBulk int64
+	// WantID makes a RESP2 handshake learn the server's id of the
+	// connection (CLIENT ID); a RESP3 handshake learns it from HELLO.
+	WantID bool
 	// OnPush receives RESP3 push frames, on the reader goroutine; the
 	// value is borrowed for the duration of the call.
 	OnPush func(resp.Value)
+
+	// HealthTimeout retires a connection that owes replies and has
+	// received no byte for HealthTimeout: it then probes the server with
+	// a PING on a new connection to Addr (Dial and TLS as above, no
+	// handshake), bounded by HealthTimeout. Any complete reply (error
+	// replies such as NOAUTH, LOADING or BUSY included), or any byte
+	// arriving on the connection meanwhile, proves the server alive and
+	// restarts the silence; otherwise every frame fails with Reason Lost,
+	// its own evidence and the cause [ErrHealthTimeout]. A silent peer is
+	// thus retired between HealthTimeout and twice HealthTimeout (plus a
+	// quarter of the shortest interval set here, the sampling period); a
+	// slow but live server never is. 0 disables it.
+	HealthTimeout time.Duration
+	// IdlePing sends a PING on a connection that owes nothing and has
+	// neither read nor written for IdlePing, so that a dead peer is found
+	// (by the write, or by HealthTimeout, which covers the PING) before a
+	// caller needs the connection. Its reply is dropped by the
+	// connection. Use it only where every command gets exactly one reply.
+	// 0 disables it.
+	IdlePing time.Duration
+	// MaxPendingFrames bounds the frames a connection holds: submitted
+	// and not yet completed (queued, awaiting their reply, and abandoned
+	// ones until their reply is drained or the connection dies). Submit
+	// waits for room beyond it. 0 means unlimited.
+	MaxPendingFrames int
+	// MaxPendingBytes bounds the sum of len(Frame.Buf) of those frames;
+	// a larger frame is admitted when nothing else is pending. 0 means
+	// unlimited.
+	MaxPendingBytes int
 }
+
+// keepAlive is the TCP keepalive of sockets opened by the default dialer:
+// a peer that vanished without a word is dropped by the kernel after
+// about a minute of silence (15 s idle, then 3 probes 15 s apart), even
+// on a connection that owes nothing and sends no idle PING.
+var keepAlive = net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interval: 15 * time.Second, Count: 3}
+
+// defaultDialer opens sockets when Config.Dial is nil.
+var defaultDialer = net.Dialer{KeepAliveConfig: keepAlive}
 
 // ReplyError is an error reply the server sent during the handshake.
 type ReplyError struct {
@@ -41,40 +97,31 @@ type ReplyError struct {
 	Text    string // the reply, such as "WRONGPASS invalid username-password pair"
 }
 
+// Error returns the command and the server's reply.
 func (e *ReplyError) Error() string { return e.Command + ": " + e.Text }
 
 // Dial connects to cfg.Addr, performs the handshake and starts the
-// connection's loops. onDead, if not nil, runs once after it dies, when
-// every frame has failed and just before Dead is closed: it must not call
-// Close or wait on Dead.
+// connection's loops. Without cfg.Dial it uses a net.Dialer with TCP
+// keepalive enabled explicitly: first probe after 15 s idle, then every
+// 15 s, the connection dropped after 3 unanswered probes. onDead, if not
+// nil, runs once after the connection dies, when every frame has failed
+// and just before Dead is closed: it must not call Close or wait on Dead.
 func Dial(ctx context.Context, cfg Config, onDead func(*Conn)) (*Conn, error) {
 	if cfg.DialTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.DialTimeout)
 		defer cancel()
 	}
-	dial := cfg.Dial
-	if dial == nil {
-		var d net.Dialer
-		dial = d.DialContext
-	}
-	nc, err := dial(ctx, "tcp", cfg.Addr)
+	raw, err := dialSocket(ctx, cfg)
 	if err != nil {
 		return nil, &ConnError{Reason: DialFailed, Evidence: Unwritten, Cause: err}
 	}
-	if cfg.TLS != nil {
-		tc := tls.Client(nc, tlsConfig(cfg))
-		if err := tc.HandshakeContext(ctx); err != nil {
-			_ = nc.Close()
-			return nil, &ConnError{Reason: DialFailed, Evidence: Unwritten, Cause: err}
-		}
-		nc = tc
-	}
+	nc := &meteredConn{Conn: raw}
 	// The handshake obeys ctx through the socket deadline.
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
 	rd := resp.NewReader(nc)
 	rd.MaxBulk = cfg.MaxBulk
-	proto, err := handshake(nc, rd, cfg)
+	proto, id, err := handshake(nc, rd, cfg)
 	if !stop() || err != nil {
 		_ = nc.Close()
 		if err == nil || ctx.Err() != nil {
@@ -87,7 +134,31 @@ func Dial(ctx context.Context, cfg Config, onDead func(*Conn)) (*Conn, error) {
 		return nil, &ConnError{Reason: DialFailed, Evidence: Unwritten, Cause: err}
 	}
 	_ = nc.SetDeadline(time.Time{})
-	return start(nc, rd, proto, cfg.OnPush, onDead), nil
+	c := start(nc, rd, proto, cfg, onDead)
+	c.id = id
+	return c, nil
+}
+
+// dialSocket opens the socket to cfg.Addr with cfg.Dial (or the default
+// dialer) and completes TLS when cfg.TLS is set.
+func dialSocket(ctx context.Context, cfg Config) (net.Conn, error) {
+	dial := cfg.Dial
+	if dial == nil {
+		dial = defaultDialer.DialContext
+	}
+	nc, err := dial(ctx, "tcp", cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.TLS != nil {
+		tc := tls.Client(nc, tlsConfig(cfg))
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = nc.Close()
+			return nil, err
+		}
+		nc = tc
+	}
+	return nc, nil
 }
 
 func tlsConfig(cfg Config) *tls.Config {
@@ -102,8 +173,8 @@ func tlsConfig(cfg Config) *tls.Config {
 }
 
 // handshake prepares the connection and returns the protocol in use.
-func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (int, error) {
-	proto := 2
+func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, err error) {
+	proto = 2
 	authed := false
 	if cfg.Proto != 2 {
 		args := []string{"HELLO", "3"}
@@ -120,15 +191,20 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (int, error) {
 		v, err := roundTrip(nc, rd, args)
 		switch {
 		case err != nil:
-			return 0, err
+			return 0, 0, err
 		case v.IsError():
 			text := redact(v.Str, cfg.Password)
 			if cfg.Proto == 0 && (bytes.HasPrefix(v.Str, []byte("NOPROTO")) || bytes.HasPrefix(v.Str, []byte("ERR unknown command"))) {
 				break // fall back to RESP2
 			}
-			return 0, &ReplyError{Command: "HELLO", Text: text}
+			return 0, 0, &ReplyError{Command: "HELLO", Text: text}
 		default:
 			proto, authed = 3, true
+			for i := 0; i+1 < len(v.Elems); i += 2 {
+				if string(v.Elems[i].TextBytes()) == "id" && v.Elems[i+1].Type == resp.Integer {
+					id = v.Elems[i+1].Int
+				}
+			}
 		}
 	}
 	if proto == 2 {
@@ -138,21 +214,31 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (int, error) {
 				args = []string{"AUTH", cfg.Username, cfg.Password}
 			}
 			if err := expectOK(nc, rd, args, "AUTH", cfg.Password); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		}
 		if cfg.ClientName != "" {
 			if err := expectOK(nc, rd, []string{"CLIENT", "SETNAME", cfg.ClientName}, "CLIENT SETNAME", cfg.Password); err != nil {
-				return 0, err
+				return 0, 0, err
+			}
+		}
+		if cfg.WantID {
+			// Best effort: a server without CLIENT ID leaves the id 0.
+			v, err := roundTrip(nc, rd, []string{"CLIENT", "ID"})
+			if err != nil {
+				return 0, 0, err
+			}
+			if v.Type == resp.Integer {
+				id = v.Int
 			}
 		}
 	}
 	if cfg.DB != 0 {
 		if err := expectOK(nc, rd, []string{"SELECT", strconv.Itoa(cfg.DB)}, "SELECT", cfg.Password); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
-	return proto, nil
+	return proto, id, nil
 }
 
 func expectOK(nc net.Conn, rd *resp.Reader, args []string, name, password string) error {

@@ -17,6 +17,22 @@
 //     abandons its wait, never its FIFO slot: the late reply is read and
 //     dropped, and only then does the frame return to the pool.
 //
+// A connection also guards itself, without a clock reading or an
+// allocation per command:
+//
+//   - Health. With [Config].HealthTimeout, a connection that owes replies
+//     and reads nothing for that long probes the server with a PING on a
+//     new connection; if neither the probe nor the connection hears back
+//     within HealthTimeout, the connection is retired: its frames fail as
+//     [Lost] with their own evidence and the cause [ErrHealthTimeout], and
+//     the [Endpoint] dials a replacement. With [Config].IdlePing, an idle
+//     connection sends a PING of its own (never delivered to a caller).
+//   - Backpressure. [Config].MaxPendingFrames and [Config].MaxPendingBytes
+//     bound the frames a connection holds; [Conn.Submit] waits for room
+//     within the caller's context and deadline, oldest first.
+//   - Attribution. A malformed reply fails only the frame it answered with
+//     [Protocol]; the connection's other frames fail as [Lost].
+//
 // [Endpoint] owns the current connection of one address and replaces it
 // after it dies, dialing on demand with bounded backoff.
 package wire

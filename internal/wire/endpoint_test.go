@@ -187,7 +187,7 @@ func TestEndpointReplacesDeadConn(t *testing.T) {
 		t.Fatal("Conn returned the dead connection, want a replacement")
 	}
 	g := newFrame(WantBytes, "ECHO", "two")
-	if err := c1.Submit(g); err == nil {
+	if err := c1.Submit(ctx, time.Time{}, g); err == nil {
 		t.Fatal("the dead connection accepted a frame")
 	}
 	submit(t, c2, g)

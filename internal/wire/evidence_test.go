@@ -2,8 +2,10 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"testing"
+	"time"
 )
 
 // TestWriteEvidence proves that when one coalesced write fails after k
@@ -117,7 +119,7 @@ func TestWriteEvidence(t *testing.T) {
 				t.Error("Alive() = true after death")
 			}
 			g := newFrame(WantValue, "GET", "g")
-			err := c.Submit(g)
+			err := c.Submit(context.Background(), time.Time{}, g)
 			var ce *ConnError
 			if !errors.As(err, &ce) || ce.Evidence != Unwritten {
 				t.Fatalf("Submit after death: got %v, want *ConnError with Evidence Unwritten", err)

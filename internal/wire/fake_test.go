@@ -183,11 +183,26 @@ type fakeAddr struct{}
 func (fakeAddr) Network() string { return "fake" }
 func (fakeAddr) String() string  { return "fake" }
 
+// startOn starts a Conn over nc speaking proto, configured by cfg (OnPush,
+// MaxBulk, health and bounds), as Dial does after the handshake.
+func startOn(nc net.Conn, proto int, cfg Config) *Conn {
+	mc := &meteredConn{Conn: nc}
+	rd := resp.NewReader(mc)
+	rd.MaxBulk = cfg.MaxBulk
+	return start(mc, rd, proto, cfg, nil)
+}
+
 // startFake starts a Conn over a new fakeConn speaking proto.
 func startFake(t *testing.T, proto int, onPush func(resp.Value)) (*Conn, *fakeConn) {
 	t.Helper()
+	return startFakeConfig(t, proto, Config{OnPush: onPush})
+}
+
+// startFakeConfig starts a Conn configured by cfg over a new fakeConn.
+func startFakeConfig(t *testing.T, proto int, cfg Config) (*Conn, *fakeConn) {
+	t.Helper()
 	fc := newFakeConn()
-	c := start(fc, resp.NewReader(fc), proto, onPush, nil)
+	c := startOn(fc, proto, cfg)
 	t.Cleanup(func() { _ = c.Close() })
 	return c, fc
 }
@@ -202,8 +217,13 @@ func cmd(args ...string) []byte {
 }
 
 // newFrame returns a pooled frame carrying the command args.
-func newFrame(want Want, args ...string) *Frame {
-	f := GetFrame()
+func newFrame(want Want, args ...string) *Frame { return frameIn(&defaultPool, want, args...) }
+
+// frameIn returns a frame of fp carrying the command args. Tests in a
+// synctest bubble use a pool of their own: a frame's channel belongs to
+// the bubble that made it.
+func frameIn(fp *FramePool, want Want, args ...string) *Frame {
+	f := fp.Get()
 	f.Buf = append(f.Buf[:0], cmd(args...)...)
 	f.Want = want
 	return f
@@ -212,7 +232,7 @@ func newFrame(want Want, args ...string) *Frame {
 // submit submits f and fails the test if the connection refuses it.
 func submit(t *testing.T, c *Conn, f *Frame) {
 	t.Helper()
-	if err := c.Submit(f); err != nil {
+	if err := c.Submit(context.Background(), time.Time{}, f); err != nil {
 		t.Fatalf("Submit: %v", err)
 	}
 }

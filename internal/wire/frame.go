@@ -91,6 +91,10 @@ type Frame struct {
 	// 64 KiB), for callers that want WantBytes without their own buffer.
 	Scratch []byte
 
+	// bytesBase is len(Bytes) when the frame was first submitted: a
+	// resend appends its reply after the caller's original content.
+	bytesBase int
+
 	state   atomic.Uint32
 	pending int // replies still expected (reader-owned)
 	seq     uint64
@@ -138,7 +142,7 @@ func (f *Frame) recycle() {
 	f.Want, f.Replies = WantValue, 0
 	f.Bytes, f.Int, f.Null, f.Value, f.Values = nil, 0, false, resp.Value{}, nil
 	f.ErrReply, f.IsErr, f.ErrIndex, f.Err = f.ErrReply[:0], false, 0, nil
-	f.pending, f.seq = 0, 0
+	f.pending, f.seq, f.bytesBase = 0, 0, 0
 	select {
 	case <-f.done:
 	default:
@@ -151,7 +155,7 @@ func (f *Frame) recycle() {
 // Buf, Want and Replies (a resend). Results are cleared.
 func (f *Frame) Reset() {
 	f.Int, f.Null, f.Value, f.Values = 0, false, resp.Value{}, nil
-	f.Bytes = f.Bytes[:0]
+	f.Bytes = f.Bytes[:f.bytesBase] // the caller's prefix stays; only this frame's reply goes
 	f.ErrReply, f.IsErr, f.ErrIndex, f.Err = f.ErrReply[:0], false, 0, nil
 	select {
 	case <-f.done:
@@ -195,6 +199,54 @@ func (f *Frame) Wait(ctx context.Context, deadline time.Time) error {
 		return f.giveUp(ctx.Err())
 	case <-timeout:
 		return f.giveUp(context.DeadlineExceeded)
+	}
+}
+
+// Abandon gives the frame to the connection if its reply has not arrived:
+// the connection then drains the reply and releases the frame, and Abandon
+// returns true. When the frame has already completed it returns false and
+// the caller owns the result, as after a Wait that returned nil. Use it
+// after a Wait that stopped waiting without giving up: [Frame.WaitFor].
+func (f *Frame) Abandon() bool {
+	for {
+		switch s := f.state.Load(); s {
+		case stateQueued, stateSent:
+			if f.state.CompareAndSwap(s, stateAbandoned) {
+				return true
+			}
+		case stateDecoding:
+			runtime.Gosched()
+		default:
+			<-f.done
+			return false
+		}
+	}
+}
+
+// WaitFor is Wait without giving up: it returns nil when the frame
+// completed, or the reason it stopped waiting, and the frame stays the
+// caller's to wait for again or to [Frame.Abandon]. A caller that wants
+// to act before the reply is given up (a blocking command it can still
+// cancel on the server) uses it.
+func (f *Frame) WaitFor(ctx context.Context, deadline time.Time) error {
+	var timeout <-chan time.Time
+	if !deadline.IsZero() {
+		d := time.Until(deadline)
+		if d <= 0 {
+			return context.DeadlineExceeded
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-f.done:
+		f.done <- struct{}{} // keep the completion for Abandon or Wait
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timeout:
+		return context.DeadlineExceeded
 	}
 }
 

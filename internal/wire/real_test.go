@@ -19,9 +19,21 @@ func standaloneAddr(tb testing.TB) string {
 
 func dialReal(tb testing.TB) *Conn {
 	tb.Helper()
+	return dialRealConfig(tb, Config{})
+}
+
+// guarded is a Config with every health and backpressure feature on, at
+// the client's defaults.
+var guarded = Config{HealthTimeout: 3 * time.Second, IdlePing: 15 * time.Second, MaxPendingFrames: 16384, MaxPendingBytes: 64 << 20}
+
+// dialRealConfig dials the real server with cfg (Addr and DialTimeout set
+// here).
+func dialRealConfig(tb testing.TB, cfg Config) *Conn {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, Config{Addr: standaloneAddr(tb), DialTimeout: 5 * time.Second}, nil)
+	cfg.Addr, cfg.DialTimeout = standaloneAddr(tb), 5*time.Second
+	c, err := Dial(ctx, cfg, nil)
 	if err != nil {
 		tb.Fatalf("Dial: %v", err)
 	}
@@ -33,7 +45,7 @@ func dialReal(tb testing.TB) *Conn {
 func do(tb testing.TB, c *Conn, want Want, args ...string) *Frame {
 	tb.Helper()
 	f := newFrame(want, args...)
-	if err := c.Submit(f); err != nil {
+	if err := c.Submit(context.Background(), time.Time{}, f); err != nil {
 		tb.Fatalf("Submit %v: %v", args, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -69,7 +81,7 @@ func TestRealServerConcurrentIncr(t *testing.T) {
 		wg.Go(func() {
 			for range each {
 				f := newFrame(WantInt, "INCR", key)
-				if err := c.Submit(f); err != nil {
+				if err := c.Submit(context.Background(), time.Time{}, f); err != nil {
 					errs <- err.Error()
 					return
 				}
@@ -104,9 +116,15 @@ func TestRealServerConcurrentIncr(t *testing.T) {
 }
 
 // BenchmarkGet measures a GET round trip through Submit/Wait with
-// WantBytes into a reused buffer; steady state must be 0 allocs/op.
+// WantBytes into a reused buffer, plain and with health monitoring and
+// pending bounds on; steady state must be 0 allocs/op.
 func BenchmarkGet(b *testing.B) {
-	c := dialReal(b)
+	b.Run("plain", func(b *testing.B) { benchmarkGet(b, Config{}) })
+	b.Run("guarded", func(b *testing.B) { benchmarkGet(b, guarded) })
+}
+
+func benchmarkGet(b *testing.B, cfg Config) {
+	c := dialRealConfig(b, cfg)
 	key := "respire:wire:bench"
 	value := string(make([]byte, 64))
 	do(b, c, WantNone, "SET", key, value).Release()
@@ -117,7 +135,7 @@ func BenchmarkGet(b *testing.B) {
 		f.Buf = append(f.Buf[:0], get...)
 		f.Want = WantBytes
 		f.Bytes = dst[:0]
-		if err := c.Submit(f); err != nil {
+		if err := c.Submit(context.Background(), time.Time{}, f); err != nil {
 			b.Fatal(err)
 		}
 		if err := f.Wait(context.Background(), time.Time{}); err != nil || f.Err != nil {
@@ -152,30 +170,38 @@ func BenchmarkGet(b *testing.B) {
 }
 
 // TestGetAllocs proves that a GET round trip into a reused buffer costs
-// no allocation in steady state.
+// no allocation in steady state, also with health monitoring and pending
+// bounds on (no clock reading or allocation per command).
 func TestGetAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop frames")
 	}
-	c := dialReal(t)
-	key := "respire:wire:allocs"
-	do(t, c, WantNone, "SET", key, "v").Release()
-	get := cmd("GET", key)
-	buf := make([]byte, 0, 16)
-	allocs := testing.AllocsPerRun(200, func() {
-		f := GetFrame()
-		f.Buf = append(f.Buf[:0], get...)
-		f.Want, f.Bytes = WantBytes, buf[:0]
-		if err := c.Submit(f); err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Wait(context.Background(), time.Time{}); err != nil || f.Err != nil {
-			t.Fatal(err, f.Err)
-		}
-		buf = f.Bytes
-		f.Release()
-	})
-	if allocs != 0 {
-		t.Fatalf("%v allocs per GET, want 0", allocs)
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{{"plain", Config{}}, {"health and bounds", guarded}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dialRealConfig(t, tc.cfg)
+			key := "respire:wire:allocs"
+			do(t, c, WantNone, "SET", key, "v").Release()
+			get := cmd("GET", key)
+			buf := make([]byte, 0, 16)
+			allocs := testing.AllocsPerRun(200, func() {
+				f := GetFrame()
+				f.Buf = append(f.Buf[:0], get...)
+				f.Want, f.Bytes = WantBytes, buf[:0]
+				if err := c.Submit(context.Background(), time.Time{}, f); err != nil {
+					t.Fatal(err)
+				}
+				if err := f.Wait(context.Background(), time.Time{}); err != nil || f.Err != nil {
+					t.Fatal(err, f.Err)
+				}
+				buf = f.Bytes
+				f.Release()
+			})
+			if allocs != 0 {
+				t.Fatalf("%v allocs per GET, want 0", allocs)
+			}
+		})
 	}
 }

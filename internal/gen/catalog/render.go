@@ -122,28 +122,28 @@ func renderGo(cmds []*command) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(header)
 	b.WriteString("\npackage catalog\n\n")
-	fmt.Fprintf(&b, "// table holds every descriptor, sorted by name and subcommand. Lookup\n")
-	fmt.Fprintf(&b, "// and All read it; the group variables hold copies.\n")
-	b.WriteString("var table = [...]Command{\n")
+	fmt.Fprintf(&b, "// table holds every descriptor, sorted by name and subcommand. Lookup,\n")
+	fmt.Fprintf(&b, "// All and the group methods return Commands that refer to it.\n")
+	b.WriteString("var table = [...]descriptor{\n")
 	for _, c := range cmds {
 		sc := c.spec
-		fmt.Fprintf(&b, "\t{Name: %q", sc.Name)
+		fmt.Fprintf(&b, "\t{name: %q", sc.Name)
 		if sc.Sub != "" {
-			fmt.Fprintf(&b, ", Subcommand: %q", sc.Sub)
+			fmt.Fprintf(&b, ", sub: %q", sc.Sub)
 		}
-		fmt.Fprintf(&b, ", Group: %q, Arity: %d", sc.Group, sc.Arity)
+		fmt.Fprintf(&b, ", group: %q, arity: %d", sc.Group, sc.Arity)
 		if len(c.flags) > 0 {
-			fmt.Fprintf(&b, ", Flags: %s", strings.Join(c.flags, " | "))
+			fmt.Fprintf(&b, ", flags: %s", strings.Join(c.flags, " | "))
 		}
 		if sc.FirstKey != 0 || sc.LastKey != 0 || sc.KeyStep != 0 {
-			fmt.Fprintf(&b, ", FirstKey: %d, LastKey: %d, KeyStep: %d", sc.FirstKey, sc.LastKey, sc.KeyStep)
+			fmt.Fprintf(&b, ", firstKey: %d, lastKey: %d, keyStep: %d", sc.FirstKey, sc.LastKey, sc.KeyStep)
 		}
 		quoted := make([]string, len(sc.ACL))
 		for i, a := range sc.ACL {
 			quoted[i] = strconv.Quote(a)
 		}
-		fmt.Fprintf(&b, ", ACLCategories: []string{%s}", strings.Join(quoted, ", "))
-		fmt.Fprintf(&b, ", Since: %q, Origin: %q, Category: %s},\n", sc.Since, sc.Origin, c.category)
+		fmt.Fprintf(&b, ", acl: []string{%s}", strings.Join(quoted, ", "))
+		fmt.Fprintf(&b, ", since: %q, origin: %q, category: %s},\n", sc.Since, sc.Origin, c.category)
 	}
 	b.WriteString("}\n")
 
@@ -158,22 +158,16 @@ func renderGo(cmds []*command) ([]byte, error) {
 			continue
 		}
 		typ := g.name + "Commands"
-		fmt.Fprintf(&b, "\n// %s holds the descriptors of the %s commands, one field per\n", typ, g.title)
-		fmt.Fprintf(&b, "// command and subcommand. A field comment gives the server's summary,\n")
-		fmt.Fprintf(&b, "// the version that added the command and its retry category.\n")
-		fmt.Fprintf(&b, "type %s struct {\n", typ)
+		fmt.Fprintf(&b, "\n// %s returns the descriptors of the %s commands, one method per\n", typ, g.title)
+		fmt.Fprintf(&b, "// command and subcommand. It has no state: its methods return copies\n")
+		fmt.Fprintf(&b, "// that nobody can change behind another package's back.\n")
+		fmt.Fprintf(&b, "type %s struct{}\n", typ)
+		fmt.Fprintf(&b, "\n// %s holds the %s commands: for example %s.%s().\n", g.name, g.title, g.name, members[0].field)
+		fmt.Fprintf(&b, "var %s %s\n", g.name, typ)
 		for _, c := range members {
-			fmt.Fprintf(&b, "\t// %s (%s, %s): %s\n", c.field, since(c.spec), c.category, summary(c.spec))
-			fmt.Fprintf(&b, "\t%s Command\n", c.field)
+			fmt.Fprintf(&b, "\n// %s (%s, %s): %s\n", c.field, since(c.spec), c.category, summary(c.spec))
+			fmt.Fprintf(&b, "func (%s) %s() Command { return ref(%d) }\n", typ, c.field, c.index)
 		}
-		b.WriteString("}\n")
-		fmt.Fprintf(&b, "\n// %s describes the %s commands: for example [%s].%s.\n", g.name, g.title, g.name, members[0].field)
-		fmt.Fprintf(&b, "// The fields are copies of the catalog's descriptors.\n")
-		fmt.Fprintf(&b, "var %s = %s{\n", g.name, typ)
-		for _, c := range members {
-			fmt.Fprintf(&b, "\t%s: table[%d],\n", c.field, c.index)
-		}
-		b.WriteString("}\n")
 	}
 	src, err := format.Source(b.Bytes())
 	if err != nil {

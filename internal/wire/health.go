@@ -1,0 +1,194 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/respire-go/respire/resp"
+)
+
+// ErrHealthTimeout is the cause of frames failed because their connection
+// was retired as unresponsive: it owed replies, received nothing for
+// Config.HealthTimeout, and a probe on a new connection got no reply
+// either. The frames fail with Reason Lost and their own evidence.
+var ErrHealthTimeout = errors.New("no reply within the health timeout and the server did not answer a probe")
+
+// pingCmd is PING encoded as a RESP array.
+var pingCmd = []byte("*1\r\n$4\r\nPING\r\n")
+
+// probeMaxBulk bounds a probe's reply: PONG or a short error is expected.
+const probeMaxBulk = 64 << 10
+
+// meteredConn counts the socket's reads and writes that moved bytes, one
+// atomic add per system call (never per reply, never a clock reading), for
+// the health monitor to sample.
+type meteredConn struct {
+	net.Conn
+	reads  atomic.Uint64
+	_      [56]byte // reads and writes belong to different goroutines
+	writes atomic.Uint64
+}
+
+// Read reads from the socket and counts the call if it returned bytes.
+func (m *meteredConn) Read(p []byte) (int, error) {
+	n, err := m.Conn.Read(p)
+	if n > 0 {
+		m.reads.Add(1)
+	}
+	return n, err
+}
+
+// Write writes to the socket and counts the call if it accepted bytes.
+func (m *meteredConn) Write(p []byte) (int, error) {
+	n, err := m.Conn.Write(p)
+	if n > 0 {
+		m.writes.Add(1)
+	}
+	return n, err
+}
+
+// healthTick is how often the monitor samples the counters: a quarter of
+// the shortest enabled interval, at least a millisecond. It is the
+// granularity of every health decision.
+func healthTick(cfg Config) time.Duration {
+	d := cfg.HealthTimeout
+	if cfg.IdlePing > 0 && (d == 0 || cfg.IdlePing < d) {
+		d = cfg.IdlePing
+	}
+	return max(d/4, time.Millisecond)
+}
+
+// healthLoop is the connection's third goroutine, run only when
+// Config.HealthTimeout or Config.IdlePing is set. On each tick it compares
+// the read and write counters and the number of owed frames with the
+// previous tick:
+//
+//   - silence: the connection owed frames at this tick and the last one and
+//     read nothing in between. After HealthTimeout of silence it probes the
+//     server on a new connection (bounded by HealthTimeout). A probe reply,
+//     or any byte read meanwhile, restarts the silence; otherwise the
+//     connection is shut down with [ErrHealthTimeout].
+//   - idleness: the connection owed nothing and neither read nor wrote.
+//     After IdlePing of idleness it sends an internal PING frame, which is
+//     owed like any other (so HealthTimeout covers it) and whose reply is
+//     dropped here.
+//
+// It exits when the connection shuts down, after joining its probe.
+func (c *Conn) healthLoop(cfg Config) {
+	defer c.loopDone()
+	var (
+		probes      sync.WaitGroup
+		probeCancel context.CancelFunc
+		probeResult chan bool // nil: no probe in flight
+	)
+	endProbe := func() {
+		if probeCancel != nil {
+			probeCancel()
+			probes.Wait()
+			probeCancel, probeResult = nil, nil
+		}
+	}
+	defer endProbe()
+
+	var ping *Frame
+	pinging := false // ping is submitted and its completion not yet seen
+	if cfg.IdlePing > 0 {
+		ping = &Frame{Buf: bytes.Clone(pingCmd), Want: WantNone, done: make(chan struct{}, 1), pool: new(FramePool)}
+	}
+
+	t := time.NewTicker(healthTick(cfg))
+	defer t.Stop()
+	reads, writes := c.nc.reads.Load(), c.nc.writes.Load()
+	now := time.Now()
+	quietSince, idleSince := now, now
+	owing := false
+	for {
+		select {
+		case <-c.stop:
+			return
+		case alive := <-probeResult:
+			endProbe()
+			if !alive && c.nc.reads.Load() == reads && c.owed.Load() != 0 {
+				c.shutdown(Lost, ErrHealthTimeout)
+				return
+			}
+			quietSince = time.Now()
+			continue
+		case now = <-t.C:
+		}
+		r, w, owed := c.nc.reads.Load(), c.nc.writes.Load(), c.owed.Load()
+		heard, wrote := r != reads, w != writes
+		reads, writes = r, w
+		if heard || owed == 0 || !owing {
+			quietSince = now
+		}
+		owing = owed > 0
+		if probeResult != nil && (heard || !owing) {
+			endProbe() // alive, or nothing left to answer for
+		}
+		if cfg.HealthTimeout > 0 && owing && probeResult == nil && now.Sub(quietSince) >= cfg.HealthTimeout {
+			ctx, cancel := context.WithTimeout(context.Background(), cfg.HealthTimeout)
+			res := make(chan bool, 1)
+			probeCancel, probeResult = cancel, res
+			probes.Go(func() { res <- probe(ctx, cfg) })
+		}
+
+		if heard || wrote || owing {
+			idleSince = now
+		}
+		if ping != nil && !owing && now.Sub(idleSince) >= cfg.IdlePing {
+			if pinging {
+				select {
+				case <-ping.done:
+					pinging = false
+				default: // its reply is being handed over; next tick
+				}
+			}
+			if !pinging {
+				ping.Reset()
+				pinging = c.submitInternal(ping)
+				idleSince = now
+			}
+		}
+	}
+}
+
+// submitInternal queues a frame of the connection's own, outside the
+// pending bounds (it is sent only when nothing is pending) but counted as
+// owed. It reports whether the frame was queued.
+func (c *Conn) submitInternal(f *Frame) bool {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return false
+	}
+	c.admitLocked(f, int64(len(f.Buf)))
+	c.mu.Unlock()
+	return true
+}
+
+// probe reports whether the server at cfg.Addr answers a PING on a new
+// connection (dialed like the original, TLS included, without a
+// handshake) before ctx ends. Any complete reply counts, error replies
+// such as NOAUTH, LOADING or BUSY included: the server is alive.
+func probe(ctx context.Context, cfg Config) bool {
+	nc, err := dialSocket(ctx, cfg)
+	if err != nil {
+		return false
+	}
+	defer nc.Close()
+	stop := context.AfterFunc(ctx, func() { _ = nc.Close() })
+	defer stop()
+	if _, err := nc.Write(pingCmd); err != nil {
+		return false
+	}
+	rd := resp.NewReader(nc)
+	rd.MaxBulk = probeMaxBulk
+	_, err = rd.ReadValue()
+	return err == nil
+}
