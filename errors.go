@@ -27,6 +27,11 @@ var (
 	// ErrInvalidArgument reports an argument the client rejects before
 	// sending anything.
 	ErrInvalidArgument = errors.New("respire: invalid argument")
+	// ErrHealthTimeout is the cause inside a [*ConnError] when the client
+	// retired a silent connection: it owed replies, received nothing for
+	// [Options.HealthTimeout], and a probe on a new connection got no
+	// answer either.
+	ErrHealthTimeout = wire.ErrHealthTimeout
 )
 
 // ServerError is an error reply from the server, such as

@@ -33,7 +33,9 @@
 // of sleeping. Counts per rule ([RuleHandle.Matched], [RuleHandle.Applied],
 // [RuleHandle.Forwarded]) and per command ([Proxy.Stats]) say what reached
 // the backend. Dial control holds ([Proxy.HoldDials]) or refuses
-// ([Proxy.RefuseDials]) new client connections. [Proxy.Close] never
+// ([Proxy.RefuseDials]) new client connections. [Proxy.Partition] makes
+// the link silently dead, in both directions and for new connections,
+// until [Partition.Heal]. [Proxy.Close] never
 // blocks on held replies or dials: it closes every connection.
 //
 // A proxy made with [InMemory] has no listener; clients reach it with

@@ -74,6 +74,8 @@ type Proxy struct {
 	refuse   int
 	stats    map[string]*cmdCounter
 
+	partition atomic.Pointer[Partition] // nil: no partition in force
+
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
 	done   <-chan struct{} // ctx.Done()
@@ -402,6 +404,12 @@ func (p *Proxy) admit(ctx context.Context) error {
 	clear(p.gates[len(live):])
 	p.gates = live
 	p.mu.Unlock()
+	if !p.waitHealed(ctx.Done()) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return ErrClosed
+	}
 	for _, g := range gates {
 		g.held.Add(1)
 		g.arriveOnce.Do(func() { close(g.arrived) })

@@ -325,6 +325,9 @@ func (s *session) flush() bool {
 	if len(s.wbuf) == 0 {
 		return true
 	}
+	if !s.p.waitHealed(s.done) {
+		return false
+	}
 	n, err := s.backend.Write(s.wbuf)
 	if err != nil {
 		for _, sl := range s.unflushed {
@@ -426,6 +429,10 @@ func (s *session) backendLoop() {
 }
 
 func (s *session) writeClient(b []byte) bool {
+	if !s.p.waitHealed(s.done) {
+		s.close()
+		return false
+	}
 	s.wmu.Lock()
 	_, err := s.client.Write(b)
 	s.wmu.Unlock()

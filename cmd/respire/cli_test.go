@@ -134,3 +134,33 @@ func TestPasswordNeverPrinted(t *testing.T) {
 		})
 	}
 }
+
+// TestDoRefusesStateCommands: do prints the client's refusal and exits 1
+// at once instead of hanging on a subscribed or transactional connection.
+func TestDoRefusesStateCommands(t *testing.T) {
+	addr := testenv.Standalone(t)
+	for _, args := range [][]string{{"SUBSCRIBE", "ch"}, {"MONITOR"}, {"MULTI"}, {"CLIENT", "REPLY", "OFF"}, {"SELECT", "1"}} {
+		code, out, errs := runCLI(t, nil, append([]string{"do", "--addr", addr, "--timeout", "2s"}, args...)...)
+		if code != exitFail || out != "" {
+			t.Errorf("do %q: exit code = %d, stdout = %q; want 1 and nothing", args, code, out)
+		}
+		name := args[0]
+		if args[0] == "CLIENT" {
+			name = "CLIENT REPLY"
+		}
+		if !strings.Contains(errs, name+": invalid argument: refused on the shared connection") || !strings.Contains(errs, "; ") {
+			t.Errorf("do %q: stderr = %q, want the refusal naming %s and where it belongs", args, errs, name)
+		}
+	}
+}
+
+// TestDoBlockingCommand: a blocking command runs on its own connection and
+// returns when the server's timeout ends.
+func TestDoBlockingCommand(t *testing.T) {
+	addr := testenv.Standalone(t)
+	k := "respire:cmdtest:" + t.Name()
+	code, out, errs := runCLI(t, nil, "do", "--addr", addr, "BLPOP", k, "0.1")
+	if code != exitOK || errs != "" || out != "(nil)\n" {
+		t.Errorf("do BLPOP: exit %d, stdout %q, stderr %q; want 0, (nil)", code, out, errs)
+	}
+}

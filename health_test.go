@@ -1,0 +1,150 @@
+package respire
+
+// Health and backpressure of the shared connection, against the real
+// server through the fault proxy: a partition (no byte either way, nothing
+// closed) retires the connection within HealthTimeout and the client
+// recovers once it heals; a full pending queue makes callers wait within
+// their contexts and reports them as never written.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/respiretest"
+)
+
+func TestPartitionFailsCallsWithinDeadlinesAndHealRecovers(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy *RetryPolicy
+	}{
+		{"NoRetries", nil},
+		{"ReadsRetried", &RetryPolicy{MaxCommandRetryCategory: ReadOnly}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testPartitionRecovery(t, tc.policy) })
+	}
+}
+
+func testPartitionRecovery(t *testing.T, policy *RetryPolicy) {
+	proxy, err := respiretest.NewProxy(standaloneAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	const (
+		health   = 300 * time.Millisecond
+		dial     = 500 * time.Millisecond
+		deadline = 1500 * time.Millisecond
+		slack    = time.Second // scheduling under -race, not a performance bound
+		n        = 32
+	)
+	c := newClient(t, Options{Endpoints: []string{proxy.Addr()}, HealthTimeout: health, DialTimeout: dial,
+		CommandTimeout: time.Minute, RetryPolicy: policy})
+	ctx := testCtx(t)
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = key(t, strconv.Itoa(i))
+		if err := c.Set(ctx, keys[i], "v"+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	pt := proxy.Partition()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range keys {
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(context.Background(), deadline)
+			defer cancel()
+			start := time.Now()
+			got, err := c.Get(cctx, keys[i])
+			if took := time.Since(start); took > deadline+slack {
+				errs[i] = fmt.Errorf("returned after %v, past its %v deadline", took, deadline)
+				return
+			}
+			if err == nil {
+				errs[i] = fmt.Errorf("succeeded through a partition with %q", got)
+				return
+			}
+			// Either the health check retired the connection first (the
+			// GET was sent: connection lost, may have run) or the
+			// deadline came first.
+			retired := errors.Is(err, ErrConnectionLost) && errors.Is(err, ErrHealthTimeout) && MayHaveExecuted(err)
+			if !retired && !errors.Is(err, context.DeadlineExceeded) {
+				errs[i] = fmt.Errorf("failed with %v, want a health retirement or its deadline", err)
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("GET %s during the partition: %v", keys[i], err)
+		}
+	}
+
+	pt.Heal()
+	// A new call succeeds within HealthTimeout plus one dial (the
+	// connection it finds may still be the silent one being retired).
+	rctx, cancel := context.WithTimeout(context.Background(), health+dial+slack)
+	defer cancel()
+	if got, err := c.Get(rctx, keys[0]); err != nil || got != "v0" {
+		t.Fatalf("GET after heal = %q, %v; want v0 within HealthTimeout plus one dial", got, err)
+	}
+	concurrentOwnReplies(t, c, 1000)
+}
+
+// A caller that finds the pending queue full waits within its context and,
+// if it ends first, gets a ContextError saying nothing was written. A
+// frame whose caller left still counts until its reply is drained.
+func TestBackpressureWaitsAndReportsUnwritten(t *testing.T) {
+	proxy, err := respiretest.NewProxy(standaloneAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	c := newClient(t, Options{Endpoints: []string{proxy.Addr()}, MaxPendingCommands: 1,
+		CommandTimeout: time.Minute})
+	ctx := testCtx(t)
+	held, waiting := key(t, "held"), key(t, "waiting")
+	if err := c.Set(ctx, held, "h"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(ctx, waiting, "w"); err != nil {
+		t.Fatal(err)
+	}
+	hold := proxy.MustAddRule(t, respiretest.Rule{Command: "GET", Arg: held, Action: respiretest.Hold})
+
+	// The held GET's caller leaves: its frame still fills the queue.
+	hctx, hcancel := context.WithCancel(ctx)
+	heldErr := make(chan error, 1)
+	go func() {
+		_, err := c.Get(hctx, held)
+		heldErr <- err
+	}()
+	<-hold.Received()
+	hcancel()
+	if err := <-heldErr; !errors.Is(err, context.Canceled) || !MayHaveExecuted(err) {
+		t.Fatalf("held GET = %v (MayHaveExecuted %v), want a cancellation that may have run", err, MayHaveExecuted(err))
+	}
+
+	wctx, wcancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer wcancel()
+	_, err = c.Get(wctx, waiting)
+	var ce *ContextError
+	if !errors.As(err, &ce) || ce.Sent || MayHaveExecuted(err) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("GET behind a full queue = %v, want a ContextError with Sent false", err)
+	}
+	if got := proxy.Stats("GET").Received; got != 1 {
+		t.Fatalf("the proxy received %d GETs, want 1: the waiting GET must not be written", got)
+	}
+
+	hold.Release() // the abandoned reply drains and frees the queue
+	if got, err := c.Get(ctx, waiting); err != nil || got != "w" {
+		t.Fatalf("GET after the drain = %q, %v; want w", got, err)
+	}
+}

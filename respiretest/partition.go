@@ -1,0 +1,62 @@
+package respiretest
+
+import "sync"
+
+// Partition is a network partition injected by [Proxy.Partition]: while it
+// lasts, no byte crosses the proxy in either direction and new client
+// connections are held, but no connection is closed, as when a link goes
+// silently dead. Its methods are safe for concurrent use.
+type Partition struct {
+	p        *Proxy
+	healed   chan struct{}
+	healOnce sync.Once
+}
+
+// Partition starts a partition, or returns the one in force. Bytes the
+// client writes are read and kept; bytes the server replies are kept;
+// nothing is forwarded until [Partition.Heal], when the kept bytes flow on
+// in order, as TCP delivers them once a link returns. A connection that
+// either side closes during the partition ends at the heal (or at
+// [Proxy.Close]), never before, so a client sees only silence. New client
+// connections wait at the door like dials held by [Proxy.HoldDials].
+func (p *Proxy) Partition() *Partition {
+	for {
+		if cur := p.partition.Load(); cur != nil {
+			return cur
+		}
+		pt := &Partition{p: p, healed: make(chan struct{})}
+		if p.partition.CompareAndSwap(nil, pt) {
+			return pt
+		}
+	}
+}
+
+// Heal ends the partition: held bytes and connections proceed. Healing
+// twice does nothing.
+func (pt *Partition) Heal() {
+	pt.healOnce.Do(func() {
+		pt.p.partition.CompareAndSwap(pt, nil)
+		close(pt.healed)
+	})
+}
+
+// Healed returns a channel closed when the partition has healed.
+func (pt *Partition) Healed() <-chan struct{} { return pt.healed }
+
+// waitHealed blocks while a partition is in force. It reports false when
+// done closes or the proxy closes first.
+func (p *Proxy) waitHealed(done <-chan struct{}) bool {
+	for {
+		pt := p.partition.Load()
+		if pt == nil {
+			return true
+		}
+		select {
+		case <-pt.healed:
+		case <-done:
+			return false
+		case <-p.done:
+			return false
+		}
+	}
+}

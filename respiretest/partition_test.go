@@ -1,0 +1,140 @@
+package respiretest
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// silent asserts that no reply arrives within a short window (absence can
+// only be shown by waiting), then readies c for further reads.
+func (c *client) silent(what string) {
+	c.t.Helper()
+	_ = c.conn.SetReadDeadline(time.Now().Add(150 * time.Millisecond))
+	if v, err := c.read(); err == nil {
+		c.t.Fatalf("%s: got %q through a partition", what, text(v))
+	}
+	_ = c.conn.SetReadDeadline(time.Time{})
+	c.rd.Reset(c.conn)
+}
+
+// waitBlocked polls CLIENT LIST until the connection named name is blocked
+// in cmd at the server.
+func waitBlocked(t *testing.T, direct *client, name, cmd string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, l := range lines(direct.do("CLIENT", "LIST")) {
+			if strings.Contains(l, " name="+name+" ") && strings.Contains(l, " cmd="+cmd+" ") {
+				return
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("connection %s never blocked in %s", name, cmd)
+}
+
+func TestPartitionHoldsBothDirectionsAndNewConnectionsUntilHeal(t *testing.T) {
+	p, addr := realProxy(t)
+	direct := dialTCP(t, addr)
+	counter, list := key(t, "counter"), key(t, "list")
+	direct.do("DEL", counter, list)
+
+	writer := dialProxy(t, p)
+	if got := writer.do("SET", counter, "0"); got != "OK" {
+		t.Fatalf("SET = %q", got)
+	}
+	popper := dialProxy(t, p)
+	name := "partition-popper-" + strings.ReplaceAll(t.Name(), "/", "-")
+	popper.do("CLIENT", "SETNAME", name)
+	popper.send([]string{"BLPOP", list, "0"})
+	waitBlocked(t, direct, name, "blpop")
+
+	pt := p.Partition()
+	if again := p.Partition(); again != pt {
+		t.Fatal("Partition() during a partition must return the one in force")
+	}
+
+	// Client to server: the INCR is held, the server never runs it.
+	writer.send([]string{"INCR", counter})
+	writer.silent("INCR")
+	if got := direct.do("GET", counter); got != "0" {
+		t.Fatalf("counter = %q during the partition, want 0 (the INCR must be held)", got)
+	}
+	// Server to client: the pop happens at the server, its reply is held.
+	direct.do("RPUSH", list, "x")
+	popper.silent("BLPOP reply")
+	if got := direct.do("LLEN", list); got != "0" {
+		t.Fatalf("LLEN = %q, want 0: the server popped the element", got)
+	}
+	// New connections: connected, never served.
+	late := dialProxy(t, p)
+	late.send([]string{"PING"})
+	late.silent("PING on a new connection")
+
+	select {
+	case <-pt.Healed():
+		t.Fatal("Healed() closed before Heal")
+	default:
+	}
+	pt.Heal()
+	pt.Heal() // no-op
+	<-pt.Healed()
+
+	if got := text(writer.mustRead()); got != "1" {
+		t.Fatalf("INCR after heal = %q, want 1", got)
+	}
+	if got := text(popper.mustRead()); got != "["+list+" x]" {
+		t.Fatalf("BLPOP after heal = %q", got)
+	}
+	if got := text(late.mustRead()); got != "PONG" {
+		t.Fatalf("PING after heal = %q", got)
+	}
+	if got := direct.do("GET", counter); got != "1" {
+		t.Fatalf("counter = %q after heal, want 1 (the INCR ran once)", got)
+	}
+	next := p.Partition()
+	if next == pt {
+		t.Fatal("Partition() after Heal must start a new partition")
+	}
+	next.Heal()
+	if got := writer.do("PING"); got != "PONG" {
+		t.Fatalf("PING after the second heal = %q", got)
+	}
+}
+
+func TestPartitionClientCloseEndsSessionAtHeal(t *testing.T) {
+	p, _ := realProxy(t)
+	c := dialProxy(t, p)
+	c.do("PING")
+	pt := p.Partition()
+	c.send([]string{"PING"})
+	c.conn.Close()
+	pt.Heal()
+	deadline := time.Now().Add(10 * time.Second)
+	for p.Sessions() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("Sessions() = %d after the heal, want 0", p.Sessions())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestCloseEndsPartitionedSessionsAndDials(t *testing.T) {
+	addr := standalone(t)
+	p, err := NewProxy(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dialProxy(t, p)
+	c.do("PING")
+	p.Partition()
+	c.send([]string{"PING"})
+	late := dialProxy(t, p)
+	late.send([]string{"PING"})
+	done := make(chan struct{})
+	go func() { p.Close(); close(done) }()
+	<-done // goleak (TestMain) proves no session or dial outlives Close
+	c.expectClosed()
+	late.expectClosed()
+}
