@@ -76,16 +76,7 @@ func (c *Client) Do(ctx context.Context, cmd Command, args ...string) (Reply, er
 			return Reply{}, err
 		}
 	}
-	f := c.frames.Get()
-	f.Buf = resp.AppendArrayHeader(f.Buf, cmd.ArgPrefix()+len(args))
-	f.Buf = resp.AppendBulkString(f.Buf, cmd.Name())
-	if sub := cmd.Subcommand(); sub != "" {
-		f.Buf = resp.AppendBulkString(f.Buf, sub)
-	}
-	for _, a := range args {
-		f.Buf = resp.AppendBulkString(f.Buf, a)
-	}
-	f.Want = wire.WantValue
+	f := c.rawFrame(cmd, args)
 	s := spec{name: name, cat: d.category}
 	var err error
 	if d.blocking {
@@ -101,12 +92,29 @@ func (c *Client) Do(ctx context.Context, cmd Command, args ...string) (Reply, er
 	return r, nil
 }
 
+// rawFrame encodes cmd with args into a frame that wants the whole reply.
+func (c *Client) rawFrame(cmd Command, args []string) *wire.Frame {
+	f := c.frames.Get()
+	f.Buf = resp.AppendArrayHeader(f.Buf, cmd.ArgPrefix()+len(args))
+	f.Buf = resp.AppendBulkString(f.Buf, cmd.Name())
+	if sub := cmd.Subcommand(); sub != "" {
+		f.Buf = resp.AppendBulkString(f.Buf, sub)
+	}
+	for _, a := range args {
+		f.Buf = resp.AppendBulkString(f.Buf, a)
+	}
+	f.Want = wire.WantValue
+	return f
+}
+
 // dispatch is where a raw command may travel and what it retries under.
 type dispatch struct {
 	name     string        // the command's name for errors, subcommand included
 	category RetryCategory // its declared or audited category, unless its kind is never resent
 	blocking bool          // it runs on a dedicated connection
 	refused  string        // why the shared connection refuses it, or ""
+	flags    catalog.Flag  // the catalog's flags and the declared ones
+	known    bool          // the catalog describes the command
 }
 
 // dispatchOf classifies a raw command by its catalog facts and the flags
@@ -127,6 +135,7 @@ func dispatchOf(cmd Command, args []string) dispatch {
 		flags |= known.Flags()
 		d.name = known.FullName()
 	}
+	d.flags, d.known = flags, ok
 	if why := refusal(d.name, flags); why != "" {
 		d.refused, d.category = why, Never
 		return d

@@ -1,0 +1,239 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/wire"
+	"github.com/respire-go/respire/resp"
+)
+
+// Conn is a connection lent to one callback by [Client.Dedicated]. Its
+// commands run one at a time, in call order, and are never retried. It
+// is safe for concurrent use, but commands from several goroutines then
+// run in an unspecified order. A Conn must not be used after the callback
+// returns.
+type Conn struct {
+	c  *Client
+	wc *wire.Conn
+
+	mu       sync.Mutex
+	finished bool // the callback has returned
+	broken   bool // a network or context error: the state is unknown
+	inMulti  bool // MULTI sent, no EXEC or DISCARD yet
+	dirty    bool // a command may have changed connection state
+}
+
+// restoreWait bounds how long the client restores a dedicated connection
+// after its callback (RESET and the handshake) when CommandTimeout is off.
+const restoreWait = 5 * time.Second
+
+// Dedicated lends fn a connection of its own, for work the shared
+// connection refuses: WATCH/MULTI/EXEC by hand, SELECT or CLIENT SETNAME
+// for one session, module commands with connection state. fn's error is
+// returned as is.
+//
+// Nothing is ever retried on a dedicated connection: the retry policy
+// does not apply, whatever the command's category. Blocking commands
+// wait for their server-side timeout plus [Options.CommandTimeout];
+// other commands for CommandTimeout, within ctx.
+//
+// When fn returns, the connection goes back to the pool of dedicated
+// connections (shared with blocking commands, bounded by
+// [Options.BlockingPoolSize]) as it was lent: if fn changed its state
+// (any command that the shared connection refuses, or that the catalog
+// does not know), the client sends RESET and replays the handshake
+// (protocol, user, name, database) first. The connection is closed
+// instead, never pooled, when fn left a transaction open (MULTI without
+// EXEC or DISCARD), when a command failed with a network or context error
+// or fn returned one, when fn panicked, or when the restore failed (servers before Redis 6.2
+// have no RESET).
+//
+// A nil fn is an [ErrInvalidArgument]. Getting a connection may fail like
+// any call: [*ConnError], [*ContextError].
+func (c *Client) Dedicated(ctx context.Context, fn func(conn *Conn) error) error {
+	if fn == nil {
+		return errInvalid("Dedicated", "nil callback")
+	}
+	s := &spec{name: "Dedicated", cat: Never}
+	if c.closed.Load() {
+		return &ConnError{Command: s.name, Unwritten: true, Err: ErrClosed}
+	}
+	if err := ctx.Err(); err != nil {
+		return &ContextError{Command: s.name, Err: err}
+	}
+	getCtx := ctx
+	if c.cfg.commandTimeout > 0 {
+		var cancel context.CancelFunc
+		getCtx, cancel = context.WithTimeout(ctx, c.cfg.commandTimeout)
+		defer cancel()
+	}
+	wc, err := c.blocking.Get(getCtx)
+	if err != nil {
+		return c.failedBeforeSend(ctx, err, s).err
+	}
+	conn := &Conn{c: c, wc: wc}
+	returned := false
+	defer func() { conn.giveBack(returned) }()
+	err = fn(conn)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrConnectionLost) {
+		conn.mu.Lock()
+		conn.broken = true // whatever fn did after it, trust nothing
+		conn.mu.Unlock()
+	}
+	returned = true
+	return err
+}
+
+// giveBack ends the loan: the connection is pooled as lent, restored
+// first if fn changed it, or closed.
+func (conn *Conn) giveBack(returned bool) {
+	conn.mu.Lock()
+	defer conn.mu.Unlock()
+	conn.finished = true
+	c := conn.c
+	if !returned || conn.broken || conn.inMulti || !conn.wc.Alive() || c.closed.Load() {
+		c.blocking.Discard(conn.wc)
+		return
+	}
+	if conn.dirty && !conn.restore() {
+		c.blocking.Discard(conn.wc)
+		return
+	}
+	c.blocking.Put(conn.wc)
+}
+
+// restore sends RESET and replays the handshake, and reports whether
+// every reply was a success.
+func (conn *Conn) restore() bool {
+	c := conn.c
+	cmds := wire.RestoreCommands(c.cfg.dedicatedWire(), conn.wc.Proto())
+	f := c.frames.Get()
+	for _, cmd := range cmds {
+		f.Buf = resp.AppendArrayHeader(f.Buf, len(cmd))
+		for _, a := range cmd {
+			f.Buf = resp.AppendBulkString(f.Buf, a)
+		}
+	}
+	f.Want, f.Replies = wire.WantValue, len(cmds)
+	wait := c.cfg.commandTimeout
+	if wait <= 0 {
+		wait = restoreWait
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := conn.wc.Submit(ctx, time.Time{}, f); err != nil {
+		f.Release()
+		return false
+	}
+	if err := f.Wait(ctx, time.Time{}); err != nil {
+		return false // the frame was given up with the connection
+	}
+	ok := f.Err == nil && !f.IsErr
+	f.Release()
+	return ok
+}
+
+// Do sends cmd with args on the dedicated connection and returns the
+// reply, like [Client.Do] but never retried, and allowing the commands
+// that change connection state (SELECT, CLIENT SETNAME, CLIENT TRACKING,
+// AUTH, ...) and transactions (WATCH, MULTI, EXEC, DISCARD, UNWATCH). An
+// aborted EXEC returns a null Reply (IsNull). Still refused, with an
+// [ErrInvalidArgument] and nothing sent: the subscribe family (use
+// [Client.Subscribe]), MONITOR, replication commands and CLIENT REPLY
+// (they break one reply per command), and HELLO, RESET and QUIT (the
+// client owns the connection's protocol and lifetime).
+func (conn *Conn) Do(ctx context.Context, cmd Command, args ...string) (Reply, error) {
+	name := cmd.FullName()
+	if name == "" {
+		return Reply{}, errInvalid("Do", "empty command name")
+	}
+	d := dispatchOf(cmd, args)
+	name = d.name
+	if why := dedicatedRefusal(name, d.flags); why != "" {
+		return Reply{}, errInvalid(name, "refused on a dedicated connection: "+why)
+	}
+	conn.mu.Lock()
+	defer conn.mu.Unlock()
+	switch {
+	case conn.finished:
+		return Reply{}, &ConnError{Command: name, Unwritten: true,
+			Err: errors.Join(ErrClosed, errors.New("the Dedicated callback has returned"))}
+	case conn.broken:
+		return Reply{}, &ConnError{Command: name, Unwritten: true,
+			Err: errors.New("an earlier command on this dedicated connection failed; its state is unknown")}
+	}
+	c := conn.c
+	var waitDL time.Time
+	blocking := d.blocking && !conn.inMulti // queued in MULTI, it does not block
+	if blocking {
+		bt, err := blockTimeOf(name, args)
+		if err != nil {
+			return Reply{}, err
+		}
+		if !bt.forever && !bt.unknown && c.cfg.commandTimeout > 0 {
+			waitDL = time.Now().Add(bt.d + c.cfg.commandTimeout)
+		}
+	} else if c.cfg.commandTimeout > 0 {
+		waitDL = time.Now().Add(c.cfg.commandTimeout)
+	}
+	if err := ctx.Err(); err != nil {
+		return Reply{}, &ContextError{Command: name, Err: err}
+	}
+	if refusal(name, d.flags) != "" || !d.known {
+		conn.dirty = true
+	}
+	f := c.rawFrame(cmd, args)
+	if err := conn.wc.Submit(ctx, waitDL, f); err != nil {
+		f.Release()
+		conn.broken = true
+		return Reply{}, c.failedBeforeSend(ctx, err, &spec{name: name, cat: Never}).err
+	}
+	if err := f.Wait(ctx, waitDL); err != nil {
+		conn.broken = true // the reply may still come: the connection is done
+		return Reply{}, &ContextError{Command: name, Sent: true, Err: err}
+	}
+	if f.Err != nil {
+		conn.broken = true
+		err := connError(name, f.Err)
+		f.Release()
+		return Reply{}, err
+	}
+	switch name {
+	case "MULTI":
+		conn.inMulti = conn.inMulti || !f.IsErr
+	case "EXEC", "DISCARD":
+		conn.inMulti = false // even EXECABORT ends the transaction
+	}
+	if f.IsErr {
+		se := newServerError(name, f.ErrReply)
+		f.Release()
+		return Reply{}, se
+	}
+	r := Reply{v: f.Value}
+	f.Release()
+	return r, nil
+}
+
+// dedicatedRefusal returns why a dedicated connection refuses the command
+// name with flags, or "": only what breaks one reply per command, or what
+// the client itself owns, is refused there.
+func dedicatedRefusal(name string, flags catalog.Flag) string {
+	why := refusal(name, flags)
+	if why == "" {
+		return ""
+	}
+	if flags.Has(catalog.FlagPubSub) {
+		return why
+	}
+	switch name {
+	case "MONITOR", "SYNC", "PSYNC", "REPLCONF", "CLIENT REPLY":
+		return why
+	case "HELLO", "RESET", "QUIT":
+		return "the client owns the connection's protocol and lifetime, and resets it when the callback returns"
+	}
+	return ""
+}

@@ -1,0 +1,354 @@
+package respire
+
+// Dedicated connections against the real server: state commands and
+// transactions are allowed there, nothing is retried, and the connection
+// goes back to the pool only as it was lent.
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/respiretest"
+)
+
+// An optimistic-lock counter through WATCH/MULTI/EXEC from 16 goroutines
+// ends exactly at the number of EXECs that succeeded.
+func TestDedicatedWatchMultiExecCounter(t *testing.T) {
+	c := newClient(t, Options{})
+	ctx := testCtx(t)
+	k := key(t, "counter")
+	if err := c.Set(ctx, k, "0"); err != nil {
+		t.Fatal(err)
+	}
+	var committed, aborted atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for range 25 {
+				err := c.Dedicated(ctx, func(conn *Conn) error {
+					if _, err := conn.Do(ctx, catalog.Transactions.WATCH(), k); err != nil {
+						return err
+					}
+					r, err := conn.Do(ctx, catalog.String.GET(), k)
+					if err != nil {
+						return err
+					}
+					n, err := r.Int64()
+					if err != nil {
+						return err
+					}
+					if _, err := conn.Do(ctx, catalog.Transactions.MULTI()); err != nil {
+						return err
+					}
+					if r, err := conn.Do(ctx, catalog.String.SET(), k, strconv.FormatInt(n+1, 10)); err != nil || r.v.Text() != "QUEUED" {
+						return errors.Join(err, errors.New("SET in MULTI not queued: "+r.v.Text()))
+					}
+					exec, err := conn.Do(ctx, catalog.Transactions.EXEC())
+					if err != nil {
+						return err
+					}
+					if exec.IsNull() {
+						aborted.Add(1)
+					} else {
+						committed.Add(1)
+					}
+					return nil
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	got, err := c.Get(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strconv.FormatInt(committed.Load(), 10); got != want {
+		t.Fatalf("counter = %s, want %s (the successful EXECs); %d aborted", got, want, aborted.Load())
+	}
+	t.Logf("committed %d, aborted %d", committed.Load(), aborted.Load())
+}
+
+// An EXEC aborted because a WATCHed key changed is a null reply the
+// callback sees, and nothing of the transaction ran.
+func TestDedicatedAbortedExecIsNull(t *testing.T) {
+	addr := standaloneAddr(t)
+	c := newClient(t, Options{})
+	ctx := testCtx(t)
+	k := key(t, "watched")
+	if err := c.Set(ctx, k, "before"); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Dedicated(ctx, func(conn *Conn) error {
+		if _, err := conn.Do(ctx, catalog.Transactions.WATCH(), k); err != nil {
+			return err
+		}
+		admin(t, addr, "SET", k, "changed")
+		if _, err := conn.Do(ctx, catalog.Transactions.MULTI()); err != nil {
+			return err
+		}
+		if _, err := conn.Do(ctx, catalog.String.SET(), k, "mine"); err != nil {
+			return err
+		}
+		r, err := conn.Do(ctx, catalog.Transactions.EXEC())
+		if err != nil {
+			return err
+		}
+		if !r.IsNull() {
+			t.Errorf("EXEC after the watched key changed = %v, want null", r.v)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.Get(ctx, k); got != "changed" {
+		t.Fatalf("value = %q, want changed: the aborted transaction must not write", got)
+	}
+}
+
+// SELECT and CLIENT SETNAME are allowed on a dedicated connection; when
+// the callback returns the connection is reset and pooled, and the next
+// loan finds database 0 and the client's own name on the same connection.
+func TestDedicatedStateIsResetBeforePooling(t *testing.T) {
+	for _, p := range protocols {
+		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
+			c := newClient(t, Options{Protocol: p, ClientName: "respire-dedicated"})
+			ctx := testCtx(t)
+			k := key(t, "db1")
+			var firstID string
+			err := c.Dedicated(ctx, func(conn *Conn) error {
+				id, err := conn.Do(ctx, catalog.Conn.CLIENT_ID())
+				if err != nil {
+					return err
+				}
+				firstID = id.v.Text()
+				for _, cmd := range [][]string{{"SELECT", "1"}, {"CLIENT", "SETNAME", "changed"}, {"SET", k, "in-db-1"}} {
+					if _, err := conn.Do(ctx, NewCommand(cmd[0]), cmd[1:]...); err != nil {
+						return err
+					}
+				}
+				_, err = conn.Do(ctx, catalog.Transactions.WATCH(), k)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := c.blocking.Stats(); st.Idle != 1 || st.Open != 1 {
+				t.Fatalf("pool after the loan: %+v, want the connection idle", st)
+			}
+			err = c.Dedicated(ctx, func(conn *Conn) error {
+				info, err := conn.Do(ctx, catalog.Conn.CLIENT_INFO())
+				if err != nil {
+					return err
+				}
+				text := info.v.Text()
+				if infoField(text, "id") != firstID {
+					t.Errorf("second loan on connection %s, want the pooled %s", infoField(text, "id"), firstID)
+				}
+				if db, name, watch := infoField(text, "db"), infoField(text, "name"), infoField(text, "watch"); db != "0" || name != "respire-dedicated" || (watch != "" && watch != "0") {
+					t.Errorf("after the reset: db=%s name=%s watch=%s, want db=0 name=respire-dedicated watch=0", db, name, watch)
+				}
+				if infoField(text, "resp") != "" && infoField(text, "resp") != strconv.Itoa(p) {
+					t.Errorf("after the reset: resp=%s, want %d", infoField(text, "resp"), p)
+				}
+				r, err := conn.Do(ctx, catalog.String.GET(), k)
+				if err != nil {
+					return err
+				}
+				if !r.IsNull() {
+					t.Errorf("GET in database 0 = %v, want null (the key is in database 1)", r.v)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := adminDB(t, 1, "DEL", k); r != 1 {
+				t.Errorf("DEL in database 1 = %d, want 1", r)
+			}
+		})
+	}
+}
+
+// adminDB runs one command in database db on a fresh connection and
+// returns its integer reply.
+func adminDB(t *testing.T, db int, name string, args ...string) int64 {
+	t.Helper()
+	c := newClient(t, Options{DB: db})
+	r, err := c.Do(testCtx(t), NewCommand(name), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := r.Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A connection whose callback left a transaction open, failed with a
+// context error or panicked is closed, not pooled.
+func TestDedicatedDiscardsConnectionsInUnknownState(t *testing.T) {
+	c := newClient(t, Options{})
+	ctx := testCtx(t)
+	cases := map[string]func(conn *Conn) error{
+		"open transaction": func(conn *Conn) error {
+			_, err := conn.Do(ctx, catalog.Transactions.MULTI())
+			return err
+		},
+		"context error returned": func(conn *Conn) error {
+			cctx, cancel := context.WithCancel(ctx)
+			cancel()
+			_, err := conn.Do(cctx, catalog.Conn.PING())
+			return err // nothing was sent, but the callback ended with a context error
+		},
+		"blocking command abandoned": func(conn *Conn) error {
+			cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			defer cancel()
+			if _, err := conn.Do(cctx, catalog.List.BLPOP(), key(t, "never"), "0"); !errors.Is(err, context.DeadlineExceeded) || !MayHaveExecuted(err) {
+				t.Errorf("BLPOP past its context = %v, want a deadline that may have run", err)
+			}
+			if _, err := conn.Do(ctx, catalog.Conn.PING()); err == nil {
+				t.Error("a command after a failed one succeeded: the state is unknown, it must fail")
+			}
+			return nil
+		},
+	}
+	for name, fn := range cases {
+		if err := c.Dedicated(ctx, fn); err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s: Dedicated = %v", name, err)
+		}
+		if st := c.blocking.Stats(); st.Open != 0 {
+			t.Fatalf("%s: pool %+v, want the connection closed", name, st)
+		}
+	}
+	func() {
+		defer func() { _ = recover() }()
+		_ = c.Dedicated(ctx, func(conn *Conn) error { panic("callback panics") })
+	}()
+	if st := c.blocking.Stats(); st.Open != 0 {
+		t.Fatalf("after a panic: pool %+v, want the connection closed", st)
+	}
+	// A stateless loan keeps its connection.
+	if err := c.Dedicated(ctx, func(conn *Conn) error {
+		_, err := conn.Do(ctx, catalog.String.GET(), key(t, "x"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.blocking.Stats(); st.Open != 1 || st.Idle != 1 {
+		t.Fatalf("after a stateless loan: pool %+v, want 1 idle", st)
+	}
+}
+
+// Nothing is retried on a dedicated connection, whatever the policy: an
+// INCR whose reply is lost ran once and reports that it may have run.
+func TestDedicatedNeverRetries(t *testing.T) {
+	proxy, err := respiretest.NewProxy(standaloneAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	c := newClient(t, Options{Endpoints: []string{proxy.Addr()},
+		RetryPolicy: &RetryPolicy{MaxCommandRetryCategory: WriteAccumulating}})
+	ctx := testCtx(t)
+	k := key(t, "n")
+	proxy.MustAddRule(t, respiretest.Rule{Command: "INCR", Arg: k, Action: respiretest.DropAfterForward})
+	err = c.Dedicated(ctx, func(conn *Conn) error {
+		_, err := conn.Do(ctx, catalog.String.INCR(), k)
+		return err
+	})
+	if !errors.Is(err, ErrConnectionLost) || !MayHaveExecuted(err) {
+		t.Fatalf("INCR with its reply lost = %v, want a connection loss that may have run", err)
+	}
+	if got := proxy.Forwarded("INCR"); got != 1 {
+		t.Fatalf("INCR forwarded %d times, want 1", got)
+	}
+	if got, _ := c.Get(ctx, k); got != "1" {
+		t.Fatalf("counter = %q, want 1", got)
+	}
+}
+
+// Bad input: a nil callback, and the commands a dedicated connection
+// still refuses, fail with ErrInvalidArgument and send nothing; a Conn
+// used after its callback fails with ErrClosed.
+func TestDedicatedBadInputSendsNothing(t *testing.T) {
+	proxy, err := respiretest.NewProxy(standaloneAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	c := newClient(t, Options{Endpoints: []string{proxy.Addr()}})
+	ctx := testCtx(t)
+	if err := c.Dedicated(ctx, nil); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("Dedicated(nil) = %v, want ErrInvalidArgument", err)
+	}
+	var kept *Conn
+	err = c.Dedicated(ctx, func(conn *Conn) error {
+		kept = conn
+		before := totalReceived(proxy)
+		for _, call := range [][]string{{"SUBSCRIBE", "ch"}, {"PSUBSCRIBE", "p*"}, {"SSUBSCRIBE", "s"}, {"UNSUBSCRIBE"},
+			{"MONITOR"}, {"CLIENT", "REPLY", "OFF"}, {"HELLO", "3"}, {"RESET"}, {"QUIT"}, {"BLPOP", "k", "-1"}} {
+			_, err := conn.Do(ctx, NewCommand(call[0]), call[1:]...)
+			if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), call[0]) {
+				t.Errorf("Dedicated Do %v = %v, want ErrInvalidArgument naming it", call, err)
+			}
+		}
+		if got := totalReceived(proxy); got != before {
+			t.Errorf("the proxy received %d frames, want 0", got-before)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kept.Do(ctx, catalog.Conn.PING()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Do after the callback returned = %v, want ErrClosed", err)
+	}
+}
+
+// RESET deauthenticates and selects database 0: the restore replays AUTH
+// and SELECT, so the pooled connection keeps serving as the client's user
+// in the client's database.
+func TestDedicatedResetReplaysAuthAndDatabase(t *testing.T) {
+	addr := privateServer(t)
+	admin(t, addr, "CONFIG", "SET", "requirepass", testPassword)
+	for _, p := range protocols {
+		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
+			c := newClient(t, Options{Endpoints: []string{addr}, Protocol: p, Password: testPassword, DB: 2})
+			ctx := testCtx(t)
+			var id string
+			must(t, c.Dedicated(ctx, func(conn *Conn) error {
+				r, err := conn.Do(ctx, catalog.Conn.CLIENT_ID())
+				id = r.v.Text()
+				if err != nil {
+					return err
+				}
+				_, err = conn.Do(ctx, catalog.Conn.SELECT(), "5")
+				return err
+			}))
+			must(t, c.Dedicated(ctx, func(conn *Conn) error {
+				info, err := conn.Do(ctx, catalog.Conn.CLIENT_INFO())
+				if err != nil {
+					return err
+				}
+				text := info.v.Text()
+				if infoField(text, "id") != id || infoField(text, "db") != "2" || infoField(text, "user") != "default" {
+					t.Errorf("after the restore: %s; want id=%s db=2 user=default", text, id)
+				}
+				return nil
+			}))
+		})
+	}
+}
