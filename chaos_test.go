@@ -60,12 +60,7 @@ func TestChaosNoMismatchedRepliesNoLostPops(t *testing.T) {
 	for i := range getters {
 		wg.Go(func() {
 			want := "value-" + strconv.Itoa(i)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for !stopped(stop) {
 				cctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 				got, err := getClient.Get(cctx, keys[i])
 				cancel()
@@ -87,12 +82,7 @@ func TestChaosNoMismatchedRepliesNoLostPops(t *testing.T) {
 	var pushedElems []string
 	for p := range pushers {
 		wg.Go(func() {
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for n := 0; !stopped(stop); n++ {
 				e := fmt.Sprintf("p%d-%d", p, n)
 				if _, err := popClient.RPush(context.Background(), list, e); err != nil {
 					// An RPUSH that may have run leaves the element
@@ -114,12 +104,7 @@ func TestChaosNoMismatchedRepliesNoLostPops(t *testing.T) {
 	var popErrs []error
 	for p := range poppers {
 		wg.Go(func() {
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for n := 0; !stopped(stop); n++ {
 				pctx, cancel := context.Background(), context.CancelFunc(func() {})
 				block := 100 * time.Millisecond
 				if (p+n)%3 == 0 {
@@ -237,4 +222,14 @@ func partitionFor(p *respiretest.Proxy, d time.Duration, end <-chan struct{}) er
 	case <-end:
 	}
 	return nil
+}
+
+// stopped reports whether stop is closed.
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }

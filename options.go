@@ -78,10 +78,12 @@ type Options struct {
 	// 100 ms; [NoTimeout] disables it. Defaults to 15 seconds.
 	IdlePingInterval time.Duration
 	// BlockingPoolSize is the most dedicated connections the client opens
-	// for blocking commands (BLPOP, XREAD BLOCK, WAIT, ...), one call per
-	// connection at a time. They are dialed on demand and closed after 30
-	// seconds unused; a blocking call that finds every one busy waits
-	// within its context. Must not be negative. Defaults to 32.
+	// for blocking commands (BLPOP, XREAD BLOCK, WAIT, ...) and
+	// [Client.Dedicated] loans together, one caller per connection at a
+	// time. They are dialed on demand and closed after 30 seconds unused;
+	// a call that finds every one busy waits within its context. Must not
+	// be negative. Defaults to 32 (0 means the default, as for every
+	// option).
 	BlockingPoolSize int
 	// MaxPendingCommands bounds the commands the shared connection holds
 	// (queued for writing or awaiting their reply, including those whose

@@ -229,16 +229,11 @@ func (f *Frame) Abandon() bool {
 // to act before the reply is given up (a blocking command it can still
 // cancel on the server) uses it.
 func (f *Frame) WaitFor(ctx context.Context, deadline time.Time) error {
-	var timeout <-chan time.Time
-	if !deadline.IsZero() {
-		d := time.Until(deadline)
-		if d <= 0 {
-			return context.DeadlineExceeded
-		}
-		t := time.NewTimer(d)
-		defer t.Stop()
-		timeout = t.C
+	timeout, stopTimer, expired := deadlineTimer(deadline)
+	if expired {
+		return context.DeadlineExceeded
 	}
+	defer stopTimer()
 	select {
 	case <-f.done:
 		f.done <- struct{}{} // keep the completion for Abandon or Wait

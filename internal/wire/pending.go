@@ -126,16 +126,11 @@ func (c *Conn) awaitRoomLocked(ctx context.Context, deadline time.Time, f *Frame
 // wait blocks until w is granted or stop is closed (nil), or ctx or the
 // deadline ends first.
 func (w *waiter) wait(ctx context.Context, deadline time.Time, stop <-chan struct{}) error {
-	var timeout <-chan time.Time
-	if !deadline.IsZero() {
-		d := time.Until(deadline)
-		if d <= 0 {
-			return context.DeadlineExceeded
-		}
-		t := time.NewTimer(d)
-		defer t.Stop()
-		timeout = t.C
+	timeout, stopTimer, expired := deadlineTimer(deadline)
+	if expired {
+		return context.DeadlineExceeded
 	}
+	defer stopTimer()
 	select {
 	case <-w.ready:
 		return nil
@@ -152,4 +147,19 @@ func (w *waiter) wait(ctx context.Context, deadline time.Time, stop <-chan struc
 // their len(Buf) (0 unless maxBytes is set).
 func (c *Conn) pending() (frames, bytes int64) {
 	return c.owed.Load(), c.owedBytes.Load()
+}
+
+// deadlineTimer returns a channel that receives at deadline (nil, never
+// receiving, for the zero deadline) and the function that stops its
+// timer, or expired when the deadline has passed already.
+func deadlineTimer(deadline time.Time) (fire <-chan time.Time, stop func(), expired bool) {
+	if deadline.IsZero() {
+		return nil, func() {}, false
+	}
+	d := time.Until(deadline)
+	if d <= 0 {
+		return nil, nil, true
+	}
+	t := time.NewTimer(d)
+	return t.C, func() { t.Stop() }, false
 }
