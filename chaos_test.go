@@ -24,11 +24,7 @@ func TestChaosNoMismatchedRepliesNoLostPops(t *testing.T) {
 		t.Skip("runs for 6 s")
 	}
 	addr := standaloneAddr(t)
-	proxy, err := respiretest.NewProxy(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = proxy.Close() })
+	proxy := realProxy(t, addr)
 	const (
 		getters  = 64
 		poppers  = 8

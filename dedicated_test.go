@@ -255,17 +255,13 @@ func TestDedicatedDiscardsConnectionsInUnknownState(t *testing.T) {
 // Nothing is retried on a dedicated connection, whatever the policy: an
 // INCR whose reply is lost ran once and reports that it may have run.
 func TestDedicatedNeverRetries(t *testing.T) {
-	proxy, err := respiretest.NewProxy(standaloneAddr(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = proxy.Close() })
+	proxy := realProxy(t, standaloneAddr(t))
 	c := newClient(t, Options{Endpoints: []string{proxy.Addr()},
 		RetryPolicy: &RetryPolicy{MaxCommandRetryCategory: WriteAccumulating}})
 	ctx := testCtx(t)
 	k := key(t, "n")
 	proxy.MustAddRule(t, respiretest.Rule{Command: "INCR", Arg: k, Action: respiretest.DropAfterForward})
-	err = c.Dedicated(ctx, func(conn *Conn) error {
+	err := c.Dedicated(ctx, func(conn *Conn) error {
 		_, err := conn.Do(ctx, catalog.String.INCR(), k)
 		return err
 	})
@@ -284,18 +280,14 @@ func TestDedicatedNeverRetries(t *testing.T) {
 // still refuses, fail with ErrInvalidArgument and send nothing; a Conn
 // used after its callback fails with ErrClosed.
 func TestDedicatedBadInputSendsNothing(t *testing.T) {
-	proxy, err := respiretest.NewProxy(standaloneAddr(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = proxy.Close() })
+	proxy := realProxy(t, standaloneAddr(t))
 	c := newClient(t, Options{Endpoints: []string{proxy.Addr()}})
 	ctx := testCtx(t)
 	if err := c.Dedicated(ctx, nil); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("Dedicated(nil) = %v, want ErrInvalidArgument", err)
 	}
 	var kept *Conn
-	err = c.Dedicated(ctx, func(conn *Conn) error {
+	err := c.Dedicated(ctx, func(conn *Conn) error {
 		kept = conn
 		before := totalReceived(proxy)
 		for _, call := range [][]string{{"SUBSCRIBE", "ch"}, {"PSUBSCRIBE", "p*"}, {"SSUBSCRIBE", "s"}, {"UNSUBSCRIBE"},

@@ -14,20 +14,15 @@ import (
 // connection of its own. A null EXEC reply means another client changed
 // the key after WATCH, and the transaction did not run.
 func ExampleClient_Dedicated() {
-	addr, stop := exampleServer()
+	client, stop := exampleClient()
 	defer stop()
 	ctx := context.Background()
-	client, err := respire.Connect(ctx, respire.Options{Endpoints: []string{addr}})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer client.Close()
 	if err := client.Set(ctx, "stock", "10"); err != nil {
 		log.Fatal(err)
 	}
 
 	var committed bool
-	err = client.Dedicated(ctx, func(conn *respire.Conn) error {
+	err := client.Dedicated(ctx, func(conn *respire.Conn) error {
 		if _, err := conn.Do(ctx, catalog.Transactions.WATCH(), "stock"); err != nil {
 			return err
 		}

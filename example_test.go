@@ -22,6 +22,16 @@ func exampleServer() (addr string, stop func()) {
 	return srv.Addr(), srv.Close
 }
 
+// exampleClient connects to a new embedded test server; stop closes both.
+func exampleClient() (client *respire.Client, stop func()) {
+	addr, stopServer := exampleServer()
+	client, err := respire.Connect(context.Background(), respire.Options{Endpoints: []string{addr}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return client, func() { client.Close(); stopServer() }
+}
+
 func ExampleConnect() {
 	addr, stop := exampleServer()
 	defer stop()

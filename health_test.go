@@ -31,11 +31,7 @@ func TestPartitionFailsCallsWithinDeadlinesAndHealRecovers(t *testing.T) {
 }
 
 func testPartitionRecovery(t *testing.T, policy *RetryPolicy) {
-	proxy, err := respiretest.NewProxy(standaloneAddr(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = proxy.Close() })
+	proxy := realProxy(t, standaloneAddr(t))
 	const (
 		health   = 300 * time.Millisecond
 		dial     = 500 * time.Millisecond
@@ -102,11 +98,7 @@ func testPartitionRecovery(t *testing.T, policy *RetryPolicy) {
 // if it ends first, gets a ContextError saying nothing was written. A
 // frame whose caller left still counts until its reply is drained.
 func TestBackpressureWaitsAndReportsUnwritten(t *testing.T) {
-	proxy, err := respiretest.NewProxy(standaloneAddr(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = proxy.Close() })
+	proxy := realProxy(t, standaloneAddr(t))
 	c := newClient(t, Options{Endpoints: []string{proxy.Addr()}, MaxPendingCommands: 1,
 		CommandTimeout: time.Minute})
 	ctx := testCtx(t)
@@ -134,7 +126,7 @@ func TestBackpressureWaitsAndReportsUnwritten(t *testing.T) {
 
 	wctx, wcancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer wcancel()
-	_, err = c.Get(wctx, waiting)
+	_, err := c.Get(wctx, waiting)
 	var ce *ContextError
 	if !errors.As(err, &ce) || ce.Sent || MayHaveExecuted(err) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("GET behind a full queue = %v, want a ContextError with Sent false", err)

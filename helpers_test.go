@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/internal/testenv"
+	"github.com/respire-go/respire/respiretest"
 )
 
 // standaloneAddr returns the address of the real standalone server
@@ -225,4 +226,16 @@ func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// realProxy starts a fault proxy in front of addr and closes it when the
+// test ends.
+func realProxy(t testing.TB, addr string) *respiretest.Proxy {
+	t.Helper()
+	p, err := respiretest.NewProxy(addr)
+	if err != nil {
+		t.Fatalf("NewProxy(%s): %v", addr, err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
 }

@@ -5,6 +5,7 @@
 //	respire demo [flags]
 //	respire ping [flags]
 //	respire do [flags] COMMAND [ARG...]
+//	respire scan [flags] [--match pattern] [--count n] [--type t]
 //	respire help [COMMAND]
 //
 // # demo
@@ -56,7 +57,15 @@
 // elements. The command name may hold a subcommand ("CLIENT INFO") or the
 // subcommand may be the first argument. An error reply is printed to
 // standard error as "(error) ..." with exit status 1. Flags must come
-// before COMMAND.
+// before COMMAND. Commands the shared connection refuses (SUBSCRIBE,
+// MULTI, SELECT, ...) print the refusal and exit with status 1; blocking
+// commands (BLPOP k 1) run on a connection of their own.
+//
+// # scan
+//
+// scan prints the keys [respire.Client.Scan] returns, one per line:
+// --match filters by glob pattern, --count is the page-size hint, --type
+// keeps one key type. SCAN may return a key more than once.
 //
 // # Flags
 //

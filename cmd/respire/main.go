@@ -49,6 +49,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return runPing(ctx, args[1:], stdout, stderr, getenv)
 	case "do":
 		return runDo(ctx, args[1:], stdout, stderr, getenv)
+	case "scan":
+		return runScan(ctx, args[1:], stdout, stderr, getenv)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			if fs := subcommandFlags(args[1], new(connFlags), stdout); fs != nil {
@@ -76,6 +78,8 @@ Usage:
 	respire demo [flags]                 show the retry policy at work with injected faults
 	respire ping [flags]                 send PING, print PONG and the round-trip time
 	respire do [flags] COMMAND [ARG...]  send any command, print the reply like redis-cli
+	respire scan [flags] [--match P] [--count N] [--type T]
+	                                     print the keys SCAN returns, one per line
 	respire help [COMMAND]               print this help, or a command's flags
 
 Connection flags (every command):
@@ -98,6 +102,7 @@ var subcommands = map[string]struct{ synopsis, addr string }{
 	"demo": {"respire demo [flags]", ""},
 	"ping": {"respire ping [flags]", defaultAddr},
 	"do":   {"respire do [flags] COMMAND [ARG...]", defaultAddr},
+	"scan": {"respire scan [flags] [--match pattern] [--count n] [--type t]", defaultAddr},
 }
 
 // subcommandFlags returns the flag set of subcommand name bound to f,

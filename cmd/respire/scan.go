@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/respire-go/respire"
+)
+
+// runScan prints the keys SCAN returns, one per line. SCAN may return a
+// key more than once; scan prints what the server returns.
+func runScan(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	var f connFlags
+	var opts respire.ScanOptions
+	fs := subcommandFlags("scan", &f, stderr)
+	fs.StringVar(&opts.Match, "match", "", "only keys matching the glob `pattern`")
+	fs.Int64Var(&opts.Count, "count", 0, "keys the server examines per page, a `hint` (default: the server's)")
+	fs.StringVar(&opts.Type, "type", "", "only keys of this `type` (string, list, hash, ...)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "respire scan: unexpected arguments %q\n", fs.Args())
+		return exitUsage
+	}
+	c, code := connect(ctx, &f, getenv, stderr)
+	if c == nil {
+		return code
+	}
+	defer c.Close()
+	for key, err := range c.Scan(ctx, opts) {
+		if err != nil {
+			printError(stderr, err)
+			if errors.Is(err, respire.ErrInvalidArgument) {
+				return exitUsage
+			}
+			return exitFail
+		}
+		fmt.Fprintln(stdout, key)
+	}
+	return exitOK
+}

@@ -1,0 +1,244 @@
+package respire
+
+import (
+	"context"
+	"iter"
+	"strconv"
+
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/wire"
+)
+
+// ScanOptions filter a SCAN-family iteration. The zero value matches
+// everything with the server's default page size.
+type ScanOptions struct {
+	// Match is a glob pattern (MATCH); "" matches every element.
+	Match string
+	// Count is a hint of how many elements the server examines per page
+	// (COUNT); 0 uses the server's default (10). Negative is an
+	// [ErrInvalidArgument].
+	Count int64
+	// Type restricts SCAN to keys of one type ("string", "hash", ...).
+	// Only [Client.Scan] accepts it; the others return an
+	// [ErrInvalidArgument].
+	Type string
+}
+
+// ScanPage is one reply of a SCAN-family command: the elements it
+// returned and the cursor of the next page ("0" after the last page).
+type ScanPage[T any] struct {
+	Items  []T
+	Cursor string
+}
+
+// FieldValue is one field of a hash and its value, as HSCAN returns them.
+type FieldValue struct {
+	Field, Value string
+}
+
+// The SCAN family iterates with a server-side cursor, so its pages follow
+// two rules. The first page (cursor 0) is an ordinary ReadOnly command:
+// the retry policy applies to it, and a lost reply may be resent. A
+// continuation (a non-zero cursor) is never resent, because the cursor is
+// a position on the server that answered the first page: it goes to that
+// server only (scanCursor keeps it), and a failure ends the iteration with
+// the error (ask [MayHaveExecuted]). Dispatch (dispatchOf) applies the
+// same rule to raw SCAN commands sent with [Client.Do].
+//
+// What SCAN guarantees, and what it does not, holds here unchanged: every
+// element present for the whole iteration is returned at least once; an
+// element may be returned more than once (the iterators do not hide
+// duplicates: dedupe with a set if you need to); elements added or
+// removed during the iteration may or may not appear; a page may be empty
+// while the iteration continues.
+
+// scanCursor is the state of one iteration: the command, its key (none
+// for SCAN), the server that answered the first page, and the cursor.
+type scanCursor struct {
+	cmd    Command
+	key    string
+	opts   []string
+	server *wire.Endpoint // continuations go here and nowhere else
+	cursor string
+}
+
+// Scan iterates over the keys of the database with SCAN. The iteration
+// stops at the first error, which it yields (with an empty key) as its
+// last pair; breaking out of the loop sends no further command. See
+// [ScanOptions] for filters; keys may be returned more than once.
+func (c *Client) Scan(ctx context.Context, opts ScanOptions) iter.Seq2[string, error] {
+	return items(c.ScanPages(ctx, opts))
+}
+
+// ScanPages is [Client.Scan] page by page, for callers that want the
+// cursors.
+func (c *Client) ScanPages(ctx context.Context, opts ScanOptions) iter.Seq2[ScanPage[string], error] {
+	return scanPages(c, ctx, catalog.Generic.SCAN(), "", opts, true, replyStrings)
+}
+
+// HScan iterates over the fields of the hash at key with HSCAN, like
+// [Client.Scan].
+func (c *Client) HScan(ctx context.Context, key string, opts ScanOptions) iter.Seq2[FieldValue, error] {
+	return items(c.HScanPages(ctx, key, opts))
+}
+
+// HScanPages is [Client.HScan] page by page.
+func (c *Client) HScanPages(ctx context.Context, key string, opts ScanOptions) iter.Seq2[ScanPage[FieldValue], error] {
+	return scanPages(c, ctx, catalog.Hash.HSCAN(), key, opts, false, func(r Reply) ([]FieldValue, error) {
+		s, err := r.Strings()
+		if err != nil || len(s)%2 != 0 {
+			return nil, errOr(err, unexpected("field-value pairs", r.v))
+		}
+		out := make([]FieldValue, len(s)/2)
+		for i := range out {
+			out[i] = FieldValue{Field: s[2*i], Value: s[2*i+1]}
+		}
+		return out, nil
+	})
+}
+
+// SScan iterates over the members of the set at key with SSCAN, like
+// [Client.Scan].
+func (c *Client) SScan(ctx context.Context, key string, opts ScanOptions) iter.Seq2[string, error] {
+	return items(c.SScanPages(ctx, key, opts))
+}
+
+// SScanPages is [Client.SScan] page by page.
+func (c *Client) SScanPages(ctx context.Context, key string, opts ScanOptions) iter.Seq2[ScanPage[string], error] {
+	return scanPages(c, ctx, catalog.Set.SSCAN(), key, opts, false, replyStrings)
+}
+
+// ZScan iterates over the members of the sorted set at key with their
+// scores, with ZSCAN, like [Client.Scan].
+func (c *Client) ZScan(ctx context.Context, key string, opts ScanOptions) iter.Seq2[Z, error] {
+	return items(c.ZScanPages(ctx, key, opts))
+}
+
+// ZScanPages is [Client.ZScan] page by page.
+func (c *Client) ZScanPages(ctx context.Context, key string, opts ScanOptions) iter.Seq2[ScanPage[Z], error] {
+	return scanPages(c, ctx, catalog.SortedSet.ZSCAN(), key, opts, false, func(r Reply) ([]Z, error) {
+		s, err := r.Strings()
+		if err != nil || len(s)%2 != 0 {
+			return nil, errOr(err, unexpected("member-score pairs", r.v))
+		}
+		out := make([]Z, len(s)/2)
+		for i := range out {
+			score, err := parseFloat([]byte(s[2*i+1]))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = Z{Member: s[2*i], Score: score}
+		}
+		return out, nil
+	})
+}
+
+func replyStrings(r Reply) ([]string, error) { return r.Strings() }
+
+func errOr(err, otherwise error) error {
+	if err != nil {
+		return err
+	}
+	return otherwise
+}
+
+// items flattens pages into their elements.
+func items[T any](pages iter.Seq2[ScanPage[T], error]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for page, err := range pages {
+			if err != nil {
+				var zero T
+				yield(zero, err)
+				return
+			}
+			for _, it := range page.Items {
+				if !yield(it, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// scanArgs validates opts for cmd and returns its option arguments.
+func scanArgs(name, key string, opts ScanOptions, keyless bool) ([]string, error) {
+	switch {
+	case !keyless && key == "":
+		return nil, errInvalid(name, "empty key")
+	case opts.Count < 0:
+		return nil, errInvalid(name, "negative COUNT "+strconv.FormatInt(opts.Count, 10))
+	case opts.Type != "" && !keyless:
+		return nil, errInvalid(name, "TYPE applies to SCAN only")
+	}
+	var args []string
+	if opts.Match != "" {
+		args = append(args, "MATCH", opts.Match)
+	}
+	if opts.Count > 0 {
+		args = append(args, "COUNT", strconv.FormatInt(opts.Count, 10))
+	}
+	if opts.Type != "" {
+		args = append(args, "TYPE", opts.Type)
+	}
+	return args, nil
+}
+
+// scanPages runs the cursor loop of cmd. Bad options are yielded as the
+// only error, before anything is sent.
+func scanPages[T any](c *Client, ctx context.Context, cmd Command, key string, opts ScanOptions, keyless bool,
+	convert func(Reply) ([]T, error)) iter.Seq2[ScanPage[T], error] {
+	return func(yield func(ScanPage[T], error) bool) {
+		args, err := scanArgs(cmd.Name(), key, opts, keyless)
+		if err != nil {
+			yield(ScanPage[T]{}, err)
+			return
+		}
+		cur := scanCursor{cmd: cmd, key: key, opts: args, server: c.ep, cursor: "0"}
+		for {
+			raw, err := cur.fetch(ctx, c)
+			if err != nil {
+				yield(ScanPage[T]{}, err)
+				return
+			}
+			items, err := convert(raw)
+			if err != nil {
+				yield(ScanPage[T]{}, err)
+				return
+			}
+			if !yield(ScanPage[T]{Items: items, Cursor: cur.cursor}, nil) || cur.cursor == "0" {
+				return
+			}
+		}
+	}
+}
+
+// fetch sends the page at the cursor, advances the cursor and returns the
+// page's elements. The first page follows the retry policy;
+// continuations are never resent (dispatchOf sees their non-zero cursor)
+// and must reach the server of the first page: on a standalone client
+// that is the client's one endpoint.
+func (cur *scanCursor) fetch(ctx context.Context, c *Client) (Reply, error) {
+	if cur.server != c.ep {
+		return Reply{}, errInvalid(cur.cmd.Name(), "the cursor belongs to another server")
+	}
+	args := make([]string, 0, 2+len(cur.opts))
+	if cur.key != "" {
+		args = append(args, cur.key)
+	}
+	args = append(args, cur.cursor)
+	args = append(args, cur.opts...)
+	r, err := c.Do(ctx, cur.cmd, args...)
+	if err != nil {
+		return Reply{}, err
+	}
+	parts := r.Elements()
+	if len(parts) != 2 {
+		return Reply{}, unexpected("[cursor, elements]", r.v)
+	}
+	next, err := parts[0].String()
+	if err != nil {
+		return Reply{}, err
+	}
+	cur.cursor = next
+	return parts[1], nil
+}
