@@ -51,20 +51,7 @@ func BenchmarkGetBytes(b *testing.B) {
 		})
 		b.Run(m.name+"/Parallel", func(b *testing.B) {
 			c, k := benchClient(b, m.policy())
-			ctx := context.Background()
-			b.ReportAllocs()
-			b.SetParallelism(parallelism)
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				buf := make([]byte, 0, 128)
-				for pb.Next() {
-					var err error
-					if buf, err = c.GetBytes(ctx, k, buf[:0]); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
+			parallelGetBytes(b, c, k)
 		})
 	}
 }
@@ -171,3 +158,22 @@ var raceEnabled = func() bool {
 	}
 	return false
 }()
+
+// parallelGetBytes measures GetBytes of k from parallelism goroutines per
+// core.
+func parallelGetBytes(b *testing.B, c *Client, k string) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetParallelism(parallelism)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		buf := make([]byte, 0, 128)
+		for pb.Next() {
+			var err error
+			if buf, err = c.GetBytes(ctx, k, buf[:0]); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

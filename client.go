@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +27,9 @@ type Client struct {
 	closed   atomic.Bool
 	done     chan struct{} // closed by Close: ends every retry backoff at once
 	frames   wire.FramePool
+
+	subsMu sync.Mutex
+	subs   map[*Subscription]struct{} // open subscriptions, closed by Close
 }
 
 // Connect validates opts, connects to the first endpoint and prepares the
@@ -65,6 +69,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	close(c.done)
+	c.closeSubscriptions()
 	return errors.Join(c.ep.Close(), c.blocking.Close())
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"regexp"
 	"slices"
 	"strconv"
@@ -191,5 +193,43 @@ func TestScan(t *testing.T) {
 	}
 	if code, _, errs := runCLI(t, nil, "scan", "--addr", addr, "--count", "-1"); code != exitUsage || !strings.Contains(errs, "negative COUNT") {
 		t.Fatalf("scan --count -1: exit %d, stderr %q; want 2 and the reason", code, errs)
+	}
+}
+
+// TestSubscribe: subscribe prints the published messages and exits after
+// --count of them.
+func TestSubscribe(t *testing.T) {
+	addr := testenv.Standalone(t)
+	ch := "respire:cmdtest:" + t.Name()
+	type result struct {
+		code     int
+		out, err string
+	}
+	done := make(chan result, 1)
+	go func() {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"subscribe", "--addr", addr, "--count", "2", ch}, &out, &errb, func(string) string { return "" })
+		done <- result{code, out.String(), errb.String()}
+	}()
+	// Publish until the subscriber has received both (PUBLISH replies how
+	// many subscribers got each message).
+	got := 0
+	for i := 0; got < 2; i++ {
+		select {
+		case r := <-done:
+			t.Fatalf("subscribe ended early: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+		default:
+		}
+		_, out, _ := runCLI(t, nil, "do", "--addr", addr, "PUBLISH", ch, "m"+strconv.Itoa(got))
+		if out == "(integer) 1\n" {
+			got++
+		}
+	}
+	r := <-done
+	if want := ch + ": m0\n" + ch + ": m1\n"; r.code != exitOK || r.out != want || r.err != "" {
+		t.Fatalf("subscribe: exit %d, stdout %q, stderr %q; want 0 and %q", r.code, r.out, r.err, want)
+	}
+	if code, _, errs := runCLI(t, nil, "subscribe", "--addr", addr); code != exitUsage || errs == "" {
+		t.Fatalf("subscribe without channels: exit %d, stderr %q; want 2", code, errs)
 	}
 }

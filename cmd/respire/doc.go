@@ -6,6 +6,7 @@
 //	respire ping [flags]
 //	respire do [flags] COMMAND [ARG...]
 //	respire scan [flags] [--match pattern] [--count n] [--type t]
+//	respire subscribe [flags] [--pattern] [--count n] CHANNEL...
 //	respire help [COMMAND]
 //
 // # demo
@@ -66,6 +67,13 @@
 // scan prints the keys [respire.Client.Scan] returns, one per line:
 // --match filters by glob pattern, --count is the page-size hint, --type
 // keeps one key type. SCAN may return a key more than once.
+//
+// # subscribe
+//
+// subscribe prints the messages published to the channels (patterns with
+// --pattern) as "channel: payload" lines until interrupted, or until
+// --count messages. When the connection is lost it reconnects, subscribes
+// again and reports on standard error that messages may have been lost.
 //
 // # Flags
 //

@@ -51,6 +51,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return runDo(ctx, args[1:], stdout, stderr, getenv)
 	case "scan":
 		return runScan(ctx, args[1:], stdout, stderr, getenv)
+	case "subscribe":
+		return runSubscribe(ctx, args[1:], stdout, stderr, getenv)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			if fs := subcommandFlags(args[1], new(connFlags), stdout); fs != nil {
@@ -80,6 +82,8 @@ Usage:
 	respire do [flags] COMMAND [ARG...]  send any command, print the reply like redis-cli
 	respire scan [flags] [--match P] [--count N] [--type T]
 	                                     print the keys SCAN returns, one per line
+	respire subscribe [flags] [--pattern] [--count N] CHANNEL...
+	                                     print messages until interrupted
 	respire help [COMMAND]               print this help, or a command's flags
 
 Connection flags (every command):
@@ -99,10 +103,11 @@ func usage(w io.Writer) { fmt.Fprint(w, usageText) }
 
 // subcommands maps each subcommand to its synopsis and --addr default.
 var subcommands = map[string]struct{ synopsis, addr string }{
-	"demo": {"respire demo [flags]", ""},
-	"ping": {"respire ping [flags]", defaultAddr},
-	"do":   {"respire do [flags] COMMAND [ARG...]", defaultAddr},
-	"scan": {"respire scan [flags] [--match pattern] [--count n] [--type t]", defaultAddr},
+	"demo":      {"respire demo [flags]", ""},
+	"ping":      {"respire ping [flags]", defaultAddr},
+	"do":        {"respire do [flags] COMMAND [ARG...]", defaultAddr},
+	"scan":      {"respire scan [flags] [--match pattern] [--count n] [--type t]", defaultAddr},
+	"subscribe": {"respire subscribe [flags] [--pattern] [--count n] CHANNEL...", defaultAddr},
 }
 
 // subcommandFlags returns the flag set of subcommand name bound to f,
@@ -175,10 +180,14 @@ func (f *connFlags) options(getenv func(string) string) (respire.Options, error)
 	}, nil
 }
 
-// parse parses args into a new flag set of the subcommand name; it returns
-// the remaining arguments, or an exit code when the caller should stop.
-func parse(name string, f *connFlags, args []string, stderr io.Writer) ([]string, int, bool) {
+// parse parses args into a new flag set of the subcommand name, with the
+// flags extra adds; it returns the remaining arguments, or an exit code
+// when the caller should stop.
+func parse(name string, f *connFlags, args []string, stderr io.Writer, extra ...func(*flag.FlagSet)) ([]string, int, bool) {
 	fs := subcommandFlags(name, f, stderr)
+	for _, add := range extra {
+		add(fs)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, exitOK, false // -h: the flag package printed the usage

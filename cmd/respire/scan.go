@@ -15,18 +15,16 @@ import (
 func runScan(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	var f connFlags
 	var opts respire.ScanOptions
-	fs := subcommandFlags("scan", &f, stderr)
-	fs.StringVar(&opts.Match, "match", "", "only keys matching the glob `pattern`")
-	fs.Int64Var(&opts.Count, "count", 0, "keys the server examines per page, a `hint` (default: the server's)")
-	fs.StringVar(&opts.Type, "type", "", "only keys of this `type` (string, list, hash, ...)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	rest, code, ok := parse("scan", &f, args, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&opts.Match, "match", "", "only keys matching the glob `pattern`")
+		fs.Int64Var(&opts.Count, "count", 0, "keys the server examines per page, a `hint` (default: the server's)")
+		fs.StringVar(&opts.Type, "type", "", "only keys of this `type` (string, list, hash, ...)")
+	})
+	if !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "respire scan: unexpected arguments %q\n", fs.Args())
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "respire scan: unexpected arguments %q\n", rest)
 		return exitUsage
 	}
 	c, code := connect(ctx, &f, getenv, stderr)

@@ -107,6 +107,31 @@ func (e *ReplyError) Error() string { return e.Command + ": " + e.Text }
 // nil, runs once after the connection dies, when every frame has failed
 // and just before Dead is closed: it must not call Close or wait on Dead.
 func Dial(ctx context.Context, cfg Config, onDead func(*Conn)) (*Conn, error) {
+	nc, rd, proto, id, err := dialPrepared(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := start(nc, rd, proto, cfg, onDead)
+	c.id = id
+	return c, nil
+}
+
+// DialRaw connects to cfg.Addr like [Dial] and performs the handshake, but
+// starts nothing: the caller owns the socket and its reader, for a
+// connection that is not one reply per command (a subscription). It
+// returns the protocol in use and the server's id of the connection (0
+// when unknown).
+func DialRaw(ctx context.Context, cfg Config) (nc net.Conn, rd *resp.Reader, proto int, id int64, err error) {
+	mc, rd, proto, id, err := dialPrepared(ctx, cfg)
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	return mc, rd, proto, id, nil
+}
+
+// dialPrepared opens the socket and runs the handshake within ctx and
+// cfg.DialTimeout.
+func dialPrepared(ctx context.Context, cfg Config) (*meteredConn, *resp.Reader, int, int64, error) {
 	if cfg.DialTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.DialTimeout)
@@ -114,7 +139,7 @@ func Dial(ctx context.Context, cfg Config, onDead func(*Conn)) (*Conn, error) {
 	}
 	raw, err := dialSocket(ctx, cfg)
 	if err != nil {
-		return nil, &ConnError{Reason: DialFailed, Evidence: Unwritten, Cause: err}
+		return nil, nil, 0, 0, &ConnError{Reason: DialFailed, Evidence: Unwritten, Cause: err}
 	}
 	nc := &meteredConn{Conn: raw}
 	// The handshake obeys ctx through the socket deadline.
@@ -129,14 +154,12 @@ func Dial(ctx context.Context, cfg Config, onDead func(*Conn)) (*Conn, error) {
 		}
 		var re *ReplyError
 		if errors.As(err, &re) {
-			return nil, &ConnError{Reason: Handshake, Evidence: Unwritten, Cause: err}
+			return nil, nil, 0, 0, &ConnError{Reason: Handshake, Evidence: Unwritten, Cause: err}
 		}
-		return nil, &ConnError{Reason: DialFailed, Evidence: Unwritten, Cause: err}
+		return nil, nil, 0, 0, &ConnError{Reason: DialFailed, Evidence: Unwritten, Cause: err}
 	}
 	_ = nc.SetDeadline(time.Time{})
-	c := start(nc, rd, proto, cfg, onDead)
-	c.id = id
-	return c, nil
+	return nc, rd, proto, id, nil
 }
 
 // dialSocket opens the socket to cfg.Addr with cfg.Dial (or the default

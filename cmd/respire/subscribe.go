@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/respire-go/respire"
+)
+
+// runSubscribe prints the messages of the channels until interrupted (or
+// --count messages): "channel: payload", one per line. A gap (the
+// connection was lost and subscribed again) is reported on standard error.
+func runSubscribe(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	var f connFlags
+	var count int
+	var pattern bool
+	channels, code, ok := parse("subscribe", &f, args, stderr, func(fs *flag.FlagSet) {
+		fs.IntVar(&count, "count", 0, "exit after `n` messages (default: until interrupted)")
+		fs.BoolVar(&pattern, "pattern", false, "the arguments are glob patterns (PSUBSCRIBE)")
+	})
+	if !ok {
+		return code
+	}
+	if len(channels) == 0 || count < 0 {
+		fmt.Fprintln(stderr, "respire subscribe: want one or more channels and a --count of 0 or more")
+		return exitUsage
+	}
+	c, code := connect(ctx, &f, getenv, stderr)
+	if c == nil {
+		return code
+	}
+	defer c.Close()
+	subscribe := c.Subscribe
+	if pattern {
+		subscribe = c.PSubscribe
+	}
+	sub, err := subscribe(ctx, channels...)
+	if err != nil {
+		printError(stderr, err)
+		if errors.Is(err, respire.ErrInvalidArgument) {
+			return exitUsage
+		}
+		return exitFail
+	}
+	defer sub.Close()
+	for n := 0; count == 0 || n < count; {
+		select {
+		case <-ctx.Done():
+			return exitOK
+		case m, ok := <-sub.Channel():
+			switch {
+			case !ok:
+				return exitFail
+			case m.Gap:
+				fmt.Fprintf(stderr, "(reconnected; messages may have been lost: %v)\n", m.Err)
+			default:
+				fmt.Fprintf(stdout, "%s: %s\n", m.Channel, m.Payload)
+				n++
+			}
+		}
+	}
+	return exitOK
+}

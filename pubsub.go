@@ -1,0 +1,634 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/retry"
+	"github.com/respire-go/respire/internal/wire"
+	"github.com/respire-go/respire/resp"
+)
+
+// SubscriptionBuffer is the capacity of a [Subscription]'s channel.
+const SubscriptionBuffer = 1024
+
+// Message is one event of a [Subscription]: a published message, or a
+// gap.
+type Message struct {
+	// Channel is the channel (or shard channel) the message was published
+	// to.
+	Channel string
+	// Pattern is the pattern that matched Channel, for a message received
+	// through PSubscribe; "" otherwise.
+	Pattern string
+	// Payload is the published message.
+	Payload string
+	// Shard reports a message published with SPUBLISH, received through
+	// SSubscribe.
+	Shard bool
+	// Gap reports that the subscription lost its connection, reconnected
+	// and subscribed again to everything: messages published in between
+	// may have been lost. A gap event carries only Err, the failure that
+	// ended the previous connection.
+	Gap bool
+	// Err is, for a gap event, why the previous connection ended.
+	Err error
+}
+
+// Subscription receives pub/sub messages on a connection of its own,
+// never the shared one, so ordinary commands never wait behind pub/sub
+// traffic and one subscription's messages never reach another.
+//
+// Messages arrive on [Subscription.Channel] in the order the server sent
+// them. The channel holds [SubscriptionBuffer] events; when it is full the
+// subscription stops reading its connection until the consumer catches
+// up (lossless, and only this subscription stalls: other subscriptions and
+// the shared connection go on). A consumer that falls so far behind that
+// the server drops it (client-output-buffer-limit pubsub) sees a gap.
+//
+// When the connection is lost, the subscription reconnects with the
+// retry policy's backoff (its defaults when the client has none),
+// subscribes again to every channel, pattern and shard channel in its
+// set, and then delivers one event with Gap set before the messages of the
+// new connection. The connection sends a PING every
+// [Options.IdlePingInterval] and is treated as lost when nothing arrives
+// for IdlePingInterval plus [Options.HealthTimeout].
+//
+// Subscription confirmations and PING replies are handled inside; they
+// never appear as messages. Its methods are safe for concurrent use.
+type Subscription struct {
+	c    *Client
+	msgs chan Message
+	done chan struct{} // closed by Close
+	wg   sync.WaitGroup
+
+	mu      sync.Mutex
+	sets    [3]map[string]struct{}      // the desired set per kind
+	waiters map[confirmKey][]chan error // calls waiting for a confirmation
+	conn    net.Conn                    // the current connection, nil while reconnecting
+	id      int64                       // the server's id of conn
+	closed  bool
+
+	wmu      sync.Mutex   // serialises writes to conn
+	lastRead atomic.Int64 // unix nanoseconds of the last value read
+}
+
+// subKind is a family of subscriptions.
+type subKind uint8
+
+const (
+	kindChannel subKind = iota // SUBSCRIBE, message
+	kindPattern                // PSUBSCRIBE, pmessage
+	kindShard                  // SSUBSCRIBE, smessage
+)
+
+var subCommands = [3]struct{ sub, unsub string }{
+	{"SUBSCRIBE", "UNSUBSCRIBE"},
+	{"PSUBSCRIBE", "PUNSUBSCRIBE"},
+	{"SSUBSCRIBE", "SUNSUBSCRIBE"},
+}
+
+// confirmKinds maps a confirmation's first element to its family.
+var confirmKinds = map[string]confirmKey{
+	"subscribe": {kind: kindChannel}, "unsubscribe": {kind: kindChannel, unsub: true},
+	"psubscribe": {kind: kindPattern}, "punsubscribe": {kind: kindPattern, unsub: true},
+	"ssubscribe": {kind: kindShard}, "sunsubscribe": {kind: kindShard, unsub: true},
+}
+
+// confirmKey names a confirmation the server sends for one name.
+type confirmKey struct {
+	kind  subKind
+	unsub bool
+	name  string
+}
+
+// Subscribe subscribes to channels on a new [Subscription]. It returns
+// once the server has confirmed every channel, so a message published
+// after it returns is received. No channel, or an empty name, is an
+// [ErrInvalidArgument] and nothing is sent.
+func (c *Client) Subscribe(ctx context.Context, channels ...string) (*Subscription, error) {
+	return c.subscribe(ctx, kindChannel, channels)
+}
+
+// PSubscribe subscribes to glob patterns on a new [Subscription], like
+// [Client.Subscribe].
+func (c *Client) PSubscribe(ctx context.Context, patterns ...string) (*Subscription, error) {
+	return c.subscribe(ctx, kindPattern, patterns)
+}
+
+// SSubscribe subscribes to shard channels (SPUBLISH, Redis 7) on a new
+// [Subscription], like [Client.Subscribe].
+func (c *Client) SSubscribe(ctx context.Context, shardChannels ...string) (*Subscription, error) {
+	return c.subscribe(ctx, kindShard, shardChannels)
+}
+
+func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*Subscription, error) {
+	name := subCommands[kind].sub
+	if err := checkNames(name, names); err != nil {
+		return nil, err
+	}
+	if c.closed.Load() {
+		return nil, &ConnError{Command: name, Unwritten: true, Err: ErrClosed}
+	}
+	s := &Subscription{
+		c:       c,
+		msgs:    make(chan Message, SubscriptionBuffer),
+		done:    make(chan struct{}),
+		sets:    [3]map[string]struct{}{{}, {}, {}},
+		waiters: map[confirmKey][]chan error{},
+	}
+	nc, rd, id, err := s.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.conn, s.id = nc, id
+	if !c.track(s) {
+		_ = nc.Close()
+		return nil, &ConnError{Command: name, Unwritten: true, Err: ErrClosed}
+	}
+	s.wg.Add(1)
+	go s.run(nc, rd)
+	if err := s.change(ctx, kind, false, names); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkNames rejects an empty list and empty names.
+func checkNames(command string, names []string) error {
+	if len(names) == 0 {
+		return errInvalid(command, "no channel or pattern")
+	}
+	for _, n := range names {
+		if n == "" {
+			return errInvalid(command, "empty channel or pattern name")
+		}
+	}
+	return nil
+}
+
+// Channel returns the channel of messages and gap events. It is closed
+// after [Subscription.Close] (or the client's Close).
+func (s *Subscription) Channel() <-chan Message { return s.msgs }
+
+// Subscribe adds channels to the subscription and waits, within ctx, for
+// the server's confirmation. The channels join the subscription's set
+// even when ctx ends first, so they are subscribed after a reconnect.
+func (s *Subscription) Subscribe(ctx context.Context, channels ...string) error {
+	return s.change(ctx, kindChannel, false, channels)
+}
+
+// Unsubscribe removes channels from the subscription and waits, within
+// ctx, for the server's confirmation; no message of those channels
+// arrives after it returns nil.
+func (s *Subscription) Unsubscribe(ctx context.Context, channels ...string) error {
+	return s.change(ctx, kindChannel, true, channels)
+}
+
+// PSubscribe adds patterns, like [Subscription.Subscribe].
+func (s *Subscription) PSubscribe(ctx context.Context, patterns ...string) error {
+	return s.change(ctx, kindPattern, false, patterns)
+}
+
+// PUnsubscribe removes patterns, like [Subscription.Unsubscribe].
+func (s *Subscription) PUnsubscribe(ctx context.Context, patterns ...string) error {
+	return s.change(ctx, kindPattern, true, patterns)
+}
+
+// SSubscribe adds shard channels, like [Subscription.Subscribe].
+func (s *Subscription) SSubscribe(ctx context.Context, shardChannels ...string) error {
+	return s.change(ctx, kindShard, false, shardChannels)
+}
+
+// SUnsubscribe removes shard channels, like [Subscription.Unsubscribe].
+func (s *Subscription) SUnsubscribe(ctx context.Context, shardChannels ...string) error {
+	return s.change(ctx, kindShard, true, shardChannels)
+}
+
+// change updates the set, sends the command and waits for one
+// confirmation per name.
+func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, names []string) error {
+	command := subCommands[kind].sub
+	if unsub {
+		command = subCommands[kind].unsub
+	}
+	if err := checkNames(command, names); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return &ContextError{Command: command, Err: err}
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return &ConnError{Command: command, Unwritten: true, Err: ErrClosed}
+	}
+	waits := make([]chan error, len(names))
+	for i, n := range names {
+		if unsub {
+			delete(s.sets[kind], n)
+		} else {
+			s.sets[kind][n] = struct{}{}
+		}
+		k := confirmKey{kind: kind, unsub: unsub, name: n}
+		waits[i] = make(chan error, 1)
+		s.waiters[k] = append(s.waiters[k], waits[i])
+	}
+	nc := s.conn
+	s.mu.Unlock()
+	if nc != nil {
+		// A failed write ends the connection; the reconnect sends the
+		// whole set and its confirmations answer these waiters.
+		_ = s.write(nc, encodeCommand(command, names))
+	}
+	for _, w := range waits {
+		select {
+		case err := <-w:
+			if err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return &ContextError{Command: command, Sent: true, Err: ctx.Err()}
+		case <-s.done:
+			return &ConnError{Command: command, Err: ErrClosed}
+		}
+	}
+	return nil
+}
+
+// Close ends the subscription: it closes the connection, stops its
+// goroutines and closes the channel. Closing twice does nothing.
+func (s *Subscription) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	if s.conn != nil {
+		_ = s.conn.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	s.c.untrack(s)
+	return nil
+}
+
+// encodeCommand encodes name with args.
+func encodeCommand(name string, args []string) []byte {
+	b := resp.AppendArrayHeader(nil, 1+len(args))
+	b = resp.AppendBulkString(b, name)
+	for _, a := range args {
+		b = resp.AppendBulkString(b, a)
+	}
+	return b
+}
+
+// write sends b on nc, bounded by the health timeout; a failed write
+// closes nc, which ends its reader.
+func (s *Subscription) write(nc net.Conn, b []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if d := s.c.cfg.wire.HealthTimeout; d > 0 {
+		_ = nc.SetWriteDeadline(time.Now().Add(d))
+	}
+	_, err := nc.Write(b)
+	if err != nil {
+		_ = nc.Close()
+	}
+	return err
+}
+
+// dial opens and prepares a connection of the subscription's own.
+func (s *Subscription) dial(ctx context.Context) (net.Conn, *resp.Reader, int64, error) {
+	cfg := s.c.cfg.dedicatedWire()
+	nc, rd, _, id, err := wire.DialRaw(ctx, cfg)
+	if err != nil {
+		var we *wire.ConnError
+		if errors.As(err, &we) {
+			return nil, nil, 0, connError("SUBSCRIBE", we)
+		}
+		return nil, nil, 0, err
+	}
+	return nc, rd, id, nil
+}
+
+// run reads the current connection until it ends, then reconnects, until
+// the subscription closes; it closes the channel when it exits.
+func (s *Subscription) run(nc net.Conn, rd *resp.Reader) {
+	defer s.wg.Done()
+	defer close(s.msgs)
+	for {
+		err := s.serve(nc, rd)
+		if nc, rd = s.reconnect(err); nc == nil {
+			return
+		}
+	}
+}
+
+// serve reads and dispatches nc's values until it fails, with a keepalive
+// alongside.
+func (s *Subscription) serve(nc net.Conn, rd *resp.Reader) error {
+	stop := make(chan struct{})
+	var keep sync.WaitGroup
+	if every := s.c.cfg.wire.IdlePing; every > 0 {
+		keep.Go(func() { s.keepalive(nc, every, stop) })
+	}
+	defer func() {
+		close(stop)
+		_ = nc.Close()
+		keep.Wait()
+	}()
+	silence := time.Duration(0)
+	if s.c.cfg.wire.IdlePing > 0 && s.c.cfg.wire.HealthTimeout > 0 {
+		silence = s.c.cfg.wire.IdlePing + s.c.cfg.wire.HealthTimeout
+	}
+	for {
+		if silence > 0 {
+			_ = nc.SetReadDeadline(time.Now().Add(silence))
+		}
+		v, err := rd.ReadValue()
+		if err != nil {
+			return err
+		}
+		s.lastRead.Store(time.Now().UnixNano())
+		if !s.dispatch(v) {
+			return ErrClosed
+		}
+	}
+}
+
+// keepalive sends a PING whenever nothing was read for every.
+func (s *Subscription) keepalive(nc net.Conn, every time.Duration, stop <-chan struct{}) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	ping := encodeCommand("PING", nil)
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if time.Since(time.Unix(0, s.lastRead.Load())) >= every {
+				if s.write(nc, ping) != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// dispatch handles one value from the server; it reports false when the
+// subscription closed while delivering.
+func (s *Subscription) dispatch(v resp.Value) bool {
+	if v.IsError() {
+		s.failWaiters(newServerError("SUBSCRIBE", v.Str))
+		return true
+	}
+	if !v.Type.Aggregate() || len(v.Elems) < 2 {
+		return true // +PONG (RESP3, or RESP2 outside subscribed mode)
+	}
+	e := v.Elems
+	str := func(i int) string { return string(e[i].TextBytes()) }
+	switch kind := strings.ToLower(str(0)); kind {
+	case "message", "smessage":
+		if len(e) == 3 {
+			return s.deliver(Message{Channel: str(1), Payload: str(2), Shard: kind == "smessage"})
+		}
+	case "pmessage":
+		if len(e) == 4 {
+			return s.deliver(Message{Pattern: str(1), Channel: str(2), Payload: str(3)})
+		}
+	case "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe":
+		if e[1].IsNull() {
+			return true // UNSUBSCRIBE with nothing subscribed
+		}
+		k := confirmKinds[kind]
+		k.name = str(1)
+		s.confirm(k)
+	}
+	return true // "pong" and anything unknown: not a message
+}
+
+// deliver puts m on the channel, waiting while it is full.
+func (s *Subscription) deliver(m Message) bool {
+	select {
+	case s.msgs <- m:
+		return true
+	case <-s.done:
+		return false
+	}
+}
+
+// confirm answers the oldest call waiting for k.
+func (s *Subscription) confirm(k confirmKey) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ws := s.waiters[k]
+	if len(ws) == 0 {
+		return
+	}
+	ws[0] <- nil
+	if len(ws) == 1 {
+		delete(s.waiters, k)
+	} else {
+		s.waiters[k] = ws[1:]
+	}
+}
+
+// failWaiters answers every waiting call with err (an error reply cannot
+// be paired with one name).
+func (s *Subscription) failWaiters(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, ws := range s.waiters {
+		for _, w := range ws {
+			w <- err
+		}
+		delete(s.waiters, k)
+	}
+}
+
+// reconnect waits out the backoff, dials and subscribes to the whole set
+// again, then delivers the gap event. It returns nil when the
+// subscription closed.
+func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
+	s.mu.Lock()
+	s.conn = nil
+	s.mu.Unlock()
+	policy := s.c.reconnectPolicy()
+	for attempt := 1; ; attempt++ {
+		t := time.NewTimer(policy.Delay(attempt, rand.Float64()))
+		select {
+		case <-s.done:
+			t.Stop()
+			return nil, nil
+		case <-t.C:
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			select {
+			case <-s.done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		nc, rd, id, err := s.dial(ctx)
+		cancel()
+		if err != nil {
+			continue
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			_ = nc.Close()
+			return nil, nil
+		}
+		var b []byte
+		for kind, set := range s.sets {
+			if len(set) == 0 {
+				continue
+			}
+			names := make([]string, 0, len(set))
+			for n := range set {
+				names = append(names, n)
+			}
+			b = append(b, encodeCommand(subCommands[kind].sub, names)...)
+		}
+		s.conn, s.id = nc, id
+		// The new connection is subscribed to none of the names removed
+		// meanwhile: calls waiting to hear that are answered now.
+		for k, ws := range s.waiters {
+			if k.unsub {
+				for _, w := range ws {
+					w <- nil
+				}
+				delete(s.waiters, k)
+			}
+		}
+		s.mu.Unlock()
+		if len(b) > 0 && s.write(nc, b) != nil {
+			continue
+		}
+		if !s.deliver(Message{Gap: true, Err: cause}) {
+			return nil, nil
+		}
+		return nc, rd
+	}
+}
+
+// reconnectPolicy is the backoff of a subscription's reconnects: the
+// client's retry policy, or its defaults when the client has none (or
+// disabled delays, which would make a reconnect loop spin).
+func (c *Client) reconnectPolicy() retry.Policy {
+	if c.cfg.policy.Ceiling(1) > 0 {
+		return c.cfg.policy
+	}
+	p, _ := retry.Compile(retry.Settings{})
+	return p
+}
+
+// track registers s so that Close closes it; false once the client has
+// closed.
+func (c *Client) track(s *Subscription) bool {
+	c.subsMu.Lock()
+	defer c.subsMu.Unlock()
+	if c.closed.Load() {
+		return false
+	}
+	if c.subs == nil {
+		c.subs = map[*Subscription]struct{}{}
+	}
+	c.subs[s] = struct{}{}
+	return true
+}
+
+func (c *Client) untrack(s *Subscription) {
+	c.subsMu.Lock()
+	delete(c.subs, s)
+	c.subsMu.Unlock()
+}
+
+// closeSubscriptions closes every open subscription.
+func (c *Client) closeSubscriptions() {
+	c.subsMu.Lock()
+	subs := make([]*Subscription, 0, len(c.subs))
+	for s := range c.subs {
+		subs = append(subs, s)
+	}
+	c.subsMu.Unlock()
+	for _, s := range subs {
+		_ = s.Close()
+	}
+}
+
+// Publish posts message to channel and returns how many subscribers
+// received it (on a cluster: of the node that received it).
+func (c *Client) Publish(ctx context.Context, channel, message string) (int64, error) {
+	return c.publish(ctx, catalog.PubSub.PUBLISH(), channel, message)
+}
+
+// SPublish posts message to the shard channel (Redis 7) and returns how
+// many subscribers received it.
+func (c *Client) SPublish(ctx context.Context, shardChannel, message string) (int64, error) {
+	return c.publish(ctx, catalog.PubSub.SPUBLISH(), shardChannel, message)
+}
+
+func (c *Client) publish(ctx context.Context, cmd Command, channel, message string) (int64, error) {
+	r, err := c.Do(ctx, cmd, channel, message)
+	if err != nil {
+		return 0, err
+	}
+	return r.Int64()
+}
+
+// PubSubChannels returns the channels with at least one subscriber whose
+// names match the glob pattern ("" for all).
+func (c *Client) PubSubChannels(ctx context.Context, pattern string) ([]string, error) {
+	var args []string
+	if pattern != "" {
+		args = []string{pattern}
+	}
+	r, err := c.Do(ctx, catalog.PubSub.PUBSUB_CHANNELS(), args...)
+	if err != nil {
+		return nil, err
+	}
+	return r.Strings()
+}
+
+// PubSubNumSub returns the number of subscribers of each channel
+// (patterns not counted). No channel is an [ErrInvalidArgument].
+func (c *Client) PubSubNumSub(ctx context.Context, channels ...string) (map[string]int64, error) {
+	if len(channels) == 0 {
+		return nil, errInvalid("PUBSUB NUMSUB", "no channels")
+	}
+	r, err := c.Do(ctx, catalog.PubSub.PUBSUB_NUMSUB(), channels...)
+	if err != nil {
+		return nil, err
+	}
+	el := r.Elements()
+	if len(el)%2 != 0 {
+		return nil, unexpected("channel-count pairs", r.v)
+	}
+	out := make(map[string]int64, len(el)/2)
+	for i := 0; i < len(el); i += 2 {
+		name, err := el[i].String()
+		if err != nil {
+			return nil, err
+		}
+		n, err := el[i+1].Int64()
+		if err != nil {
+			return nil, err
+		}
+		out[name] = n
+	}
+	return out, nil
+}

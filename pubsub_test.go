@@ -1,0 +1,342 @@
+package respire
+
+// Pub/sub against the real server: order and completeness under load,
+// reconnection with a reported gap, confirmations and PINGs kept inside,
+// isolation between subscriptions, and bad input sending nothing.
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/respire-go/respire/resp"
+)
+
+// publishPipelined publishes n messages "0".."n-1" to channel (SPUBLISH
+// when shard) on a raw connection of its own, pipelined, and checks every
+// reply.
+func publishPipelined(t *testing.T, addr, channel string, n int, shard bool) error {
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	cmd := "PUBLISH"
+	if shard {
+		cmd = "SPUBLISH"
+	}
+	errs := make(chan error, 1)
+	go func() {
+		var b []byte
+		for i := range n {
+			b = append(b, encodeCommand(cmd, []string{channel, strconv.Itoa(i)})...)
+			if len(b) > 64<<10 || i == n-1 {
+				if _, err := nc.Write(b); err != nil {
+					errs <- err
+					return
+				}
+				b = b[:0]
+			}
+		}
+		errs <- nil
+	}()
+	rd := resp.NewReader(nc)
+	for i := range n {
+		v, err := rd.ReadValue()
+		if err != nil || v.IsError() {
+			return fmt.Errorf("reply %d to %s: %v %s", i, cmd, err, v.Text())
+		}
+	}
+	return <-errs
+}
+
+// receiveInOrder reads n messages and checks that payloads count up from 0.
+func receiveInOrder(s *Subscription, n int) error {
+	for want := range n {
+		m, ok := <-s.Channel()
+		switch {
+		case !ok:
+			return fmt.Errorf("channel closed after %d messages", want)
+		case m.Gap:
+			return fmt.Errorf("gap after %d messages: %v", want, m.Err)
+		case m.Payload != strconv.Itoa(want):
+			return fmt.Errorf("message %d: payload %q on %s (pattern %q), want %d", want, m.Payload, m.Channel, m.Pattern, want)
+		}
+	}
+	return nil
+}
+
+func TestSubscriptionsReceiveEveryMessageInOrderUnderLoad(t *testing.T) {
+	addr := standaloneAddr(t)
+	const n = 100_000
+	c := newClient(t, Options{})
+	ctx := testCtx(t)
+	prefix := key(t)
+	subs := []struct {
+		name    string
+		open    func() (*Subscription, error)
+		publish string
+		shard   bool
+	}{
+		{"channel A", func() (*Subscription, error) { return c.Subscribe(ctx, prefix+"a") }, prefix + "a", false},
+		{"channel B", func() (*Subscription, error) { return c.Subscribe(ctx, prefix+"b") }, prefix + "b", false},
+		{"pattern", func() (*Subscription, error) { return c.PSubscribe(ctx, escapeGlob(prefix)+"p:*") }, prefix + "p:x", false},
+		{"shard", func() (*Subscription, error) { return c.SSubscribe(ctx, prefix+"s") }, prefix + "s", true},
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(subs))
+	for i, sc := range subs {
+		s, err := sc.open()
+		if err != nil {
+			t.Fatalf("%s: %v", sc.name, err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		wg.Go(func() { errs[i] = receiveInOrder(s, n) })
+		wg.Go(func() {
+			if err := publishPipelined(t, addr, sc.publish, n, sc.shard); err != nil && errs[i] == nil {
+				errs[i] = err
+			}
+		})
+	}
+	// 64 goroutines use the same client's shared connection meanwhile.
+	stop := make(chan struct{})
+	var load sync.WaitGroup
+	var bad atomic.Int64
+	for g := range 64 {
+		load.Go(func() {
+			k, v := key(t, "load", strconv.Itoa(g)), "v"+strconv.Itoa(g)
+			for !stopped(stop) {
+				if err := c.Set(ctx, k, v); err != nil {
+					bad.Add(1)
+				}
+				if got, err := c.Get(ctx, k); err != nil || got != v {
+					bad.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	load.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("%s: %v", subs[i].name, err)
+		}
+	}
+	if bad.Load() > 0 {
+		t.Errorf("%d GET/SET calls failed or got a wrong value alongside the subscriptions", bad.Load())
+	}
+}
+
+// waitSubscribers polls PUBSUB NUMSUB until channel has n subscribers.
+func waitSubscribers(t *testing.T, c *Client, channel string, n int64) {
+	t.Helper()
+	ctx := testCtx(t)
+	for {
+		m, err := c.PubSubNumSub(ctx, channel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m[channel] == n {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s never had %d subscribers", channel, n)
+		}
+	}
+}
+
+func TestSubscriptionReconnectsReportsGapAndResumes(t *testing.T) {
+	for _, p := range protocols {
+		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
+			addr := standaloneAddr(t)
+			c := newClient(t, Options{Protocol: p})
+			ctx := testCtx(t)
+			ch, pat := key(t, "ch"), key(t, "pat")+":*"
+			s, err := c.Subscribe(ctx, ch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.PSubscribe(ctx, escapeGlob(pat[:len(pat)-2])+":*"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Publish(ctx, ch, "before"); err != nil {
+				t.Fatal(err)
+			}
+			if m := <-s.Channel(); m.Payload != "before" || m.Channel != ch {
+				t.Fatalf("first message %+v", m)
+			}
+			s.mu.Lock()
+			id := s.id
+			s.mu.Unlock()
+			if n, err := admin(t, addr, "CLIENT", "KILL", "ID", strconv.FormatInt(id, 10)).Int64(); err != nil || n != 1 {
+				t.Fatalf("CLIENT KILL ID %d = %d, %v", id, n, err)
+			}
+			m := <-s.Channel()
+			if !m.Gap || m.Err == nil || m.Payload != "" {
+				t.Fatalf("after the kill: %+v, want one gap event with its cause", m)
+			}
+			waitSubscribers(t, c, ch, 1)
+			if _, err := c.Publish(ctx, ch, "after"); err != nil {
+				t.Fatal(err)
+			}
+			if m := <-s.Channel(); m.Payload != "after" || m.Gap {
+				t.Fatalf("after resubscribing: %+v, want the message published after", m)
+			}
+			// The pattern was resubscribed too.
+			if _, err := c.Publish(ctx, pat[:len(pat)-2]+":x", "via pattern"); err != nil {
+				t.Fatal(err)
+			}
+			if m := <-s.Channel(); m.Payload != "via pattern" || m.Pattern == "" {
+				t.Fatalf("pattern after resubscribing: %+v", m)
+			}
+		})
+	}
+}
+
+func TestSubscriptionKeepsConfirmationsAndPingsInside(t *testing.T) {
+	for _, p := range protocols {
+		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
+			c := newClient(t, Options{Protocol: p})
+			ctx := testCtx(t)
+			a, b := key(t, "a"), key(t, "b")
+			s, err := c.Subscribe(ctx, a, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.Unsubscribe(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Subscribe(ctx, b); err != nil { // confirmations again
+				t.Fatal(err)
+			}
+			if err := s.Unsubscribe(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+			s.mu.Lock()
+			nc := s.conn
+			s.mu.Unlock()
+			if err := s.write(nc, encodeCommand("PING", nil)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Publish(ctx, b, "unsubscribed"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Publish(ctx, a, "one"); err != nil {
+				t.Fatal(err)
+			}
+			if m := <-s.Channel(); m.Payload != "one" || m.Channel != a {
+				t.Fatalf("first event %+v: want a's message (no confirmation, PING reply, or unsubscribed channel)", m)
+			}
+		})
+	}
+}
+
+func TestSubscriptionsAreIsolatedAndClose(t *testing.T) {
+	c := newClient(t, Options{})
+	ctx := testCtx(t)
+	a, b := key(t, "a"), key(t, "b")
+	sa, err := c.Subscribe(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := c.Subscribe(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if _, err := c.Publish(ctx, a, "a"+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Publish(ctx, b, "b"+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 10 {
+		if m := <-sa.Channel(); m.Channel != a || m.Payload != "a"+strconv.Itoa(i) {
+			t.Fatalf("subscription a got %+v", m)
+		}
+		if m := <-sb.Channel(); m.Channel != b || m.Payload != "b"+strconv.Itoa(i) {
+			t.Fatalf("subscription b got %+v", m)
+		}
+	}
+	must(t, sa.Close())
+	must(t, sa.Close())
+	if _, ok := <-sa.Channel(); ok {
+		t.Fatal("Channel still open after Close")
+	}
+	if err := sa.Subscribe(ctx, a); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Subscribe after Close = %v, want ErrClosed", err)
+	}
+	must(t, c.Close())
+	if _, ok := <-sb.Channel(); ok {
+		t.Fatal("Channel still open after the client's Close")
+	}
+}
+
+func TestSubscribeBadInputSendsNothing(t *testing.T) {
+	proxy := realProxy(t, standaloneAddr(t))
+	c := newClient(t, Options{Endpoints: []string{proxy.Addr()}})
+	ctx := testCtx(t)
+	sessions := proxy.Sessions()
+	before := totalReceived(proxy)
+	for name, f := range map[string]func() error{
+		"no channel":        func() error { _, err := c.Subscribe(ctx); return err },
+		"empty channel":     func() error { _, err := c.Subscribe(ctx, "ok", ""); return err },
+		"empty pattern":     func() error { _, err := c.PSubscribe(ctx, ""); return err },
+		"no shard channel":  func() error { _, err := c.SSubscribe(ctx); return err },
+		"NUMSUB no channel": func() error { _, err := c.PubSubNumSub(ctx); return err },
+	} {
+		if err := f(); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("%s: %v, want ErrInvalidArgument", name, err)
+		}
+	}
+	if got := totalReceived(proxy); got != before || proxy.Sessions() != sessions {
+		t.Fatalf("bad input reached the proxy: %d frames, %d new connections", got-before, proxy.Sessions()-sessions)
+	}
+	s, err := c.Subscribe(ctx, "ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Subscribe(ctx); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("Subscription.Subscribe() = %v, want ErrInvalidArgument", err)
+	}
+}
+
+func TestPublishAndIntrospection(t *testing.T) {
+	c := newClient(t, Options{})
+	ctx := testCtx(t)
+	ch := key(t, "ch")
+	if n, err := c.Publish(ctx, ch, "nobody"); err != nil || n != 0 {
+		t.Fatalf("Publish with no subscriber = %d, %v", n, err)
+	}
+	s, err := c.Subscribe(ctx, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n, err := c.Publish(ctx, ch, "hi"); err != nil || n != 1 {
+		t.Fatalf("Publish = %d, %v; want 1", n, err)
+	}
+	if n, err := c.SPublish(ctx, ch, "shard"); err != nil || n != 0 {
+		t.Fatalf("SPublish to a plain subscriber = %d, %v; want 0", n, err)
+	}
+	chans, err := c.PubSubChannels(ctx, escapeGlob(ch))
+	if err != nil || len(chans) != 1 || chans[0] != ch {
+		t.Fatalf("PubSubChannels = %v, %v", chans, err)
+	}
+	m, err := c.PubSubNumSub(ctx, ch, ch+":none")
+	if err != nil || m[ch] != 1 || m[ch+":none"] != 0 || len(m) != 2 {
+		t.Fatalf("PubSubNumSub = %v, %v", m, err)
+	}
+	if got := <-s.Channel(); got.Payload != "hi" {
+		t.Fatalf("message %+v", got)
+	}
+}
