@@ -38,7 +38,9 @@ type Message struct {
 	// may have been lost. A gap event carries only Err, the failure that
 	// ended the previous connection.
 	Gap bool
-	// Err is, for a gap event, why the previous connection ended.
+	// Err is, for a gap event, why the previous connection ended; it
+	// matches [ErrConnectionLost], and also [ErrHealthTimeout] when the
+	// server fell silent (no reply to the keepalive PING).
 	Err error
 }
 
@@ -57,9 +59,16 @@ type Message struct {
 // retry policy's backoff (its defaults when the client has none),
 // subscribes again to every channel, pattern and shard channel in its
 // set, and then delivers one event with Gap set before the messages of the
-// new connection. The connection sends a PING every
-// [Options.IdlePingInterval] and is treated as lost when nothing arrives
-// for IdlePingInterval plus [Options.HealthTimeout].
+// new connection. The connection sends a PING after
+// [Options.IdlePingInterval] without a message and is treated as lost
+// when, while the subscription waits for the server, nothing arrives for
+// IdlePingInterval plus [Options.HealthTimeout] (either set to
+// [NoTimeout] turns the check off). Reconnecting never ends by itself: it
+// goes on, within the backoff's ceiling, until it succeeds or Close.
+//
+// Subscribe and its kin change the set the subscription restores after a
+// reconnect at once, even when their context ends before the server
+// confirmed the change.
 //
 // Subscription confirmations and PING replies are handled inside; they
 // never appear as messages. Its methods are safe for concurrent use.
@@ -242,13 +251,19 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 		waits[i] = make(chan error, 1)
 		s.waiters[k] = append(s.waiters[k], waits[i])
 	}
+	// The write lock is taken before mu is released, so that commands
+	// reach the server in the order their changes were applied to the
+	// set (a concurrent Subscribe and Unsubscribe of one name agree with
+	// the set on the server).
 	nc := s.conn
+	s.wmu.Lock()
 	s.mu.Unlock()
 	if nc != nil {
 		// A failed write ends the connection; the reconnect sends the
 		// whole set and its confirmations answer these waiters.
-		_ = s.write(nc, encodeCommand(command, names))
+		_ = s.writeLocked(nc, encodeCommand(command, names))
 	}
+	s.wmu.Unlock()
 	for _, w := range waits {
 		select {
 		case err := <-w:
@@ -294,10 +309,15 @@ func encodeCommand(name string, args []string) []byte {
 }
 
 // write sends b on nc, bounded by the health timeout; a failed write
-// closes nc, which ends its reader.
+// closes nc, which ends its reader. Lock order: mu before wmu.
 func (s *Subscription) write(nc net.Conn, b []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	return s.writeLocked(nc, b)
+}
+
+// writeLocked is write with wmu held.
+func (s *Subscription) writeLocked(nc net.Conn, b []byte) error {
 	if d := s.c.cfg.wire.HealthTimeout; d > 0 {
 		_ = nc.SetWriteDeadline(time.Now().Add(d))
 	}
@@ -338,6 +358,7 @@ func (s *Subscription) run(nc net.Conn, rd *resp.Reader) {
 // serve reads and dispatches nc's values until it fails, with a keepalive
 // alongside.
 func (s *Subscription) serve(nc net.Conn, rd *resp.Reader) error {
+	s.lastRead.Store(time.Now().UnixNano())
 	stop := make(chan struct{})
 	var keep sync.WaitGroup
 	if every := s.c.cfg.wire.IdlePing; every > 0 {
@@ -348,6 +369,11 @@ func (s *Subscription) serve(nc net.Conn, rd *resp.Reader) error {
 		_ = nc.Close()
 		keep.Wait()
 	}()
+	// The keepalive sends a PING at most IdlePing after the last value
+	// read (or the last PING), so a live server has said something within
+	// IdlePing plus HealthTimeout of every read. The deadline covers only
+	// reads: a reader waiting for room on the channel (a slow consumer)
+	// is never mistaken for a silent server.
 	silence := time.Duration(0)
 	if s.c.cfg.wire.IdlePing > 0 && s.c.cfg.wire.HealthTimeout > 0 {
 		silence = s.c.cfg.wire.IdlePing + s.c.cfg.wire.HealthTimeout
@@ -358,7 +384,11 @@ func (s *Subscription) serve(nc net.Conn, rd *resp.Reader) error {
 		}
 		v, err := rd.ReadValue()
 		if err != nil {
-			return err
+			var ne net.Error
+			if silence > 0 && errors.As(err, &ne) && ne.Timeout() {
+				return &lostError{err: ErrHealthTimeout}
+			}
+			return &lostError{err: err}
 		}
 		s.lastRead.Store(time.Now().UnixNano())
 		if !s.dispatch(v) {
@@ -367,24 +397,47 @@ func (s *Subscription) serve(nc net.Conn, rd *resp.Reader) error {
 	}
 }
 
-// keepalive sends a PING whenever nothing was read for every.
+// keepalive sends a PING once nothing was read, and no PING sent, for
+// every: its timer is aimed at the moment that becomes true, so the PING
+// is never late by a sampling period.
 func (s *Subscription) keepalive(nc net.Conn, every time.Duration, stop <-chan struct{}) {
-	t := time.NewTicker(every)
+	t := time.NewTimer(every)
 	defer t.Stop()
 	ping := encodeCommand("PING", nil)
+	var pinged time.Time
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
-			if time.Since(time.Unix(0, s.lastRead.Load())) >= every {
-				if s.write(nc, ping) != nil {
-					return
-				}
-			}
 		}
+		now := time.Now()
+		due := time.Unix(0, s.lastRead.Load()).Add(every)
+		if p := pinged.Add(every); p.After(due) {
+			due = p
+		}
+		if !now.Before(due) {
+			if s.write(nc, ping) != nil {
+				return
+			}
+			pinged, due = now, now.Add(every)
+		}
+		t.Reset(due.Sub(now))
 	}
 }
+
+// lostError is the cause a gap event carries: why the subscription's
+// previous connection ended. It matches [ErrConnectionLost], and
+// [ErrHealthTimeout] when the server fell silent.
+type lostError struct{ err error }
+
+func (e *lostError) Error() string {
+	return "respire: subscription connection lost: " + e.err.Error()
+}
+
+func (e *lostError) Unwrap() error { return e.err }
+
+func (e *lostError) Is(target error) bool { return target == ErrConnectionLost }
 
 // dispatch handles one value from the server; it reports false when the
 // subscription closed while delivering.
@@ -505,9 +558,10 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 		}
 		s.conn, s.id = nc, id
 		// The new connection is subscribed to none of the names removed
-		// meanwhile: calls waiting to hear that are answered now.
+		// meanwhile: calls waiting to hear that (or waiting for a
+		// subscription that was removed since) are answered now.
 		for k, ws := range s.waiters {
-			if k.unsub {
+			if _, want := s.sets[k.kind][k.name]; k.unsub || !want {
 				for _, w := range ws {
 					w <- nil
 				}
@@ -570,65 +624,79 @@ func (c *Client) closeSubscriptions() {
 	}
 }
 
+var (
+	specPUBLISH        = specOf(catalog.PubSub.PUBLISH())
+	specSPUBLISH       = specOf(catalog.PubSub.SPUBLISH())
+	specPUBSUBCHANNELS = specOf(catalog.PubSub.PUBSUB_CHANNELS())
+	specPUBSUBNUMSUB   = specOf(catalog.PubSub.PUBSUB_NUMSUB())
+)
+
 // Publish posts message to channel and returns how many subscribers
-// received it (on a cluster: of the node that received it).
+// received it (on a cluster: of the node that received it). Its retry
+// category is the catalog's, WriteAccumulating: a resend may deliver the
+// message twice.
 func (c *Client) Publish(ctx context.Context, channel, message string) (int64, error) {
-	return c.publish(ctx, catalog.PubSub.PUBLISH(), channel, message)
+	f := c.newFrame(3, "PUBLISH")
+	arg(f, channel)
+	arg(f, message)
+	return c.doInt(ctx, f, specPUBLISH)
 }
 
 // SPublish posts message to the shard channel (Redis 7) and returns how
-// many subscribers received it.
+// many subscribers received it. Its retry category is WriteAccumulating,
+// like Publish.
 func (c *Client) SPublish(ctx context.Context, shardChannel, message string) (int64, error) {
-	return c.publish(ctx, catalog.PubSub.SPUBLISH(), shardChannel, message)
-}
-
-func (c *Client) publish(ctx context.Context, cmd Command, channel, message string) (int64, error) {
-	r, err := c.Do(ctx, cmd, channel, message)
-	if err != nil {
-		return 0, err
-	}
-	return r.Int64()
+	f := c.newFrame(3, "SPUBLISH")
+	arg(f, shardChannel)
+	arg(f, message)
+	return c.doInt(ctx, f, specSPUBLISH)
 }
 
 // PubSubChannels returns the channels with at least one subscriber whose
 // names match the glob pattern ("" for all).
 func (c *Client) PubSubChannels(ctx context.Context, pattern string) ([]string, error) {
-	var args []string
+	n := 2
 	if pattern != "" {
-		args = []string{pattern}
+		n++
 	}
-	r, err := c.Do(ctx, catalog.PubSub.PUBSUB_CHANNELS(), args...)
-	if err != nil {
-		return nil, err
+	f := c.newFrame(n, "PUBSUB")
+	arg(f, "CHANNELS")
+	if pattern != "" {
+		arg(f, pattern)
 	}
-	return r.Strings()
+	return c.doStrings(ctx, f, specPUBSUBCHANNELS)
 }
 
 // PubSubNumSub returns the number of subscribers of each channel
-// (patterns not counted). No channel is an [ErrInvalidArgument].
+// (pattern subscribers not counted). No channel is an
+// [ErrInvalidArgument] and nothing is sent.
 func (c *Client) PubSubNumSub(ctx context.Context, channels ...string) (map[string]int64, error) {
 	if len(channels) == 0 {
 		return nil, errInvalid("PUBSUB NUMSUB", "no channels")
 	}
-	r, err := c.Do(ctx, catalog.PubSub.PUBSUB_NUMSUB(), channels...)
+	f := c.newFrame(2+len(channels), "PUBSUB")
+	arg(f, "NUMSUB")
+	for _, ch := range channels {
+		arg(f, ch)
+	}
+	v, err := c.doValue(ctx, f, specPUBSUBNUMSUB)
 	if err != nil {
 		return nil, err
 	}
-	el := r.Elements()
-	if len(el)%2 != 0 {
-		return nil, unexpected("channel-count pairs", r.v)
+	if (v.Type != resp.Array && v.Type != resp.Map) || len(v.Elems)%2 != 0 {
+		return nil, unexpected("array of channel-count pairs", v)
 	}
-	out := make(map[string]int64, len(el)/2)
-	for i := 0; i < len(el); i += 2 {
-		name, err := el[i].String()
+	out := make(map[string]int64, len(v.Elems)/2)
+	for i := 0; i < len(v.Elems); i += 2 {
+		name := v.Elems[i]
+		if name.Type.Aggregate() {
+			return nil, unexpected("channel name", name)
+		}
+		n, err := toInt64(v.Elems[i+1])
 		if err != nil {
 			return nil, err
 		}
-		n, err := el[i+1].Int64()
-		if err != nil {
-			return nil, err
-		}
-		out[name] = n
+		out[string(name.TextBytes())] = n
 	}
 	return out, nil
 }

@@ -5,6 +5,8 @@ package respire
 // isolation between subscriptions, and bad input sending nothing.
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/resp"
 )
@@ -338,5 +341,194 @@ func TestPublishAndIntrospection(t *testing.T) {
 	}
 	if got := <-s.Channel(); got.Payload != "hi" {
 		t.Fatalf("message %+v", got)
+	}
+}
+
+// tapConn is a connection the test can watch and silence: it counts the
+// PINGs written on it and, once frozen, swallows whatever the server
+// sends (the socket's own deadlines still apply), like a link that went
+// silently dead.
+type tapConn struct {
+	net.Conn
+	pings  atomic.Int64
+	pinged chan struct{} // signalled after each write holding a PING
+	frozen atomic.Bool
+}
+
+var pingBytes = encodeCommand("PING", nil)
+
+func (c *tapConn) Write(p []byte) (int, error) {
+	n := bytes.Count(p, pingBytes)
+	c.pings.Add(int64(n))
+	if n > 0 {
+		select {
+		case c.pinged <- struct{}{}:
+		default:
+		}
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *tapConn) Read(p []byte) (int, error) {
+	for {
+		n, err := c.Conn.Read(p)
+		if err != nil || !c.frozen.Load() {
+			return n, err
+		}
+	}
+}
+
+// tapDialer returns a dialer that wraps every connection in a tapConn and
+// a function returning the newest one.
+func tapDialer() (func(ctx context.Context, network, addr string) (net.Conn, error), func() *tapConn) {
+	var mu sync.Mutex
+	var last *tapConn
+	var d net.Dialer
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		tc := &tapConn{Conn: nc, pinged: make(chan struct{}, 1)}
+		mu.Lock()
+		last = tc
+		mu.Unlock()
+		return tc, nil
+	}
+	return dial, func() *tapConn { mu.Lock(); defer mu.Unlock(); return last }
+}
+
+// waitPings waits until tc has written n PINGs.
+func waitPings(t *testing.T, ctx context.Context, tc *tapConn, n int64) {
+	t.Helper()
+	for tc.pings.Load() < n {
+		select {
+		case <-tc.pinged:
+		case <-ctx.Done():
+			t.Fatalf("the subscription sent %d PINGs, want %d", tc.pings.Load(), n)
+		}
+	}
+}
+
+// subID returns the server's id of s's current connection.
+func subID(s *Subscription) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
+// TestSubscriptionKeepaliveStaysInside: an idle subscription PINGs every
+// IdlePingInterval; with a HealthTimeout shorter than the interval the
+// replies are never late (no reconnect, no gap) and never surface.
+func TestSubscriptionKeepaliveStaysInside(t *testing.T) {
+	for _, p := range protocols {
+		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
+			dial, newest := tapDialer()
+			c := newClient(t, Options{Protocol: p, Dialer: dial, IdlePingInterval: 300 * time.Millisecond, HealthTimeout: 150 * time.Millisecond})
+			ctx := testCtx(t)
+			ch := key(t, "ch")
+			s, err := c.Subscribe(ctx, ch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			tc, id := newest(), subID(s)
+			waitPings(t, ctx, tc, 4)
+			select {
+			case m := <-s.Channel():
+				t.Fatalf("idle subscription delivered %+v", m)
+			default:
+			}
+			if got := subID(s); got != id {
+				t.Fatalf("connection id %d, want %d: the idle subscription reconnected", got, id)
+			}
+			if _, err := c.Publish(ctx, ch, "one"); err != nil {
+				t.Fatal(err)
+			}
+			if m := <-s.Channel(); m.Payload != "one" || m.Gap {
+				t.Fatalf("first event %+v, want the message", m)
+			}
+		})
+	}
+}
+
+// TestSubscriptionSilentServerReconnectsWithGap: a connection whose
+// server falls silent is given up after IdlePingInterval plus
+// HealthTimeout; the subscription reconnects, reports the gap with
+// ErrHealthTimeout, and receives what is published afterwards.
+func TestSubscriptionSilentServerReconnectsWithGap(t *testing.T) {
+	dial, newest := tapDialer()
+	c := newClient(t, Options{Dialer: dial, IdlePingInterval: 100 * time.Millisecond, HealthTimeout: 100 * time.Millisecond})
+	ctx := testCtx(t)
+	ch := key(t, "ch")
+	s, err := c.Subscribe(ctx, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	old := newest()
+	old.frozen.Store(true)
+	var m Message
+	select {
+	case m = <-s.Channel():
+	case <-ctx.Done():
+		t.Fatal("no gap event after the server fell silent")
+	}
+	if !m.Gap || !errors.Is(m.Err, ErrHealthTimeout) || !errors.Is(m.Err, ErrConnectionLost) {
+		t.Fatalf("event %+v (%v), want a gap caused by ErrHealthTimeout", m, m.Err)
+	}
+	if newest() == old {
+		t.Fatal("the gap was reported without a new connection")
+	}
+	// Publish until a message arrives: the server confirms the new
+	// subscription asynchronously, after the gap event.
+	for i := 0; ; i++ {
+		if _, err := c.Publish(ctx, ch, "after"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case m = <-s.Channel():
+		case <-ctx.Done():
+			t.Fatal("nothing received after reconnecting")
+		default:
+			continue
+		}
+		break
+	}
+	if m.Gap || m.Payload != "after" {
+		t.Fatalf("after reconnecting: %+v, want the message", m)
+	}
+}
+
+// TestSlowConsumerLosesNothing: a consumer that does not read while more
+// than SubscriptionBuffer messages arrive stalls only its subscription,
+// which is not mistaken for a silent server (keepalive PINGs go on); the
+// consumer then gets every message in order, without a gap, and the
+// shared connection served commands meanwhile.
+func TestSlowConsumerLosesNothing(t *testing.T) {
+	const n = 3 * SubscriptionBuffer
+	dial, newest := tapDialer()
+	c := newClient(t, Options{Dialer: dial, IdlePingInterval: 100 * time.Millisecond, HealthTimeout: 100 * time.Millisecond})
+	ctx := testCtx(t)
+	ch := key(t, "ch")
+	s, err := c.Subscribe(ctx, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tc, id := newest(), subID(s)
+	if err := publishPipelined(t, standaloneAddr(t), ch, n, false); err != nil {
+		t.Fatal(err)
+	}
+	before := tc.pings.Load()
+	waitPings(t, ctx, tc, before+4) // longer than IdlePingInterval plus HealthTimeout
+	if err := c.Set(ctx, key(t, "k"), "v"); err != nil {
+		t.Fatalf("shared connection while a subscription stalls: %v", err)
+	}
+	if err := receiveInOrder(s, n); err != nil {
+		t.Fatal(err)
+	}
+	if got := subID(s); got != id {
+		t.Fatalf("connection id %d, want %d: the stalled subscription reconnected", got, id)
 	}
 }
