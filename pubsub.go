@@ -636,20 +636,14 @@ var (
 // category is the catalog's, WriteAccumulating: a resend may deliver the
 // message twice.
 func (c *Client) Publish(ctx context.Context, channel, message string) (int64, error) {
-	f := c.newFrame(3, "PUBLISH")
-	arg(f, channel)
-	arg(f, message)
-	return c.doInt(ctx, f, specPUBLISH)
+	return c.keyArgsInt(ctx, specPUBLISH, channel, []string{message}, "message")
 }
 
 // SPublish posts message to the shard channel (Redis 7) and returns how
 // many subscribers received it. Its retry category is WriteAccumulating,
 // like Publish.
 func (c *Client) SPublish(ctx context.Context, shardChannel, message string) (int64, error) {
-	f := c.newFrame(3, "SPUBLISH")
-	arg(f, shardChannel)
-	arg(f, message)
-	return c.doInt(ctx, f, specSPUBLISH)
+	return c.keyArgsInt(ctx, specSPUBLISH, shardChannel, []string{message}, "message")
 }
 
 // PubSubChannels returns the channels with at least one subscriber whose

@@ -380,6 +380,22 @@ func (c *tapConn) Read(p []byte) (int, error) {
 
 // tapDialer returns a dialer that wraps every connection in a tapConn and
 // a function returning the newest one.
+// tappedSubscription connects with opts through tapDialer and subscribes
+// to one channel of the test's; newest returns the latest tapped
+// connection.
+func tappedSubscription(t *testing.T, opts Options) (c *Client, s *Subscription, ch string, newest func() *tapConn) {
+	t.Helper()
+	opts.Dialer, newest = tapDialer()
+	c = newClient(t, opts)
+	ch = key(t, "ch")
+	s, err := c.Subscribe(testCtx(t), ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return c, s, ch, newest
+}
+
 func tapDialer() (func(ctx context.Context, network, addr string) (net.Conn, error), func() *tapConn) {
 	var mu sync.Mutex
 	var last *tapConn
@@ -423,15 +439,8 @@ func subID(s *Subscription) int64 {
 func TestSubscriptionKeepaliveStaysInside(t *testing.T) {
 	for _, p := range protocols {
 		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
-			dial, newest := tapDialer()
-			c := newClient(t, Options{Protocol: p, Dialer: dial, IdlePingInterval: 300 * time.Millisecond, HealthTimeout: 150 * time.Millisecond})
+			c, s, ch, newest := tappedSubscription(t, Options{Protocol: p, IdlePingInterval: 300 * time.Millisecond, HealthTimeout: 150 * time.Millisecond})
 			ctx := testCtx(t)
-			ch := key(t, "ch")
-			s, err := c.Subscribe(ctx, ch)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
 			tc, id := newest(), subID(s)
 			waitPings(t, ctx, tc, 4)
 			select {
@@ -457,15 +466,8 @@ func TestSubscriptionKeepaliveStaysInside(t *testing.T) {
 // HealthTimeout; the subscription reconnects, reports the gap with
 // ErrHealthTimeout, and receives what is published afterwards.
 func TestSubscriptionSilentServerReconnectsWithGap(t *testing.T) {
-	dial, newest := tapDialer()
-	c := newClient(t, Options{Dialer: dial, IdlePingInterval: 100 * time.Millisecond, HealthTimeout: 100 * time.Millisecond})
+	c, s, ch, newest := tappedSubscription(t, Options{IdlePingInterval: 100 * time.Millisecond, HealthTimeout: 100 * time.Millisecond})
 	ctx := testCtx(t)
-	ch := key(t, "ch")
-	s, err := c.Subscribe(ctx, ch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	old := newest()
 	old.frozen.Store(true)
 	var m Message
@@ -507,15 +509,8 @@ func TestSubscriptionSilentServerReconnectsWithGap(t *testing.T) {
 // shared connection served commands meanwhile.
 func TestSlowConsumerLosesNothing(t *testing.T) {
 	const n = 3 * SubscriptionBuffer
-	dial, newest := tapDialer()
-	c := newClient(t, Options{Dialer: dial, IdlePingInterval: 100 * time.Millisecond, HealthTimeout: 100 * time.Millisecond})
+	c, s, ch, newest := tappedSubscription(t, Options{IdlePingInterval: 100 * time.Millisecond, HealthTimeout: 100 * time.Millisecond})
 	ctx := testCtx(t)
-	ch := key(t, "ch")
-	s, err := c.Subscribe(ctx, ch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	tc, id := newest(), subID(s)
 	if err := publishPipelined(t, standaloneAddr(t), ch, n, false); err != nil {
 		t.Fatal(err)

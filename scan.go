@@ -85,15 +85,9 @@ func (c *Client) HScan(ctx context.Context, key string, opts ScanOptions) iter.S
 // HScanPages is [Client.HScan] page by page.
 func (c *Client) HScanPages(ctx context.Context, key string, opts ScanOptions) iter.Seq2[ScanPage[FieldValue], error] {
 	return scanPages(c, ctx, catalog.Hash.HSCAN(), key, opts, false, func(r Reply) ([]FieldValue, error) {
-		s, err := r.Strings()
-		if err != nil || len(s)%2 != 0 {
-			return nil, errOr(err, unexpected("field-value pairs", r.v))
-		}
-		out := make([]FieldValue, len(s)/2)
-		for i := range out {
-			out[i] = FieldValue{Field: s[2*i], Value: s[2*i+1]}
-		}
-		return out, nil
+		return pairsOf(r, "field-value pairs", func(field, value string) (FieldValue, error) {
+			return FieldValue{Field: field, Value: value}, nil
+		})
 	})
 }
 
@@ -117,20 +111,26 @@ func (c *Client) ZScan(ctx context.Context, key string, opts ScanOptions) iter.S
 // ZScanPages is [Client.ZScan] page by page.
 func (c *Client) ZScanPages(ctx context.Context, key string, opts ScanOptions) iter.Seq2[ScanPage[Z], error] {
 	return scanPages(c, ctx, catalog.SortedSet.ZSCAN(), key, opts, false, func(r Reply) ([]Z, error) {
-		s, err := r.Strings()
-		if err != nil || len(s)%2 != 0 {
-			return nil, errOr(err, unexpected("member-score pairs", r.v))
-		}
-		out := make([]Z, len(s)/2)
-		for i := range out {
-			score, err := parseFloat([]byte(s[2*i+1]))
-			if err != nil {
-				return nil, err
-			}
-			out[i] = Z{Member: s[2*i], Score: score}
-		}
-		return out, nil
+		return pairsOf(r, "member-score pairs", func(member, score string) (Z, error) {
+			x, err := parseFloat([]byte(score))
+			return Z{Member: member, Score: x}, err
+		})
 	})
+}
+
+// pairsOf converts a flat array of string pairs with mk.
+func pairsOf[T any](r Reply, what string, mk func(a, b string) (T, error)) ([]T, error) {
+	s, err := r.Strings()
+	if err != nil || len(s)%2 != 0 {
+		return nil, errOr(err, unexpected(what, r.v))
+	}
+	out := make([]T, len(s)/2)
+	for i := range out {
+		if out[i], err = mk(s[2*i], s[2*i+1]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func replyStrings(r Reply) ([]string, error) { return r.Strings() }

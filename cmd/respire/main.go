@@ -271,6 +271,16 @@ func runDo(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	return exitOK
 }
 
+// failed prints err and returns its exit code: usage for an argument the
+// client rejected, failure otherwise.
+func failed(w io.Writer, err error) int {
+	printError(w, err)
+	if errors.Is(err, respire.ErrInvalidArgument) {
+		return exitUsage
+	}
+	return exitFail
+}
+
 // printError writes err like redis-cli: "(error) ERR ..." for an error
 // reply, the client's error text otherwise.
 func printError(w io.Writer, err error) {

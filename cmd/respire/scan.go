@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -34,11 +33,7 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	defer c.Close()
 	for key, err := range c.Scan(ctx, opts) {
 		if err != nil {
-			printError(stderr, err)
-			if errors.Is(err, respire.ErrInvalidArgument) {
-				return exitUsage
-			}
-			return exitFail
+			return failed(stderr, err)
 		}
 		fmt.Fprintln(stdout, key)
 	}

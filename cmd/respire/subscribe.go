@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-
-	"github.com/respire-go/respire"
 )
 
 // runSubscribe prints the messages of the channels until interrupted (or
@@ -39,11 +36,7 @@ func runSubscribe(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	sub, err := subscribe(ctx, channels...)
 	if err != nil {
-		printError(stderr, err)
-		if errors.Is(err, respire.ErrInvalidArgument) {
-			return exitUsage
-		}
-		return exitFail
+		return failed(stderr, err)
 	}
 	defer sub.Close()
 	for n := 0; count == 0 || n < count; {
