@@ -22,8 +22,22 @@ import (
 // [*ConfigError] naming the field.
 type Options struct {
 	// Endpoints are "host:port" addresses. A standalone client uses the
-	// first one. Required.
+	// first one; a Cluster client uses them all as seeds, asking each in
+	// turn for the slot map. Required, except with Sentinel, which takes
+	// the sentinels' addresses instead and needs no Endpoints.
 	Endpoints []string
+	// Sentinel makes the client follow the primary a group of Redis
+	// Sentinels monitors. Defaults to nil: no Sentinel. It cannot be set
+	// together with Cluster.
+	Sentinel *SentinelOptions
+	// Cluster makes the client a Redis Cluster client: commands go to the
+	// node owning their keys' slot. Defaults to nil: not a cluster. A
+	// zero ClusterOptions has every default.
+	Cluster *ClusterOptions
+	// ReadFrom selects where read-only commands go on Sentinel and
+	// Cluster clients. Defaults to [ReadPrimary]. A read sent to a replica
+	// is never retried; see [ReadPolicy].
+	ReadFrom ReadPolicy
 	// Username for AUTH; empty uses the server's "default" user.
 	Username string
 	// Password for AUTH; empty sends no AUTH. It never appears in errors.
@@ -94,6 +108,72 @@ type Options struct {
 	// bytes; a single larger command is sent when nothing else is
 	// pending. Must not be negative. Defaults to 64 MiB.
 	MaxPendingBytes int
+}
+
+// SentinelOptions configures discovery of the primary through Redis
+// Sentinel. The data connections use the Options' Username, Password and
+// TLS; these fields are for the sentinels themselves.
+type SentinelOptions struct {
+	// PrimaryName is the name the sentinels monitor the group under
+	// ("mymaster"). Required.
+	PrimaryName string
+	// Addrs are the sentinels' "host:port" addresses, tried in order.
+	// Required. Sentinels the group reports are added as they are learnt.
+	Addrs []string
+	// Username for AUTH on the sentinels; empty uses "default".
+	Username string
+	// Password for AUTH on the sentinels; empty sends no AUTH.
+	Password string
+	// TLS for the sentinel connections. Defaults to nil: plain TCP.
+	TLS *tls.Config
+}
+
+// ClusterOptions configures a Redis Cluster client.
+type ClusterOptions struct {
+	// RefreshInterval is how often the slot map is refreshed when nothing
+	// (a MOVED reply, a lost node) asked for it sooner; each wait is
+	// jittered by up to a fifth. Defaults to 30 seconds; [NoTimeout]
+	// disables periodic refreshes.
+	RefreshInterval time.Duration
+	// MaxRedirects bounds the MOVED and ASK redirects one attempt
+	// follows, from 1 through 100. Redirects are not retry attempts; the
+	// command's deadline bounds them too. Defaults to 16.
+	MaxRedirects int
+}
+
+// ReadPolicy selects the nodes that serve read-only commands (those the
+// catalog marks read-only) on Sentinel and Cluster clients. Writes always
+// go to the primary. A read a replica serves is never retried: a replica
+// may lag, and a resend could observe time going backwards.
+type ReadPolicy uint8
+
+// Read policies.
+const (
+	// ReadPrimary sends every command to the primary (the default).
+	ReadPrimary ReadPolicy = iota
+	// ReadReplica sends reads to a replica, failing when none is known.
+	ReadReplica
+	// ReadPrimaryPreferred sends reads to the primary, and to a replica
+	// only while the primary cannot be reached.
+	ReadPrimaryPreferred
+	// ReadReplicaPreferred sends reads to a replica when one is known,
+	// else to the primary.
+	ReadReplicaPreferred
+)
+
+// String returns the policy's name.
+func (p ReadPolicy) String() string {
+	switch p {
+	case ReadPrimary:
+		return "primary"
+	case ReadReplica:
+		return "replica"
+	case ReadPrimaryPreferred:
+		return "primary-preferred"
+	case ReadReplicaPreferred:
+		return "replica-preferred"
+	}
+	return "ReadPolicy(" + strconv.Itoa(int(p)) + ")"
 }
 
 // NoTimeout as [Options.CommandTimeout] leaves commands without a deadline
