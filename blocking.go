@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
 )
@@ -29,11 +31,11 @@ import (
 // popped for nobody.
 
 var (
-	specBLPOP    = &spec{name: "BLPOP", cat: Never}
-	specBRPOP    = &spec{name: "BRPOP", cat: Never}
-	specBLMOVE   = &spec{name: "BLMOVE", cat: Never}
-	specBZPOPMIN = &spec{name: "BZPOPMIN", cat: Never}
-	specBZPOPMAX = &spec{name: "BZPOPMAX", cat: Never}
+	specBLPOP    = &spec{name: "BLPOP", cat: Never, desc: catalog.List.BLPOP()}
+	specBRPOP    = &spec{name: "BRPOP", cat: Never, desc: catalog.List.BRPOP()}
+	specBLMOVE   = &spec{name: "BLMOVE", cat: Never, desc: catalog.List.BLMOVE()}
+	specBZPOPMIN = &spec{name: "BZPOPMIN", cat: Never, desc: catalog.SortedSet.BZPOPMIN()}
+	specBZPOPMAX = &spec{name: "BZPOPMAX", cat: Never, desc: catalog.SortedSet.BZPOPMAX()}
 )
 
 // blockTime is how long the server may hold a blocking command.
@@ -144,39 +146,45 @@ func (c *Client) execBlocking(ctx context.Context, f *wire.Frame, s *spec, bt bl
 		getCtx, cancel = context.WithDeadline(ctx, waitDL)
 		defer cancel()
 	}
-	conn, err := c.blocking.Get(getCtx)
+	node, err := c.keyNode(f, s)
+	if err != nil {
+		f.Release()
+		return err
+	}
+	p := node.Pool
+	conn, err := p.Get(getCtx)
 	if err != nil {
 		f.Release()
 		return c.failedBeforeSend(ctx, err, s).err
 	}
 	if err := conn.Submit(ctx, waitDL, f); err != nil {
-		c.blocking.Put(conn)
+		p.Put(conn)
 		f.Release()
 		return c.failedBeforeSend(ctx, err, s).err
 	}
 	if err := f.WaitFor(ctx, waitDL); err != nil {
-		if !c.stopBlocked(conn, f) {
+		if !c.stopBlocked(node, conn, f) {
 			// The server may still be blocking for this caller: the
 			// connection must never serve anyone else.
-			c.blocking.Discard(conn)
+			p.Discard(conn)
 			return &ContextError{Command: s.name, Sent: true, Err: err}
 		}
 		// The server answered the stopped command. An element it had
 		// already popped is the caller's result; a null reply means
 		// nothing was taken, and the connection is as good as new.
 		if f.Err == nil && !f.IsErr && (f.Value.Type == 0 || f.Value.IsNull()) {
-			c.blocking.Put(conn)
+			p.Put(conn)
 			f.Release()
 			return &ContextError{Command: s.name, Sent: true, Err: err}
 		}
 	}
 	if f.Err != nil {
-		c.blocking.Discard(conn)
+		p.Discard(conn)
 		err := connError(s.name, f.Err)
 		f.Release()
 		return err
 	}
-	c.blocking.Put(conn)
+	p.Put(conn)
 	if f.IsErr {
 		se := newServerError(s.name, f.ErrReply)
 		f.Release()
@@ -195,14 +203,16 @@ const unblockWait = time.Second
 // true when f has completed (the caller owns it), false when f was given
 // to the connection, which must then be discarded: the server could not
 // be told (no connection id, no permission, no answer in time).
-func (c *Client) stopBlocked(conn *wire.Conn, f *wire.Frame) bool {
+func (c *Client) stopBlocked(node *route.Node, conn *wire.Conn, f *wire.Frame) bool {
 	if id := conn.ID(); id != 0 && !c.closed.Load() {
 		ctx, cancel := context.WithTimeout(context.Background(), unblockWait)
 		defer cancel()
 		u := c.newFrame(3, "CLIENT")
 		arg(u, "UNBLOCK")
 		argInt(u, id)
-		if _, err := c.doInt(ctx, u, specUNBLOCK); err == nil {
+		u.Want = wire.WantInt
+		if err := c.execOn(ctx, u, specUNBLOCK, node); err == nil {
+			u.Release()
 			// Unblocked (1), or not blocked (0) because its reply is
 			// already on the way: either way the reply comes now.
 			if f.WaitFor(ctx, time.Time{}) == nil {
@@ -213,7 +223,7 @@ func (c *Client) stopBlocked(conn *wire.Conn, f *wire.Frame) bool {
 	return !f.Abandon()
 }
 
-var specUNBLOCK = &spec{name: "CLIENT UNBLOCK", cat: Never}
+var specUNBLOCK = &spec{name: "CLIENT UNBLOCK", cat: Never, desc: catalog.Conn.CLIENT_UNBLOCK()}
 
 // blockingArgs validates a typed blocking call's keys and timeout and
 // returns the timeout as the server reads it (seconds).

@@ -11,6 +11,7 @@ import (
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/pool"
 	"github.com/respire-go/respire/internal/retry"
+	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
 )
@@ -20,9 +21,11 @@ import (
 // dies. A Client is safe for concurrent use.
 type Client struct {
 	cfg      config
-	ep       *wire.Endpoint
-	blocking *pool.Pool // dedicated connections for blocking commands
-	retries  bool       // cfg.policy.Enabled()
+	ep       *wire.Endpoint // standalone: the one server's shared connection; nil on a topology
+	blocking *pool.Pool     // standalone: dedicated connections for blocking commands
+	node     *route.Node    // standalone: ep and blocking as a node
+	topo     route.Topology // Sentinel or Cluster routing; nil when standalone
+	retries  bool           // cfg.policy.Enabled()
 	metrics  *retryMetrics
 	closed   atomic.Bool
 	done     chan struct{} // closed by Close: ends every retry backoff at once
@@ -47,8 +50,15 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 			return nil, err
 		}
 	}
+	if cfg.sentinel != nil || cfg.cluster != nil {
+		if err := c.connectTopology(ctx); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 	c.ep = wire.NewEndpoint(cfg.wire)
 	c.blocking = pool.New(pool.Config{Wire: cfg.dedicatedWire(), Max: cfg.blockingPoolSize, IdleTimeout: dedicatedIdleTimeout})
+	c.node = &route.Node{Addr: cfg.wire.Addr, EP: c.ep, Pool: c.blocking, Dedicated: cfg.dedicatedWire()}
 	if _, err := c.ep.Conn(ctx); err != nil {
 		_ = c.ep.Close()
 		_ = c.blocking.Close()
@@ -70,6 +80,9 @@ func (c *Client) Close() error {
 	}
 	close(c.done)
 	c.closeSubscriptions()
+	if c.topo != nil {
+		return c.topo.Close()
+	}
 	return errors.Join(c.ep.Close(), c.blocking.Close())
 }
 
@@ -77,9 +90,12 @@ func (c *Client) Close() error {
 type spec struct {
 	name string                // command name for errors
 	cat  catalog.RetryCategory // retry category; not Retryable means never resent
+	desc catalog.Command       // the catalog's facts: key positions and flags (routing)
 }
 
-func specOf(cmd catalog.Command) *spec { return &spec{name: cmd.FullName(), cat: cmd.Category()} }
+func specOf(cmd catalog.Command) *spec {
+	return &spec{name: cmd.FullName(), cat: cmd.Category(), desc: cmd}
+}
 
 // newFrame returns a frame holding the array header of an n-argument
 // command and its name.
@@ -98,22 +114,24 @@ type attemptResult struct {
 	accepted  bool          // the transport accepted the frame for writing
 	owned     bool          // the caller still owns the frame
 	closed    bool          // the client was closed before anything was sent
+	replica   bool          // a replica served it: never resent
+	started   bool          // a node was chosen and a send begun (Cluster metrics)
 }
 
 // exec sends f and waits for its reply, resending under the retry policy.
 // On success the caller reads f's results and releases it; on error exec
 // has released (or given up) the frame.
 func (c *Client) exec(ctx context.Context, f *wire.Frame, s *spec) error {
-	var waitDL time.Time
-	if _, ok := ctx.Deadline(); !ok && c.cfg.commandTimeout > 0 {
-		waitDL = time.Now().Add(c.cfg.commandTimeout)
+	if c.topo != nil {
+		return c.execRouted(ctx, f, s, nil)
 	}
-	r := c.attempt(ctx, f, waitDL, s)
+	waitDL := c.waitDeadline(ctx)
+	r := c.attempt(ctx, f, waitDL, s, nil)
 	if r.err == nil {
 		return nil
 	}
 	if c.retries && s.cat.Retryable() {
-		return c.retryLoop(ctx, f, waitDL, s, r)
+		return c.retryLoop(ctx, f, waitDL, s, r, nil)
 	}
 	if r.owned {
 		f.Release()
@@ -121,8 +139,18 @@ func (c *Client) exec(ctx context.Context, f *wire.Frame, s *spec) error {
 	return r.err
 }
 
+// waitDeadline is the command's own deadline when ctx has none: now plus
+// CommandTimeout; zero when ctx has one or there is no timeout.
+func (c *Client) waitDeadline(ctx context.Context) time.Time {
+	if _, ok := ctx.Deadline(); !ok && c.cfg.commandTimeout > 0 {
+		return time.Now().Add(c.cfg.commandTimeout)
+	}
+	return time.Time{}
+}
+
 // attempt performs one send: connection selection, submission and wait.
-func (c *Client) attempt(ctx context.Context, f *wire.Frame, waitDL time.Time, s *spec) attemptResult {
+// t routes it on a topology; nil sends to the standalone server.
+func (c *Client) attempt(ctx context.Context, f *wire.Frame, waitDL time.Time, s *spec, t *target) attemptResult {
 	if c.closed.Load() {
 		return attemptResult{err: &ConnError{Command: s.name, Unwritten: true, Err: ErrClosed}, failure: retry.Fatal, unwritten: true, owned: true, closed: true}
 	}
@@ -130,10 +158,18 @@ func (c *Client) attempt(ctx context.Context, f *wire.Frame, waitDL time.Time, s
 		// A context that has already ended sends nothing.
 		return attemptResult{err: &ContextError{Command: s.name, Err: err}, failure: retry.Fatal, unwritten: true, owned: true}
 	}
-	conn := c.ep.Current()
+	if t != nil {
+		return c.attemptRouted(ctx, f, waitDL, s, t)
+	}
+	return c.send(ctx, f, waitDL, s, c.ep)
+}
+
+// send submits f on ep's connection and waits for its reply.
+func (c *Client) send(ctx context.Context, f *wire.Frame, waitDL time.Time, s *spec, ep *wire.Endpoint) attemptResult {
+	conn := ep.Current()
 	if conn == nil {
 		var err error
-		if conn, err = c.acquire(ctx, waitDL); err != nil {
+		if conn, err = c.acquire(ctx, waitDL, ep); err != nil {
 			return c.failedBeforeSend(ctx, err, s)
 		}
 	}
@@ -161,13 +197,13 @@ func (c *Client) attempt(ctx context.Context, f *wire.Frame, waitDL time.Time, s
 }
 
 // acquire waits for a connection within ctx and the command's deadline.
-func (c *Client) acquire(ctx context.Context, waitDL time.Time) (*wire.Conn, error) {
+func (c *Client) acquire(ctx context.Context, waitDL time.Time, ep *wire.Endpoint) (*wire.Conn, error) {
 	if !waitDL.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, waitDL)
 		defer cancel()
 	}
-	return c.ep.Conn(ctx)
+	return ep.Conn(ctx)
 }
 
 func (c *Client) failedBeforeSend(ctx context.Context, err error, s *spec) attemptResult {
@@ -194,7 +230,7 @@ func classifyConn(e *wire.ConnError) retry.Failure {
 
 // retryLoop continues after a failed first attempt. It is kept out of exec
 // so that the healthy path pays nothing for it.
-func (c *Client) retryLoop(ctx context.Context, f *wire.Frame, waitDL time.Time, s *spec, r attemptResult) error {
+func (c *Client) retryLoop(ctx context.Context, f *wire.Frame, waitDL time.Time, s *spec, r attemptResult, t *target) error {
 	deadline := waitDL
 	if d, ok := ctx.Deadline(); ok {
 		deadline = d
@@ -202,7 +238,7 @@ func (c *Client) retryLoop(ctx context.Context, f *wire.Frame, waitDL time.Time,
 	attempts, resent := 1, false
 	ran := !r.unwritten // some attempt of this call may have executed
 	for {
-		stop := !r.owned || c.cfg.policy.Decide(retry.Input{
+		stop := !r.owned || r.replica || c.cfg.policy.Decide(retry.Input{
 			Category:  s.cat,
 			Failure:   r.failure,
 			Unwritten: r.unwritten,
@@ -239,14 +275,16 @@ func (c *Client) retryLoop(ctx context.Context, f *wire.Frame, waitDL time.Time,
 		}
 		f.Reset()
 		attempts++
-		r = c.attempt(ctx, f, waitDL, s)
+		r = c.attempt(ctx, f, waitDL, s, t)
 		if r.closed {
 			// The client closed between the backoff and the resend:
 			// nothing was sent, so this was no attempt.
 			attempts--
 		}
 		ran = ran || !r.unwritten
-		if r.accepted {
+		// Standalone and Sentinel count the resends the transport
+		// accepted; Cluster counts the resends started on a node.
+		if r.accepted || (r.started && c.isCluster()) {
 			resent = true
 			c.record(s.cat, outcomeAttempted, true)
 		}

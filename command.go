@@ -77,7 +77,7 @@ func (c *Client) Do(ctx context.Context, cmd Command, args ...string) (Reply, er
 		}
 	}
 	f := c.rawFrame(cmd, args)
-	s := spec{name: name, cat: d.category}
+	s := spec{name: name, cat: d.category, desc: d.desc}
 	var err error
 	if d.blocking {
 		err = c.execBlocking(ctx, f, &s, block)
@@ -85,6 +85,23 @@ func (c *Client) Do(ctx context.Context, cmd Command, args ...string) (Reply, er
 		err = c.exec(ctx, f, &s)
 	}
 	if err != nil {
+		return Reply{}, err
+	}
+	r := Reply{v: f.Value}
+	f.Release()
+	return r, nil
+}
+
+// doTarget is Do for a command that is not blocking on a topology, with
+// the caller's target (a pinned node, and the node that served it).
+func (c *Client) doTarget(ctx context.Context, cmd Command, args []string, t *target) (Reply, error) {
+	d := dispatchOf(cmd, args)
+	if d.refused != "" || d.blocking {
+		return Reply{}, errInvalid(d.name, "not a cursor command")
+	}
+	f := c.rawFrame(cmd, args)
+	s := spec{name: d.name, cat: d.category, desc: d.desc}
+	if err := c.execTarget(ctx, f, &s, t); err != nil {
 		return Reply{}, err
 	}
 	r := Reply{v: f.Value}
@@ -115,6 +132,7 @@ type dispatch struct {
 	refused  string        // why the shared connection refuses it, or ""
 	flags    catalog.Flag  // the catalog's flags and the declared ones
 	known    bool          // the catalog describes the command
+	desc     Command       // the catalog's descriptor when known, else cmd: key positions for routing
 }
 
 // dispatchOf classifies a raw command by its catalog facts and the flags
@@ -131,9 +149,11 @@ func dispatchOf(cmd Command, args []string) dispatch {
 		sub = args[0]
 	}
 	known, ok := catalog.Lookup(cmd.Name(), sub)
+	d.desc = cmd
 	if ok {
 		flags |= known.Flags()
 		d.name = known.FullName()
+		d.desc = known.WithFlags(cmd.Flags())
 	}
 	d.flags, d.known = flags, ok
 	if why := refusal(d.name, flags); why != "" {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
 )
@@ -17,8 +18,9 @@ import (
 // run in an unspecified order. A Conn must not be used after the callback
 // returns.
 type Conn struct {
-	c  *Client
-	wc *wire.Conn
+	c    *Client
+	wc   *wire.Conn  // nil until a Cluster Conn's first command binds it
+	node *route.Node // the node wc belongs to
 
 	mu       sync.Mutex
 	finished bool // the callback has returned
@@ -71,14 +73,22 @@ func (c *Client) Dedicated(ctx context.Context, fn func(conn *Conn) error) error
 		getCtx, cancel = context.WithTimeout(ctx, c.cfg.commandTimeout)
 		defer cancel()
 	}
-	wc, err := c.blocking.Get(getCtx)
-	if err != nil {
-		return c.failedBeforeSend(ctx, err, s).err
+	conn := &Conn{c: c}
+	if !c.isCluster() {
+		// On a Cluster client the first command's keys choose the node.
+		node, err := c.keyNode(nil, s)
+		if err != nil {
+			return err
+		}
+		wc, err := node.Pool.Get(getCtx)
+		if err != nil {
+			return c.failedBeforeSend(ctx, err, s).err
+		}
+		conn.wc, conn.node = wc, node
 	}
-	conn := &Conn{c: c, wc: wc}
 	returned := false
 	defer func() { conn.giveBack(returned) }()
-	err = fn(conn)
+	err := fn(conn)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrConnectionLost) {
 		conn.mu.Lock()
 		conn.broken = true // whatever fn did after it, trust nothing
@@ -94,16 +104,19 @@ func (conn *Conn) giveBack(returned bool) {
 	conn.mu.Lock()
 	defer conn.mu.Unlock()
 	conn.finished = true
-	c := conn.c
+	if conn.wc == nil {
+		return // a Cluster Conn that sent nothing
+	}
+	c, p := conn.c, conn.node.Pool
 	if !returned || conn.broken || conn.inMulti || !conn.wc.Alive() || c.closed.Load() {
-		c.blocking.Discard(conn.wc)
+		p.Discard(conn.wc)
 		return
 	}
 	if conn.dirty && !conn.restore() {
-		c.blocking.Discard(conn.wc)
+		p.Discard(conn.wc)
 		return
 	}
-	c.blocking.Put(conn.wc)
+	p.Put(conn.wc)
 }
 
 // restore sends RESET and replays the handshake, and reports whether
@@ -187,6 +200,10 @@ func (conn *Conn) Do(ctx context.Context, cmd Command, args ...string) (Reply, e
 		conn.dirty = true
 	}
 	f := c.rawFrame(cmd, args)
+	if err := conn.bind(ctx, waitDL, f, &spec{name: name, cat: Never, desc: d.desc}); err != nil {
+		f.Release()
+		return Reply{}, err
+	}
 	if err := conn.wc.Submit(ctx, waitDL, f); err != nil {
 		f.Release()
 		conn.broken = true
@@ -216,6 +233,52 @@ func (conn *Conn) Do(ctx context.Context, cmd Command, args ...string) (Reply, e
 	r := Reply{v: f.Value}
 	f.Release()
 	return r, nil
+}
+
+// bind gives a Cluster Conn its connection, on the node serving the keys
+// of its first command (any primary for a command without keys), and
+// checks that later commands' keys are served there. Standalone and
+// Sentinel Conns are bound when lent.
+func (conn *Conn) bind(ctx context.Context, waitDL time.Time, f *wire.Frame, s *spec) error {
+	c := conn.c
+	if !c.isCluster() {
+		return nil
+	}
+	var small [16][]byte
+	slot, cross := keySlot(s.desc, frameArgs(f.Buf, small[:0]))
+	if cross {
+		return &RouteError{Command: s.name, Slot: -1, Err: ErrCrossSlot}
+	}
+	if conn.wc != nil {
+		if slot < 0 {
+			return nil
+		}
+		n, err := c.topo.Pick(slot, false)
+		if err != nil {
+			return routeErr(s.name, slot, err)
+		}
+		if n != conn.node {
+			return &RouteError{Command: s.name, Slot: slot, Err: errors.Join(ErrCrossSlot,
+				errors.New("this dedicated connection is on "+conn.node.Addr+", the keys are served by "+n.Addr))}
+		}
+		return nil
+	}
+	n, err := c.topo.Pick(slot, false)
+	if err != nil {
+		return routeErr(s.name, slot, err)
+	}
+	getCtx := ctx
+	if !waitDL.IsZero() {
+		var cancel context.CancelFunc
+		getCtx, cancel = context.WithDeadline(ctx, waitDL)
+		defer cancel()
+	}
+	wc, err := n.Pool.Get(getCtx)
+	if err != nil {
+		return c.failedBeforeSend(ctx, err, s).err
+	}
+	conn.wc, conn.node = wc, n
+	return nil
 }
 
 // dedicatedRefusal returns why a dedicated connection refuses the command

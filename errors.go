@@ -172,6 +172,8 @@ func connError(command string, e *wire.ConnError) error {
 //   - a [*RetryError]: whether any of its attempts may have run;
 //   - a [*ContextError]: its Sent field;
 //   - a [*ConnError]: whether it is not Unwritten;
+//   - a [*PartialError]: whether any part ran or may have;
+//   - a [*RouteError]: false, routing sent nothing that could run;
 //   - a [*ServerError]: true, because the server received the command
 //     (most error replies mean it had no effect, but a script or a
 //     transaction may have written before its error);
@@ -180,6 +182,14 @@ func connError(command string, e *wire.ConnError) error {
 func MayHaveExecuted(err error) bool {
 	if err == nil {
 		return true
+	}
+	var pe *PartialError
+	if errors.As(err, &pe) {
+		return pe.ran
+	}
+	var rte *RouteError
+	if errors.As(err, &rte) {
+		return false
 	}
 	var re *RetryError
 	if errors.As(err, &re) {

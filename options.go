@@ -273,6 +273,78 @@ type config struct {
 	meterProvider  metric.MeterProvider
 
 	blockingPoolSize int
+
+	sentinel     *SentinelOptions // a copy; nil: not Sentinel
+	cluster      *ClusterOptions  // a copy with defaults; nil: not Cluster
+	readFrom     ReadPolicy
+	seeds        []string      // Cluster seeds
+	refresh      time.Duration // Cluster periodic refresh; 0: none
+	maxRedirects int
+}
+
+const (
+	defaultClusterRefresh = 30 * time.Second
+	defaultMaxRedirects   = 16
+)
+
+// validateTopology checks the Sentinel, Cluster and ReadFrom options.
+func (o *Options) validateTopology(c *config) error {
+	if o.Sentinel != nil && o.Cluster != nil {
+		return &ConfigError{Field: "Options.Sentinel", Reason: "cannot be set together with Options.Cluster"}
+	}
+	if o.ReadFrom > ReadReplicaPreferred {
+		return &ConfigError{Field: "Options.ReadFrom", Reason: "unknown read policy"}
+	}
+	if o.ReadFrom != ReadPrimary && o.Sentinel == nil && o.Cluster == nil {
+		return &ConfigError{Field: "Options.ReadFrom", Reason: "needs Options.Sentinel or Options.Cluster (a standalone server has no replicas to read from)"}
+	}
+	c.readFrom = o.ReadFrom
+	if s := o.Sentinel; s != nil {
+		if s.PrimaryName == "" {
+			return &ConfigError{Field: "Options.Sentinel.PrimaryName", Reason: "required"}
+		}
+		if len(s.Addrs) == 0 {
+			return &ConfigError{Field: "Options.Sentinel.Addrs", Reason: "at least one sentinel address is required"}
+		}
+		for i, a := range s.Addrs {
+			if err := validateAddr(a); err != nil {
+				return &ConfigError{Field: "Options.Sentinel.Addrs[" + strconv.Itoa(i) + "]", Reason: err.Error()}
+			}
+		}
+		if len(o.Endpoints) != 0 {
+			return &ConfigError{Field: "Options.Endpoints", Reason: "must be empty with Options.Sentinel (the sentinels name the servers)"}
+		}
+		cp := *s
+		cp.Addrs = append([]string(nil), s.Addrs...)
+		c.sentinel = &cp
+	}
+	if cl := o.Cluster; cl != nil {
+		cp := *cl
+		switch cl.RefreshInterval {
+		case 0:
+			c.refresh = defaultClusterRefresh
+		case NoTimeout:
+		default:
+			if cl.RefreshInterval < time.Second {
+				return &ConfigError{Field: "Options.Cluster.RefreshInterval", Reason: "must be at least 1s (or NoTimeout to disable)"}
+			}
+			c.refresh = cl.RefreshInterval
+		}
+		switch {
+		case cl.MaxRedirects == 0:
+			c.maxRedirects = defaultMaxRedirects
+		case cl.MaxRedirects < 1 || cl.MaxRedirects > 100:
+			return &ConfigError{Field: "Options.Cluster.MaxRedirects", Reason: "must be from 1 through 100"}
+		default:
+			c.maxRedirects = cl.MaxRedirects
+		}
+		if o.DB != 0 {
+			return &ConfigError{Field: "Options.DB", Reason: "a cluster has only database 0"}
+		}
+		c.cluster = &cp
+		c.seeds = append([]string(nil), o.Endpoints...)
+	}
+	return nil
 }
 
 // dedicatedWire is the configuration of a dedicated connection: a caller
@@ -314,8 +386,15 @@ func count(field string, v, def int) (int, error) {
 
 func (o *Options) validate() (config, error) {
 	var c config
-	if len(o.Endpoints) == 0 {
-		return c, &ConfigError{Field: "Options.Endpoints", Reason: "at least one endpoint is required"}
+	if err := o.validateTopology(&c); err != nil {
+		return c, err
+	}
+	if len(o.Endpoints) == 0 && o.Sentinel == nil {
+		reason := "at least one endpoint is required"
+		if o.Cluster != nil {
+			reason = "at least one cluster seed is required"
+		}
+		return c, &ConfigError{Field: "Options.Endpoints", Reason: reason}
 	}
 	for i, ep := range o.Endpoints {
 		if err := validateAddr(ep); err != nil {
@@ -343,8 +422,12 @@ func (o *Options) validate() (config, error) {
 	if o.Metrics&^MetricsResiliency != 0 {
 		return c, &ConfigError{Field: "Options.Metrics", Reason: "unknown metric group"}
 	}
+	addr := ""
+	if len(o.Endpoints) > 0 {
+		addr = o.Endpoints[0]
+	}
 	c.wire = wire.Config{
-		Addr:        o.Endpoints[0],
+		Addr:        addr,
 		Dial:        o.Dialer,
 		TLS:         o.TLS,
 		DialTimeout: o.DialTimeout,
@@ -397,6 +480,36 @@ func (o *Options) validate() (config, error) {
 	return c, nil
 }
 
+var readPolicies = map[string]ReadPolicy{
+	"primary": ReadPrimary, "replica": ReadReplica,
+	"primary-preferred": ReadPrimaryPreferred, "replica-preferred": ReadReplicaPreferred,
+}
+
+// urlHost returns the host:port of one host of a URL, with the default
+// port when it has none.
+func urlHost(h, defPort string) (string, error) {
+	if h == "" {
+		return "", &ConfigError{Field: "URL", Reason: "missing host"}
+	}
+	for _, r := range h {
+		if r <= ' ' || r == 0x7f || strings.ContainsRune(`"<>\^{|}`+"`", r) {
+			return "", &ConfigError{Field: "URL", Reason: "cannot parse (check its syntax)"}
+		}
+	}
+	host, port, err := net.SplitHostPort(h)
+	if err != nil {
+		// No port: a name, an IPv4 address or a bracketed IPv6 address.
+		host, port = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), defPort
+	}
+	if host == "" {
+		return "", &ConfigError{Field: "URL", Reason: "missing host"}
+	}
+	if port == "" {
+		port = defPort
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
 func validateAddr(addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -412,38 +525,95 @@ func validateAddr(addr string) error {
 	return nil
 }
 
-// ParseURL parses a redis:// or rediss:// (TLS) URL into Options:
+// ParseURL parses a URL into Options. Standalone:
 //
 //	redis://[[user]:password@]host[:port][/db][?protocol=2|3&client_name=x&dial_timeout=1s&command_timeout=2s]
 //
-// The port defaults to 6379 and the database to 0. Unknown query
-// parameters are errors.
+// rediss:// enables TLS. The port defaults to 6379 and the database to 0.
+// A Cluster, from one or more seeds (port default 6379):
+//
+//	redis+cluster://[[user]:password@]host[:port][,host[:port]...][?read_from=replica&...]
+//
+// A Sentinel group, from its sentinels (port default 26379), the primary's
+// name as the path, then the database; user and password authenticate the
+// data servers, sentinel_username and sentinel_password the sentinels:
+//
+//	redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/primary_name[/db][?sentinel_password=x&read_from=replica&...]
+//
+// rediss+cluster:// and rediss+sentinel:// enable TLS (for the sentinels
+// too). read_from is primary, replica, primary-preferred or
+// replica-preferred. Unknown query parameters are errors.
 func ParseURL(raw string) (Options, error) {
 	var o Options
-	u, err := url.Parse(raw)
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return o, &ConfigError{Field: "URL", Reason: "cannot parse (check its syntax)"}
+	}
+	topology, tlsOn := "", false
+	switch scheme {
+	case "redis", "redis+cluster", "redis+sentinel":
+	case "rediss", "rediss+cluster", "rediss+sentinel":
+		tlsOn = true
+	default:
+		return o, &ConfigError{Field: "URL", Reason: "scheme must be redis, rediss, redis+cluster, rediss+cluster, redis+sentinel or rediss+sentinel"}
+	}
+	if _, t, ok := strings.Cut(scheme, "+"); ok {
+		topology = t
+	}
+	// The authority may list several hosts, which net/url does not parse:
+	// take it apart here and let net/url read the rest.
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority := rest[:end]
+	hosts := authority
+	userinfo := ""
+	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
+		userinfo, hosts = authority[:i+1], authority[i+1:]
+	}
+	u, err := url.Parse("redis://" + userinfo + "placeholder" + rest[end:])
 	if err != nil {
 		return o, &ConfigError{Field: "URL", Reason: "cannot parse (check its syntax)"}
 	}
-	switch u.Scheme {
-	case "redis":
-	case "rediss":
+	if tlsOn {
 		o.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	defPort := "6379"
+	if topology == "sentinel" {
+		defPort = "26379"
+	}
+	var addrs []string
+	for _, h := range strings.Split(hosts, ",") {
+		addr, err := urlHost(h, defPort)
+		if err != nil {
+			return o, err
+		}
+		addrs = append(addrs, addr)
+	}
+	if len(addrs) > 1 && topology == "" {
+		return o, &ConfigError{Field: "URL", Reason: "several hosts need redis+cluster:// or redis+sentinel://"}
+	}
+	path := strings.Trim(u.Path, "/")
+	switch topology {
+	case "sentinel":
+		name, db, _ := strings.Cut(path, "/")
+		if name == "" {
+			return o, &ConfigError{Field: "URL", Reason: "a redis+sentinel URL needs the primary name as its path"}
+		}
+		o.Sentinel = &SentinelOptions{PrimaryName: name, Addrs: addrs, TLS: o.TLS}
+		path = db
+	case "cluster":
+		o.Cluster = &ClusterOptions{}
+		o.Endpoints = addrs
 	default:
-		return o, &ConfigError{Field: "URL", Reason: "scheme must be redis or rediss"}
+		o.Endpoints = addrs
 	}
-	host, port := u.Hostname(), u.Port()
-	if host == "" {
-		return o, &ConfigError{Field: "URL", Reason: "missing host"}
-	}
-	if port == "" {
-		port = "6379"
-	}
-	o.Endpoints = []string{net.JoinHostPort(host, port)}
 	if u.User != nil {
 		o.Username = u.User.Username()
 		o.Password, _ = u.User.Password()
 	}
-	if p := strings.Trim(u.Path, "/"); p != "" {
+	if p := path; p != "" {
 		db, err := strconv.Atoi(p)
 		if err != nil || db < 0 {
 			return o, &ConfigError{Field: "URL", Reason: "database must be a non-negative number"}
@@ -461,6 +631,21 @@ func ParseURL(raw string) (Options, error) {
 			o.Protocol = n
 		case "client_name":
 			o.ClientName = v
+		case "read_from":
+			p, ok := readPolicies[v]
+			if !ok {
+				return o, &ConfigError{Field: "URL read_from", Reason: "must be primary, replica, primary-preferred or replica-preferred"}
+			}
+			o.ReadFrom = p
+		case "sentinel_username", "sentinel_password":
+			if o.Sentinel == nil {
+				return o, &ConfigError{Field: "URL " + k, Reason: "needs redis+sentinel://"}
+			}
+			if k == "sentinel_username" {
+				o.Sentinel.Username = v
+			} else {
+				o.Sentinel.Password = v
+			}
 		case "dial_timeout", "command_timeout":
 			d, err := time.ParseDuration(v)
 			if err != nil {
@@ -477,7 +662,7 @@ func ParseURL(raw string) (Options, error) {
 	}
 	if _, err := o.validate(); err != nil {
 		var ce *ConfigError
-		if errors.As(err, &ce) && strings.HasPrefix(ce.Field, "Options.Endpoints") {
+		if errors.As(err, &ce) && (strings.HasPrefix(ce.Field, "Options.Endpoints") || strings.HasPrefix(ce.Field, "Options.Sentinel.Addrs")) {
 			ce.Field = "URL" // the address came from the URL's host and port
 		}
 		return o, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/retry"
+	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
 )
@@ -87,6 +88,8 @@ type Subscription struct {
 
 	wmu      sync.Mutex   // serialises writes to conn
 	lastRead atomic.Int64 // unix nanoseconds of the last value read
+
+	slot int // Cluster: the slot of the shard channels (SSubscribe); -1: any node
 }
 
 // subKind is a family of subscriptions.
@@ -146,8 +149,13 @@ func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*
 	if c.closed.Load() {
 		return nil, &ConnError{Command: name, Unwritten: true, Err: ErrClosed}
 	}
+	slot, err := c.subscriptionSlot(kind, -1, names)
+	if err != nil {
+		return nil, err
+	}
 	s := &Subscription{
 		c:       c,
+		slot:    slot,
 		msgs:    make(chan Message, SubscriptionBuffer),
 		done:    make(chan struct{}),
 		sets:    [3]map[string]struct{}{{}, {}, {}},
@@ -169,6 +177,25 @@ func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*
 		return nil, err
 	}
 	return s, nil
+}
+
+// subscriptionSlot returns the slot a Cluster subscription must use:
+// shard channels all hash to one slot (want, when not -1), whose owner
+// serves them; other kinds use any node (-1).
+func (c *Client) subscriptionSlot(kind subKind, want int, names []string) (int, error) {
+	if kind != kindShard || !c.isCluster() {
+		return want, nil
+	}
+	slot := want
+	for _, n := range names {
+		sl := route.Slot(n)
+		if slot >= 0 && sl != slot {
+			return 0, &RouteError{Command: "SSUBSCRIBE", Slot: slot, Err: errors.Join(ErrCrossSlot,
+				errors.New("a Cluster subscription's shard channels must share one slot (open one SSubscribe per slot)"))}
+		}
+		slot = sl
+	}
+	return slot, nil
 }
 
 // checkNames rejects an empty list and empty names.
@@ -231,6 +258,14 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 	}
 	if err := checkNames(command, names); err != nil {
 		return err
+	}
+	if kind == kindShard && !unsub {
+		if s.c.isCluster() && s.slot < 0 {
+			return errInvalid(command, "on a Cluster client shard channels need a subscription of their own, opened with Client.SSubscribe on their slot's node")
+		}
+		if _, err := s.c.subscriptionSlot(kind, s.slot, names); err != nil {
+			return err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return &ContextError{Command: command, Err: err}
@@ -331,6 +366,15 @@ func (s *Subscription) writeLocked(nc net.Conn, b []byte) error {
 // dial opens and prepares a connection of the subscription's own.
 func (s *Subscription) dial(ctx context.Context) (net.Conn, *resp.Reader, int64, error) {
 	cfg := s.c.cfg.dedicatedWire()
+	if s.c.topo != nil {
+		// Each (re)connection asks the topology: after a failover or a
+		// moved slot it reaches the node that serves now.
+		n, err := s.c.topo.Pick(s.slot, false)
+		if err != nil {
+			return nil, nil, 0, routeErr("SUBSCRIBE", s.slot, err)
+		}
+		cfg = n.Dedicated
+	}
 	nc, rd, _, id, err := wire.DialRaw(ctx, cfg)
 	if err != nil {
 		var we *wire.ConnError
@@ -466,7 +510,15 @@ func (s *Subscription) dispatch(v resp.Value) bool {
 		}
 		k := confirmKinds[kind]
 		k.name = str(1)
-		s.confirm(k)
+		if !s.confirm(k) && kind == "sunsubscribe" && s.subscribed(kindShard, k.name) {
+			// The server dropped a shard channel nobody unsubscribed: its
+			// slot moved. Reconnecting reaches the new owner, with a Gap.
+			s.mu.Lock()
+			if s.conn != nil {
+				_ = s.conn.Close()
+			}
+			s.mu.Unlock()
+		}
 	}
 	return true // "pong" and anything unknown: not a message
 }
@@ -481,13 +533,22 @@ func (s *Subscription) deliver(m Message) bool {
 	}
 }
 
-// confirm answers the oldest call waiting for k.
-func (s *Subscription) confirm(k confirmKey) {
+// subscribed reports whether name is in the desired set of kind.
+func (s *Subscription) subscribed(kind subKind, name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.sets[kind][name]
+	return ok
+}
+
+// confirm answers the oldest call waiting for k, and reports whether
+// there was one.
+func (s *Subscription) confirm(k confirmKey) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ws := s.waiters[k]
 	if len(ws) == 0 {
-		return
+		return false
 	}
 	ws[0] <- nil
 	if len(ws) == 1 {
@@ -495,6 +556,7 @@ func (s *Subscription) confirm(k confirmKey) {
 	} else {
 		s.waiters[k] = ws[1:]
 	}
+	return true
 }
 
 // failWaiters answers every waiting call with err (an error reply cannot

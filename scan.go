@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/respire-go/respire/catalog"
-	"github.com/respire-go/respire/internal/wire"
+	"github.com/respire-go/respire/internal/route"
 )
 
 // ScanOptions filter a SCAN-family iteration. The zero value matches
@@ -29,6 +29,11 @@ type ScanOptions struct {
 type ScanPage[T any] struct {
 	Items  []T
 	Cursor string
+	// Server is the "host:port" that answered. A Cluster client's SCAN
+	// visits every primary in turn, each with a cursor of its own: a page
+	// with Cursor "0" ends that primary's pages, and the next page comes
+	// from the next primary.
+	Server string
 }
 
 // FieldValue is one field of a hash and its value, as HSCAN returns them.
@@ -58,7 +63,7 @@ type scanCursor struct {
 	cmd    Command
 	key    string
 	opts   []string
-	server *wire.Endpoint // continuations go here and nowhere else
+	server *route.Node // continuations go here and nowhere else; nil before the first page on a topology
 	cursor string
 }
 
@@ -193,20 +198,36 @@ func scanPages[T any](c *Client, ctx context.Context, cmd Command, key string, o
 			yield(ScanPage[T]{}, err)
 			return
 		}
-		cur := scanCursor{cmd: cmd, key: key, opts: args, server: c.ep, cursor: "0"}
-		for {
-			raw, err := cur.fetch(ctx, c)
-			if err != nil {
-				yield(ScanPage[T]{}, err)
-				return
+		// A standalone client has one server; a Sentinel client, and a
+		// Cluster client iterating a key's elements, start where the
+		// topology routes the first page; a Cluster SCAN visits every
+		// primary, each first page pinned there.
+		servers := []*route.Node{c.node}
+		if c.topo != nil {
+			servers = []*route.Node{nil}
+			if keyless && c.isCluster() {
+				servers = c.topo.Primaries()
 			}
-			items, err := convert(raw)
-			if err != nil {
-				yield(ScanPage[T]{}, err)
-				return
-			}
-			if !yield(ScanPage[T]{Items: items, Cursor: cur.cursor}, nil) || cur.cursor == "0" {
-				return
+		}
+		for _, server := range servers {
+			cur := scanCursor{cmd: cmd, key: key, opts: args, server: server, cursor: "0"}
+			for {
+				raw, err := cur.fetch(ctx, c)
+				if err != nil {
+					yield(ScanPage[T]{}, err)
+					return
+				}
+				items, err := convert(raw)
+				if err != nil {
+					yield(ScanPage[T]{}, err)
+					return
+				}
+				if !yield(ScanPage[T]{Items: items, Cursor: cur.cursor, Server: cur.server.Addr}, nil) {
+					return
+				}
+				if cur.cursor == "0" {
+					break
+				}
 			}
 		}
 	}
@@ -215,11 +236,10 @@ func scanPages[T any](c *Client, ctx context.Context, cmd Command, key string, o
 // fetch sends the page at the cursor, advances the cursor and returns the
 // page's elements. The first page follows the retry policy;
 // continuations are never resent (dispatchOf sees their non-zero cursor)
-// and must reach the server of the first page: on a standalone client
-// that is the client's one endpoint.
+// and go to the server that answered the first page, pinned there.
 func (cur *scanCursor) fetch(ctx context.Context, c *Client) (Reply, error) {
-	if cur.server != c.ep {
-		return Reply{}, errInvalid(cur.cmd.Name(), "the cursor belongs to another server")
+	if cur.cursor != "0" && cur.server == nil {
+		return Reply{}, errInvalid(cur.cmd.Name(), "the cursor has no server")
 	}
 	args := make([]string, 0, 2+len(cur.opts))
 	if cur.key != "" {
@@ -227,7 +247,15 @@ func (cur *scanCursor) fetch(ctx context.Context, c *Client) (Reply, error) {
 	}
 	args = append(args, cur.cursor)
 	args = append(args, cur.opts...)
-	r, err := c.Do(ctx, cur.cmd, args...)
+	var r Reply
+	var err error
+	if c.topo == nil {
+		r, err = c.Do(ctx, cur.cmd, args...)
+	} else {
+		t := target{pinned: cur.server}
+		r, err = c.doTarget(ctx, cur.cmd, args, &t)
+		cur.server = t.served
+	}
 	if err != nil {
 		return Reply{}, err
 	}

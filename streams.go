@@ -9,7 +9,7 @@ import (
 
 var (
 	specXADD        = specOf(catalog.Stream.XADD())
-	specXADDChecked = &spec{name: "XADD", cat: WriteChecked}
+	specXADDChecked = &spec{name: "XADD", cat: WriteChecked, desc: catalog.Stream.XADD()}
 	specXRANGE      = specOf(catalog.Stream.XRANGE())
 	specXLEN        = specOf(catalog.Stream.XLEN())
 )

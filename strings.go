@@ -20,8 +20,8 @@ var (
 	// Typed SET refines the catalog's conservative category only for the
 	// audited option sets (see SetOptions).
 	specSET         = specOf(catalog.String.SET())
-	specSETLastWins = &spec{name: "SET", cat: WriteLastWins}
-	specSETChecked  = &spec{name: "SET", cat: WriteChecked}
+	specSETLastWins = &spec{name: "SET", cat: WriteLastWins, desc: catalog.String.SET()}
+	specSETChecked  = &spec{name: "SET", cat: WriteChecked, desc: catalog.String.SET()}
 )
 
 // Get returns the string value of key, or [ErrNil] when it does not exist.

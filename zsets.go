@@ -11,8 +11,8 @@ import (
 
 var (
 	specZADD         = specOf(catalog.SortedSet.ZADD())
-	specZADDLastWins = &spec{name: "ZADD", cat: WriteLastWins}
-	specZADDChecked  = &spec{name: "ZADD", cat: WriteChecked}
+	specZADDLastWins = &spec{name: "ZADD", cat: WriteLastWins, desc: catalog.SortedSet.ZADD()}
+	specZADDChecked  = &spec{name: "ZADD", cat: WriteChecked, desc: catalog.SortedSet.ZADD()}
 	specZRANGE       = specOf(catalog.SortedSet.ZRANGE())
 	specZSCORE       = specOf(catalog.SortedSet.ZSCORE())
 )

@@ -437,9 +437,12 @@ func decode(f *Frame, v resp.Value, idx int) {
 			f.ErrIndex = idx
 			f.ErrReply = append(f.ErrReply[:0], v.Str...)
 		}
-		if f.Want == WantValue && f.Replies > 1 {
+		if f.Want == WantValue && f.Replies > 1 && idx >= f.Prelude {
 			f.Values = append(f.Values, v.Clone())
 		}
+		return
+	}
+	if idx < f.Prelude {
 		return
 	}
 	f.Null = v.IsNull()

@@ -45,6 +45,14 @@ type Config struct {
 	// MaxBulk is the largest accepted bulk reply in bytes; 0 means
 	// resp.DefaultMaxBulk. Larger replies reset the connection.
 	MaxBulk int64
+	// ReadOnly sends READONLY after the handshake: a cluster replica then
+	// serves reads for the slots of its primary.
+	ReadOnly bool
+	// Role, when not empty ("master" or "slave"), makes the handshake ask
+	// ROLE and fail with a DialFailed error whose cause matches
+	// [ErrWrongRole] when the server has another role: a stale address
+	// never receives a command meant for a primary.
+	Role string
 	// WantID makes a RESP2 handshake learn the server's id of the
 	// connection (CLIENT ID); a RESP3 handshake learns it from HELLO.
 	WantID bool
@@ -91,6 +99,10 @@ var keepAlive = net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interv
 // defaultDialer opens sockets when Config.Dial is nil.
 var defaultDialer = net.Dialer{KeepAliveConfig: keepAlive}
 
+// ErrWrongRole is the cause of a dial whose server did not have the role
+// Config.Role asked for.
+var ErrWrongRole = errors.New("the server does not have the expected role")
+
 // ReplyError is an error reply the server sent during the handshake.
 type ReplyError struct {
 	Command string // "HELLO", "AUTH", "SELECT" or "CLIENT SETNAME"
@@ -128,6 +140,15 @@ func DialRaw(ctx context.Context, cfg Config) (nc net.Conn, rd *resp.Reader, pro
 	}
 	return mc, rd, proto, id, nil
 }
+
+// roleError reports a server whose ROLE was not the expected one.
+type roleError struct{ want, got string }
+
+func (e *roleError) Error() string {
+	return "ROLE is " + e.got + ", want " + e.want + ": " + ErrWrongRole.Error()
+}
+
+func (e *roleError) Unwrap() error { return ErrWrongRole }
 
 // dialPrepared opens the socket and runs the handshake within ctx and
 // cfg.DialTimeout.
@@ -260,6 +281,25 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, e
 		if err := expectOK(nc, rd, []string{"SELECT", strconv.Itoa(cfg.DB)}, "SELECT", cfg.Password); err != nil {
 			return 0, 0, err
 		}
+	}
+	if cfg.ReadOnly {
+		if err := expectOK(nc, rd, []string{"READONLY"}, "READONLY", cfg.Password); err != nil {
+			return 0, 0, err
+		}
+	}
+	if cfg.Role != "" {
+		v, err := roundTrip(nc, rd, []string{"ROLE"})
+		if err != nil {
+			return 0, 0, err
+		}
+		if v.Type.Aggregate() && len(v.Elems) > 0 && v.Elems[0].Text() == cfg.Role {
+			return proto, id, nil
+		}
+		role := "unknown"
+		if v.Type.Aggregate() && len(v.Elems) > 0 {
+			role = v.Elems[0].Text()
+		}
+		return 0, 0, &roleError{want: cfg.Role, got: role}
 	}
 	return proto, id, nil
 }

@@ -21,9 +21,14 @@ const (
 type Endpoint struct {
 	cfg Config
 	cur atomic.Pointer[Conn]
+	// onLost, when set, runs after the live connection dies or a dial
+	// fails (not after Close or Retire); it must not block.
+	onLost func()
 
 	mu       sync.Mutex
+	down     atomic.Bool // the last dial failed
 	closed   bool
+	retired  error // the cause given to Retire, or nil
 	attempt  *dialAttempt
 	failures int
 	dials    sync.WaitGroup
@@ -43,8 +48,25 @@ func NewEndpoint(cfg Config) *Endpoint {
 	return &Endpoint{cfg: cfg, ctx: ctx, cancel: cancel}
 }
 
+// NewEndpointNotify is [NewEndpoint] with onLost, which runs (on the
+// endpoint's own goroutines; it must not block) each time the live
+// connection dies or a dial fails, but not after Close or Retire. Routing
+// uses it to look for a topology change.
+func NewEndpointNotify(cfg Config, onLost func()) *Endpoint {
+	e := NewEndpoint(cfg)
+	e.onLost = onLost
+	return e
+}
+
 // Addr returns the endpoint's address.
 func (e *Endpoint) Addr() string { return e.cfg.Addr }
+
+// Down reports whether the endpoint has no live connection and its last
+// dial failed: the server cannot be reached right now.
+func (e *Endpoint) Down() bool {
+	c := e.cur.Load()
+	return (c == nil || !c.Alive()) && e.down.Load()
+}
 
 // Current returns the live connection, or nil.
 func (e *Endpoint) Current() *Conn {
@@ -64,8 +86,9 @@ func (e *Endpoint) Conn(ctx context.Context) (*Conn, error) {
 	for {
 		e.mu.Lock()
 		if e.closed {
+			err := e.closedErrorLocked()
 			e.mu.Unlock()
-			return nil, &ConnError{Reason: Closed, Evidence: Unwritten, Cause: ErrClosed}
+			return nil, err
 		}
 		if c := e.cur.Load(); c != nil && c.Alive() {
 			e.mu.Unlock()
@@ -126,8 +149,10 @@ func (e *Endpoint) dial(a *dialAttempt, delay time.Duration) {
 			_ = c.Close()
 			e.mu.Lock()
 		}
-		c, err = nil, &ConnError{Reason: Closed, Evidence: Unwritten, Cause: ErrClosed}
+		c, err = nil, e.closedErrorLocked()
 	}
+	lost := err != nil && !e.closed
+	e.down.Store(err != nil)
 	if err != nil {
 		e.failures++
 	} else {
@@ -138,17 +163,55 @@ func (e *Endpoint) dial(a *dialAttempt, delay time.Duration) {
 	e.attempt = nil
 	e.mu.Unlock()
 	close(a.done)
+	if lost && e.onLost != nil {
+		e.onLost()
+	}
 }
 
 // connDied starts a replacement dial right away, unless one is running or
 // the endpoint is closed.
 func (e *Endpoint) connDied(c *Conn) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed || e.cur.Load() != c || e.attempt != nil {
+	if e.closed || e.cur.Load() != c {
+		e.mu.Unlock()
 		return
 	}
-	e.startDialLocked()
+	if e.attempt == nil {
+		e.startDialLocked()
+	}
+	e.mu.Unlock()
+	if e.onLost != nil {
+		e.onLost()
+	}
+}
+
+// Retire closes the endpoint because the topology no longer routes to
+// it: unlike Close, the frames on its connection fail as Lost, with
+// their own write evidence and the given cause, and callers waiting for
+// a connection fail as DialFailed (unwritten), so that a retry policy may
+// send them to the endpoint that replaced this one.
+func (e *Endpoint) Retire(cause error) {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return
+	}
+	e.closed, e.retired = true, cause
+	e.mu.Unlock()
+	e.cancel()
+	e.dials.Wait()
+	if c := e.cur.Load(); c != nil {
+		c.shutdown(Lost, cause)
+		<-c.dead
+	}
+}
+
+// closedErrorLocked is the error of a call that finds the endpoint closed.
+func (e *Endpoint) closedErrorLocked() *ConnError {
+	if e.retired != nil {
+		return &ConnError{Reason: DialFailed, Evidence: Unwritten, Cause: e.retired}
+	}
+	return &ConnError{Reason: Closed, Evidence: Unwritten, Cause: ErrClosed}
 }
 
 // Close closes the current connection and stops dialing. Frames in flight

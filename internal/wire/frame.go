@@ -69,6 +69,10 @@ type Frame struct {
 	Want Want
 	// Replies is how many replies the frame expects; 0 means 1.
 	Replies int
+	// Prelude is how many leading replies (of Replies) belong to commands
+	// sent ahead of the caller's own, such as ASKING: their content is
+	// dropped, an error among them still sets IsErr and ErrIndex.
+	Prelude int
 
 	// Results, valid after a successful Wait.
 	Bytes  []byte       // WantBytes: the string reply, appended to the initial Bytes
@@ -139,7 +143,7 @@ func (f *Frame) recycle() {
 		f.Scratch = nil
 	}
 	f.Buf = f.Buf[:0]
-	f.Want, f.Replies = WantValue, 0
+	f.Want, f.Replies, f.Prelude = WantValue, 0, 0
 	f.Bytes, f.Int, f.Null, f.Value, f.Values = nil, 0, false, resp.Value{}, nil
 	f.ErrReply, f.IsErr, f.ErrIndex, f.Err = f.ErrReply[:0], false, 0, nil
 	f.pending, f.seq, f.bytesBase = 0, 0, 0

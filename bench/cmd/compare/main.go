@@ -35,6 +35,7 @@ type config struct {
 	ceiling    ceilingConfig
 	commit     string
 	quick      bool
+	cluster    []string // seed addresses; empty: standalone on addr
 
 	profile        []cell
 	profileClients []string
@@ -57,7 +58,7 @@ func main() {
 func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	var c config
-	var clients, conc, ops, largeConc, largeOps, profile, profileClients string
+	var clients, conc, ops, largeConc, largeOps, profile, profileClients, cluster string
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:16390", "redis-server address (host:port)")
 	fs.StringVar(&c.out, "out", "", "output path prefix; writes PREFIX.json, .md, .svg (default results/latest, or results/quick with -quick)")
 	fs.IntVar(&c.rounds, "rounds", 5, "interleaved rounds")
@@ -80,8 +81,38 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&profileClients, "profile-clients", nameRespire, "clients to profile")
 	fs.DurationVar(&c.profileTime, "profile-duration", 5*time.Second, "profiled time per client and scenario")
 	fs.StringVar(&c.profileDir, "profile-dir", "results", "directory for profiles")
+	fs.StringVar(&cluster, "cluster", "", "Redis Cluster mode: comma-separated seed addresses (host:port); -addr is then unused, every client uses its cluster client, keys are chosen at random, and the defaults become -ops get,set -concurrency 64,512 -large-value 0 -out results/cluster (results/cluster-quick with -quick)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if cluster != "" {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		c.cluster = splitList(cluster)
+		if len(c.cluster) == 0 {
+			return c, fmt.Errorf("-cluster: no seed address")
+		}
+		for _, seed := range c.cluster {
+			if _, _, err := net.SplitHostPort(seed); err != nil {
+				return c, fmt.Errorf("-cluster: %v", err)
+			}
+		}
+		c.addr = c.cluster[0]
+		if !set["ops"] {
+			ops = "get,set"
+		}
+		if !set["concurrency"] {
+			conc = "64,512"
+		}
+		if !set["large-value"] {
+			c.largeValue = 0
+		}
+		if !set["out"] {
+			c.out = "results/cluster"
+			if c.quick {
+				c.out = "results/cluster-quick"
+			}
+		}
 	}
 	if c.quick {
 		set := map[string]bool{}
@@ -110,6 +141,9 @@ func parseFlags(args []string) (config, error) {
 		return c, fmt.Errorf("-addr: %v", err)
 	}
 	c.ceiling.Host, c.ceiling.Port, c.ceiling.Keys, c.ceiling.DB = host, port, c.keys, 1
+	if len(c.cluster) > 0 {
+		c.ceiling.DB, c.ceiling.Cluster = 0, true
+	}
 	c.clients = splitList(clients)
 	for _, name := range c.clients {
 		if !contains(allClients, name) {
@@ -177,13 +211,33 @@ func (c config) valueSizes() []int {
 
 func run(cfg config) error {
 	ctx := context.Background()
-	probe, err := newServerProbe(ctx, cfg.addr)
-	if err != nil {
-		return fmt.Errorf("server at %s: %v (scripts/bench.sh starts one)", cfg.addr, err)
+	var probe *serverProbe
+	var err error
+	if len(cfg.cluster) > 0 {
+		probe, err = newClusterProbe(ctx, cfg.cluster)
+		if err != nil {
+			return fmt.Errorf("cluster at %s: %v (scripts/bench.sh --cluster starts one)", strings.Join(cfg.cluster, ","), err)
+		}
+	} else {
+		probe, err = newServerProbe(ctx, cfg.addr)
+		if err != nil {
+			return fmt.Errorf("server at %s: %v (scripts/bench.sh starts one)", cfg.addr, err)
+		}
 	}
 	defer probe.close()
 	e := &env{server: probe}
 	keys := newKeyspace(cfg.keys)
+	if ci := probe.cluster; ci != nil {
+		if err := ci.layout(ctx, keys); err != nil {
+			return fmt.Errorf("cluster: %v", err)
+		}
+		e.randomKeys = true
+		fmt.Printf("cluster: %d primaries, %d nodes; %d keys over %d of %d slots;", len(ci.primaries), len(ci.nodes), len(keys), ci.distinctSlots, clusterSlots)
+		for _, p := range ci.primaries {
+			fmt.Printf(" %s holds %d", p, ci.keysPerNode[p])
+		}
+		fmt.Println()
+	}
 
 	if len(cfg.profile) > 0 {
 		return runProfiles(ctx, cfg, e, keys)
@@ -191,12 +245,26 @@ func run(cfg config) error {
 
 	drivers := map[string]driver{}
 	for _, name := range cfg.clients {
-		d, err := newDriver(ctx, name, cfg.addr)
+		d, err := cfg.connect(ctx, name)
 		if err != nil {
 			return fmt.Errorf("%s: %v", name, err)
 		}
 		defer d.close()
 		drivers[name] = d
+	}
+
+	if probe.cluster != nil {
+		// Fail fast: a client that cannot reach every primary is found
+		// before the first ceiling, not after it.
+		size := cfg.valueSizes()[0]
+		if err := probe.load(ctx, keys, strings.Repeat("v", size)); err != nil {
+			return fmt.Errorf("loading keys: %v", err)
+		}
+		for _, name := range cfg.clients {
+			if err := check(ctx, probe, drivers[name], keys, size); err != nil {
+				return fmt.Errorf("%s: %v", name, err)
+			}
+		}
 	}
 
 	res := newResults(cfg, probe)
@@ -223,7 +291,7 @@ func run(cfg config) error {
 				return fmt.Errorf("loading keys: %v", err)
 			}
 			for _, name := range cfg.clients {
-				if err := checkDriver(ctx, drivers[name], keys[1], size); err != nil {
+				if err := check(ctx, probe, drivers[name], keys, size); err != nil {
 					return fmt.Errorf("%s: %v", name, err)
 				}
 			}

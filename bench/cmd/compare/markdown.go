@@ -54,7 +54,20 @@ func (r *results) row(client string, c cell) *row {
 func (r *results) markdown() string {
 	var b strings.Builder
 	m := r.meta
-	fmt.Fprintf(&b, "# respire benchmark results\n\n")
+	if r.cluster != nil {
+		fmt.Fprintf(&b, "# respire benchmark results: Redis Cluster\n\n")
+		fmt.Fprintf(&b, "Redis Cluster of %d primaries and %d nodes in all (seeds %s); every client uses its cluster client. Each goroutine draws its keys at random; the %v keys occupy %d of the %d slots (",
+			len(r.cluster.primaries), len(r.cluster.nodes), strings.Join(r.cluster.seeds, ", "), r.meta.Method["keys"], r.cluster.distinctSlots, clusterSlots)
+		for i, p := range r.cluster.primaries {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s holds %d", p, r.cluster.keysPerNode[p])
+		}
+		b.WriteString("). Server CPU and system calls are summed over every node.\n\n")
+	} else {
+		fmt.Fprintf(&b, "# respire benchmark results\n\n")
+	}
 	fmt.Fprintf(&b, "Run %s – %s UTC on %s (%s CPUs, GOMAXPROCS %s, %s), %s, %s. ",
 		m.Started.Format("2006-01-02 15:04"), m.Finished.Format("15:04"), m.Machine["cpu"], m.Machine["num_cpu"],
 		m.Machine["gomaxprocs"], m.Machine["memory"], m.Machine["os"], m.Machine["kernel"])
@@ -66,7 +79,11 @@ func (r *results) markdown() string {
 		m.LoadAvgStart, m.LoadAvgFinish, m.ForeignCoresMedian, m.ForeignCoresMax, m.Machine["num_cpu"])
 	fmt.Fprintf(&b, "%d interleaved rounds, %gs measured per client and scenario after %gs warm-up; 16-byte keys over %v keys. ",
 		r.rounds, m.Method["duration_seconds"], m.Method["warmup_seconds"], m.Method["keys"])
-	fmt.Fprintf(&b, "Cells show the median over rounds and (min–max). Ceiling: `redis-benchmark -P %d -c %d` against the same server.\n\n", r.ceilCfg.Pipeline, r.ceilCfg.Clients)
+	if r.cluster != nil {
+		fmt.Fprintf(&b, "Cells show the median over rounds and (min–max). Ceiling: `redis-benchmark --cluster -P %d -c %d` against the same cluster.\n\n", r.ceilCfg.Pipeline, r.ceilCfg.Clients)
+	} else {
+		fmt.Fprintf(&b, "Cells show the median over rounds and (min–max). Ceiling: `redis-benchmark -P %d -c %d` against the same server.\n\n", r.ceilCfg.Pipeline, r.ceilCfg.Clients)
+	}
 
 	b.WriteString("## Throughput (operations per second)\n\n| op | value | goroutines |")
 	for _, c := range r.clients {

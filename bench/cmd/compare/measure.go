@@ -91,6 +91,9 @@ type env struct {
 	// onStart and onStop, when set, run right after the measured window
 	// opens and right after it closes (profiling).
 	onStart, onStop func()
+	// randomKeys makes every worker draw its keys at random (the cluster
+	// scenario) instead of walking the keyspace from its own offset.
+	randomKeys bool
 }
 
 // snapshot is the state of the counters at one instant.
@@ -163,6 +166,43 @@ func (e *env) measure(d driver, c cell, keys keyspace, value string, warmup, dur
 	)
 	for w := range c.Concurrency {
 		wg.Add(1)
+		if e.randomKeys {
+			// The same loop, keys drawn uniformly at random.
+			go func() {
+				defer wg.Done()
+				ctx := context.Background()
+				ctr := &counters[w]
+				rng := newXorshift(uint64(w) + uint64(time.Now().UnixNano()))
+				nk := uint64(len(keys))
+				n := uint64(0)
+				<-start
+				for !stop.Load() {
+					key := keys[rng.next()%nk]
+					var t0 time.Time
+					if lat != nil {
+						t0 = time.Now()
+					}
+					var err error
+					switch {
+					case c.Op == opGet || (c.Op == opMix && n%5 != 0):
+						_, err = d.get(ctx, key)
+					default:
+						err = d.set(ctx, key, value)
+					}
+					if lat != nil && n < uint64(len(lat)) {
+						lat[n] = time.Since(t0)
+					}
+					n++
+					if err != nil {
+						ctr.errs.Add(1)
+						msg := err.Error()
+						firstErr.CompareAndSwap(nil, &msg)
+					}
+					ctr.n.Add(1)
+				}
+			}()
+			continue
+		}
 		go func() {
 			defer wg.Done()
 			ctx := context.Background()

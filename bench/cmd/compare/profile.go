@@ -30,11 +30,11 @@ func runProfiles(ctx context.Context, cfg config, e *env, keys keyspace) error {
 			return err
 		}
 		for _, name := range cfg.profileClients {
-			d, err := newDriver(ctx, name, cfg.addr)
+			d, err := cfg.connect(ctx, name)
 			if err != nil {
 				return fmt.Errorf("%s: %v", name, err)
 			}
-			if err := checkDriver(ctx, d, keys[1], c.ValueBytes); err != nil {
+			if err := check(ctx, e.server, d, keys, c.ValueBytes); err != nil {
 				d.close()
 				return fmt.Errorf("%s: %v", name, err)
 			}

@@ -22,6 +22,7 @@ type results struct {
 	samples  map[string]map[cell][]sample       // client -> cell -> by round
 	ceilings map[int][]map[string]ceilingSample // value size -> by round -> op
 	ceilCfg  ceilingConfig
+	cluster  *clusterInfo // nil on a standalone server
 
 	Rows   []row            `json:"rows"`
 	Ratios map[string]ratio `json:"ratios"`
@@ -111,6 +112,7 @@ func newResults(cfg config, probe *serverProbe) *results {
 		samples:  map[string]map[cell][]sample{},
 		ceilings: map[int][]map[string]ceilingSample{},
 		ceilCfg:  cfg.ceiling,
+		cluster:  probe.cluster,
 		Ratios:   map[string]ratio{},
 	}
 	for _, name := range cfg.clients {
@@ -144,6 +146,11 @@ func newResults(cfg config, probe *serverProbe) *results {
 			"ratios":                "computed per round from that round's samples; median, min and max over rounds",
 			"serial_latency_sample": "every operation timed with time.Now at 1 goroutine",
 		},
+	}
+	if r.cluster != nil {
+		r.meta.Method["cluster"] = r.cluster.describe()
+		r.meta.Method["ceiling"] = fmt.Sprintf("redis-benchmark --cluster -h %s -p %s -P %d -c %d -n %d -r %d -t set,get (one test per invocation; keys key:{tag}:N, apart from the clients' key:N); mix ceiling derived as 1/(0.8/get+0.2/set)", cfg.ceiling.Host, cfg.ceiling.Port, cfg.ceiling.Pipeline, cfg.ceiling.Clients, cfg.ceiling.Requests, cfg.ceiling.Keys)
+		r.meta.Method["order"] = "round-robin over clients within each scenario, starting one client later each round; keys drawn at random by every goroutine"
 	}
 	return r
 }

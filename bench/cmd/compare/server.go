@@ -15,27 +15,57 @@ import (
 
 // serverProbe reads redis-server's CPU time (INFO cpu) and, when this
 // process may read it, its system call count (/proc/PID/io). It uses its
-// own go-redis connection, never a client under test.
+// own go-redis connection, never a client under test. On a cluster it
+// holds one connection per node and sums over them.
 type serverProbe struct {
+	nodes   []*nodeProbe // standalone: the one server
+	cluster *clusterInfo // nil on a standalone server
+}
+
+// nodeProbe is the probe connection to one redis-server.
+type nodeProbe struct {
 	rc  *redis.Client
 	pid string
 }
 
 func newServerProbe(ctx context.Context, addr string) (*serverProbe, error) {
+	n, err := newNodeProbe(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &serverProbe{nodes: []*nodeProbe{n}}, nil
+}
+
+func newNodeProbe(ctx context.Context, addr string) (*nodeProbe, error) {
 	rc := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
 	info, err := rc.Info(ctx, "server").Result()
 	if err != nil {
 		_ = rc.Close()
 		return nil, err
 	}
-	return &serverProbe{rc: rc, pid: infoField(info, "process_id")}, nil
+	return &nodeProbe{rc: rc, pid: infoField(info, "process_id")}, nil
 }
 
-func (p *serverProbe) close() { _ = p.rc.Close() }
+func (p *serverProbe) close() {
+	for _, n := range p.nodes {
+		_ = n.rc.Close()
+	}
+	if p.cluster != nil {
+		_ = p.cluster.cc.Close()
+	}
+}
 
-// cpu returns the server's user+system CPU time so far.
+// cpu returns the server's (every node's) user+system CPU time so far.
 func (p *serverProbe) cpu() time.Duration {
-	info, err := p.rc.Info(context.Background(), "cpu").Result()
+	var total time.Duration
+	for _, n := range p.nodes {
+		total += n.cpu()
+	}
+	return total
+}
+
+func (n *nodeProbe) cpu() time.Duration {
+	info, err := n.rc.Info(context.Background(), "cpu").Result()
 	if err != nil {
 		return 0
 	}
@@ -47,16 +77,24 @@ func (p *serverProbe) cpu() time.Duration {
 	return total
 }
 
+// syscalls returns the server's (every node's) read and write system
+// calls so far; a node whose count is unreadable adds zero.
 func (p *serverProbe) syscalls() ioCalls {
-	if p.pid == "" {
-		return ioCalls{}
+	var total ioCalls
+	for _, n := range p.nodes {
+		if n.pid == "" {
+			continue
+		}
+		c := procSyscalls(n.pid)
+		total.Reads += c.Reads
+		total.Writes += c.Writes
 	}
-	return procSyscalls(p.pid)
+	return total
 }
 
-// version returns redis_version.
+// version returns redis_version (of the first node on a cluster).
 func (p *serverProbe) version() string {
-	info, _ := p.rc.Info(context.Background(), "server").Result()
+	info, _ := p.nodes[0].rc.Info(context.Background(), "server").Result()
 	return infoField(info, "redis_version")
 }
 
@@ -69,10 +107,17 @@ func infoField(info, key string) string {
 	return ""
 }
 
-// load fills db with every key of ks holding a value of n bytes.
+// load fills db with every key of ks holding a value of n bytes. On a
+// cluster it goes through go-redis's cluster client, whose pipelines are
+// split by slot and sent to each key's primary.
 func (p *serverProbe) load(ctx context.Context, ks keyspace, value string) error {
 	for i := 0; i < len(ks); i += 1000 {
-		pipe := p.rc.Pipeline()
+		var pipe redis.Pipeliner
+		if p.cluster != nil {
+			pipe = p.cluster.cc.Pipeline()
+		} else {
+			pipe = p.nodes[0].rc.Pipeline()
+		}
 		for _, k := range ks[i:min(i+1000, len(ks))] {
 			pipe.Set(ctx, k, value, 0)
 		}
@@ -94,6 +139,10 @@ type ceilingConfig struct {
 	Requests int // per test at 64-byte values; scaled down for larger ones
 	Keys     int
 	DB       int
+	// Cluster runs redis-benchmark --cluster against the node at Host:Port
+	// (its keys are key:{tag}:N, never the clients' key:N, and there is
+	// only database 0).
+	Cluster bool
 }
 
 // ceilingSample is one redis-benchmark test.
@@ -114,17 +163,32 @@ func runCeiling(ctx context.Context, cfg ceilingConfig, probe *serverProbe, valu
 	out := map[string]ceilingSample{}
 	for _, test := range []string{"set", "get"} {
 		cpu0, sys0 := probe.cpu(), probe.syscalls()
-		cmd := exec.CommandContext(ctx, "redis-benchmark",
-			"-h", cfg.Host, "-p", cfg.Port,
-			"-P", strconv.Itoa(cfg.Pipeline), "-c", strconv.Itoa(cfg.Clients),
-			"-n", strconv.Itoa(requests), "-r", strconv.Itoa(cfg.Keys),
-			"-d", strconv.Itoa(valueBytes), "--dbnum", strconv.Itoa(cfg.DB),
-			"-t", test, "--csv")
+		var cmd *exec.Cmd
+		if cfg.Cluster {
+			cmd = exec.CommandContext(ctx, "redis-benchmark", "--cluster",
+				"-h", cfg.Host, "-p", cfg.Port,
+				"-P", strconv.Itoa(cfg.Pipeline), "-c", strconv.Itoa(cfg.Clients),
+				"-n", strconv.Itoa(requests), "-r", strconv.Itoa(cfg.Keys),
+				"-d", strconv.Itoa(valueBytes),
+				"-t", test, "--csv")
+		} else {
+			cmd = exec.CommandContext(ctx, "redis-benchmark",
+				"-h", cfg.Host, "-p", cfg.Port,
+				"-P", strconv.Itoa(cfg.Pipeline), "-c", strconv.Itoa(cfg.Clients),
+				"-n", strconv.Itoa(requests), "-r", strconv.Itoa(cfg.Keys),
+				"-d", strconv.Itoa(valueBytes), "--dbnum", strconv.Itoa(cfg.DB),
+				"-t", test, "--csv")
+		}
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		b, err := cmd.Output()
 		if err != nil {
 			return nil, fmt.Errorf("redis-benchmark: %v: %s", err, stderr.String())
+		}
+		if cfg.Cluster {
+			// In cluster mode redis-benchmark first prints the primaries
+			// it found ("Cluster has 3 master nodes: ..."); keep the CSV.
+			b = csvLines(b)
 		}
 		rps, err := parseBenchCSV(b, strings.ToUpper(test))
 		if err != nil {
@@ -161,6 +225,18 @@ func parseBenchCSV(b []byte, test string) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("redis-benchmark output has no %s line: %q", test, b)
+}
+
+// csvLines keeps the lines of b that start with a double quote.
+func csvLines(b []byte) []byte {
+	var out bytes.Buffer
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if len(line) > 0 && line[0] == '"' {
+			out.Write(line)
+			out.WriteByte('\n')
+		}
+	}
+	return out.Bytes()
 }
 
 // mixOf is the throughput of an 80/20 GET/SET mix on a server whose

@@ -43,6 +43,9 @@ func (r *results) svg() string {
 	)
 	width := left + float64(len(ops))*(panelW+gap)
 	height := top + panelH + bottom
+	if r.cluster != nil {
+		width = max(width, 1080) // room for the longer title and the legend over two panels
+	}
 	ymax := 0.0
 	for _, rw := range r.Rows {
 		if rw.ValueBytes == size {
@@ -55,7 +58,11 @@ func (r *results) svg() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="%.0f" y="20" font-size="15" font-weight="bold">Throughput against concurrency, %s values (median of %d rounds; bars: min–max)</text>`+"\n", left, sizeName(size), r.rounds)
+	title := fmt.Sprintf("Throughput against concurrency, %s values (median of %d rounds; bars: min–max)", sizeName(size), r.rounds)
+	if r.cluster != nil {
+		title = fmt.Sprintf("Redis Cluster, %d primaries, random keys: throughput against concurrency, %s values (median of %d rounds; bars: min–max)", len(r.cluster.primaries), sizeName(size), r.rounds)
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="20" font-size="15" font-weight="bold">%s</text>`+"\n", left, title)
 	// Legend.
 	lx := left
 	for _, name := range append(append([]string(nil), r.clients...), nameCeiling) {
@@ -64,6 +71,9 @@ func (r *results) svg() string {
 		if name == nameCeiling {
 			dash = ` stroke-dasharray="6,4"`
 			label = fmt.Sprintf("redis-benchmark -P %d (ceiling)", r.ceilCfg.Pipeline)
+			if r.cluster != nil {
+				label = fmt.Sprintf("redis-benchmark --cluster -P %d (ceiling)", r.ceilCfg.Pipeline)
+			}
 		}
 		fmt.Fprintf(&b, `<line x1="%.0f" y1="40" x2="%.0f" y2="40" stroke="%s" stroke-width="3"%s/>`, lx, lx+20, clientColors[name], dash)
 		fmt.Fprintf(&b, `<text x="%.0f" y="44">%s</text>`+"\n", lx+25, label)

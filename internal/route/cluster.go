@@ -1,0 +1,310 @@
+package route
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"time"
+
+	"sync/atomic"
+
+	"github.com/respire-go/respire/internal/wire"
+)
+
+// ClusterConfig configures a [Cluster].
+type ClusterConfig struct {
+	Nodes Config
+	// Seeds are asked, after the known primaries, for the slot map.
+	Seeds []string
+	// Refresh is the periodic refresh interval; 0 disables it.
+	Refresh time.Duration
+	// Read is the read policy.
+	Read ReadPolicy
+	// TLS selects the nodes' tls-port from CLUSTER SHARDS.
+	TLS bool
+	// QueryTimeout bounds asking one node for the map.
+	QueryTimeout time.Duration
+}
+
+// Cluster routes by hash slot over a Redis Cluster's slot map, held as an
+// immutable snapshot: picking is an array index and an atomic load.
+type Cluster struct {
+	cfg   ClusterConfig
+	nodes *nodes
+	snap  atomic.Pointer[clusterSnap]
+	ref   *refresher
+}
+
+// clusterSnap is one immutable slot map.
+type clusterSnap struct {
+	owner  [Slots]int16 // index into shards, -1: uncovered
+	shards []*shardNodes
+}
+
+type shardNodes struct {
+	primary  *Node
+	replicas []*Node
+}
+
+// minClusterRefreshGap debounces refreshes asked for by MOVED replies and
+// lost nodes.
+const minClusterRefreshGap = 100 * time.Millisecond
+
+// ErrNotCluster reports a seed that is not in cluster mode.
+var ErrNotCluster = errors.New("the server is not in cluster mode")
+
+// NewCluster learns the slot map from the seeds (within ctx) and starts
+// the periodic refresh. It fails when no seed gives a valid map; an error
+// wrapping [ErrNotCluster] means a seed answered that it is not a cluster.
+func NewCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
+	c := &Cluster{cfg: cfg}
+	c.nodes = newNodes(cfg.Nodes, func(*Node) { c.ref.request(context.Background(), false) })
+	empty := &clusterSnap{}
+	for i := range empty.owner {
+		empty.owner[i] = -1
+	}
+	c.snap.Store(empty)
+	c.ref = newRefresher(c.refresh, cfg.Refresh, minClusterRefreshGap)
+	if err := c.refresh(ctx); err != nil {
+		_ = c.nodes.close()
+		return nil, err
+	}
+	c.ref.start()
+	return c, nil
+}
+
+// Kind returns KindCluster.
+func (c *Cluster) Kind() Kind { return KindCluster }
+
+// Pick returns the owner of slot, or a replica of it for a read under a
+// replica read policy.
+func (c *Cluster) Pick(slot int, read bool) (*Node, error) {
+	s := c.snap.Load()
+	if slot < 0 {
+		if len(s.shards) == 0 {
+			return nil, ErrNoRoute
+		}
+		slot = int(rand.Uint32N(Slots))
+		if s.owner[slot] < 0 {
+			return s.shards[rand.IntN(len(s.shards))].primary, nil
+		}
+	}
+	i := s.owner[slot]
+	if i < 0 {
+		c.ref.request(context.Background(), false)
+		return nil, ErrNoRoute
+	}
+	return pickIn(s.shards[i].primary, s.shards[i].replicas, read, c.cfg.Read)
+}
+
+// pickIn applies the read policy to one primary and its replicas.
+func pickIn(primary *Node, replicas []*Node, read bool, p ReadPolicy) (*Node, error) {
+	if !read || p == ReadPrimary {
+		return primary, nil
+	}
+	switch p {
+	case ReadReplica:
+		if len(replicas) == 0 {
+			return nil, ErrNoReplica
+		}
+		return replicas[rand.IntN(len(replicas))], nil
+	case ReadReplicaPreferred:
+		if len(replicas) == 0 {
+			return primary, nil
+		}
+		return replicas[rand.IntN(len(replicas))], nil
+	case ReadPrimaryPreferred:
+		if len(replicas) > 0 && primary.EP.Down() {
+			return replicas[rand.IntN(len(replicas))], nil
+		}
+	}
+	return primary, nil
+}
+
+// Primaries returns every primary of the current map.
+func (c *Cluster) Primaries() []*Node {
+	s := c.snap.Load()
+	out := make([]*Node, len(s.shards))
+	for i, sh := range s.shards {
+		out[i] = sh.primary
+	}
+	return out
+}
+
+// Moved makes addr the owner of slot in a new snapshot and asks for a
+// refresh, which learns the rest of the change.
+func (c *Cluster) Moved(slot int, addr string) (*Node, error) {
+	if slot < 0 || slot >= Slots {
+		return nil, ErrBadRedirect
+	}
+	n, err := c.nodes.get(addr, false)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		old := c.snap.Load()
+		if i := old.owner[slot]; i >= 0 && old.shards[i].primary == n {
+			break // another caller recorded it already
+		}
+		s := &clusterSnap{owner: old.owner, shards: old.shards}
+		idx := -1
+		for i, sh := range old.shards {
+			if sh.primary == n {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			s.shards = append(old.shards[:len(old.shards):len(old.shards)], &shardNodes{primary: n})
+			idx = len(s.shards) - 1
+		}
+		s.owner[slot] = int16(idx)
+		if c.snap.CompareAndSwap(old, s) {
+			break
+		}
+	}
+	c.ref.request(context.Background(), false)
+	return n, nil
+}
+
+// Ask returns the primary node at addr.
+func (c *Cluster) Ask(addr string) (*Node, error) { return c.nodes.get(addr, false) }
+
+// Refresh asks for a new slot map.
+func (c *Cluster) Refresh(ctx context.Context, wait bool) error { return c.ref.request(ctx, wait) }
+
+// Close stops refreshing and closes every node.
+func (c *Cluster) Close() error {
+	c.ref.stop()
+	return c.nodes.close()
+}
+
+// refresh asks the known primaries, then the seeds, in random order within
+// each group, for the slot map, and installs the first valid one. A
+// rejected reply keeps the current map.
+func (c *Cluster) refresh(ctx context.Context) error {
+	var cands []string
+	seen := map[string]bool{}
+	add := func(addrs []string) {
+		rand.Shuffle(len(addrs), func(i, j int) { addrs[i], addrs[j] = addrs[j], addrs[i] })
+		for _, a := range addrs {
+			if !seen[a] {
+				seen[a] = true
+				cands = append(cands, a)
+			}
+		}
+	}
+	var known []string
+	for _, n := range c.Primaries() {
+		known = append(known, n.Addr)
+	}
+	add(known)
+	add(append([]string(nil), c.cfg.Seeds...))
+	var errs []error
+	for _, addr := range cands {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		err := c.refreshFrom(ctx, addr)
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, ErrNotCluster) {
+			return err
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Cluster) refreshFrom(ctx context.Context, addr string) error {
+	n, err := c.nodes.get(addr, false)
+	if err != nil {
+		return err
+	}
+	qctx := ctx
+	if c.cfg.QueryTimeout > 0 {
+		var cancel context.CancelFunc
+		qctx, cancel = context.WithTimeout(ctx, c.cfg.QueryTimeout)
+		defer cancel()
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	var shards []Shard
+	v, err := call(qctx, n.EP, "CLUSTER", "SHARDS")
+	var re *wire.ReplyError
+	if errors.As(err, &re) && strings.Contains(re.Text, "cluster support disabled") {
+		return &topologyError{addr: addr, err: ErrNotCluster, text: re.Text}
+	}
+	if errors.As(err, &re) && (strings.Contains(strings.ToLower(re.Text), "unknown subcommand") || strings.HasPrefix(re.Text, "ERR unknown command")) {
+		v, err = call(qctx, n.EP, "CLUSTER", "SLOTS")
+		if err == nil {
+			shards, err = ParseSlots(v, host)
+		}
+	} else if err == nil {
+		shards, err = ParseShards(v, host, c.cfg.TLS)
+	}
+	if err != nil {
+		return &topologyError{addr: addr, err: err}
+	}
+	owners, err := Owners(shards)
+	if err != nil {
+		return &topologyError{addr: addr, err: err}
+	}
+	return c.install(shards, owners)
+}
+
+// install builds and swaps in the snapshot of a validated map, then
+// retires the nodes it no longer names.
+func (c *Cluster) install(shards []Shard, owners *[Slots]int16) error {
+	s := &clusterSnap{owner: *owners}
+	keep := map[*Node]bool{}
+	remap := make([]int16, len(shards))
+	for i, sh := range shards {
+		remap[i] = -1
+		if len(sh.Ranges) == 0 {
+			continue
+		}
+		p, err := c.nodes.get(sh.Primary, false)
+		if err != nil {
+			return err
+		}
+		keep[p] = true
+		sn := &shardNodes{primary: p}
+		for _, r := range sh.Replicas {
+			rn, err := c.nodes.get(r, true)
+			if err != nil {
+				return err
+			}
+			keep[rn] = true
+			sn.replicas = append(sn.replicas, rn)
+		}
+		remap[i] = int16(len(s.shards))
+		s.shards = append(s.shards, sn)
+	}
+	for i, o := range s.owner {
+		if o >= 0 {
+			s.owner[i] = remap[o]
+		}
+	}
+	c.snap.Store(s)
+	c.nodes.retain(keep)
+	return nil
+}
+
+// topologyError reports a node whose topology reply was rejected.
+type topologyError struct {
+	addr string
+	err  error
+	text string
+}
+
+func (e *topologyError) Error() string {
+	s := "cluster node " + e.addr + ": " + e.err.Error()
+	if e.text != "" {
+		s += " (" + e.text + ")"
+	}
+	return s
+}
+
+func (e *topologyError) Unwrap() error { return e.err }

@@ -1,0 +1,388 @@
+package route
+
+import (
+	"context"
+	"errors"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/respire-go/respire/internal/wire"
+	"github.com/respire-go/respire/resp"
+)
+
+// SentinelConfig configures a [Sentinel].
+type SentinelConfig struct {
+	Nodes Config
+	// Name is the primary's name at the sentinels.
+	Name string
+	// Addrs are the sentinels, tried in order.
+	Addrs []string
+	// Conn returns the configuration of a connection to a sentinel.
+	Conn func(addr string) wire.Config
+	// Read is the read policy (replicas come from SENTINEL replicas).
+	Read ReadPolicy
+	// Refresh is the periodic rediscovery interval; 0 disables it.
+	Refresh time.Duration
+	// QueryTimeout bounds asking one sentinel.
+	QueryTimeout time.Duration
+}
+
+// ErrUnknownPrimary reports that no sentinel knows the primary's name.
+var ErrUnknownPrimary = errors.New("no sentinel knows the primary")
+
+// Sentinel follows the primary (and the replicas) a group of sentinels
+// reports: discovery asks the sentinels in order, starting with the one
+// that answered last; a subscription to +switch-master on one sentinel,
+// a lost primary connection and a READONLY reply trigger rediscovery.
+type Sentinel struct {
+	cfg   SentinelConfig
+	nodes *nodes
+	snap  atomic.Pointer[sentinelSnap]
+	ref   *refresher
+
+	mu        sync.Mutex
+	sentinels []string // known sentinels, configured ones first
+	good      int      // index of the sentinel that answered last
+
+	watchCtx    context.Context
+	watchCancel context.CancelFunc
+	watchWG     sync.WaitGroup
+}
+
+type sentinelSnap struct {
+	primary  *Node
+	replicas []*Node
+}
+
+// minSentinelRefreshGap rate-limits rediscovery.
+const minSentinelRefreshGap = 100 * time.Millisecond
+
+// NewSentinel discovers the primary within ctx and starts watching for
+// changes. A name no sentinel knows fails with an error wrapping
+// [ErrUnknownPrimary].
+func NewSentinel(ctx context.Context, cfg SentinelConfig) (*Sentinel, error) {
+	s := &Sentinel{cfg: cfg, sentinels: slices.Clone(cfg.Addrs)}
+	s.nodes = newNodes(cfg.Nodes, func(n *Node) {
+		if !n.Replica {
+			s.ref.request(context.Background(), false)
+		}
+	})
+	s.ref = newRefresher(s.discover, cfg.Refresh, minSentinelRefreshGap)
+	if err := s.discover(ctx); err != nil {
+		_ = s.nodes.close()
+		return nil, err
+	}
+	s.ref.start()
+	s.watchCtx, s.watchCancel = context.WithCancel(context.Background())
+	s.watchWG.Add(1)
+	go s.watch()
+	return s, nil
+}
+
+// Kind returns KindSentinel.
+func (s *Sentinel) Kind() Kind { return KindSentinel }
+
+// Pick returns the current primary, or a replica for a read under a
+// replica read policy. slot is ignored.
+func (s *Sentinel) Pick(slot int, read bool) (*Node, error) {
+	sn := s.snap.Load()
+	return pickIn(sn.primary, sn.replicas, read, s.cfg.Read)
+}
+
+// Primaries returns the current primary.
+func (s *Sentinel) Primaries() []*Node { return []*Node{s.snap.Load().primary} }
+
+// Moved is not a Sentinel reply.
+func (s *Sentinel) Moved(int, string) (*Node, error) { return nil, ErrBadRedirect }
+
+// Ask is not a Sentinel reply.
+func (s *Sentinel) Ask(string) (*Node, error) { return nil, ErrBadRedirect }
+
+// Refresh asks for rediscovery.
+func (s *Sentinel) Refresh(ctx context.Context, wait bool) error { return s.ref.request(ctx, wait) }
+
+// Close stops watching and closes every node.
+func (s *Sentinel) Close() error {
+	s.watchCancel()
+	s.watchWG.Wait()
+	s.ref.stop()
+	return s.nodes.close()
+}
+
+// Sentinels returns the sentinels known now.
+func (s *Sentinel) Sentinels() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.sentinels)
+}
+
+// order returns the sentinels to try, starting with the one that answered
+// last.
+func (s *Sentinel) order() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.sentinels))
+	out = append(out, s.sentinels[s.good:]...)
+	return append(out, s.sentinels[:s.good]...)
+}
+
+func (s *Sentinel) answered(addr string, others []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range others {
+		if !slices.Contains(s.sentinels, o) {
+			s.sentinels = append(s.sentinels, o)
+		}
+	}
+	s.good = max(slices.Index(s.sentinels, addr), 0)
+}
+
+// discover asks the sentinels for the primary, its replicas and the other
+// sentinels, and installs what the first one that knows the name says.
+func (s *Sentinel) discover(ctx context.Context) error {
+	var errs []error
+	unknown := 0
+	order := s.order()
+	for _, addr := range order {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		primary, replicas, others, err := s.ask(ctx, addr)
+		if errors.Is(err, ErrUnknownPrimary) {
+			unknown++
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s.answered(addr, others)
+		return s.install(primary, replicas)
+	}
+	if unknown == len(order) {
+		return &sentinelError{name: s.cfg.Name, err: ErrUnknownPrimary}
+	}
+	return errors.Join(errs...)
+}
+
+// ask queries one sentinel on a connection of its own.
+func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replicas, others []string, err error) {
+	if s.cfg.QueryTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.QueryTimeout)
+		defer cancel()
+	}
+	nc, rd, _, _, err := wire.DialRaw(ctx, s.cfg.Conn(addr))
+	if err != nil {
+		return "", nil, nil, err
+	}
+	defer nc.Close()
+	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	v, err := rawCall(nc, rd, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", s.cfg.Name)
+	if err != nil {
+		return "", nil, nil, &sentinelError{addr: addr, err: err}
+	}
+	if v.IsNull() {
+		return "", nil, nil, &sentinelError{addr: addr, name: s.cfg.Name, err: ErrUnknownPrimary}
+	}
+	if !v.Type.Aggregate() || len(v.Elems) != 2 {
+		return "", nil, nil, &sentinelError{addr: addr, err: ErrBadTopology}
+	}
+	primary = net.JoinHostPort(v.Elems[0].Text(), v.Elems[1].Text())
+	if err := checkAddr(primary); err != nil {
+		return "", nil, nil, &sentinelError{addr: addr, err: err}
+	}
+	if v, err := rawCall(nc, rd, "SENTINEL", "REPLICAS", s.cfg.Name); err == nil {
+		replicas = instances(v, true)
+	}
+	if v, err := rawCall(nc, rd, "SENTINEL", "SENTINELS", s.cfg.Name); err == nil {
+		others = instances(v, false)
+	}
+	return primary, replicas, others, nil
+}
+
+// instances returns the addresses of the healthy instances a SENTINEL
+// REPLICAS or SENTINELS reply lists (flat field/value arrays, or maps).
+func instances(v resp.Value, replicas bool) []string {
+	var out []string
+	for _, e := range v.Elems {
+		fields := map[string]string{}
+		for i := 0; i+1 < len(e.Elems); i += 2 {
+			fields[e.Elems[i].Text()] = e.Elems[i+1].Text()
+		}
+		flags := fields["flags"]
+		if containsFlag(flags, "s_down") || containsFlag(flags, "o_down") || containsFlag(flags, "disconnected") {
+			continue
+		}
+		if replicas && fields["master-link-status"] != "ok" {
+			continue
+		}
+		addr := net.JoinHostPort(fields["ip"], fields["port"])
+		if checkAddr(addr) == nil {
+			out = append(out, addr)
+		}
+	}
+	return out
+}
+
+func containsFlag(flags, f string) bool {
+	for len(flags) > 0 {
+		i := 0
+		for i < len(flags) && flags[i] != ',' {
+			i++
+		}
+		if flags[:i] == f {
+			return true
+		}
+		flags = flags[min(i+1, len(flags)):]
+	}
+	return false
+}
+
+// checkAddr validates a host:port with a port from 1 through 65535.
+func checkAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return ErrBadTopology
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return ErrBadTopology
+	}
+	return nil
+}
+
+// install swaps in the primary and replicas; a primary that changed
+// retires the old one, whose commands in flight fail as connection loss.
+func (s *Sentinel) install(primary string, replicas []string) error {
+	p, err := s.nodes.get(primary, false)
+	if err != nil {
+		return err
+	}
+	sn := &sentinelSnap{primary: p}
+	keep := map[*Node]bool{p: true}
+	for _, r := range replicas {
+		if r == primary {
+			continue
+		}
+		n, err := s.nodes.get(r, true)
+		if err != nil {
+			return err
+		}
+		keep[n] = true
+		sn.replicas = append(sn.replicas, n)
+	}
+	s.snap.Store(sn)
+	s.nodes.retain(keep)
+	return nil
+}
+
+// watch subscribes to +switch-master on one sentinel at a time and asks
+// for rediscovery on every message and after every reconnection (a
+// message may have been missed).
+func (s *Sentinel) watch() {
+	defer s.watchWG.Done()
+	backoff := 50 * time.Millisecond
+	first := true
+	for s.watchCtx.Err() == nil {
+		for _, addr := range s.order() {
+			if s.watchCtx.Err() != nil {
+				return
+			}
+			if s.watchOne(addr, !first) {
+				backoff = 50 * time.Millisecond
+			}
+			first = false
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-s.watchCtx.Done():
+			t.Stop()
+		}
+		backoff = min(backoff*2, time.Second)
+	}
+}
+
+// watchOne follows +switch-master on one sentinel until the connection
+// ends; it reports whether the subscription was established.
+func (s *Sentinel) watchOne(addr string, resync bool) bool {
+	ctx := s.watchCtx
+	dctx := ctx
+	if s.cfg.QueryTimeout > 0 {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithTimeout(ctx, s.cfg.QueryTimeout)
+		defer cancel()
+	}
+	nc, rd, _, _, err := wire.DialRaw(dctx, s.cfg.Conn(addr))
+	if err != nil {
+		return false
+	}
+	defer nc.Close()
+	stop := context.AfterFunc(ctx, func() { _ = nc.Close() })
+	defer stop()
+	if _, err := nc.Write(encode("SUBSCRIBE", "+switch-master")); err != nil {
+		return false
+	}
+	if _, err := rd.ReadValue(); err != nil { // the subscribe confirmation
+		return false
+	}
+	if resync {
+		s.ref.request(ctx, false)
+	}
+	for {
+		v, err := rd.ReadValue()
+		if err != nil {
+			return true
+		}
+		if len(v.Elems) == 3 && v.Elems[0].Text() == "message" {
+			s.ref.request(ctx, false)
+		}
+	}
+}
+
+// rawCall writes one command on a connection the caller owns and reads
+// its reply; an error reply is a *wire.ReplyError.
+func rawCall(nc net.Conn, rd *resp.Reader, args ...string) (resp.Value, error) {
+	if _, err := nc.Write(encode(args...)); err != nil {
+		return resp.Value{}, err
+	}
+	v, err := rd.ReadValue()
+	if err != nil {
+		return resp.Value{}, err
+	}
+	if v.IsError() {
+		return resp.Value{}, &wire.ReplyError{Command: args[0] + " " + args[1], Text: string(v.Str)}
+	}
+	return v.Clone(), nil
+}
+
+func encode(args ...string) []byte {
+	b := resp.AppendArrayHeader(nil, len(args))
+	for _, a := range args {
+		b = resp.AppendBulkString(b, a)
+	}
+	return b
+}
+
+// sentinelError reports a failed discovery step.
+type sentinelError struct {
+	addr, name string
+	err        error
+}
+
+func (e *sentinelError) Error() string {
+	s := "sentinel"
+	if e.addr != "" {
+		s += " " + e.addr
+	}
+	if e.name != "" {
+		s += ": primary " + strconv.Quote(e.name)
+	}
+	return s + ": " + e.err.Error()
+}
+
+func (e *sentinelError) Unwrap() error { return e.err }

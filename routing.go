@@ -1,0 +1,702 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/retry"
+	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/internal/wire"
+	"github.com/respire-go/respire/resp"
+)
+
+// Routing errors, matched with errors.Is inside a [*RouteError].
+var (
+	// ErrCrossSlot reports a multi-key command on a Cluster client whose
+	// keys hash to different slots (and that the client does not split);
+	// nothing was sent. It also matches [ErrInvalidArgument].
+	ErrCrossSlot = errors.New("respire: keys hash to different cluster slots")
+	// ErrRedirectLoop reports a command that was redirected (MOVED, ASK)
+	// more than ClusterOptions.MaxRedirects times in one attempt.
+	ErrRedirectLoop = errors.New("respire: too many cluster redirects")
+	// ErrNoRoute reports a command for which the topology has no node: a
+	// slot no node serves, or no replica under [ReadReplica].
+	ErrNoRoute = errors.New("respire: no node to route the command to")
+)
+
+// RouteError reports a command that Sentinel or Cluster routing could not
+// deliver: no node for its slot, keys in different slots, a malformed or
+// endless redirect. Nothing the command asked for ran.
+type RouteError struct {
+	Command string
+	// Slot is the keys' hash slot, or -1.
+	Slot int
+	// Err matches ErrCrossSlot, ErrRedirectLoop or ErrNoRoute, and
+	// carries the detail.
+	Err error
+}
+
+func (e *RouteError) Error() string {
+	s := "respire: " + e.Command
+	if e.Slot >= 0 {
+		s += " (slot " + strconv.Itoa(e.Slot) + ")"
+	}
+	return s + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *RouteError) Unwrap() error { return e.Err }
+
+// Is makes a cross-slot error match ErrInvalidArgument too.
+func (e *RouteError) Is(target error) bool {
+	return target == ErrInvalidArgument && errors.Is(e.Err, ErrCrossSlot)
+}
+
+// PartialError reports a multi-key command (MGET, MSET, DEL, EXISTS,
+// UNLINK, TOUCH) or a command for every primary (FLUSHALL, DBSIZE, KEYS,
+// SCRIPT LOAD, ...) that a Cluster client split into one command per slot
+// or per node, some of which failed. The parts are independent commands:
+// those that succeeded stay done (the split call is not atomic), and
+// each part followed the retry policy on its own.
+type PartialError struct {
+	Command string
+	// Parts is how many commands the call was split into; Failed how
+	// many of them failed.
+	Parts, Failed int
+	// Err is the first part's failure.
+	Err error
+	ran bool
+}
+
+func (e *PartialError) Error() string {
+	return "respire: " + e.Command + ": " + strconv.Itoa(e.Failed) + " of " + strconv.Itoa(e.Parts) +
+		" parts failed (the others ran): " + e.Err.Error()
+}
+
+// Unwrap returns the first part's failure.
+func (e *PartialError) Unwrap() error { return e.Err }
+
+// target is where one routed call goes, resolved again at each attempt so
+// that a retry reaches the current owner.
+type target struct {
+	slot   int         // hash slot of the keys; -1: none
+	read   bool        // read-only: the read policy may choose a replica
+	pinned *route.Node // a fixed node (cursor continuation, one part of a fan-out, CLIENT UNBLOCK)
+	served *route.Node // the node of the last send
+}
+
+func (c *Client) isCluster() bool { return c.topo != nil && c.topo.Kind() == route.KindCluster }
+
+// connectTopology starts Sentinel discovery or learns the Cluster map.
+func (c *Client) connectTopology(ctx context.Context) error {
+	sentinel := c.cfg.sentinel != nil
+	role := func(replica bool) string {
+		switch {
+		case !sentinel:
+			return ""
+		case replica:
+			return "slave"
+		}
+		return "master"
+	}
+	nodes := route.Config{
+		Shared: func(addr string, replica bool) wire.Config {
+			w := c.cfg.wire
+			w.Addr, w.Role, w.ReadOnly = addr, role(replica), replica && !sentinel
+			return w
+		},
+		Dedicated: func(addr string, replica bool) wire.Config {
+			w := c.cfg.dedicatedWire()
+			w.Addr, w.Role, w.ReadOnly = addr, role(replica), replica && !sentinel
+			return w
+		},
+		PoolMax:  c.cfg.blockingPoolSize,
+		PoolIdle: dedicatedIdleTimeout,
+	}
+	query := c.cfg.wire.DialTimeout
+	if sentinel {
+		so := c.cfg.sentinel
+		t, err := route.NewSentinel(ctx, route.SentinelConfig{
+			Nodes: nodes,
+			Name:  so.PrimaryName,
+			Addrs: so.Addrs,
+			Conn: func(addr string) wire.Config {
+				return wire.Config{Addr: addr, Dial: c.cfg.wire.Dial, TLS: so.TLS, DialTimeout: c.cfg.wire.DialTimeout,
+					Username: so.Username, Password: so.Password, Proto: c.cfg.wire.Proto, MaxBulk: c.cfg.wire.MaxBulk}
+			},
+			Read:         route.ReadPolicy(c.cfg.readFrom),
+			Refresh:      defaultClusterRefresh,
+			QueryTimeout: query,
+		})
+		if errors.Is(err, route.ErrUnknownPrimary) {
+			return &ConfigError{Field: "Options.Sentinel.PrimaryName", Reason: err.Error()}
+		}
+		if err != nil {
+			return &ConnError{Command: "connect", Unwritten: true, Err: err}
+		}
+		c.topo = t
+	} else {
+		t, err := route.NewCluster(ctx, route.ClusterConfig{
+			Nodes:        nodes,
+			Seeds:        c.cfg.seeds,
+			Refresh:      c.cfg.refresh,
+			Read:         route.ReadPolicy(c.cfg.readFrom),
+			TLS:          c.cfg.wire.TLS != nil,
+			QueryTimeout: query,
+		})
+		if errors.Is(err, route.ErrNotCluster) {
+			return &ConfigError{Field: "Options.Cluster", Reason: err.Error()}
+		}
+		if err != nil {
+			return &ConnError{Command: "connect", Unwritten: true, Err: err}
+		}
+		c.topo = t
+	}
+	// Like a standalone Connect, fail now when the primary cannot be used.
+	for _, n := range c.topo.Primaries() {
+		if _, err := n.EP.Conn(ctx); err != nil {
+			_ = c.topo.Close()
+			var we *wire.ConnError
+			if errors.As(err, &we) {
+				return connError("connect", we)
+			}
+			return err
+		}
+		if sentinel {
+			break
+		}
+	}
+	return nil
+}
+
+// execOn is exec on one node: the standalone server, or node of a
+// topology.
+func (c *Client) execOn(ctx context.Context, f *wire.Frame, s *spec, node *route.Node) error {
+	if c.topo == nil {
+		return c.exec(ctx, f, s)
+	}
+	return c.execRouted(ctx, f, s, node)
+}
+
+// keyNode returns the primary serving the keys of the command in f (nil:
+// no command, any primary): the
+// standalone server, the Sentinel primary, or the Cluster owner of the
+// keys' slot. Keys in several slots are an ErrCrossSlot.
+func (c *Client) keyNode(f *wire.Frame, s *spec) (*route.Node, error) {
+	if c.topo == nil {
+		return c.node, nil
+	}
+	slot := -1
+	if c.isCluster() && f != nil {
+		var small [16][]byte
+		var cross bool
+		if slot, cross = keySlot(s.desc, frameArgs(f.Buf, small[:0])); cross {
+			return nil, &RouteError{Command: s.name, Slot: -1, Err: ErrCrossSlot}
+		}
+	}
+	n, err := c.topo.Pick(slot, false)
+	if err != nil {
+		return nil, routeErr(s.name, slot, err)
+	}
+	return n, nil
+}
+
+// pick returns the node of t's next attempt.
+func (c *Client) pick(t *target) (*route.Node, error) {
+	if t.pinned != nil {
+		return t.pinned, nil
+	}
+	return c.topo.Pick(t.slot, t.read)
+}
+
+// routeErr converts a routing failure into the call's error.
+func routeErr(name string, slot int, err error) error {
+	switch {
+	case errors.Is(err, route.ErrNoRoute), errors.Is(err, route.ErrNoReplica):
+		err = errors.Join(ErrNoRoute, err)
+	case errors.Is(err, route.ErrBadRedirect):
+		err = errors.Join(ErrProtocol, err)
+	}
+	var we *wire.ConnError
+	if errors.As(err, &we) {
+		return connError(name, we)
+	}
+	return &RouteError{Command: name, Slot: slot, Err: err}
+}
+
+// execRouted is exec on a Sentinel or Cluster client; pin fixes the node.
+func (c *Client) execRouted(ctx context.Context, f *wire.Frame, s *spec, pin *route.Node) error {
+	t := target{pinned: pin}
+	return c.execTarget(ctx, f, s, &t)
+}
+
+// execTarget is execRouted with the caller's target, which tells the
+// caller the node that served the call (t.served).
+func (c *Client) execTarget(ctx context.Context, f *wire.Frame, s *spec, t *target) error {
+	t.slot = -1
+	t.read = c.cfg.readFrom != ReadPrimary && s.desc.Flags().Has(catalog.FlagReadOnly)
+	if t.pinned == nil && c.isCluster() {
+		var small [16][]byte
+		args := frameArgs(f.Buf, small[:0])
+		slot, cross := keySlot(s.desc, args)
+		switch {
+		case cross && splitOf(s.name) != splitNone:
+			return c.execSplit(ctx, f, s, args)
+		case cross:
+			f.Release()
+			return &RouteError{Command: s.name, Slot: -1, Err: ErrCrossSlot}
+		case slot < 0 && fanOutOf(s.name) != fanNone:
+			return c.execFanOut(ctx, f, s)
+		}
+		t.slot = slot
+	}
+	waitDL := c.waitDeadline(ctx)
+	r := c.attempt(ctx, f, waitDL, s, t)
+	if r.err == nil {
+		return nil
+	}
+	if c.retries && s.cat.Retryable() {
+		return c.retryLoop(ctx, f, waitDL, s, r, t)
+	}
+	if r.owned {
+		f.Release()
+	}
+	return r.err
+}
+
+// askingPrelude is ASKING, sent ahead of a command that follows an ASK
+// redirect in the same frame, so that no other caller's command can come
+// between them on the shared connection.
+var askingPrelude = resp.AppendBulkString(resp.AppendArrayHeader(nil, 1), "ASKING")
+
+// attemptRouted is one attempt on a topology: the node is picked from the
+// current snapshot, and MOVED and ASK replies are followed within the
+// attempt (bounded by MaxRedirects and the deadline; they are not
+// attempts).
+func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.Time, s *spec, t *target) attemptResult {
+	node, err := c.pick(t)
+	if err != nil {
+		return attemptResult{err: routeErr(s.name, t.slot, err), failure: retry.Fatal, unwritten: true, owned: true}
+	}
+	var orig []byte // the frame's own bytes while the ASKING prelude is attached
+	for redirects := 0; ; {
+		t.served = node
+		r := c.send(ctx, f, waitDL, s, node.EP)
+		r.started, r.replica = true, node.Replica
+		if orig != nil && r.owned {
+			f.Buf, f.Replies, f.Prelude = orig, 0, 0
+			orig = nil
+		}
+		if r.err == nil || !r.owned || !f.IsErr {
+			return r
+		}
+		if c.isCluster() {
+			rd, ok, perr := route.ParseRedirect(f.ErrReply)
+			if perr != nil {
+				return attemptResult{err: &RouteError{Command: s.name, Slot: t.slot, Err: errors.Join(ErrProtocol, perr, errors.New(string(f.ErrReply)))},
+					failure: retry.Fatal, unwritten: true, owned: true}
+			}
+			if ok {
+				if redirects++; redirects > c.cfg.maxRedirects {
+					return attemptResult{err: &RouteError{Command: s.name, Slot: t.slot,
+						Err: errors.Join(ErrRedirectLoop, errors.New("last redirect: "+string(f.ErrReply)))}, failure: retry.Fatal, unwritten: true, owned: true}
+				}
+				if r := c.redirectBudget(ctx, waitDL, s, t); r != nil {
+					return *r
+				}
+				addr := rd.Addr
+				if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
+					h, _, _ := net.SplitHostPort(node.Addr)
+					addr = net.JoinHostPort(h, port)
+				}
+				if rd.Ask {
+					node, err = c.topo.Ask(addr)
+				} else {
+					node, err = c.topo.Moved(rd.Slot, addr)
+				}
+				if err != nil {
+					return attemptResult{err: routeErr(s.name, t.slot, err), failure: retry.Fatal, unwritten: true, owned: true}
+				}
+				f.Reset()
+				if rd.Ask {
+					orig = f.Buf
+					f.Buf = append(append(make([]byte, 0, len(askingPrelude)+len(orig)), askingPrelude...), orig...)
+					f.Replies, f.Prelude = 2, 1
+				}
+				continue
+			}
+		}
+		if r.failure == retry.ReadOnlyReply {
+			// The node is no longer the primary: learn the new one before
+			// the retry decision, so that a retry writes there.
+			c.refreshWithin(ctx, waitDL)
+		}
+		return r
+	}
+}
+
+// redirectBudget returns the failure of an attempt whose deadline or
+// context ended while it was being redirected, or nil.
+func (c *Client) redirectBudget(ctx context.Context, waitDL time.Time, s *spec, t *target) *attemptResult {
+	if err := ctx.Err(); err != nil {
+		return &attemptResult{err: &ContextError{Command: s.name, Err: err}, failure: retry.Fatal, unwritten: true, owned: true}
+	}
+	if !waitDL.IsZero() && !time.Now().Before(waitDL) {
+		return &attemptResult{err: &ContextError{Command: s.name, Err: context.DeadlineExceeded}, failure: retry.Fatal, unwritten: true, owned: true}
+	}
+	return nil
+}
+
+// refreshWithin waits for a topology refresh within ctx and waitDL.
+func (c *Client) refreshWithin(ctx context.Context, waitDL time.Time) {
+	if !waitDL.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, waitDL)
+		defer cancel()
+	}
+	_ = c.topo.Refresh(ctx, true)
+}
+
+// frameArgs splits an encoded command (an array of bulk strings) into its
+// arguments, appended to dst; nil when the frame is not one command.
+func frameArgs(buf []byte, dst [][]byte) [][]byte {
+	if len(buf) < 4 || buf[0] != '*' {
+		return nil
+	}
+	n, i, ok := readLen(buf, 1)
+	if !ok {
+		return nil
+	}
+	for ; n > 0; n-- {
+		if i >= len(buf) || buf[i] != '$' {
+			return nil
+		}
+		var l int
+		if l, i, ok = readLen(buf, i+1); !ok || i+l+2 > len(buf) {
+			return nil
+		}
+		dst = append(dst, buf[i:i+l])
+		i += l + 2
+	}
+	return dst
+}
+
+// readLen reads a decimal length ending in CRLF at buf[i:].
+func readLen(buf []byte, i int) (n, next int, ok bool) {
+	start := i
+	for i < len(buf) && buf[i] >= '0' && buf[i] <= '9' {
+		n = n*10 + int(buf[i]-'0')
+		i++
+	}
+	if i == start || i+1 >= len(buf) || buf[i] != '\r' || buf[i+1] != '\n' {
+		return 0, 0, false
+	}
+	return n, i + 2, true
+}
+
+// keySlot returns the hash slot of a command's keys (-1: no keys) and
+// whether they span several slots. Key positions come from the catalog;
+// for commands whose keys move with their arguments, from the numkeys or
+// STREAMS argument.
+func keySlot(desc catalog.Command, args [][]byte) (slot int, cross bool) {
+	slot = -1
+	visit := func(k []byte) {
+		s := route.SlotBytes(k)
+		if slot >= 0 && s != slot {
+			cross = true
+		}
+		if slot < 0 {
+			slot = s
+		}
+	}
+	if len(args) == 0 {
+		return -1, false
+	}
+	if first, count, step, ok := movableKeys(desc.FullName(), args); ok {
+		if strings.HasPrefix(desc.FullName(), "Z") && strings.HasSuffix(desc.FullName(), "STORE") && len(args) > 1 {
+			visit(args[1]) // the destination
+		}
+		for i := 0; i < count && first+i*step < len(args); i++ {
+			visit(args[first+i*step])
+		}
+		return slot, cross
+	}
+	first, last, step := desc.Keys()
+	if first <= 0 || first >= len(args) {
+		return -1, false
+	}
+	if last < 0 {
+		last += len(args)
+	}
+	last = min(last, len(args)-1)
+	if step <= 0 {
+		step = 1
+	}
+	for i := first; i <= last; i += step {
+		visit(args[i])
+	}
+	return slot, cross
+}
+
+// movableKeys finds the keys of commands whose key positions depend on
+// their arguments: first position, count and step.
+func movableKeys(name string, args [][]byte) (first, count, step int, ok bool) {
+	numkeys := func(i int) int {
+		if i >= len(args) {
+			return 0
+		}
+		n, err := strconv.Atoi(string(args[i]))
+		if err != nil || n < 0 {
+			return 0
+		}
+		return n
+	}
+	switch name {
+	case "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO", "BLMPOP", "BZMPOP",
+		"ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE": // the Z*STORE destination is checked by keySlot
+		return 3, numkeys(2), 1, true
+	case "ZUNION", "ZINTER", "ZDIFF", "ZINTERCARD", "SINTERCARD", "LMPOP", "ZMPOP":
+		return 2, numkeys(1), 1, true
+	case "XREAD", "XREADGROUP":
+		for i := 1; i < len(args); i++ {
+			if strings.EqualFold(string(args[i]), "STREAMS") {
+				n := (len(args) - i - 1) / 2
+				return i + 1, n, 1, true
+			}
+		}
+		return 0, 0, 0, true
+	}
+	return 0, 0, 0, false
+}
+
+// Split kinds: how a cross-slot multi-key command is split per slot and
+// its replies reassembled.
+type splitKind uint8
+
+const (
+	splitNone  splitKind = iota
+	splitSum             // DEL, EXISTS, UNLINK, TOUCH: integer replies summed
+	splitArray           // MGET: array replies reassembled in key order
+	splitOK              // MSET: key-value pairs, OK when every part is
+)
+
+func splitOf(name string) splitKind {
+	switch name {
+	case "DEL", "EXISTS", "UNLINK", "TOUCH":
+		return splitSum
+	case "MGET":
+		return splitArray
+	case "MSET":
+		return splitOK
+	}
+	return splitNone
+}
+
+// maxParallelParts bounds the parts of one split call in flight at once.
+const maxParallelParts = 16
+
+// part is one per-slot or per-node command of a split call.
+type part struct {
+	pos  []int // for a split: positions of the keys (into args) it carries
+	node *route.Node
+	f    *wire.Frame
+	err  error
+}
+
+// execSplit runs a cross-slot MGET/MSET/DEL/EXISTS/UNLINK/TOUCH as one
+// command per slot, in parallel, and reassembles the replies into f.
+func (c *Client) execSplit(ctx context.Context, f *wire.Frame, s *spec, args [][]byte) error {
+	kind := splitOf(s.name)
+	step := 1
+	if kind == splitOK {
+		step = 2
+		if (len(args)-1)%2 != 0 {
+			f.Release()
+			return errInvalid(s.name, "want key-value pairs")
+		}
+	}
+	bySlot := map[int]int{}
+	var parts []*part
+	for i := 1; i < len(args); i += step {
+		sl := route.SlotBytes(args[i])
+		j, ok := bySlot[sl]
+		if !ok {
+			j = len(parts)
+			bySlot[sl] = j
+			parts = append(parts, &part{})
+		}
+		parts[j].pos = append(parts[j].pos, i)
+	}
+	for _, p := range parts {
+		p.f = c.newFrame(1+len(p.pos)*step, s.name)
+		for _, i := range p.pos {
+			for k := 0; k < step; k++ {
+				p.f.Buf = resp.AppendBulk(p.f.Buf, args[i+k])
+			}
+		}
+		p.f.Want = f.Want
+	}
+	c.runParts(ctx, s, parts)
+	// Reassemble, then release the caller's frame's inputs.
+	var first error
+	failed, ran := 0, false
+	for _, p := range parts {
+		if p.err != nil {
+			failed++
+			if first == nil {
+				first = p.err
+			}
+			ran = ran || MayHaveExecuted(p.err)
+		} else {
+			ran = true
+		}
+	}
+	if failed > 0 {
+		for _, p := range parts {
+			if p.err == nil {
+				p.f.Release()
+			}
+		}
+		f.Release()
+		return &PartialError{Command: s.name, Parts: len(parts), Failed: failed, Err: first, ran: ran}
+	}
+	switch kind {
+	case splitSum:
+		for _, p := range parts {
+			f.Int += p.f.Int
+		}
+	case splitArray:
+		elems := make([]resp.Value, (len(args)-1)/step)
+		for _, p := range parts {
+			if !p.f.Value.Type.Aggregate() || len(p.f.Value.Elems) != len(p.pos) {
+				f.Value = p.f.Value // the caller reports the unexpected shape
+				elems = nil
+				break
+			}
+			for j, i := range p.pos {
+				elems[(i-1)/step] = p.f.Value.Elems[j]
+			}
+		}
+		if elems != nil {
+			f.Value = resp.Value{Type: resp.Array, Elems: elems}
+		}
+	}
+	for _, p := range parts {
+		p.f.Release()
+	}
+	return nil
+}
+
+// runParts executes every part (routed by its own keys, or pinned to its
+// node), at most maxParallelParts at a time, and waits for all of them.
+func (c *Client) runParts(ctx context.Context, s *spec, parts []*part) {
+	sem := make(chan struct{}, maxParallelParts)
+	var wg sync.WaitGroup
+	for _, p := range parts {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := c.execRouted(ctx, p.f, s, p.node); err != nil {
+				p.err = err
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Fan-out kinds: keyless commands whose meaning is "on every primary".
+type fanOutKind uint8
+
+const (
+	fanNone   fanOutKind = iota
+	fanAll               // the first primary's reply, when every one succeeded
+	fanSum               // DBSIZE: integers summed
+	fanConcat            // KEYS: arrays concatenated
+)
+
+func fanOutOf(name string) fanOutKind {
+	switch name {
+	case "FLUSHALL", "FLUSHDB", "SCRIPT LOAD", "SCRIPT FLUSH", "FUNCTION LOAD", "FUNCTION DELETE",
+		"FUNCTION FLUSH", "FUNCTION RESTORE", "CONFIG SET", "CONFIG RESETSTAT":
+		return fanAll
+	case "DBSIZE":
+		return fanSum
+	case "KEYS":
+		return fanConcat
+	}
+	return fanNone
+}
+
+// execFanOut sends f's command to every primary and combines the replies
+// into f.
+func (c *Client) execFanOut(ctx context.Context, f *wire.Frame, s *spec) error {
+	primaries := c.topo.Primaries()
+	if len(primaries) == 0 {
+		f.Release()
+		return &RouteError{Command: s.name, Slot: -1, Err: ErrNoRoute}
+	}
+	parts := make([]*part, len(primaries))
+	for i, n := range primaries {
+		p := &part{node: n, f: c.frames.Get()}
+		p.f.Buf = append(p.f.Buf, f.Buf...)
+		p.f.Want = f.Want
+		parts[i] = p
+	}
+	c.runParts(ctx, s, parts)
+	var first error
+	failed, ran := 0, false
+	for _, p := range parts {
+		if p.err != nil {
+			failed++
+			if first == nil {
+				first = p.err
+			}
+			ran = ran || MayHaveExecuted(p.err)
+		} else {
+			ran = true
+		}
+	}
+	if failed > 0 {
+		for _, p := range parts {
+			if p.err == nil {
+				p.f.Release()
+			}
+		}
+		f.Release()
+		return &PartialError{Command: s.name, Parts: len(parts), Failed: failed, Err: first, ran: ran}
+	}
+	switch fanOutOf(s.name) {
+	case fanSum:
+		for _, p := range parts {
+			f.Int += p.f.Int
+			if p.f.Value.Type == resp.Integer {
+				f.Int += p.f.Value.Int
+			}
+		}
+		if f.Want == wire.WantValue {
+			f.Value = resp.Value{Type: resp.Integer, Int: f.Int}
+		}
+	case fanConcat:
+		var elems []resp.Value
+		for _, p := range parts {
+			elems = append(elems, p.f.Value.Elems...)
+		}
+		f.Value = resp.Value{Type: resp.Array, Elems: elems}
+	default:
+		p := parts[0].f
+		f.Int, f.Null, f.Value = p.Int, p.Null, p.Value
+		f.Bytes = append(f.Bytes, p.Bytes...)
+	}
+	for _, p := range parts {
+		p.f.Release()
+	}
+	return nil
+}
