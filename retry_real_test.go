@@ -43,7 +43,35 @@ func TestRetryRealServerMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = proxy.Close() })
+	env := &matrixEnv{
+		proxies: []*respiretest.Proxy{proxy},
+		servers: []string{addr},
+		connect: func(t *testing.T, opts Options, unwritten bool) *Client {
+			opts.Endpoints = []string{proxy.Addr()}
+			if unwritten {
+				// The first command write (after HELLO) fails before any byte.
+				var d net.Dialer
+				opts.Dialer = respiretest.FailWritesDialer(d.DialContext, 1, 2, 0)
+			}
+			c := newClient(t, opts)
+			t.Cleanup(func() { flush(t, addr) })
+			return c
+		},
+	}
+	runRetryMatrix(t, env)
+}
 
+// matrixEnv is one topology for the retry matrix: the proxies every
+// command of the client under test goes through, the real servers whose
+// commandstats count executions, and how to connect a client (with the
+// first command write of each data connection failing when unwritten).
+type matrixEnv struct {
+	proxies []*respiretest.Proxy
+	servers []string
+	connect func(t *testing.T, opts Options, unwritten bool) *Client
+}
+
+func runRetryMatrix(t *testing.T, env *matrixEnv) {
 	faults := []retryFault{faultUnwritten, faultDropBefore, faultLostReply, faultLoading, faultTryAgain, faultMasterDown, faultReadOnly, faultBusy}
 	maxima := []RetryCategory{Never, Always, ReadOnly, WriteLastWins, WriteAccumulating, ServerAdmin}
 	for _, rc := range retryRealCommands {
@@ -55,7 +83,7 @@ func TestRetryRealServerMatrix(t *testing.T) {
 				for _, max := range maxima {
 					name := rc.cat.String() + "/" + f.name + "/selected=" + map[bool]string{true: "yes", false: "no"}[selected] + "/max=" + max.String()
 					t.Run(name, func(t *testing.T) {
-						retryRealCase(t, addr, proxy, rc, f, selected, max)
+						retryRealCase(t, env, rc, f, selected, max)
 					})
 				}
 			}
@@ -63,7 +91,7 @@ func TestRetryRealServerMatrix(t *testing.T) {
 	}
 }
 
-func retryRealCase(t *testing.T, addr string, proxy *respiretest.Proxy, rc retryRealCommand, f retryFault, selected bool, max RetryCategory) {
+func retryRealCase(t *testing.T, env *matrixEnv, rc retryRealCommand, f retryFault, selected bool, max RetryCategory) {
 	errs := f.otherFlags()
 	if selected {
 		errs = DefaultRetryableErrors
@@ -74,26 +102,27 @@ func retryRealCase(t *testing.T, addr string, proxy *respiretest.Proxy, rc retry
 	wantExec := b2i(f.executed) + b2i(retried)
 
 	opts := Options{
-		Endpoints:   []string{proxy.Addr()},
 		RetryPolicy: &RetryPolicy{MaxAttempts: 2, MaxCommandRetryCategory: max, RetryableErrors: errs, InitialBackoff: NoBackoff},
 	}
-	if f.unwritten {
-		// The first command write (after HELLO) fails before any byte.
-		var d net.Dialer
-		opts.Dialer = respiretest.FailWritesDialer(d.DialContext, 1, 2, 0)
-	}
-	c := newClient(t, opts)
-	k := key(t, "k")
-	t.Cleanup(func() { flush(t, addr) })
-	var rule *respiretest.RuleHandle
+	c := env.connect(t, opts, f.unwritten)
+	k := keyPrefix(t) + "k"
 	if f.action != nil {
-		rule = proxy.MustAddRule(t, respiretest.Rule{Command: rc.cmd.Name(), Action: *f.action})
-		defer rule.Remove()
+		for _, p := range env.proxies {
+			rule := p.MustAddRule(t, respiretest.Rule{Command: rc.cmd.Name(), Action: *f.action})
+			defer rule.Remove()
+		}
 	}
 
-	before := commandCalls(t, addr, rc.stats)
+	calls := func() int {
+		n := 0
+		for _, s := range env.servers {
+			n += commandCalls(t, s, rc.stats)
+		}
+		return n
+	}
+	before := calls()
 	_, err := c.Do(testCtx(t), rc.cmd, rc.args(k)...)
-	after := commandCalls(t, addr, rc.stats)
+	after := calls()
 
 	if got := after - before; got != wantExec {
 		t.Errorf("server ran %s %d times, want %d", rc.stats, got, wantExec)

@@ -83,13 +83,17 @@ func (c *Cluster) Kind() Kind { return KindCluster }
 func (c *Cluster) Pick(slot int, read bool) (*Node, error) {
 	s := c.snap.Load()
 	if slot < 0 {
+		// A command without keys goes to one stable primary (its reads
+		// may follow the read policy), so that its retry reaches the
+		// same node and its connection stays warm.
 		if len(s.shards) == 0 {
 			return nil, ErrNoRoute
 		}
-		slot = int(rand.Uint32N(Slots))
-		if s.owner[slot] < 0 {
-			return s.shards[rand.IntN(len(s.shards))].primary, nil
+		sh := s.shards[0]
+		if i := s.owner[0]; i >= 0 {
+			sh = s.shards[i] // the owner of slot 0: the same node across refreshes
 		}
+		return pickIn(sh.primary, sh.replicas, read, c.cfg.Read)
 	}
 	i := s.owner[slot]
 	if i < 0 {
