@@ -1,0 +1,356 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/internal/testenv"
+	"github.com/respire-go/respire/resp"
+	"github.com/respire-go/respire/respiretest"
+)
+
+// TestConnectTopologyRejectsBadOptions: contradictory or incomplete
+// topology options fail Connect with a *ConfigError naming the option,
+// before any I/O.
+func TestConnectTopologyRejectsBadOptions(t *testing.T) {
+	seeds := []string{"127.0.0.1:1"}
+	cases := []struct {
+		name  string
+		opts  Options
+		field string
+	}{
+		{"SentinelAndCluster", Options{Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: seeds}, Cluster: &ClusterOptions{}}, "Options.Sentinel"},
+		{"EmptySeeds", Options{Cluster: &ClusterOptions{}}, "Options.Endpoints"},
+		{"SentinelNoName", Options{Sentinel: &SentinelOptions{Addrs: seeds}}, "Options.Sentinel.PrimaryName"},
+		{"SentinelNoAddrs", Options{Sentinel: &SentinelOptions{PrimaryName: "p"}}, "Options.Sentinel.Addrs"},
+		{"SentinelBadAddr", Options{Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{"nohost"}}}, "Options.Sentinel.Addrs[0]"},
+		{"SentinelWithEndpoints", Options{Endpoints: seeds, Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: seeds}}, "Options.Endpoints"},
+		{"ReplicaReadsStandalone", Options{Endpoints: seeds, ReadFrom: ReadReplica}, "Options.ReadFrom"},
+		{"UnknownReadPolicy", Options{Endpoints: seeds, Cluster: &ClusterOptions{}, ReadFrom: 9}, "Options.ReadFrom"},
+		{"MaxRedirects", Options{Endpoints: seeds, Cluster: &ClusterOptions{MaxRedirects: 101}}, "Options.Cluster.MaxRedirects"},
+		{"RefreshInterval", Options{Endpoints: seeds, Cluster: &ClusterOptions{RefreshInterval: time.Millisecond}}, "Options.Cluster.RefreshInterval"},
+		{"ClusterDB", Options{Endpoints: seeds, Cluster: &ClusterOptions{}, DB: 1}, "Options.DB"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Connect(context.Background(), tc.opts)
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Field != tc.field {
+				if c != nil {
+					_ = c.Close()
+				}
+				t.Fatalf("Connect = %v, want a *ConfigError for %s", err, tc.field)
+			}
+		})
+	}
+}
+
+// TestConnectTopologyFailsOnWrongServers: a primary name no sentinel
+// knows and a seed that is not in cluster mode fail Connect with an error
+// naming the option; nothing stays open (TestMain checks goroutines).
+func TestConnectTopologyFailsOnWrongServers(t *testing.T) {
+	ctx := testCtx(t)
+	_, err := Connect(ctx, Options{Sentinel: &SentinelOptions{PrimaryName: "no-such-primary", Addrs: testenv.SentinelAddrs(t)}})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Field != "Options.Sentinel.PrimaryName" {
+		t.Errorf("unknown primary: err = %v, want a *ConfigError for Options.Sentinel.PrimaryName", err)
+	}
+	_, err = Connect(ctx, Options{Endpoints: []string{standaloneAddr(t)}, Cluster: &ClusterOptions{}})
+	if !errors.As(err, &ce) || ce.Field != "Options.Cluster" {
+		t.Errorf("standalone seed: err = %v, want a *ConfigError for Options.Cluster", err)
+	}
+	_, err = Connect(ctx, Options{Endpoints: []string{"127.0.0.1:1"}, Cluster: &ClusterOptions{}, DialTimeout: 200 * time.Millisecond})
+	var ne *ConnError
+	if !errors.As(err, &ne) {
+		t.Errorf("unreachable seed: err = %v, want a *ConnError", err)
+	}
+}
+
+func TestParseURLTopologies(t *testing.T) {
+	o, err := ParseURL("redis+sentinel://u:pw@10.0.0.1,10.0.0.2:26400/mymaster/2?sentinel_password=sp&read_from=replica")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := o.Sentinel
+	if s == nil || s.PrimaryName != "mymaster" || fmt.Sprint(s.Addrs) != "[10.0.0.1:26379 10.0.0.2:26400]" ||
+		s.Password != "sp" || o.Password != "pw" || o.Username != "u" || o.DB != 2 || o.ReadFrom != ReadReplica || len(o.Endpoints) != 0 {
+		t.Errorf("sentinel URL: %+v %+v", o, s)
+	}
+	o, err = ParseURL("rediss+cluster://a:7000,b,[::1]:7002?read_from=replica-preferred")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Cluster == nil || fmt.Sprint(o.Endpoints) != "[a:7000 b:6379 [::1]:7002]" || o.TLS == nil || o.ReadFrom != ReadReplicaPreferred {
+		t.Errorf("cluster URL: %+v", o)
+	}
+	for _, bad := range []string{
+		"redis://a:1,b:2",          // several hosts without a topology
+		"redis+sentinel://a:1",     // no primary name
+		"redis+cluster://a:1/3",    // a cluster has database 0 only
+		"redis+cluster://a:1,,b:2", // empty host
+		"redis://a:1?sentinel_password=x",
+		"redis+cluster://a:1?read_from=nearest",
+	} {
+		if _, err := ParseURL(bad); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("ParseURL(%q) = %v, want ErrInvalidConfig", bad, err)
+		}
+	}
+}
+
+// proxiedCluster connects a Cluster client whose every primary is reached
+// through a fault proxy (the replicas are seeds and are dialed directly).
+func proxiedCluster(t *testing.T, opts Options) (*Client, map[string]*respiretest.Proxy) {
+	return proxiedClusterNodes(t, opts, false)
+}
+
+// proxiedClusterNodes is proxiedCluster, with the replicas behind proxies
+// too when all is set.
+func proxiedClusterNodes(t *testing.T, opts Options, all bool) (*Client, map[string]*respiretest.Proxy) {
+	t.Helper()
+	primaries, replicas := clusterRoles(t)
+	via := map[string]string{}
+	proxies := map[string]*respiretest.Proxy{}
+	nodes := primaries
+	if all {
+		nodes = append(slices.Clone(primaries), replicas...)
+	}
+	for _, p := range nodes {
+		px := realProxy(t, p)
+		via[p] = px.Addr()
+		proxies[p] = px
+	}
+	opts.Endpoints = replicas
+	opts.Dialer = rewriteDialer(via, false, 0)
+	return clusterClient(t, opts), proxies
+}
+
+// keyOn returns a key of the test whose slot node serves, and the slot.
+func keyOn(t *testing.T, c *Client, node string) (string, int) {
+	t.Helper()
+	for i := 0; ; i++ {
+		k := keyPrefix(t) + strconv.Itoa(i)
+		n, err := c.topo.Pick(route.Slot(k), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.Addr == node {
+			return k, route.Slot(k)
+		}
+	}
+}
+
+// TestClusterRedirects: MOVED updates the map and redirects; ASK sends
+// ASKING with the command in one frame to the target for that command
+// only; a redirect loop ends with ErrRedirectLoop after MaxRedirects; an
+// unparseable redirect is an error for that call. None counts as a
+// retry attempt.
+func TestClusterRedirects(t *testing.T) {
+	c, proxies := proxiedCluster(t, Options{RetryPolicy: &RetryPolicy{MaxAttempts: 3}, Cluster: &ClusterOptions{MaxRedirects: 4}})
+	ctx := testCtx(t)
+	primaries := c.topo.Primaries()
+	a, b := primaries[0].Addr, primaries[1].Addr
+	k, slot := keyOn(t, c, a)
+	if err := c.Set(ctx, k, "v"); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("AskThenMovedBack", func(t *testing.T) {
+		// a says ASK b; b, not importing, answers MOVED a even after
+		// ASKING: the call ends at a, which serves it.
+		rule := proxies[a].MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.Inject(respiretest.Ask(slot, b))})
+		defer rule.Remove()
+		asking := commandCalls(t, b, "asking")
+		v, err := c.Get(ctx, k)
+		if err != nil || v != "v" {
+			t.Fatalf("GET = %q, %v", v, err)
+		}
+		if got := commandCalls(t, b, "asking") - asking; got != 1 {
+			t.Errorf("b ran ASKING %d times, want 1", got)
+		}
+		if got := proxies[b].Forwarded("ASKING"); got != 1 {
+			t.Errorf("proxy of b forwarded ASKING %d times, want 1", got)
+		}
+		if n, _ := c.topo.Pick(slot, false); n.Addr != a {
+			t.Errorf("after ASK the slot is routed to %s, want %s (ASK changes nothing)", n.Addr, a)
+		}
+	})
+	t.Run("RedirectLoop", func(t *testing.T) {
+		rule := proxies[a].MustAddRule(t, respiretest.Rule{Command: "GET", Times: respiretest.Always, Action: respiretest.Inject(respiretest.Moved(slot, a))})
+		defer rule.Remove()
+		before := proxies[a].Forwarded("GET") + rule.Applied()
+		_, err := c.Get(ctx, k)
+		if !errors.Is(err, ErrRedirectLoop) || MayHaveExecuted(err) {
+			t.Fatalf("err = %v, want ErrRedirectLoop, not executed", err)
+		}
+		var re *RetryError
+		if errors.As(err, &re) {
+			t.Errorf("err = %v: redirects must not count as retry attempts", err)
+		}
+		if got := proxies[a].Forwarded("GET") + rule.Applied() - before; got != 5 {
+			t.Errorf("a received %d GETs, want 5 (the first and 4 redirects)", got)
+		}
+	})
+	t.Run("BadRedirect", func(t *testing.T) {
+		rule := proxies[a].MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.Inject("MOVED 99999 nowhere")})
+		defer rule.Remove()
+		_, err := c.Get(ctx, k)
+		if !errors.Is(err, ErrProtocol) {
+			t.Fatalf("err = %v, want ErrProtocol", err)
+		}
+		if v, err := c.Get(ctx, k); err != nil || v != "v" {
+			t.Fatalf("next GET = %q, %v", v, err)
+		}
+	})
+	t.Run("MovedUpdatesMap", func(t *testing.T) {
+		// a claims the slot moved to b: the client believes it until b
+		// (which does not own it) sends it back, and the refresh fixes
+		// the map either way.
+		rule := proxies[a].MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.Inject(respiretest.Moved(slot, b))})
+		defer rule.Remove()
+		if v, err := c.Get(ctx, k); err != nil || v != "v" {
+			t.Fatalf("GET = %q, %v", v, err)
+		}
+		if got := proxies[b].Forwarded("GET"); got < 1 {
+			t.Errorf("b received %d GETs, want the redirected one", got)
+		}
+	})
+}
+
+// TestClusterHostileMapKeepsPreviousMap: a CLUSTER SHARDS reply with
+// overlapping ranges, a slot past 16383, a port 0 or an unknown shape is
+// rejected and the previous map stays in use.
+func TestClusterHostileMapKeepsPreviousMap(t *testing.T) {
+	c, proxies := proxiedClusterNodes(t, Options{}, true)
+	ctx := testCtx(t)
+	node := func(port int64) resp.Value {
+		return resp.Value{Type: resp.Array, Elems: []resp.Value{
+			bulk("id"), bulk("x"), bulk("port"), {Type: resp.Integer, Int: port}, bulk("ip"), bulk("127.0.0.1"),
+			bulk("role"), bulk("master"), bulk("health"), bulk("online")}}
+	}
+	shard := func(port int64, ranges ...int64) resp.Value {
+		var sl []resp.Value
+		for _, r := range ranges {
+			sl = append(sl, resp.Value{Type: resp.Integer, Int: r})
+		}
+		return resp.Value{Type: resp.Array, Elems: []resp.Value{bulk("slots"), {Type: resp.Array, Elems: sl},
+			bulk("nodes"), {Type: resp.Array, Elems: []resp.Value{node(port)}}}}
+	}
+	hostile := map[string]resp.Value{
+		"Overlap":    {Type: resp.Array, Elems: []resp.Value{shard(7000, 0, 9000), shard(7001, 8000, 16383)}},
+		"PastEnd":    {Type: resp.Array, Elems: []resp.Value{shard(7000, 0, 16384)}},
+		"Port0":      {Type: resp.Array, Elems: []resp.Value{shard(0, 0, 16383)}},
+		"NotAnArray": bulk("nonsense"),
+	}
+	before := fmt.Sprint(addrs(c.topo.Primaries()))
+	for name, v := range hostile {
+		t.Run(name, func(t *testing.T) {
+			for _, px := range proxies {
+				r := px.MustAddRule(t, respiretest.Rule{Command: "CLUSTER", Arg: "SHARDS", Times: respiretest.Always, Action: respiretest.Reply(encode(v))})
+				defer r.Remove()
+			}
+			if err := c.topo.Refresh(ctx, true); !errors.Is(err, route.ErrBadTopology) {
+				t.Errorf("refresh = %v, want ErrBadTopology", err)
+			}
+			if got := fmt.Sprint(addrs(c.topo.Primaries())); got != before {
+				t.Errorf("primaries = %s, want the previous %s", got, before)
+			}
+			k := keyPrefix(t) + "k"
+			if err := c.Set(ctx, k, "v"); err != nil {
+				t.Errorf("SET after a rejected map: %v", err)
+			}
+			_, _ = c.Del(ctx, k)
+		})
+	}
+}
+
+func bulk(s string) resp.Value { return resp.Value{Type: resp.BulkString, Str: []byte(s)} }
+
+func encode(v resp.Value) []byte { return resp.AppendValue(nil, v, 2) }
+
+// addrs returns the sorted addresses of ns.
+func addrs(ns []*route.Node) []string {
+	var out []string
+	for _, n := range ns {
+		out = append(out, n.Addr)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestClusterMultiKey: cross-slot commands fail before any I/O, except the
+// split ones, whose replies come back in key order; keyless commands
+// reach every primary where that is their meaning.
+func TestClusterMultiKey(t *testing.T) {
+	c, proxies := proxiedCluster(t, Options{})
+	ctx := testCtx(t)
+	p := keyPrefix(t)
+	k1, k2 := p+"a", p+"b"
+	if route.Slot(k1) == route.Slot(k2) {
+		t.Fatal("test keys share a slot")
+	}
+	sent := func() int {
+		n := 0
+		for _, px := range proxies {
+			n += px.Forwarded("SUNION")
+		}
+		return n
+	}
+	_, err := c.Do(ctx, NewCommand("SUNION"), k1, k2)
+	if !errors.Is(err, ErrCrossSlot) || !errors.Is(err, ErrInvalidArgument) || MayHaveExecuted(err) {
+		t.Errorf("SUNION across slots: err = %v, want ErrCrossSlot before I/O", err)
+	}
+	if sent() != 0 {
+		t.Errorf("SUNION reached a server")
+	}
+	// Hash tags put keys in one slot: no error.
+	if _, err := c.Do(ctx, NewCommand("SUNION"), p+"{t}a", p+"{t}b"); err != nil {
+		t.Errorf("SUNION with a hash tag: %v", err)
+	}
+	var keys, pairs []string
+	for i := range 40 {
+		k := p + strconv.Itoa(i)
+		keys = append(keys, k)
+		pairs = append(pairs, k, "v"+strconv.Itoa(i))
+	}
+	if err := c.MSet(ctx, pairs...); err != nil {
+		t.Fatalf("MSET: %v", err)
+	}
+	vals, found, err := c.MGet(ctx, append(keys, p+"missing")...)
+	if err != nil {
+		t.Fatalf("MGET: %v", err)
+	}
+	for i := range keys {
+		if !found[i] || vals[i] != "v"+strconv.Itoa(i) {
+			t.Fatalf("MGET[%d] = %q, %v", i, vals[i], found[i])
+		}
+	}
+	if found[len(keys)] {
+		t.Errorf("MGET of a missing key found it")
+	}
+	r, err := c.Do(ctx, NewCommand("MGET"), keys[3], keys[1])
+	if s, _ := r.Strings(); err != nil || fmt.Sprint(s) != "[v3 v1]" {
+		t.Errorf("raw MGET = %v, %v", s, err)
+	}
+	var size int64
+	for _, n := range c.topo.Primaries() {
+		size += admin(t, n.Addr, "DBSIZE").v.Int
+	}
+	r, err = c.Do(ctx, NewCommand("DBSIZE"))
+	if n, _ := r.Int64(); err != nil || n != size {
+		t.Errorf("DBSIZE = %d, %v; the primaries hold %d", n, err, size)
+	}
+	r, err = c.Do(ctx, NewCommand("KEYS"), escapeGlob(p)+"*")
+	if ks, _ := r.Strings(); err != nil || len(ks) != len(keys) {
+		t.Errorf("KEYS found %d, %v; want %d", len(ks), err, len(keys))
+	}
+	n, err := c.Del(ctx, append(keys, p+"missing")...)
+	if err != nil || n != int64(len(keys)) {
+		t.Errorf("DEL = %d, %v; want %d", n, err, len(keys))
+	}
+}
