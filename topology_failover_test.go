@@ -1,0 +1,633 @@
+package respire
+
+// Real failovers and a real slot migration under load. Each test leaves
+// the topology as the test script started it: the Sentinel group's
+// primary back on its original server, the Cluster's original primaries
+// owning their original slots.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/internal/testenv"
+	"github.com/respire-go/respire/respiretest"
+)
+
+// eventually polls cond every 50 ms until it holds or timeout passes. It
+// is for external servers changing roles on their own schedule (a
+// failover), which offer no event to wait on.
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// try sends one command to addr on a fresh connection and returns the
+// reply, or the error (unlike admin, which fails the test).
+func try(addr string, name string, args ...string) (Reply, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	c, err := Connect(ctx, Options{Endpoints: []string{addr}, Protocol: 2, DialTimeout: time.Second})
+	if err != nil {
+		return Reply{}, err
+	}
+	defer c.Close()
+	return c.Do(ctx, NewCommand(name), args...)
+}
+
+// role returns the first element of ROLE at addr ("master", "slave"), or
+// "" when it does not answer.
+func role(addr string) string {
+	r, err := try(addr, "ROLE")
+	if err != nil || len(r.Elements()) == 0 {
+		return ""
+	}
+	s, _ := r.Elements()[0].String()
+	return s
+}
+
+// serverDir is the directory scripts/servers.sh keeps the server of addr
+// in (configuration, pid file).
+func serverDir(t testing.TB, addr string) string {
+	t.Helper()
+	_, port, _ := net.SplitHostPort(addr)
+	d := filepath.Join(".servers", port)
+	if _, err := os.Stat(filepath.Join(d, "redis.conf")); err != nil {
+		t.Fatalf("no server directory for %s: %v", addr, err)
+	}
+	return d
+}
+
+// kill9 kills the server at addr with SIGKILL.
+func kill9(t testing.TB, addr string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(serverDir(t, addr), "redis.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Kill(); err != nil {
+		t.Fatalf("kill -9 %d (%s): %v", pid, addr, err)
+	}
+	eventually(t, 5*time.Second, addr+" to stop answering", func() bool { _, err := try(addr, "PING"); return err != nil })
+}
+
+// restart starts the server of addr again from its configuration.
+func restart(t testing.TB, addr string) {
+	t.Helper()
+	out, err := exec.Command("redis-server", filepath.Join(serverDir(t, addr), "redis.conf")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-server %s: %v: %s", addr, err, out)
+	}
+	eventually(t, 10*time.Second, addr+" to answer", func() bool { _, err := try(addr, "PING"); return err == nil })
+}
+
+// writeWitness counts, per unique field, the HINCRBY frames the proxies
+// forwarded: the wire's own record of how many times each call was sent.
+type writeWitness struct {
+	mu   sync.Mutex
+	sent map[string]int
+}
+
+func (w *writeWitness) rule() respiretest.Rule {
+	return respiretest.Rule{Command: "HINCRBY", Times: respiretest.Always, Action: respiretest.Pass, OnReceive: func(args []string) {
+		if len(args) == 4 {
+			w.mu.Lock()
+			w.sent[args[2]]++
+			w.mu.Unlock()
+		}
+	}}
+}
+
+// loadResult is what a load saw.
+type loadResult struct {
+	reads, readErrs   atomic.Int64
+	writes, writeErrs atomic.Int64
+	mu                sync.Mutex
+	done              map[string]bool // fields whose HINCRBY succeeded
+	ambiguous         map[string]bool // fields whose HINCRBY may have run
+	lastReadErr       atomic.Value
+}
+
+// runLoad runs readers (GET of keys, which must keep their values) and a
+// writer (HINCRBY hash field-N 1, one field per call) until stop closes.
+func runLoad(t *testing.T, c *Client, keys []string, hash string, stop <-chan struct{}) (*loadResult, func()) {
+	res := &loadResult{done: map[string]bool{}, ambiguous: map[string]bool{}}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := keys[i%len(keys)]
+				v, err := c.Get(context.Background(), k)
+				if err != nil {
+					res.readErrs.Add(1)
+					res.lastReadErr.Store(err.Error())
+					continue
+				}
+				if v != "v"+k {
+					t.Errorf("GET %s = %q: a reply reached the wrong caller", k, v)
+				}
+				res.reads.Add(1)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			field := "f" + strconv.Itoa(i)
+			_, err := c.Do(context.Background(), NewCommand("HINCRBY").WithRetryCategory(WriteAccumulating), hash, field, "1")
+			res.mu.Lock()
+			if err == nil {
+				res.writes.Add(1)
+				res.done[field] = true
+			} else {
+				res.writeErrs.Add(1)
+				if MayHaveExecuted(err) {
+					res.ambiguous[field] = true
+				}
+			}
+			res.mu.Unlock()
+		}
+	}()
+	return res, wg.Wait
+}
+
+// checkWrites verifies, against the hash on the surviving primary and
+// the proxies' record, that no write ran or was sent twice, that every
+// acknowledged write is there (unless lost is allowed: an asynchronous
+// replica may miss the last writes of a killed primary), and that a write
+// reported as not executed did not run.
+func checkWrites(t *testing.T, res *loadResult, w *writeWitness, values map[string]string, lost bool) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for field, n := range w.sent {
+		if n > 1 && !res.ambiguous[field] && !res.done[field] {
+			t.Errorf("HINCRBY %s was sent %d times", field, n)
+		}
+	}
+	for field, v := range values {
+		if v != "1" {
+			t.Errorf("field %s = %s: a write ran more than once", field, v)
+		}
+		if !res.done[field] && !res.ambiguous[field] {
+			t.Errorf("field %s exists, but its HINCRBY was reported as not executed", field)
+		}
+	}
+	missing := 0
+	for field := range res.done {
+		if _, ok := values[field]; !ok {
+			missing++
+		}
+	}
+	if missing > 0 && !lost {
+		t.Errorf("%d acknowledged writes are missing", missing)
+	}
+	t.Logf("writes: %d acknowledged, %d failed (%d may have run), %d acknowledged but lost with the old primary",
+		res.writes.Load(), res.writeErrs.Load(), len(res.ambiguous), missing)
+}
+
+func hashFields(t *testing.T, c *Client, hash string) map[string]string {
+	t.Helper()
+	r, err := c.Do(testCtx(t), NewCommand("HGETALL"), hash)
+	if err != nil {
+		t.Fatalf("HGETALL: %v", err)
+	}
+	m, err := r.StringMap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestSentinelKillPrimaryUnderLoad: kill -9 of the Sentinel primary under
+// reads and writes. Reads recover through the promoted replica within the
+// policy's budget; writes (WriteAccumulating, above the policy's maximum)
+// are never resent: every field is at most 1 on the new primary and no
+// call was sent twice. The original primary is restored afterwards.
+func TestSentinelKillPrimaryUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real failover takes about 20 s")
+	}
+	name, sentinels := testenv.SentinelMaster(t), testenv.SentinelAddrs(t)
+	primary, replica := sentinelPrimary(t), ""
+	for _, a := range []string{testenv.SentinelPrimary(t), testenv.SentinelReplica(t)} {
+		if a != primary {
+			replica = a
+		}
+	}
+	t.Cleanup(func() { restoreSentinel(t, name, sentinels, primary, replica) })
+
+	w := &writeWitness{sent: map[string]int{}}
+	via := map[string]string{}
+	for _, a := range []string{primary, replica} {
+		px := realProxy(t, a)
+		px.MustAddRule(t, w.rule())
+		via[a] = px.Addr()
+	}
+	c := sentinelClient(t, Options{
+		Dialer:         rewriteDialer(via, false, 0),
+		CommandTimeout: 20 * time.Second,
+		RetryPolicy:    &RetryPolicy{MaxAttempts: 100, MaxBackoff: 200 * time.Millisecond},
+	})
+	ctx := testCtx(t)
+	p := keyPrefix(t)
+	var keys []string
+	for i := range 20 {
+		k := p + strconv.Itoa(i)
+		keys = append(keys, k)
+		if err := c.Set(ctx, k, "v"+k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hash := p + "h"
+	// The keys must reach the replica before the primary dies.
+	if _, err := c.Do(ctx, NewCommand("WAIT"), "1", "2000"); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	res, wait := runLoad(t, c, keys, hash, stop)
+	eventually(t, 5*time.Second, "load before the kill", func() bool { return res.reads.Load() > 100 && res.writes.Load() > 20 })
+	kill9(t, primary)
+	killed := time.Now()
+	eventually(t, 30*time.Second, "the client to follow the promoted replica", func() bool {
+		return c.topo.Primaries()[0].Addr == replica
+	})
+	readsAt := res.reads.Load()
+	eventually(t, 20*time.Second, "reads through the new primary", func() bool { return res.reads.Load() > readsAt+100 })
+	t.Logf("failover followed in %v", time.Since(killed).Round(time.Millisecond))
+	close(stop)
+	wait()
+	// A read after the failover succeeds at once.
+	if v, err := c.Get(ctx, keys[0]); err != nil || v != "v"+keys[0] {
+		t.Errorf("GET after failover = %q, %v", v, err)
+	}
+	if n := res.readErrs.Load(); n > 0 {
+		t.Errorf("%d reads failed despite a budget of 100 attempts (last: %v)", n, res.lastReadErr.Load())
+	}
+	checkWrites(t, res, w, hashFields(t, c, hash), true)
+}
+
+// restoreSentinel brings the killed primary back as a replica, then fails
+// over to it, so that the group is as the test script started it.
+func restoreSentinel(t *testing.T, name string, sentinels []string, primary, replica string) {
+	if role(primary) == "" {
+		restart(t, primary)
+	}
+	rhost, rport, _ := net.SplitHostPort(replica)
+	if role(primary) == "master" && role(replica) == "master" {
+		if _, err := try(primary, "REPLICAOF", rhost, rport); err != nil {
+			t.Fatalf("REPLICAOF: %v", err)
+		}
+	}
+	synced := func(addr string) bool {
+		r, err := try(addr, "INFO", "replication")
+		s, _ := r.String()
+		return err == nil && strings.Contains(s, "master_link_status:up")
+	}
+	if role(replica) == "master" {
+		eventually(t, 30*time.Second, primary+" to sync as a replica", func() bool { return synced(primary) })
+		eventually(t, 40*time.Second, "SENTINEL FAILOVER back to "+primary, func() bool {
+			_, err := try(sentinels[0], "SENTINEL", "FAILOVER", name)
+			return err == nil
+		})
+	}
+	eventually(t, 40*time.Second, "every sentinel to name "+primary, func() bool {
+		for _, s := range sentinels {
+			r, err := try(s, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", name)
+			parts, _ := r.Strings()
+			if err != nil || len(parts) != 2 || net.JoinHostPort(parts[0], parts[1]) != primary {
+				return false
+			}
+		}
+		return role(primary) == "master" && synced(replica)
+	})
+}
+
+// clusterNodeIDs maps each Cluster node's address to its node id.
+func clusterNodeIDs(t *testing.T) map[string]string {
+	ids := map[string]string{}
+	for _, a := range testenv.ClusterAddrs(t) {
+		s, err := admin(t, a, "CLUSTER", "MYID").String()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[a] = s
+	}
+	return ids
+}
+
+// clusterAgrees reports whether every node answers cluster_state:ok and
+// names primaries as its primary set.
+func clusterAgrees(t *testing.T, primaries []string) bool {
+	for _, a := range testenv.ClusterAddrs(t) {
+		r, err := try(a, "CLUSTER", "INFO")
+		s, _ := r.String()
+		if err != nil || !strings.Contains(s, "cluster_state:ok") {
+			return false
+		}
+		r, err = try(a, "CLUSTER", "NODES")
+		s, _ = r.String()
+		if err != nil {
+			return false
+		}
+		for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 3 {
+				return false
+			}
+			addr, _, _ := strings.Cut(f[1], "@")
+			isPrimary := strings.Contains(f[2], "master")
+			want := false
+			for _, p := range primaries {
+				want = want || p == addr
+			}
+			if isPrimary != want || strings.Contains(f[2], "fail") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestClusterFailoverUnderLoad: CLUSTER FAILOVER on a replica while reads
+// and writes run on its primary's slots. The client follows MOVED to the
+// promoted replica; no read fails, no write runs twice or is lost (a
+// manual failover waits for the replica to catch up). The original
+// primary is failed back afterwards.
+func TestClusterFailoverUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real failover")
+	}
+	primaries, replicas := clusterRoles(t)
+	var owner *route.Node
+	t.Cleanup(func() {
+		if owner != nil {
+			failBack(t, primaries, owner.Addr)
+		}
+	})
+	w := &writeWitness{sent: map[string]int{}}
+	via := map[string]string{}
+	for _, a := range testenv.ClusterAddrs(t) {
+		px := realProxy(t, a)
+		px.MustAddRule(t, w.rule())
+		via[a] = px.Addr()
+	}
+	c := clusterClient(t, Options{
+		Endpoints:      replicas,
+		Dialer:         rewriteDialer(via, false, 0),
+		CommandTimeout: 10 * time.Second,
+		RetryPolicy:    &RetryPolicy{MaxAttempts: 50, MaxBackoff: 200 * time.Millisecond},
+	})
+	ctx := testCtx(t)
+	p := keyPrefix(t)
+	hash := p + "{tag}h"
+	var err error
+	if owner, err = c.topo.Pick(route.Slot(hash), false); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for i := range 20 {
+		k := p + "{tag}" + strconv.Itoa(i) // the same slot as the hash
+		keys = append(keys, k)
+		if err := c.Set(ctx, k, "v"+k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var promoted string
+	for _, r := range replicas {
+		s, _ := admin(t, r, "INFO", "replication").String()
+		if strings.Contains(s, "master_port:"+portOf(owner.Addr)+"\r") {
+			promoted = r
+		}
+	}
+	if promoted == "" {
+		t.Fatalf("no replica of %s", owner.Addr)
+	}
+	stop := make(chan struct{})
+	res, wait := runLoad(t, c, keys, hash, stop)
+	eventually(t, 5*time.Second, "load before the failover", func() bool { return res.reads.Load() > 100 && res.writes.Load() > 20 })
+	// A manual failover times out (and changes nothing) while the nodes'
+	// views still differ: ask again until it happens.
+	var asked time.Time
+	eventually(t, 40*time.Second, "the client to route the slot to "+promoted, func() bool {
+		if n, err := c.topo.Pick(route.Slot(hash), false); err == nil && n.Addr == promoted {
+			return true
+		}
+		if role(promoted) == "slave" && time.Since(asked) > 6*time.Second {
+			admin(t, promoted, "CLUSTER", "FAILOVER")
+			asked = time.Now()
+		}
+		return false
+	})
+	readsAt := res.reads.Load()
+	eventually(t, 10*time.Second, "reads on the new primary", func() bool { return res.reads.Load() > readsAt+100 })
+	close(stop)
+	wait()
+	if n := res.readErrs.Load(); n > 0 {
+		t.Errorf("%d reads failed (last: %v)", n, res.lastReadErr.Load())
+	}
+	checkWrites(t, res, w, hashFields(t, c, hash), false)
+	_, _ = c.Del(ctx, append(keys, hash)...)
+}
+
+// failBack makes primary a primary again after a failover to its
+// replica, and waits until every node agrees that primaries are the
+// primaries. A manual failover is refused (it times out) until every node
+// has the same view, so it is asked for again until it happens.
+func failBack(t *testing.T, primaries []string, primary string) {
+	t.Helper()
+	var last time.Time
+	eventually(t, 60*time.Second, "the original primaries", func() bool {
+		if clusterAgrees(t, primaries) {
+			return true
+		}
+		if role(primary) == "slave" && time.Since(last) > 6*time.Second {
+			r, err := try(primary, "INFO", "replication")
+			s, _ := r.String()
+			if err == nil && strings.Contains(s, "master_link_status:up") {
+				_, _ = try(primary, "CLUSTER", "FAILOVER")
+				last = time.Now()
+			}
+		}
+		return false
+	})
+}
+
+func portOf(addr string) string { _, p, _ := net.SplitHostPort(addr); return p }
+
+// TestClusterSlotMigrationUnderLoad migrates one slot by hand (SETSLOT
+// IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE) while reads and writes run
+// on it: single-key commands follow ASK during the migration and MOVED
+// after it, a multi-key command over a half-moved slot gets TRYAGAIN (a
+// policy failure), and nothing fails or runs twice. The slot is migrated
+// back afterwards.
+func TestClusterSlotMigrationUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real migration")
+	}
+	ids := clusterNodeIDs(t)
+	c := clusterClient(t, Options{CommandTimeout: 10 * time.Second, RetryPolicy: &RetryPolicy{MaxAttempts: 100, MaxBackoff: 50 * time.Millisecond}})
+	ctx := testCtx(t)
+	p := keyPrefix(t)
+	hash := p + "{mig}h"
+	slot := route.Slot(hash)
+	src, err := c.topo.Pick(slot, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dst string
+	for _, n := range c.topo.Primaries() {
+		if n != src {
+			dst = n.Addr
+			break
+		}
+	}
+	var keys []string
+	for i := range 10 {
+		k := p + "{mig}" + strconv.Itoa(i)
+		keys = append(keys, k)
+		if err := c.Set(ctx, k, "v"+k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		// Whatever happened, the slot goes back to src with every key.
+		migrateSlot(t, slot, dst, src.Addr, ids)
+		_, _ = c.Del(context.Background(), append(keys, hash)...)
+	})
+	w := &writeWitness{sent: map[string]int{}}
+	stop := make(chan struct{})
+	res, wait := runLoad(t, c, keys, hash, stop)
+	eventually(t, 5*time.Second, "load before the migration", func() bool { return res.reads.Load() > 100 && res.writes.Load() > 20 })
+
+	sl := strconv.Itoa(slot)
+	admin(t, dst, "CLUSTER", "SETSLOT", sl, "IMPORTING", ids[src.Addr])
+	admin(t, src.Addr, "CLUSTER", "SETSLOT", sl, "MIGRATING", ids[dst])
+	dhost, dport, _ := net.SplitHostPort(dst)
+	admin(t, src.Addr, "MIGRATE", dhost, dport, "", "0", "5000", "KEYS", keys[0])
+	// keys[0] moved, keys[1] did not: a multi-key command over both is
+	// refused with TRYAGAIN until the slot is whole again.
+	noRetry := clusterClient(t, Options{})
+	_, err = noRetry.Do(ctx, NewCommand("MGET"), keys[0], keys[1])
+	var se *ServerError
+	if !errors.As(err, &se) || se.Code != "TRYAGAIN" {
+		t.Errorf("MGET over a half-moved slot = %v, want TRYAGAIN", err)
+	}
+	asking := commandCalls(t, dst, "asking")
+	if v, err := noRetry.Get(ctx, keys[0]); err != nil || v != "v"+keys[0] {
+		t.Errorf("GET of the moved key = %q, %v (want it through ASK)", v, err)
+	}
+	if commandCalls(t, dst, "asking") <= asking {
+		t.Errorf("no ASKING reached %s", dst)
+	}
+	// A retrying MGET started now succeeds once the slot is whole.
+	mget := make(chan error, 1)
+	go func() {
+		vals, _, err := c.MGet(ctx, keys[0], keys[1])
+		if err == nil && (vals[0] != "v"+keys[0] || vals[1] != "v"+keys[1]) {
+			err = fmt.Errorf("MGET = %v", vals)
+		}
+		mget <- err
+	}()
+	migrateRest(t, slot, src.Addr, dst, ids)
+	if err := <-mget; err != nil {
+		t.Errorf("retried MGET across the migration: %v", err)
+	}
+	eventually(t, 10*time.Second, "the client to route the slot to "+dst, func() bool {
+		n, err := c.topo.Pick(slot, false)
+		return err == nil && n.Addr == dst
+	})
+	readsAt := res.reads.Load()
+	eventually(t, 10*time.Second, "reads after the migration", func() bool { return res.reads.Load() > readsAt+100 })
+	close(stop)
+	wait()
+	if n := res.readErrs.Load(); n > 0 {
+		t.Errorf("%d reads failed (last: %v)", n, res.lastReadErr.Load())
+	}
+	checkWrites(t, res, w, hashFields(t, c, hash), false)
+}
+
+// migrateRest moves every key left in slot from src to dst and gives dst
+// the slot on every primary.
+func migrateRest(t *testing.T, slot int, src, dst string, ids map[string]string) {
+	t.Helper()
+	sl := strconv.Itoa(slot)
+	dhost, dport, _ := net.SplitHostPort(dst)
+	for {
+		ks, err := admin(t, src, "CLUSTER", "GETKEYSINSLOT", sl, "100").Strings()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ks) == 0 {
+			break
+		}
+		admin(t, src, "MIGRATE", append([]string{dhost, dport, "", "0", "5000", "KEYS"}, ks...)...)
+	}
+	for _, a := range []string{dst, src} {
+		admin(t, a, "CLUSTER", "SETSLOT", sl, "NODE", ids[dst])
+	}
+}
+
+// migrateSlot moves slot from src to dst by hand, if src owns it (or is
+// migrating it) now.
+func migrateSlot(t *testing.T, slot int, src, dst string, ids map[string]string) {
+	t.Helper()
+	sl := strconv.Itoa(slot)
+	r, err := try(dst, "CLUSTER", "COUNTKEYSINSLOT", sl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = r
+	// Clear any half-done state, then migrate.
+	_, _ = try(dst, "CLUSTER", "SETSLOT", sl, "IMPORTING", ids[src])
+	_, _ = try(src, "CLUSTER", "SETSLOT", sl, "MIGRATING", ids[dst])
+	migrateRest(t, slot, src, dst, ids)
+	eventually(t, 10*time.Second, "every node to agree on the slot", func() bool {
+		for _, a := range testenv.ClusterAddrs(t) {
+			r, err := try(a, "CLUSTER", "INFO")
+			s, _ := r.String()
+			if err != nil || !strings.Contains(s, "cluster_state:ok") {
+				return false
+			}
+		}
+		return true
+	})
+}
