@@ -246,6 +246,7 @@ func TestSentinelKillPrimaryUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real failover takes about 20 s")
 	}
+	testenv.UseTopology(t, true)
 	name, sentinels := testenv.SentinelMaster(t), testenv.SentinelAddrs(t)
 	primary, replica := sentinelPrimary(t), ""
 	for _, a := range []string{testenv.SentinelPrimary(t), testenv.SentinelReplica(t)} {
@@ -396,6 +397,7 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real failover")
 	}
+	testenv.UseTopology(t, true)
 	primaries, replicas := clusterRoles(t)
 	var owner *route.Node
 	t.Cleanup(func() {
@@ -503,6 +505,7 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real migration")
 	}
+	testenv.UseTopology(t, true)
 	ids := clusterNodeIDs(t)
 	c := clusterClient(t, Options{CommandTimeout: 10 * time.Second, RetryPolicy: &RetryPolicy{MaxAttempts: 100, MaxBackoff: 50 * time.Millisecond}})
 	ctx := testCtx(t)

@@ -33,6 +33,7 @@ func sentinelClient(t testing.TB, opts Options) *Client {
 
 func connectTopologyClient(t testing.TB, opts Options) *Client {
 	t.Helper()
+	testenv.UseTopology(t, false)
 	if opts.DialTimeout == 0 {
 		opts.DialTimeout = 2 * time.Second
 	}
