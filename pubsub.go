@@ -1,6 +1,7 @@
 package respire
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -89,7 +90,8 @@ type Subscription struct {
 	wmu      sync.Mutex   // serialises writes to conn
 	lastRead atomic.Int64 // unix nanoseconds of the last value read
 
-	slot int // Cluster: the slot of the shard channels (SSubscribe); -1: any node
+	slot  int         // Cluster: the slot of the shard channels (SSubscribe); -1: any node
+	moved atomic.Bool // the slot moved: learn the new owner before reconnecting
 }
 
 // subKind is a family of subscriptions.
@@ -369,6 +371,9 @@ func (s *Subscription) dial(ctx context.Context) (net.Conn, *resp.Reader, int64,
 	if s.c.topo != nil {
 		// Each (re)connection asks the topology: after a failover or a
 		// moved slot it reaches the node that serves now.
+		if s.moved.Swap(false) {
+			_ = s.c.topo.Refresh(ctx, true)
+		}
 		n, err := s.c.topo.Pick(s.slot, false)
 		if err != nil {
 			return nil, nil, 0, routeErr("SUBSCRIBE", s.slot, err)
@@ -487,6 +492,10 @@ func (e *lostError) Is(target error) bool { return target == ErrConnectionLost }
 // subscription closed while delivering.
 func (s *Subscription) dispatch(v resp.Value) bool {
 	if v.IsError() {
+		if s.c.isCluster() && (bytes.HasPrefix(v.Str, []byte("MOVED ")) || bytes.HasPrefix(v.Str, []byte("ASK "))) {
+			// A shard channel's slot is elsewhere: reconnect to its owner.
+			s.dropForMove()
+		}
 		s.failWaiters(newServerError("SUBSCRIBE", v.Str))
 		return true
 	}
@@ -513,11 +522,7 @@ func (s *Subscription) dispatch(v resp.Value) bool {
 		if !s.confirm(k) && kind == "sunsubscribe" && s.subscribed(kindShard, k.name) {
 			// The server dropped a shard channel nobody unsubscribed: its
 			// slot moved. Reconnecting reaches the new owner, with a Gap.
-			s.mu.Lock()
-			if s.conn != nil {
-				_ = s.conn.Close()
-			}
-			s.mu.Unlock()
+			s.dropForMove()
 		}
 	}
 	return true // "pong" and anything unknown: not a message
@@ -531,6 +536,17 @@ func (s *Subscription) deliver(m Message) bool {
 	case <-s.done:
 		return false
 	}
+}
+
+// dropForMove closes the connection of a subscription whose slot moved;
+// the reconnection first waits for the new slot map.
+func (s *Subscription) dropForMove() {
+	s.moved.Store(true)
+	s.mu.Lock()
+	if s.conn != nil {
+		_ = s.conn.Close()
+	}
+	s.mu.Unlock()
 }
 
 // subscribed reports whether name is in the desired set of kind.
