@@ -1,6 +1,7 @@
 package respire
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -8,6 +9,8 @@ import (
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/testenv"
 	"github.com/respire-go/respire/respiretest"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
 
 // readNode returns the node a read of slot goes to under the client's
@@ -175,6 +178,129 @@ func TestTopologyPubSub(t *testing.T) {
 				continue
 			}
 			t.Fatalf("unexpected %+v", m)
+		}
+	})
+}
+
+// TestRetryMetricsPerTopology: Sentinel counts the resends the transport
+// accepted, as standalone does; Cluster counts the resends it started on
+// a node, even when the node then refused the connection.
+func TestRetryMetricsPerTopology(t *testing.T) {
+	policy := &RetryPolicy{MaxAttempts: 2, InitialBackoff: NoBackoff}
+	metricsOpts := func(t *testing.T) (Options, *sdkmetric.ManualReader) {
+		reader := sdkmetric.NewManualReader()
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+		t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+		return Options{RetryPolicy: policy, Metrics: MetricsResiliency, MeterProvider: mp}, reader
+	}
+	run := func(t *testing.T, c *Client, px *respiretest.Proxy, k string) {
+		// The reply is lost and every later dial is refused: the resend
+		// never reaches the server.
+		rule := px.MustAddRule(t, respiretest.Rule{Command: "GETRANGE", Action: respiretest.DropAfterForward})
+		defer rule.Remove()
+		if err := px.RefuseDials(100); err != nil {
+			t.Fatal(err)
+		}
+		defer px.RefuseDials(0)
+		_, err := c.Do(testCtx(t), NewCommand("GETRANGE").WithRetryCategory(ReadOnly), k, "0", "-1")
+		retryWantAttempts(t, err, 2)
+	}
+	t.Run("Sentinel", func(t *testing.T) {
+		opts, reader := metricsOpts(t)
+		primary := sentinelPrimary(t)
+		px := realProxy(t, primary)
+		opts.Dialer = rewriteDialer(map[string]string{primary: px.Addr()}, false, 0)
+		c := sentinelClient(t, opts)
+		run(t, c, px, keyPrefix(t)+"k")
+		if got := retryCollect(t, reader); !got.equal(retryCounts{}) {
+			t.Errorf("counts = %v, want none: no resend was accepted", got)
+		}
+	})
+	t.Run("Cluster", func(t *testing.T) {
+		opts, reader := metricsOpts(t)
+		c, proxies := proxiedCluster(t, opts)
+		k := keyPrefix(t) + "k"
+		owner, _ := c.topo.Pick(route.Slot(k), false)
+		run(t, c, proxies[owner.Addr], k)
+		want := retryCounts{"read_only/attempted": 1, "read_only/exhausted": 1}
+		if got := retryCollect(t, reader); !got.equal(want) {
+			t.Errorf("counts = %v, want %v (a started resend)", got, want)
+		}
+	})
+}
+
+// TestTopologyLifetime: one deadline bounds an attempt's redirects, and a
+// caller cancelled while the client rediscovers the Sentinel primary (after
+// READONLY) gets its cancellation and nothing more is sent.
+func TestTopologyLifetime(t *testing.T) {
+	t.Run("DeadlineBoundsRedirects", func(t *testing.T) {
+		c, proxies := proxiedCluster(t, Options{Cluster: &ClusterOptions{MaxRedirects: 100}})
+		k := keyPrefix(t) + "k"
+		owner, _ := c.topo.Pick(route.Slot(k), false)
+		px := proxies[owner.Addr]
+		slow := make(chan struct{})
+		rule := px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: respiretest.Always,
+			Action: respiretest.Inject(respiretest.Moved(route.Slot(k), owner.Addr)),
+			OnReceive: func([]string) {
+				select { // each redirect takes 20 ms: a slow server
+				case <-slow:
+				case <-time.After(20 * time.Millisecond):
+				}
+			}})
+		defer rule.Remove()
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		_, err := c.Get(ctx, k)
+		close(slow)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want the deadline", err)
+		}
+		if n := rule.Applied(); n >= 100 {
+			t.Errorf("%d redirects followed: the deadline did not bound them", n)
+		}
+	})
+	t.Run("CancelDuringRediscovery", func(t *testing.T) {
+		primary := sentinelPrimary(t)
+		via := map[string]string{}
+		pxPrimary := realProxy(t, primary)
+		via[primary] = pxPrimary.Addr()
+		var sentinelProxies []*respiretest.Proxy
+		for _, s := range testenv.SentinelAddrs(t) {
+			px := realProxy(t, s)
+			via[s] = px.Addr()
+			sentinelProxies = append(sentinelProxies, px)
+		}
+		c := sentinelClient(t, Options{Dialer: rewriteDialer(via, false, 0), RetryPolicy: &RetryPolicy{MaxAttempts: 5}})
+		k := keyPrefix(t) + "k"
+		var holds []*respiretest.RuleHandle
+		for _, px := range sentinelProxies {
+			h := px.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always, Action: respiretest.Hold})
+			holds = append(holds, h)
+			defer h.Remove()
+		}
+		ro := pxPrimary.MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.Inject(respiretest.ErrReadOnly)})
+		defer ro.Remove()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { _, err := c.Get(ctx, k); done <- err }()
+		// The READONLY reply made the client ask a sentinel: cancel then.
+		select {
+		case <-holds[0].Received():
+		case <-holds[1].Received():
+		case <-holds[2].Received():
+		case <-time.After(5 * time.Second):
+			t.Fatal("no rediscovery after READONLY")
+		}
+		cancel()
+		err := <-done
+		for _, h := range holds {
+			h.Release()
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want the caller's cancellation", err)
+		}
+		if got := pxPrimary.Forwarded("GET") + ro.Applied(); got != 1 {
+			t.Errorf("the primary received %d GETs, want 1: nothing is sent after the cancellation", got)
 		}
 	})
 }
