@@ -340,6 +340,16 @@ func restoreSentinel(t *testing.T, name string, sentinels []string, primary, rep
 		}
 		return role(primary) == "master" && synced(replica)
 	})
+	// Replica reads need the sentinels to see the replica linked again.
+	eventually(t, 40*time.Second, "every sentinel to see "+replica+" linked", func() bool {
+		for _, s := range sentinels {
+			r, err := try(s, "SENTINEL", "REPLICAS", name)
+			if err != nil || len(route.HealthyReplicas(r.Value())) != 1 || route.HealthyReplicas(r.Value())[0] != replica {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // clusterNodeIDs maps each Cluster node's address to its node id.

@@ -205,6 +205,10 @@ func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replic
 	return primary, replicas, others, nil
 }
 
+// HealthyReplicas returns the replicas of a SENTINEL REPLICAS reply that
+// discovery would use: linked to their primary and not flagged down.
+func HealthyReplicas(v resp.Value) []string { return instances(v, true) }
+
 // instances returns the addresses of the healthy instances a SENTINEL
 // REPLICAS or SENTINELS reply lists (flat field/value arrays, or maps).
 func instances(v resp.Value, replicas bool) []string {
