@@ -187,13 +187,13 @@ func MayHaveExecuted(err error) bool {
 	if errors.As(err, &pe) {
 		return pe.ran
 	}
+	var re *RetryError
+	if errors.As(err, &re) {
+		return re.ran // before RouteError: an earlier attempt may have run
+	}
 	var rte *RouteError
 	if errors.As(err, &rte) {
 		return false
-	}
-	var re *RetryError
-	if errors.As(err, &re) {
-		return re.ran
 	}
 	var ce *ContextError
 	if errors.As(err, &ce) {

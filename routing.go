@@ -47,7 +47,7 @@ func (e *RouteError) Error() string {
 	if e.Slot >= 0 {
 		s += " (slot " + strconv.Itoa(e.Slot) + ")"
 	}
-	return s + ": " + e.Err.Error()
+	return s + ": " + strings.TrimPrefix(e.Err.Error(), "respire: ")
 }
 
 // Unwrap returns the cause.
@@ -158,21 +158,27 @@ func (c *Client) connectTopology(ctx context.Context) error {
 		}
 		c.topo = t
 	}
-	// Like a standalone Connect, fail now when the primary cannot be used.
+	// Like a standalone Connect, fail now when no primary can be used (a
+	// Cluster with one primary down still serves the other slots).
+	var first error
 	for _, n := range c.topo.Primaries() {
-		if _, err := n.EP.Conn(ctx); err != nil {
-			_ = c.topo.Close()
-			var we *wire.ConnError
-			if errors.As(err, &we) {
-				return connError("connect", we)
-			}
-			return err
+		_, err := n.EP.Conn(ctx)
+		if err == nil {
+			return nil
 		}
-		if sentinel {
-			break
+		if first == nil {
+			first = err
 		}
 	}
-	return nil
+	_ = c.topo.Close()
+	var we *wire.ConnError
+	if errors.As(first, &we) {
+		return connError("connect", we)
+	}
+	if first == nil {
+		first = ErrNoRoute
+	}
+	return first
 }
 
 // execOn is exec on one node: the standalone server, or node of a
@@ -334,8 +340,13 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 		}
 		if r.failure == retry.ReadOnlyReply {
 			// The node is no longer the primary: learn the new one before
-			// the retry decision, so that a retry writes there.
-			c.refreshWithin(ctx, waitDL)
+			// the retry decision, so that a retry writes there. A call
+			// that cannot be retried only asks for the refresh.
+			if c.retries && s.cat.Retryable() {
+				c.refreshWithin(ctx, waitDL)
+			} else {
+				_ = c.topo.Refresh(ctx, false)
+			}
 		}
 		return r
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -353,4 +354,29 @@ func TestClusterMultiKey(t *testing.T) {
 	if err != nil || n != int64(len(keys)) {
 		t.Errorf("DEL = %d, %v; want %d", n, err, len(keys))
 	}
+}
+
+// TestMayHaveExecutedRetriedRouteError: a retried call whose last attempt
+// could not be routed may still have run in an earlier attempt.
+func TestMayHaveExecutedRetriedRouteError(t *testing.T) {
+	route := &RouteError{Command: "INCR", Slot: 1, Err: ErrRedirectLoop}
+	if MayHaveExecuted(route) {
+		t.Errorf("a routing failure alone ran nothing")
+	}
+	if !MayHaveExecuted(&RetryError{Command: "INCR", Attempts: 2, ran: true, Err: route}) {
+		t.Errorf("an earlier attempt may have run: MayHaveExecuted must say so")
+	}
+	if got := route.Error(); strings.Count(got, "respire:") != 1 {
+		t.Errorf("Error() = %q: one prefix", got)
+	}
+}
+
+// TestClusterSeedsSkipANonClusterSeed: one wrong seed among good ones does
+// not fail Connect.
+func TestClusterSeedsSkipANonClusterSeed(t *testing.T) {
+	c := clusterClient(t, Options{Endpoints: append([]string{standaloneAddr(t)}, testenv.ClusterAddrs(t)[0])})
+	if err := c.Set(testCtx(t), keyPrefix(t)+"k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = c.Del(testCtx(t), keyPrefix(t)+"k")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -30,8 +32,8 @@ const maxTries = 3
 const keyPrefix = "respire:demo:"
 
 func runDemoCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	var f connFlags
-	rest, code, ok := parse("demo", &f, args, stderr)
+	d := newDemoFlags()
+	rest, code, ok := parse("demo", &d.conn, args, stderr, d.register)
 	if !ok {
 		return code
 	}
@@ -39,7 +41,7 @@ func runDemoCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "respire demo: unexpected arguments %q\n", rest)
 		return exitUsage
 	}
-	passed, err := runDemo(ctx, stdout, f, getenv)
+	passed, err := runDemo(ctx, stdout, d, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "respire demo: %v\n", err)
 		var ue usageError
@@ -58,19 +60,33 @@ func runDemoCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 // usageError is a demo error caused by the command line.
 type usageError struct{ error }
 
-// demoEnv is where the scenarios run: a fault proxy in front of a server,
-// a client template pointing at the proxy, a direct client for setup and
-// inspection, and the server's own execution counts.
+// demoEnv is where the scenarios run: fault proxies in front of the
+// servers, a client template whose connections go through them, a direct
+// client for setup and inspection, and the servers' own execution counts.
 type demoEnv struct {
-	desc     string
-	proxy    *respiretest.Proxy
-	opts     respire.Options // clients of the scenarios, through the proxy
-	direct   *respire.Client // bypasses the proxy
-	executed func(ctx context.Context, command string) (int64, error)
+	desc   string
+	opts   respire.Options // clients of the scenarios, through the proxies
+	direct *respire.Client // bypasses the proxies
+	// node returns the node serving key: the Sentinel primary, the
+	// Cluster primary owning the key's slot, or the one server.
+	node func(ctx context.Context, key string) (*demoNode, error)
+	// executed returns how many times node ran command so far.
+	executed func(ctx context.Context, node *demoNode, command string) (int64, error)
 	// shared reports whether executed counts other clients' commands too
 	// (INFO commandstats is server-wide).
 	shared bool
-	close  func()
+	// showNode adds the NODE column: on a topology each key has a node.
+	showNode bool
+	close    func()
+}
+
+// demoNode is one server as the demo sees it: its address, the fault
+// proxy its client connections go through, and a direct client that reads
+// its INFO commandstats (nil for the embedded server).
+type demoNode struct {
+	addr  string
+	proxy *respiretest.Proxy
+	info  *respire.Client
 }
 
 // newEmbeddedEnv starts the kit's embedded server (miniredis behind a fault
@@ -92,12 +108,13 @@ func newEmbeddedEnv(ctx context.Context, opts respire.Options) (*demoEnv, error)
 		return nil, fmt.Errorf("connect to the embedded engine: %w", err)
 	}
 	opts.Endpoints = []string{srv.Addr()}
+	node := &demoNode{addr: srv.Addr(), proxy: srv.Proxy}
 	return &demoEnv{
 		desc:   "embedded server (miniredis behind the respiretest fault proxy); EXECUTED counts the frames the proxy forwarded to the engine",
-		proxy:  srv.Proxy,
 		opts:   opts,
 		direct: dc,
-		executed: func(_ context.Context, command string) (int64, error) {
+		node:   func(context.Context, string) (*demoNode, error) { return node, nil },
+		executed: func(_ context.Context, _ *demoNode, command string) (int64, error) {
 			return int64(srv.Executed(command)), nil
 		},
 		close: func() {
@@ -107,17 +124,29 @@ func newEmbeddedEnv(ctx context.Context, opts respire.Options) (*demoEnv, error)
 	}, nil
 }
 
+// errNotLoopback explains why the demo refuses other addresses.
+const errNotLoopback = "the demo writes keys and injects faults, so it only runs against a loopback address such as 127.0.0.1"
+
+// checkLoopback reports an error when addr is not host:port with a
+// loopback IP address as its host.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q: want host:port", addr)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%q is not a loopback address: %s", addr, errNotLoopback)
+	}
+	return nil
+}
+
 // newRealEnv places a fault proxy in front of the server at opts'
 // endpoint, which must be a loopback address, and counts executions with
 // INFO commandstats deltas read directly from the server.
 func newRealEnv(ctx context.Context, opts respire.Options) (*demoEnv, error) {
 	addr := opts.Endpoints[0]
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("--addr %q: want host:port", addr)}
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return nil, usageError{fmt.Errorf("--addr %q: the demo writes keys and injects faults, so it only runs against a loopback address such as 127.0.0.1", addr)}
+	if err := checkLoopback(addr); err != nil {
+		return nil, usageError{fmt.Errorf("--addr %w", err)}
 	}
 	dc, err := respire.Connect(ctx, opts)
 	if err != nil {
@@ -129,20 +158,276 @@ func newRealEnv(ctx context.Context, opts respire.Options) (*demoEnv, error) {
 		return nil, err
 	}
 	opts.Endpoints = []string{p.Addr()}
+	node := &demoNode{addr: addr, proxy: p, info: dc}
 	return &demoEnv{
-		desc:   "the server at " + addr + " behind a respiretest fault proxy; EXECUTED is the delta of its INFO commandstats calls",
-		proxy:  p,
-		opts:   opts,
-		direct: dc,
-		executed: func(ctx context.Context, command string) (int64, error) {
-			return commandCalls(ctx, dc, command)
-		},
-		shared: true,
+		desc:     "the server at " + addr + " behind a respiretest fault proxy; EXECUTED is the delta of its INFO commandstats calls",
+		opts:     opts,
+		direct:   dc,
+		node:     func(context.Context, string) (*demoNode, error) { return node, nil },
+		executed: nodeCalls,
+		shared:   true,
 		close: func() {
 			p.Close()
 			dc.Close()
 		},
 	}, nil
+}
+
+// nodeCalls counts command in node's INFO commandstats.
+func nodeCalls(ctx context.Context, node *demoNode, command string) (int64, error) {
+	return commandCalls(ctx, node.info, command)
+}
+
+// loopbackDial dials addr when it is a loopback address: the nodes a
+// Sentinel or a Cluster names are checked like --addr.
+func loopbackDial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if err := checkLoopback(addr); err != nil {
+		return nil, fmt.Errorf("respire demo: node %w", err)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+// interposer is the scenario clients' Options.Dialer on a topology. The
+// sentinels and the cluster report the nodes' real addresses, so the
+// client cannot be pointed at a proxy: instead the dialer gives every node
+// address a fault proxy of its own, created at its first dial, and dials
+// that proxy. Addresses in direct (the sentinels) are dialed as they are.
+type interposer struct {
+	direct map[string]bool
+
+	mu      sync.Mutex
+	closed  bool
+	proxies map[string]*respiretest.Proxy
+}
+
+func newInterposer(direct []string) *interposer {
+	ip := &interposer{direct: map[string]bool{}, proxies: map[string]*respiretest.Proxy{}}
+	for _, a := range direct {
+		ip.direct[a] = true
+	}
+	return ip
+}
+
+// proxy returns the proxy in front of addr, starting it if needed.
+func (ip *interposer) proxy(addr string) (*respiretest.Proxy, error) {
+	if err := checkLoopback(addr); err != nil {
+		return nil, fmt.Errorf("respire demo: node %w", err)
+	}
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	if ip.closed {
+		return nil, errors.New("respire demo: the demo is over")
+	}
+	if p := ip.proxies[addr]; p != nil {
+		return p, nil
+	}
+	p, err := respiretest.NewProxy(addr)
+	if err != nil {
+		return nil, err
+	}
+	ip.proxies[addr] = p
+	return p, nil
+}
+
+// dial is the Options.Dialer of the scenario clients.
+func (ip *interposer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if ip.direct[addr] {
+		return loopbackDial(ctx, network, addr)
+	}
+	p, err := ip.proxy(addr)
+	if err != nil {
+		return nil, err
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, p.Addr())
+}
+
+func (ip *interposer) close() {
+	ip.mu.Lock()
+	ip.closed = true
+	ps := slices.Collect(maps.Values(ip.proxies))
+	ip.mu.Unlock()
+	for _, p := range ps {
+		p.Close()
+	}
+}
+
+// topologyEnv is the state of a Sentinel or Cluster demo.
+type topologyEnv struct {
+	kind  string   // topoSentinel or topoCluster
+	addrs []string // the sentinels, or the cluster seeds
+	name  string   // Sentinel: the primary's name
+	opts  respire.Options
+	ip    *interposer
+
+	mu    sync.Mutex
+	infos map[string]*respire.Client // direct standalone clients by address
+}
+
+// newTopologyEnv connects to a Sentinel group (addrs are the sentinels)
+// or a Cluster (addrs are seeds). The scenario clients are Sentinel or
+// Cluster clients whose Dialer interposes a fault proxy on every data node
+// they dial; the direct client is the same kind of client without the
+// proxies. EXECUTED is the INFO commandstats delta of the node serving
+// the scenario's key, read on a standalone connection of its own.
+func newTopologyEnv(ctx context.Context, kind string, addrs []string, name string, opts respire.Options) (*demoEnv, error) {
+	for _, a := range addrs {
+		if err := checkLoopback(a); err != nil {
+			return nil, usageError{fmt.Errorf("--addr %w", err)}
+		}
+	}
+	te := &topologyEnv{kind: kind, addrs: addrs, name: name, opts: opts, infos: map[string]*respire.Client{}}
+	var desc string
+	switch kind {
+	case topoSentinel:
+		opts.Endpoints = nil
+		opts.Sentinel = &respire.SentinelOptions{PrimaryName: name, Addrs: addrs}
+		te.ip = newInterposer(addrs)
+		desc = fmt.Sprintf("the Sentinel group %q (sentinels %s; Options.Sentinel); the primary's connections go through a respiretest fault proxy (Options.Dialer maps its address to the proxy); EXECUTED is the delta of the primary's INFO commandstats calls",
+			name, strings.Join(addrs, ","))
+	case topoCluster:
+		opts.Endpoints = addrs
+		opts.Cluster = &respire.ClusterOptions{}
+		te.ip = newInterposer(nil)
+		desc = fmt.Sprintf("the Cluster seeded by %s (Options.Cluster); every node's connections go through a respiretest fault proxy of its own (Options.Dialer maps each node's address to its proxy); EXECUTED is the delta of the INFO commandstats calls of the primary owning the key's slot (NODE)",
+			strings.Join(addrs, ","))
+	}
+	direct := opts
+	direct.Dialer = loopbackDial
+	dc, err := respire.Connect(ctx, direct)
+	if err != nil {
+		te.ip.close()
+		if errors.Is(err, respire.ErrInvalidConfig) {
+			return nil, usageError{err} // --db on a cluster, an unknown --primary-name
+		}
+		return nil, err
+	}
+	opts.Dialer = te.ip.dial
+	return &demoEnv{
+		desc:     desc,
+		opts:     opts,
+		direct:   dc,
+		node:     te.node,
+		executed: nodeCalls,
+		shared:   true,
+		showNode: true,
+		close: func() {
+			dc.Close()
+			te.mu.Lock()
+			for _, c := range te.infos {
+				c.Close()
+			}
+			clear(te.infos)
+			te.mu.Unlock()
+			te.ip.close()
+		},
+	}, nil
+}
+
+// standalone returns a direct standalone client of the server at addr:
+// for a data node with the demo's credentials, for a sentinel without.
+func (te *topologyEnv) standalone(ctx context.Context, addr string, sentinel bool) (*respire.Client, error) {
+	te.mu.Lock()
+	defer te.mu.Unlock()
+	key := addr
+	if sentinel {
+		key = "sentinel " + addr
+	}
+	if c := te.infos[key]; c != nil {
+		return c, nil
+	}
+	o := respire.Options{
+		Endpoints:      []string{addr},
+		Protocol:       te.opts.Protocol,
+		DialTimeout:    te.opts.DialTimeout,
+		CommandTimeout: te.opts.CommandTimeout,
+		Dialer:         loopbackDial,
+	}
+	if !sentinel {
+		o.Username, o.Password, o.DB = te.opts.Username, te.opts.Password, te.opts.DB
+	}
+	c, err := respire.Connect(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	te.infos[key] = c
+	return c, nil
+}
+
+// node returns the node serving key now: the primary the sentinels name,
+// or the cluster primary owning the key's slot.
+func (te *topologyEnv) node(ctx context.Context, key string) (*demoNode, error) {
+	var addr string
+	var err error
+	if te.kind == topoSentinel {
+		addr, err = te.sentinelPrimary(ctx)
+	} else {
+		addr, err = te.clusterOwner(ctx, key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p, err := te.ip.proxy(addr)
+	if err != nil {
+		return nil, err
+	}
+	info, err := te.standalone(ctx, addr, false)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", addr, err)
+	}
+	return &demoNode{addr: addr, proxy: p, info: info}, nil
+}
+
+// sentinelPrimary asks the sentinels, in order, for the primary's address.
+func (te *topologyEnv) sentinelPrimary(ctx context.Context) (string, error) {
+	var errs []error
+	for _, s := range te.addrs {
+		c, err := te.standalone(ctx, s, true)
+		if err == nil {
+			var r respire.Reply
+			if r, err = c.Do(ctx, respire.NewCommand("SENTINEL"), "GET-MASTER-ADDR-BY-NAME", te.name); err == nil {
+				if e := r.Elements(); len(e) == 2 {
+					host, herr := e[0].String()
+					port, perr := e[1].String()
+					if herr == nil && perr == nil {
+						return net.JoinHostPort(host, port), nil
+					}
+				}
+				err = fmt.Errorf("unexpected reply %v", r.Value())
+			}
+		}
+		errs = append(errs, fmt.Errorf("sentinel %s: %w", s, err))
+	}
+	return "", fmt.Errorf("no sentinel named the primary %q: %w", te.name, errors.Join(errs...))
+}
+
+// clusterOwner finds the primary owning key's slot: a seed that serves the
+// key answers EXISTS, any other node answers MOVED with the owner.
+func (te *topologyEnv) clusterOwner(ctx context.Context, key string) (string, error) {
+	var errs []error
+	for _, s := range te.addrs {
+		c, err := te.standalone(ctx, s, false)
+		if err == nil {
+			if _, err = c.Do(ctx, respire.NewCommand("EXISTS"), key); err == nil {
+				return s, nil
+			}
+			var se *respire.ServerError
+			if errors.As(err, &se) && se.Code == "MOVED" {
+				if f := strings.Fields(se.Message); len(f) == 3 {
+					host, port, serr := net.SplitHostPort(f[2])
+					if serr == nil {
+						if host == "" {
+							host, _, _ = net.SplitHostPort(s)
+						}
+						return net.JoinHostPort(host, port), nil
+					}
+				}
+			}
+		}
+		errs = append(errs, fmt.Errorf("node %s: %w", s, err))
+	}
+	return "", fmt.Errorf("no seed named the owner of %q: %w", key, errors.Join(errs...))
 }
 
 // commandCalls returns the calls count of command in INFO commandstats.
@@ -393,15 +678,65 @@ type row struct {
 	// proxy forwarded for the scenario's key: other clients ran it too.
 	disturbed bool
 	state     string
+	node      string // the address of the key's server
 	problems  []string
 }
 
-// runDemo runs the scenarios against the embedded server (f.addr empty)
-// or through a proxy in front of the server at f.addr, and writes the
-// table to w. It reports whether every scenario behaved as specified; an
-// error means the demo could not run.
-func runDemo(ctx context.Context, w io.Writer, f connFlags, getenv func(string) string) (bool, error) {
-	env, err := newEnv(ctx, f, getenv)
+// Topologies of --topology.
+const (
+	topoStandalone = "standalone"
+	topoSentinel   = "sentinel"
+	topoCluster    = "cluster"
+)
+
+// defaultPrimaryName is the --primary-name default: the name the test
+// script's sentinels monitor.
+const defaultPrimaryName = "respire-primary"
+
+// demoFlags are demo's flags: the connection flags, --topology and
+// --primary-name.
+type demoFlags struct {
+	conn        connFlags
+	topology    string
+	primaryName nameFlag
+}
+
+// nameFlag is a string flag that knows whether it was given.
+type nameFlag struct {
+	value string
+	set   bool
+}
+
+func (n *nameFlag) String() string {
+	if n == nil {
+		return ""
+	}
+	return n.value
+}
+
+func (n *nameFlag) Set(s string) error {
+	n.value, n.set = s, true
+	return nil
+}
+
+func newDemoFlags() *demoFlags {
+	return &demoFlags{topology: topoStandalone, primaryName: nameFlag{value: defaultPrimaryName}}
+}
+
+// register adds --topology and --primary-name to fs.
+func (d *demoFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&d.topology, "topology", topoStandalone,
+		"`kind` of deployment at --addr: standalone, sentinel (--addr is a comma-separated list of sentinels) or cluster (--addr is a comma-separated list of seed nodes)")
+	fs.Var(&d.primaryName, "primary-name", "with --topology sentinel: the `name` the sentinels monitor the primary under")
+}
+
+// runDemo runs the scenarios against the embedded server (no --addr), or
+// through fault proxies in front of the standalone server, the Sentinel
+// group or the Cluster at --addr, and writes the table to w. It reports
+// whether every scenario behaved as specified; an error means the demo
+// could not run.
+func runDemo(ctx context.Context, w io.Writer, d *demoFlags, getenv func(string) string) (bool, error) {
+	env, err := newEnv(ctx, d, getenv)
 	if err != nil {
 		return false, err
 	}
@@ -409,17 +744,46 @@ func runDemo(ctx context.Context, w io.Writer, f connFlags, getenv func(string) 
 	return runScenarios(ctx, w, env, scenarios())
 }
 
-// newEnv returns the embedded environment when f.addr is empty, else the
-// environment in front of the server at f.addr.
-func newEnv(ctx context.Context, f connFlags, getenv func(string) string) (*demoEnv, error) {
-	opts, err := f.options(getenv)
+// newEnv returns the environment the flags describe: the embedded server
+// when --addr is empty, else the standalone server, Sentinel group or
+// Cluster at --addr.
+func newEnv(ctx context.Context, d *demoFlags, getenv func(string) string) (*demoEnv, error) {
+	opts, err := d.conn.options(getenv)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	if f.addr == "" {
-		return newEmbeddedEnv(ctx, opts)
+	topology := d.topology
+	if topology == "" {
+		topology = topoStandalone
 	}
-	return newRealEnv(ctx, opts)
+	if d.primaryName.set && topology != topoSentinel {
+		return nil, usageError{errors.New("--primary-name needs --topology sentinel")}
+	}
+	switch topology {
+	case topoStandalone:
+		if d.conn.addr == "" {
+			return newEmbeddedEnv(ctx, opts)
+		}
+		return newRealEnv(ctx, opts)
+	case topoSentinel, topoCluster:
+		if d.conn.addr == "" {
+			return nil, usageError{fmt.Errorf("--topology %s needs --addr (the embedded server is a standalone server)", topology)}
+		}
+		var addrs []string
+		for a := range strings.SplitSeq(d.conn.addr, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				addrs = append(addrs, a)
+			}
+		}
+		if len(addrs) == 0 {
+			return nil, usageError{fmt.Errorf("--addr %q: want host:port[,host:port...]", d.conn.addr)}
+		}
+		if topology == topoSentinel && d.primaryName.value == "" {
+			return nil, usageError{errors.New("--primary-name must not be empty")}
+		}
+		return newTopologyEnv(ctx, topology, addrs, d.primaryName.value, opts)
+	}
+	return nil, usageError{fmt.Errorf("--topology must be standalone, sentinel or cluster, not %q", d.topology)}
 }
 
 // runScenarios runs scs in env and writes the table to w; see [runDemo].
@@ -427,7 +791,11 @@ func runScenarios(ctx context.Context, w io.Writer, env *demoEnv, scs []scenario
 	fmt.Fprintf(w, "respire demo: %s\n", env.desc)
 	fmt.Fprintf(w, "each scenario's key is %s<ID>, seeded before the call and deleted after it\n\n", keyPrefix)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tCOMMAND\tCATEGORY\tPOLICY\tFAULT\tRESULT\tSENDS\tEXECUTED\tRETRIES\tTIME\tCHECK\tNOTE")
+	nodeHdr := ""
+	if env.showNode {
+		nodeHdr = "NODE\t"
+	}
+	fmt.Fprintln(tw, "ID\tCOMMAND\tCATEGORY\tPOLICY\tFAULT\t"+nodeHdr+"RESULT\tSENDS\tEXECUTED\tRETRIES\tTIME\tCHECK\tNOTE")
 	passed := true
 	for i := range scs {
 		sc := &scs[i]
@@ -453,15 +821,24 @@ func runScenarios(ctx context.Context, w io.Writer, env *demoEnv, scs []scenario
 			passed = false
 			check = "FAIL: " + strings.Join(r.problems, "; ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n",
+		node := ""
+		if env.showNode {
+			node = r.node + "\t"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\t%d\t%d\t%s\t%s\t%s\t%s\n",
 			sc.id, sc.display, sc.category, sc.policyS, sc.faultS,
-			r.result, r.sends, r.executed, formatRetries(r.retries), formatElapsed(r.elapsed),
+			node, r.result, r.sends, r.executed, formatRetries(r.retries), formatElapsed(r.elapsed),
 			check, sc.note(r.state))
 	}
 	if err := tw.Flush(); err != nil {
 		return false, err
 	}
-	fmt.Fprintln(w, "\nSENDS: frames of the command the proxy received; EXECUTED: times the server ran it; RETRIES: respire.command.retries by outcome (OpenTelemetry ManualReader); default policy: RetryPolicy{} = 3 attempts, max category read_only.")
+	if env.showNode {
+		fmt.Fprintln(w, "\nNODE: the server of the scenario's key, whose proxy injected the fault.")
+	} else {
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "SENDS: frames of the command the proxy received; EXECUTED: times the server ran it; RETRIES: respire.command.retries by outcome (OpenTelemetry ManualReader); default policy: RetryPolicy{} = 3 attempts, max category read_only.")
 	if passed {
 		fmt.Fprintf(w, "all %d scenarios behaved as specified\n", len(scs))
 	} else {
@@ -471,7 +848,7 @@ func runScenarios(ctx context.Context, w io.Writer, env *demoEnv, scs []scenario
 }
 
 // run runs one scenario: it seeds the key, adds a counting rule and the
-// fault rule at the proxy, makes the call with a fresh client (its own
+// fault rule at the proxy of the key's server, makes the call with a fresh client (its own
 // policy and metric reader) and compares what happened with the scenario's
 // specification.
 func (e *demoEnv) run(ctx context.Context, sc *scenario) (row, error) {
@@ -496,33 +873,37 @@ func (e *demoEnv) run(ctx context.Context, sc *scenario) (row, error) {
 	opts.MeterProvider = mp
 	c, err := respire.Connect(ctx, opts)
 	if err != nil {
-		return row{}, fmt.Errorf("connect through the proxy: %w", err)
+		return row{}, fmt.Errorf("connect through the proxies: %w", err)
 	}
 	defer c.Close()
 
-	sends, err := e.proxy.AddRule(respiretest.Rule{Command: sc.command, Arg: key, Times: respiretest.Always, Action: respiretest.Pass})
+	node, err := e.node(ctx, key)
+	if err != nil {
+		return row{}, fmt.Errorf("find the key's server: %w", err)
+	}
+	sends, err := node.proxy.AddRule(respiretest.Rule{Command: sc.command, Arg: key, Times: respiretest.Always, Action: respiretest.Pass})
 	if err != nil {
 		return row{}, err
 	}
 	defer sends.Remove()
-	fault, err := e.proxy.AddRule(respiretest.Rule{Command: sc.command, Arg: key, Times: max(sc.times, 1), Action: sc.fault})
+	fault, err := node.proxy.AddRule(respiretest.Rule{Command: sc.command, Arg: key, Times: max(sc.times, 1), Action: sc.fault})
 	if err != nil {
 		return row{}, err
 	}
 	defer fault.Remove()
 
-	before, err := e.executed(ctx, sc.command)
+	before, err := e.executed(ctx, node, sc.command)
 	if err != nil {
 		return row{}, fmt.Errorf("count executions: %w", err)
 	}
 	start := time.Now()
 	o := sc.call(ctx, c, key)
 	elapsed := time.Since(start)
-	after, err := e.executed(ctx, sc.command)
+	after, err := e.executed(ctx, node, sc.command)
 	if err != nil {
 		return row{}, fmt.Errorf("count executions: %w", err)
 	}
-	r := row{sc: sc, sends: int64(sends.Applied()), executed: after - before, elapsed: elapsed}
+	r := row{sc: sc, sends: int64(sends.Applied()), executed: after - before, elapsed: elapsed, node: node.addr}
 	// Every frame the proxy forwarded for the key ran on the server (a lost
 	// reply is dropped only after it arrived), so a larger server count
 	// means other clients ran the command meanwhile.

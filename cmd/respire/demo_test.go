@@ -175,7 +175,7 @@ func TestDemoSelfCheckFails(t *testing.T) {
 
 func embeddedEnv(t *testing.T) *demoEnv {
 	t.Helper()
-	env, err := newEnv(context.Background(), connFlags{timeout: 5 * time.Second}, nil)
+	env, err := newEnv(context.Background(), &demoFlags{conn: connFlags{timeout: 5 * time.Second}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,8 +203,8 @@ func TestDemoDisturbedCounts(t *testing.T) {
 			exact := env.executed
 			calls := 0 // executed is called twice per try: before and after
 			env.shared = true
-			env.executed = func(ctx context.Context, command string) (int64, error) {
-				n, err := exact(ctx, command)
+			env.executed = func(ctx context.Context, node *demoNode, command string) (int64, error) {
+				n, err := exact(ctx, node, command)
 				calls++
 				if calls%2 == 0 && calls/2 <= tt.noisy {
 					n += 5 // other clients' GETs

@@ -2,7 +2,7 @@
 //
 // Usage:
 //
-//	respire demo [flags]
+//	respire demo [flags] [--topology standalone|sentinel|cluster] [--primary-name name]
 //	respire ping [flags]
 //	respire do [flags] COMMAND [ARG...]
 //	respire scan [flags] [--match pattern] [--count n] [--type t]
@@ -45,6 +45,24 @@
 // scenario runs again (three tries at most; a scenario disturbed every time
 // fails its check and says so).
 //
+// --topology (default standalone) runs the same scenarios against a
+// Sentinel group or a Cluster, with a Sentinel or Cluster client
+// ([respire.Options.Sentinel], [respire.Options.Cluster]):
+//
+//	respire demo --topology sentinel --addr 127.0.0.1:26380,127.0.0.1:26381 --primary-name respire-primary
+//	respire demo --topology cluster --addr 127.0.0.1:17000,127.0.0.1:17001,127.0.0.1:17002
+//
+// For sentinel, --addr lists the sentinels and --primary-name (default
+// "respire-primary") names the monitored primary; for cluster, --addr
+// lists seed nodes. Every address, including the nodes the sentinels and
+// the cluster report, must be a loopback address. Since those report the
+// nodes' real addresses, the scenario clients' [respire.Options.Dialer]
+// gives each data node a fault proxy of its own and dials the proxy
+// instead (the sentinels are dialed directly). Each scenario injects its
+// fault at the proxy of its key's server, shown in a NODE column: the
+// primary the sentinels name, or the Cluster primary owning the key's
+// slot. EXECUTED is the delta of that server's INFO commandstats.
+//
 // # ping
 //
 // ping connects, sends PING and prints the reply and the round-trip time
@@ -80,7 +98,9 @@
 // Every subcommand takes these flags:
 //
 //	--addr host:port   server address; defaults to 127.0.0.1:6379 (demo:
-//	                   the embedded server)
+//	                   the embedded server; demo --topology sentinel or
+//	                   cluster: a comma-separated list of sentinels or
+//	                   seed nodes)
 //	--user name        ACL user name; defaults to the server's default user
 //	--password secret  password for AUTH; when empty the environment variable
 //	                   RESPIRE_PASSWORD is used. It is never printed.

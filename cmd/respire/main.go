@@ -77,7 +77,9 @@ caller accepted that command's risk.
 
 Usage:
 
-	respire demo [flags]                 show the retry policy at work with injected faults
+	respire demo [flags] [--topology T] [--primary-name N]
+	                                     show the retry policy at work with injected faults
+	                                     (T: standalone, sentinel or cluster)
 	respire ping [flags]                 send PING, print PONG and the round-trip time
 	respire do [flags] COMMAND [ARG...]  send any command, print the reply like redis-cli
 	respire scan [flags] [--match P] [--count N] [--type T]
@@ -103,7 +105,7 @@ func usage(w io.Writer) { fmt.Fprint(w, usageText) }
 
 // subcommands maps each subcommand to its synopsis and --addr default.
 var subcommands = map[string]struct{ synopsis, addr string }{
-	"demo":      {"respire demo [flags]", ""},
+	"demo":      {"respire demo [flags] [--topology standalone|sentinel|cluster] [--primary-name name]", ""},
 	"ping":      {"respire ping [flags]", defaultAddr},
 	"do":        {"respire do [flags] COMMAND [ARG...]", defaultAddr},
 	"scan":      {"respire scan [flags] [--match pattern] [--count n] [--type t]", defaultAddr},
@@ -137,7 +139,7 @@ func (f *connFlags) flagSet(name, addr, synopsis string, w io.Writer) *flag.Flag
 	fs.SetOutput(w)
 	addrHelp := "server address `host:port`"
 	if addr == "" {
-		addrHelp = "run against the real server at `host:port` (127.0.0.1 only) through a fault proxy; default: an embedded server"
+		addrHelp = "run against the real server at `host:port` (127.0.0.1 only) through a fault proxy; with --topology sentinel or cluster, a comma-separated list of sentinels or seed nodes; default: an embedded server"
 	}
 	fs.StringVar(&f.addr, "addr", addr, addrHelp)
 	fs.StringVar(&f.user, "user", "", "ACL user `name` (default: the server's default user)")

@@ -214,12 +214,9 @@ func (c *Cluster) refresh(ctx context.Context) error {
 		if err == nil {
 			return nil
 		}
-		if errors.Is(err, ErrNotCluster) {
-			return err
-		}
 		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	return errors.Join(errs...) // wraps ErrNotCluster when a seed said so
 }
 
 func (c *Cluster) refreshFrom(ctx context.Context, addr string) error {
