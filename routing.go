@@ -553,29 +553,8 @@ func (c *Client) execSplit(ctx context.Context, f *wire.Frame, s *spec, args [][
 		}
 		p.f.Want = f.Want
 	}
-	c.runParts(ctx, s, parts)
-	// Reassemble, then release the caller's frame's inputs.
-	var first error
-	failed, ran := 0, false
-	for _, p := range parts {
-		if p.err != nil {
-			failed++
-			if first == nil {
-				first = p.err
-			}
-			ran = ran || MayHaveExecuted(p.err)
-		} else {
-			ran = true
-		}
-	}
-	if failed > 0 {
-		for _, p := range parts {
-			if p.err == nil {
-				p.f.Release()
-			}
-		}
-		f.Release()
-		return &PartialError{Command: s.name, Parts: len(parts), Failed: failed, Err: first, ran: ran}
+	if err := c.runParts(ctx, f, s, parts); err != nil {
+		return err
 	}
 	switch kind {
 	case splitSum:
@@ -606,7 +585,9 @@ func (c *Client) execSplit(ctx context.Context, f *wire.Frame, s *spec, args [][
 
 // runParts executes every part (routed by its own keys, or pinned to its
 // node), at most maxParallelParts at a time, and waits for all of them.
-func (c *Client) runParts(ctx context.Context, s *spec, parts []*part) {
+// When any part failed it releases f and every part and returns the
+// *PartialError; otherwise the caller reassembles the parts into f.
+func (c *Client) runParts(ctx context.Context, f *wire.Frame, s *spec, parts []*part) error {
 	sem := make(chan struct{}, maxParallelParts)
 	var wg sync.WaitGroup
 	for _, p := range parts {
@@ -621,6 +602,29 @@ func (c *Client) runParts(ctx context.Context, s *spec, parts []*part) {
 		}()
 	}
 	wg.Wait()
+	var first error
+	failed, ran := 0, false
+	for _, p := range parts {
+		if p.err != nil {
+			failed++
+			if first == nil {
+				first = p.err
+			}
+			ran = ran || MayHaveExecuted(p.err)
+		} else {
+			ran = true
+		}
+	}
+	if failed == 0 {
+		return nil
+	}
+	for _, p := range parts {
+		if p.err == nil {
+			p.f.Release()
+		}
+	}
+	f.Release()
+	return &PartialError{Command: s.name, Parts: len(parts), Failed: failed, Err: first, ran: ran}
 }
 
 // Fan-out kinds: keyless commands whose meaning is "on every primary".
@@ -661,28 +665,8 @@ func (c *Client) execFanOut(ctx context.Context, f *wire.Frame, s *spec) error {
 		p.f.Want = f.Want
 		parts[i] = p
 	}
-	c.runParts(ctx, s, parts)
-	var first error
-	failed, ran := 0, false
-	for _, p := range parts {
-		if p.err != nil {
-			failed++
-			if first == nil {
-				first = p.err
-			}
-			ran = ran || MayHaveExecuted(p.err)
-		} else {
-			ran = true
-		}
-	}
-	if failed > 0 {
-		for _, p := range parts {
-			if p.err == nil {
-				p.f.Release()
-			}
-		}
-		f.Release()
-		return &PartialError{Command: s.name, Parts: len(parts), Failed: failed, Err: first, ran: ran}
+	if err := c.runParts(ctx, f, s, parts); err != nil {
+		return err
 	}
 	switch fanOutOf(s.name) {
 	case fanSum:

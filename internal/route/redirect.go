@@ -88,6 +88,12 @@ func nextField(b []byte) (field, rest []byte) {
 
 // parseSlotText parses a decimal slot number from 0 through Slots-1.
 func parseSlotText(b []byte) (int, bool) {
+	n, ok := parseSmall(b)
+	return n, ok && n < Slots
+}
+
+// parseSmall parses 1 to 5 decimal digits, without sign.
+func parseSmall(b []byte) (int, bool) {
 	if len(b) == 0 || len(b) > 5 {
 		return 0, false
 	}
@@ -98,7 +104,7 @@ func parseSlotText(b []byte) (int, bool) {
 		}
 		n = n*10 + int(c-'0')
 	}
-	return n, n < Slots
+	return n, true
 }
 
 // redirectAddr normalizes the address of a redirect: host:port split at

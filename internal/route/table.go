@@ -417,17 +417,8 @@ func checkHostPort(addr string) error {
 
 // parsePortText parses a decimal port from 1 through 65535 without sign.
 func parsePortText(b []byte) (int, bool) {
-	if len(b) == 0 || len(b) > 5 {
-		return 0, false
-	}
-	n := 0
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, n >= 1 && n <= 65535
+	n, ok := parseSmall(b)
+	return n, ok && n >= 1 && n <= 65535
 }
 
 // slotRange converts the two bounds of a slot range, checking that each is

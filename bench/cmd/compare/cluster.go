@@ -186,18 +186,7 @@ func checkClusterDriver(ctx context.Context, ci *clusterInfo, d driver, valueByt
 func newClusterDriver(ctx context.Context, name string, seeds []string) (driver, error) {
 	switch name {
 	case nameRespire, nameRespireDisabled, nameRespireEnabled:
-		opts := respire.Options{Endpoints: seeds, Cluster: &respire.ClusterOptions{}}
-		switch name {
-		case nameRespireDisabled:
-			opts.RetryPolicy = &respire.RetryPolicy{MaxAttempts: 1}
-		case nameRespireEnabled:
-			opts.RetryPolicy = &respire.RetryPolicy{} // every field at its default
-		}
-		c, err := respire.Connect(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		return respireDriver{c}, nil
+		return newRespireDriver(ctx, name, respire.Options{Endpoints: seeds, Cluster: &respire.ClusterOptions{}})
 	case nameGoRedis:
 		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: seeds})
 		if err := c.Ping(ctx).Err(); err != nil {

@@ -37,18 +37,7 @@ var allClients = []string{nameRespire, nameRespireDisabled, nameRespireEnabled, 
 func newDriver(ctx context.Context, name, addr string) (driver, error) {
 	switch name {
 	case nameRespire, nameRespireDisabled, nameRespireEnabled:
-		opts := respire.Options{Endpoints: []string{addr}}
-		switch name {
-		case nameRespireDisabled:
-			opts.RetryPolicy = &respire.RetryPolicy{MaxAttempts: 1}
-		case nameRespireEnabled:
-			opts.RetryPolicy = &respire.RetryPolicy{} // every field at its default
-		}
-		c, err := respire.Connect(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		return respireDriver{c}, nil
+		return newRespireDriver(ctx, name, respire.Options{Endpoints: []string{addr}})
 	case nameGoRedis:
 		c := redis.NewClient(&redis.Options{Addr: addr})
 		if err := c.Ping(ctx).Err(); err != nil {
@@ -64,6 +53,22 @@ func newDriver(ctx context.Context, name, addr string) (driver, error) {
 		return rueidisDriver{c}, nil
 	}
 	return nil, fmt.Errorf("unknown client %q", name)
+}
+
+// newRespireDriver connects one of the respire variants with opts: the
+// retry policy nil, disabled (MaxAttempts 1) or at its defaults.
+func newRespireDriver(ctx context.Context, name string, opts respire.Options) (driver, error) {
+	switch name {
+	case nameRespireDisabled:
+		opts.RetryPolicy = &respire.RetryPolicy{MaxAttempts: 1}
+	case nameRespireEnabled:
+		opts.RetryPolicy = &respire.RetryPolicy{} // every field at its default
+	}
+	c, err := respire.Connect(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return respireDriver{c}, nil
 }
 
 type respireDriver struct{ c *respire.Client }
