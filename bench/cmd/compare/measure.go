@@ -166,60 +166,42 @@ func (e *env) measure(d driver, c cell, keys keyspace, value string, warmup, dur
 	)
 	for w := range c.Concurrency {
 		wg.Add(1)
+		// pick returns the next key and the index that decides MIX's
+		// operation: keys in order from a per-worker offset, or (the
+		// cluster scenario) drawn uniformly at random.
+		var pick func() (string, uint64)
 		if e.randomKeys {
-			// The same loop, keys drawn uniformly at random.
-			go func() {
-				defer wg.Done()
-				ctx := context.Background()
-				ctr := &counters[w]
-				rng := newXorshift(uint64(w) + uint64(time.Now().UnixNano()))
-				nk := uint64(len(keys))
-				n := uint64(0)
-				<-start
-				for !stop.Load() {
-					key := keys[rng.next()%nk]
-					var t0 time.Time
-					if lat != nil {
-						t0 = time.Now()
-					}
-					var err error
-					switch {
-					case c.Op == opGet || (c.Op == opMix && n%5 != 0):
-						_, err = d.get(ctx, key)
-					default:
-						err = d.set(ctx, key, value)
-					}
-					if lat != nil && n < uint64(len(lat)) {
-						lat[n] = time.Since(t0)
-					}
-					n++
-					if err != nil {
-						ctr.errs.Add(1)
-						msg := err.Error()
-						firstErr.CompareAndSwap(nil, &msg)
-					}
-					ctr.n.Add(1)
-				}
-			}()
-			continue
+			rng := newXorshift(uint64(w) + uint64(time.Now().UnixNano()))
+			nk := uint64(len(keys))
+			n := uint64(0)
+			pick = func() (string, uint64) {
+				k := keys[rng.next()%nk]
+				n++
+				return k, n - 1
+			}
+		} else {
+			i := w * 7919 // spread workers over the keyspace
+			pick = func() (string, uint64) {
+				k := keys[i%len(keys)]
+				i++
+				return k, uint64(i)
+			}
 		}
 		go func() {
 			defer wg.Done()
 			ctx := context.Background()
 			ctr := &counters[w]
-			i := w * 7919 // spread workers over the keyspace
 			n := uint64(0)
 			<-start
 			for !stop.Load() {
-				key := keys[i%len(keys)]
-				i++
+				key, mix := pick()
 				var t0 time.Time
 				if lat != nil {
 					t0 = time.Now()
 				}
 				var err error
 				switch {
-				case c.Op == opGet || (c.Op == opMix && i%5 != 0):
+				case c.Op == opGet || (c.Op == opMix && mix%5 != 0):
 					_, err = d.get(ctx, key)
 				default:
 					err = d.set(ctx, key, value)
