@@ -91,6 +91,10 @@ type spec struct {
 	name string                // command name for errors
 	cat  catalog.RetryCategory // retry category; not Retryable means never resent
 	desc catalog.Command       // the catalog's facts: key positions and flags (routing)
+	// unit, for a batch or transaction frame that completed, returns the
+	// failure of the whole unit (nil error: it succeeded, whatever its
+	// members' own errors).
+	unit func(f *wire.Frame) (retry.Failure, error)
 }
 
 func specOf(cmd catalog.Command) *spec {
@@ -188,6 +192,12 @@ func (c *Client) send(ctx context.Context, f *wire.Frame, waitDL time.Time, s *s
 			accepted:  true,
 			owned:     true,
 		}
+	}
+	if s.unit != nil {
+		if fl, err := s.unit(f); err != nil {
+			return attemptResult{err: err, failure: fl, accepted: true, owned: true}
+		}
+		return attemptResult{accepted: true, owned: true}
 	}
 	if f.IsErr {
 		se := newServerError(s.name, f.ErrReply)

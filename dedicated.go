@@ -235,6 +235,39 @@ func (conn *Conn) Do(ctx context.Context, cmd Command, args ...string) (Reply, e
 	return r, nil
 }
 
+// unit sends a prepared multi-command frame (a watched transaction's
+// MULTI ... EXEC) on the connection, once. On success the caller reads
+// and releases f; on error f is released or given up.
+func (conn *Conn) unit(ctx context.Context, f *wire.Frame, name string) error {
+	conn.mu.Lock()
+	defer conn.mu.Unlock()
+	if conn.finished || conn.broken || conn.wc == nil {
+		f.Release()
+		return &ConnError{Command: name, Unwritten: true, Err: errors.New("the dedicated connection cannot be used")}
+	}
+	c := conn.c
+	var waitDL time.Time
+	if c.cfg.commandTimeout > 0 {
+		waitDL = time.Now().Add(c.cfg.commandTimeout)
+	}
+	if err := conn.wc.Submit(ctx, waitDL, f); err != nil {
+		f.Release()
+		conn.broken = true
+		return c.failedBeforeSend(ctx, err, &spec{name: name, cat: Never}).err
+	}
+	if err := f.Wait(ctx, waitDL); err != nil {
+		conn.broken = true
+		return &ContextError{Command: name, Sent: true, Err: err}
+	}
+	if f.Err != nil {
+		conn.broken = true
+		err := connError(name, f.Err)
+		f.Release()
+		return err
+	}
+	return nil
+}
+
 // bind gives a Cluster Conn its connection, on the node serving the keys
 // of its first command (any primary for a command without keys), and
 // checks that later commands' keys are served there. Standalone and

@@ -1,0 +1,406 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/respiretest"
+)
+
+// proxiedStandalone connects a client to the standalone server through a
+// fault proxy.
+func proxiedStandalone(t *testing.T, opts Options) (*Client, *respiretest.Proxy) {
+	t.Helper()
+	px := realProxy(t, standaloneAddr(t))
+	opts.Endpoints = []string{px.Addr()}
+	c := newClient(t, opts)
+	t.Cleanup(func() { flush(t, standaloneAddr(t)) })
+	return c, px
+}
+
+func TestBatchResultsAndBadInput(t *testing.T) {
+	c, px := proxiedStandalone(t, Options{})
+	ctx := testCtx(t)
+	p := keyPrefix(t)
+	b := c.NewBatch()
+	if err := b.Execute(ctx); err != nil {
+		t.Fatalf("empty batch: %v", err)
+	}
+	if n := px.Forwarded(""); n != 0 {
+		t.Errorf("an empty batch sent %d frames", n)
+	}
+	if err := b.Execute(ctx); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("second Execute = %v, want ErrInvalidArgument", err)
+	}
+	if err := b.Set(p+"late", "v").Err(); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("member added after Execute = %v", err)
+	}
+
+	b = c.NewBatch()
+	set := b.Set(p+"s", "text")
+	get := b.Get(p + "s")
+	bad := b.Incr(p + "s") // not an integer: that member's own error
+	missing := b.Get(p + "missing")
+	raw := b.Do(NewCommand("STRLEN"), p+"s")
+	if _, err := get.Result(); !errors.Is(err, ErrNotExecuted) {
+		t.Errorf("result before Execute = %v, want ErrNotExecuted", err)
+	}
+	if err := b.Execute(ctx); err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	if v, err := set.Result(); v != "OK" || err != nil {
+		t.Errorf("SET = %q, %v", v, err)
+	}
+	if v, err := get.Result(); v != "text" || err != nil {
+		t.Errorf("GET = %q, %v", v, err)
+	}
+	var se *ServerError
+	if _, err := bad.Result(); !errors.As(err, &se) || se.Code != "ERR" {
+		t.Errorf("INCR of a string = %v, want its own ERR", err)
+	}
+	if _, err := missing.Result(); !errors.Is(err, ErrNil) {
+		t.Errorf("GET missing = %v, want ErrNil", err)
+	}
+	if r, err := raw.Result(); err != nil || r.v.Int != 4 {
+		t.Errorf("STRLEN = %v, %v", r.v, err)
+	}
+
+	for _, cmd := range []Command{NewCommand("SUBSCRIBE"), NewCommand("BLPOP"), NewCommand("MULTI")} {
+		for _, tx := range []bool{false, true} {
+			b := c.NewBatch()
+			if tx {
+				b = c.NewTransaction()
+			}
+			before := px.Forwarded("")
+			ok := b.Set(p+"x", "v")
+			b.Do(cmd, p+"x", "1")
+			if err := b.Execute(ctx); !errors.Is(err, ErrInvalidArgument) {
+				t.Errorf("%s (tx %v): Execute = %v, want ErrInvalidArgument", cmd.Name(), tx, err)
+			}
+			if err := ok.Err(); err == nil {
+				t.Errorf("%s (tx %v): the valid member ran", cmd.Name(), tx)
+			}
+			if n := px.Forwarded("") - before; n != 0 {
+				t.Errorf("%s (tx %v): %d frames sent", cmd.Name(), tx, n)
+			}
+		}
+	}
+}
+
+// TestBatchTravelsAsOneUnit: a batch's members reach the server
+// back to back, whatever other goroutines send on the shared connection.
+func TestBatchTravelsAsOneUnit(t *testing.T) {
+	c, px := proxiedStandalone(t, Options{})
+	ctx := testCtx(t)
+	p := keyPrefix(t)
+	var mu sync.Mutex
+	var order []string
+	px.MustAddRule(t, respiretest.Rule{Times: respiretest.Always, Action: respiretest.Pass, OnReceive: func(args []string) {
+		mu.Lock()
+		order = append(order, args[0])
+		mu.Unlock()
+	}})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_, _ = c.Get(ctx, p+"other")
+			}
+		}()
+	}
+	for range 20 {
+		b := c.NewBatch()
+		for range 100 {
+			b.Incr(p + "n")
+		}
+		if err := b.Execute(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	run := 0
+	for _, cmd := range order {
+		switch {
+		case cmd == "INCR":
+			run++
+		case run%100 != 0:
+			t.Fatalf("a GET arrived inside a batch after %d of its members", run%100)
+		}
+	}
+	if run != 2000 {
+		t.Errorf("%d INCRs arrived, want 2000", run)
+	}
+}
+
+// TestBatchRetryUnit is the spec's warning case: INCR a, GET b, INCR c
+// with GET's reply lost. Under the default policy nothing is replayed and
+// each INCR ran once; under WriteAccumulating the whole batch is replayed,
+// each INCR ran twice, and the results are the final attempt's.
+func TestBatchRetryUnit(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		max      RetryCategory
+		replayed bool
+	}{{"Default", 0, false}, {"WriteAccumulating", WriteAccumulating, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{MaxCommandRetryCategory: tc.max, InitialBackoff: NoBackoff}})
+			ctx := testCtx(t)
+			p := keyPrefix(t)
+			px.MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.DropAfterForward})
+			addr := standaloneAddr(t)
+			before := commandCalls(t, addr, "incr")
+			b := c.NewBatch()
+			a := b.Incr(p + "a")
+			g := b.Get(p + "b")
+			cc := b.Incr(p + "c")
+			err := b.Execute(ctx)
+			ran := commandCalls(t, addr, "incr") - before
+			if !tc.replayed {
+				if !errors.Is(err, ErrConnectionLost) || !MayHaveExecuted(err) {
+					t.Fatalf("Execute = %v, want the lost connection, possibly executed", err)
+				}
+				for _, e := range []error{a.Err(), g.Err(), cc.Err()} {
+					if !errors.Is(e, ErrConnectionLost) {
+						t.Errorf("member = %v, want the unit's error", e)
+					}
+				}
+				// The connection broke after GET: INCR a ran, INCR c never
+				// reached the server, and nothing was replayed.
+				if ran != 1 {
+					t.Errorf("INCR ran %d times, want 1 (no replay)", ran)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Execute = %v, want the replay's success", err)
+			}
+			// INCR a ran in both attempts, INCR c in the replay only.
+			if ran != 3 {
+				t.Errorf("INCR ran %d times, want 3 (INCR a twice)", ran)
+			}
+			if v, _ := a.Result(); v != 2 {
+				t.Errorf("INCR a = %d, want 2 (the final attempt's reply)", v)
+			}
+			if _, err := g.Result(); !errors.Is(err, ErrNil) {
+				t.Errorf("GET b = %v", err)
+			}
+		})
+	}
+}
+
+// TestTransactionLostExecReply: a lost EXEC reply is possible execution:
+// not replayed under the default policy; replayed as a whole (MULTI,
+// members, EXEC) under a permitting one, with the final EXEC's results.
+func TestTransactionLostExecReply(t *testing.T) {
+	for _, replay := range []bool{false, true} {
+		t.Run("replay="+strconv.FormatBool(replay), func(t *testing.T) {
+			var max RetryCategory
+			if replay {
+				max = WriteAccumulating
+			}
+			c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{MaxCommandRetryCategory: max, InitialBackoff: NoBackoff}})
+			ctx := testCtx(t)
+			p := keyPrefix(t)
+			px.MustAddRule(t, respiretest.Rule{Command: "EXEC", Action: respiretest.DropAfterForward})
+			addr := standaloneAddr(t)
+			before, execs := commandCalls(t, addr, "incr"), commandCalls(t, addr, "exec")
+			tx := c.NewTransaction()
+			x := tx.Incr(p + "x")
+			y := tx.IncrBy(p+"y", 10)
+			err := tx.Execute(ctx)
+			ran, execRan := commandCalls(t, addr, "incr")+commandCalls(t, addr, "incrby")-before, commandCalls(t, addr, "exec")-execs
+			if !replay {
+				if !MayHaveExecuted(err) || !errors.Is(err, ErrConnectionLost) {
+					t.Fatalf("Execute = %v, want a possibly executed connection loss", err)
+				}
+				if execRan != 1 {
+					t.Errorf("EXEC ran %d times, want 1", execRan)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Execute = %v", err)
+			}
+			if execRan != 2 || ran < 2 {
+				t.Errorf("EXEC ran %d times, the members %d: want the unit twice", execRan, ran)
+			}
+			if v, _ := x.Result(); v != 2 {
+				t.Errorf("INCR x = %d, want 2", v)
+			}
+			if v, _ := y.Result(); v != 20 {
+				t.Errorf("INCRBY y = %d, want 20", v)
+			}
+		})
+	}
+}
+
+// TestBatchLifetime: cancellation during the unit's backoff stops it with
+// the caller's error and faults every member, those whose replies had
+// arrived included; Close during the backoff faults it without resend.
+func TestBatchLifetime(t *testing.T) {
+	for _, how := range []string{"Cancel", "Close"} {
+		t.Run(how, func(t *testing.T) {
+			c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{InitialBackoff: time.Minute, MaxBackoff: time.Minute, Jitter: NoJitter}, CommandTimeout: NoTimeout})
+			p := keyPrefix(t)
+			rule := px.MustAddRule(t, respiretest.Rule{Command: "GETRANGE", Action: respiretest.DropAfterForward})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			b := c.NewBatch()
+			first := b.Get(p + "a")
+			b.Do(NewCommand("GETRANGE").WithRetryCategory(ReadOnly), p+"b", "0", "-1")
+			done := make(chan error, 1)
+			go func() { done <- b.Execute(ctx) }()
+			<-rule.Received()
+			if how == "Cancel" {
+				cancel()
+			} else {
+				_ = c.Close()
+			}
+			err := <-done
+			want := context.Canceled
+			if how == "Close" {
+				want = ErrClosed
+			}
+			if !errors.Is(err, want) {
+				t.Fatalf("Execute = %v, want %v", err, want)
+			}
+			if !errors.Is(first.Err(), want) {
+				t.Errorf("first member = %v, want the unit's error", first.Err())
+			}
+			if n := px.Forwarded("GETRANGE"); n != 1 {
+				t.Errorf("GETRANGE sent %d times, want 1", n)
+			}
+		})
+	}
+}
+
+// TestWatchCounter: 16 goroutines increment one counter with Watch; the
+// counter ends at the number of committed transactions.
+func TestWatchCounter(t *testing.T) {
+	topologies(t, Options{}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		k := keyPrefix(t) + "{w}counter"
+		t.Cleanup(func() { _, _ = c.Del(testCtx(t), k) })
+		var committed, conflicts atomic.Int64
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 10 {
+					err := c.Watch(ctx, func(tx *Tx) error {
+						v, err := tx.Get(ctx, k)
+						n := int64(0)
+						if err == nil {
+							n, _ = strconv.ParseInt(v, 10, 64)
+						} else if !errors.Is(err, ErrNil) {
+							return err
+						}
+						tx.Queue().Set(k, strconv.FormatInt(n+1, 10))
+						return nil
+					}, k)
+					switch {
+					case err == nil:
+						committed.Add(1)
+					case errors.Is(err, ErrTxConflict):
+						conflicts.Add(1)
+					default:
+						t.Errorf("Watch: %v", err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		v, err := c.Get(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := strconv.ParseInt(v, 10, 64); n != committed.Load() {
+			t.Errorf("counter = %d, committed transactions %d (conflicts %d)", n, committed.Load(), conflicts.Load())
+		}
+		t.Logf("%d committed, %d gave up after 16 conflicts", committed.Load(), conflicts.Load())
+	})
+}
+
+// TestClusterBatchGroups: a Cluster batch is grouped by node; a lost reply
+// retries only its group (every member of it), other groups keep their
+// results; a transaction across slots fails before any I/O.
+func TestClusterBatchGroups(t *testing.T) {
+	c, proxies := proxiedCluster(t, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
+	ctx := testCtx(t)
+	primaries := c.topo.Primaries()
+	a, b := primaries[0].Addr, primaries[1].Addr
+	ka, _ := keyOn(t, c, a)
+	kb, _ := keyOn(t, c, b)
+	kb2 := kb + "x"
+	for n, _ := c.topo.Pick(route.Slot(kb2), false); n.Addr != b; n, _ = c.topo.Pick(route.Slot(kb2), false) {
+		kb2 += "x"
+	}
+	if err := c.MSet(ctx, ka, "va", kb, "vb", kb2, "vb2"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = c.Del(testCtx(t), ka, kb, kb2) })
+	rule := proxies[b].MustAddRule(t, respiretest.Rule{Command: "GETRANGE", Action: respiretest.DropAfterForward})
+	defer rule.Remove()
+	ra, rb, rb2 := commandCalls(t, a, "getrange"), commandCalls(t, b, "getrange"), commandCalls(t, b, "get")
+	batch := c.NewBatch()
+	gr := NewCommand("GETRANGE").WithRetryCategory(ReadOnly)
+	fa := batch.Do(gr, ka, "0", "-1")
+	fb2 := batch.Get(kb2)
+	fb := batch.Do(gr, kb, "0", "-1")
+	if err := batch.Execute(ctx); err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	for f, want := range map[*Future[Reply]]string{fa: "va", fb: "vb"} {
+		if r, err := f.Result(); err != nil || string(r.v.Str) != want {
+			t.Errorf("member = %v, %v; want %s", r.v, err, want)
+		}
+	}
+	if v, err := fb2.Result(); v != "vb2" || err != nil {
+		t.Errorf("GET = %q, %v", v, err)
+	}
+	if got := commandCalls(t, a, "getrange") - ra; got != 1 {
+		t.Errorf("a ran GETRANGE %d times, want 1 (its group kept its result)", got)
+	}
+	if got := commandCalls(t, b, "getrange") - rb; got != 2 {
+		t.Errorf("b ran GETRANGE %d times, want 2 (its group was resent)", got)
+	}
+	if got := commandCalls(t, b, "get") - rb2; got != 2 {
+		t.Errorf("b ran GET %d times, want 2 (every member of the group is resent)", got)
+	}
+
+	tx := c.NewTransaction()
+	tx.Set(ka, "1")
+	tx.Set(kb, "2")
+	sent := proxies[a].Forwarded("") + proxies[b].Forwarded("")
+	if err := tx.Execute(ctx); !errors.Is(err, ErrCrossSlot) {
+		t.Errorf("cross-slot transaction = %v, want ErrCrossSlot", err)
+	}
+	if n := proxies[a].Forwarded("") + proxies[b].Forwarded("") - sent; n != 0 {
+		t.Errorf("%d frames sent for a refused transaction", n)
+	}
+	tx = c.NewTransaction()
+	x := tx.Incr(ka + "{n}")
+	_ = x
+	if err := tx.Execute(ctx); err != nil {
+		t.Errorf("one-slot transaction: %v", err)
+	}
+	_, _ = c.Del(ctx, ka+"{n}")
+}

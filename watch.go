@@ -1,0 +1,149 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/respire-go/respire/internal/wire"
+)
+
+// ErrTxConflict reports a watched transaction whose keys changed before
+// its EXEC on every attempt [Client.Watch] made: nothing was applied.
+var ErrTxConflict = errors.New("respire: watched keys changed before EXEC; the transaction was not applied")
+
+// Watch limits: the callback runs at most maxWatchAttempts times, waiting
+// between runs from watchBackoff, doubling, up to watchMaxBackoff, with
+// full jitter.
+const (
+	maxWatchAttempts = 16
+	watchBackoff     = time.Millisecond
+	watchMaxBackoff  = 100 * time.Millisecond
+)
+
+// Tx is the connection of a [Client.Watch] callback: reads run at once on
+// the connection that holds the WATCH, and commands queued on Queue run
+// as MULTI ... EXEC on it when the callback returns nil.
+type Tx struct {
+	conn  *Conn
+	queue *Batch
+}
+
+// Do runs cmd on the watched connection now (a read that decides what to
+// queue), like [Conn.Do].
+func (tx *Tx) Do(ctx context.Context, cmd Command, args ...string) (Reply, error) {
+	return tx.conn.Do(ctx, cmd, args...)
+}
+
+// Get reads key now on the watched connection; [ErrNil] when missing.
+func (tx *Tx) Get(ctx context.Context, key string) (string, error) {
+	r, err := tx.conn.Do(ctx, NewCommand("GET"), key)
+	if err != nil {
+		return "", err
+	}
+	return r.String()
+}
+
+// Queue returns the transaction's queue: its members run between MULTI
+// and EXEC after the callback returns nil, and their Futures are final
+// when Watch returns nil.
+func (tx *Tx) Queue() *Batch { return tx.queue }
+
+// Watch runs an optimistic transaction: on a dedicated connection it sends
+// WATCH keys, runs fn (which reads with tx and queues writes on
+// tx.Queue()), then sends the queue as MULTI ... EXEC. When a watched key
+// changed before EXEC, nothing is applied and the whole callback runs
+// again, at most 16 times with a short jittered backoff; after the last
+// conflict Watch returns an error matching [ErrTxConflict]. The client
+// never resends a watched transaction: a network failure, a timeout, a
+// cancellation, a server error or fn's own error ends Watch with that
+// error, and the retry policy does not apply. On a Cluster client every
+// key must hash to one slot.
+func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...string) error {
+	switch {
+	case fn == nil:
+		return errInvalid("WATCH", "nil callback")
+	case len(keys) == 0:
+		return errInvalid("WATCH", "no keys")
+	}
+	for attempt := 1; ; attempt++ {
+		committed, err := c.watchOnce(ctx, fn, keys)
+		if err != nil || committed {
+			return err
+		}
+		if attempt == maxWatchAttempts {
+			return errors.Join(ErrTxConflict, errors.New("respire: WATCH: "+strconv.Itoa(attempt)+" attempts"))
+		}
+		ceiling := min(watchBackoff<<min(attempt-1, 16), watchMaxBackoff)
+		if err := c.backoff(ctx, time.Duration(rand.Int64N(int64(ceiling))+1)); err != nil {
+			if err == ErrClosed {
+				return &ConnError{Command: "WATCH", Unwritten: true, Err: ErrClosed}
+			}
+			return &ContextError{Command: "WATCH", Err: err}
+		}
+	}
+}
+
+// watchOnce runs one WATCH, callback and EXEC; committed is false after a
+// conflict.
+func (c *Client) watchOnce(ctx context.Context, fn func(tx *Tx) error, keys []string) (committed bool, err error) {
+	err = c.Dedicated(ctx, func(conn *Conn) error {
+		if _, err := conn.Do(ctx, NewCommand("WATCH"), keys...); err != nil {
+			return err
+		}
+		tx := &Tx{conn: conn, queue: &Batch{c: c, tx: true}}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		q := tx.queue
+		if q.executed {
+			return errInvalid("WATCH", "the transaction's queue was executed by the callback")
+		}
+		q.executed = true
+		if q.err != nil {
+			q.fail(q.err)
+			return q.err
+		}
+		if len(q.members) == 0 {
+			committed = true
+			return nil
+		}
+		f := c.frames.Get()
+		f.Buf = append(f.Buf, multiCmd...)
+		for _, m := range q.members {
+			f.Buf = append(f.Buf, m.buf...)
+		}
+		f.Buf = append(f.Buf, execCmd...)
+		f.Want, f.Replies = wire.WantValue, len(q.members)+2
+		if err := conn.unit(ctx, f, "EXEC"); err != nil {
+			q.fail(err)
+			return err
+		}
+		defer f.Release()
+		if last := f.Values[len(f.Values)-1]; last.IsNull() {
+			for _, m := range q.members {
+				m.done, m.err = false, nil // the next run queues afresh
+			}
+			return nil // conflict: committed stays false
+		}
+		if _, err := txFailure(f); err != nil {
+			q.fail(err)
+			return err
+		}
+		committed = true
+		for i, m := range q.members {
+			m.done = true
+			if i >= len(f.Value.Elems) {
+				m.err = unexpected("a reply per member", f.Value)
+			} else if v := f.Value.Elems[i]; v.IsError() {
+				m.err = newServerError(m.name, v.Str)
+			} else {
+				m.v = v
+			}
+		}
+		return nil
+	})
+	return committed, err
+}
