@@ -203,8 +203,8 @@ var (
 )
 
 // execUnit sends ms (a transaction when b.tx) as one frame, retried as one
-// unit, and publishes the final attempt's results. slot routes it on a
-// Cluster (-1 elsewhere).
+// unit, and publishes the final attempt's results. t, when set, routes it
+// on a Cluster; nil sends it to the standalone server or Sentinel primary.
 func (b *Batch) execUnit(ctx context.Context, ms []*member, t *target) error {
 	c := b.c
 	f := c.frames.Get()
@@ -232,7 +232,7 @@ func (b *Batch) execUnit(ctx context.Context, ms []*member, t *target) error {
 	var err error
 	switch {
 	case t != nil:
-		err = c.execGroupTarget(ctx, f, &s, t)
+		err = c.execResolved(ctx, f, &s, t)
 	case c.topo != nil:
 		err = c.execRouted(ctx, f, &s, nil)
 	default:
@@ -404,44 +404,15 @@ func (b *Batch) execGroups(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// execGroup sends one Cluster group as a unit routed by slot.
+// execGroup sends one Cluster group as a unit routed by slot. A group of
+// reads only follows the read policy (and its replica route retries as a
+// group); any write sends it to the primary.
 func (b *Batch) execGroup(ctx context.Context, ms []*member, slot int, t *target) error {
-	c := b.c
-	f := c.frames.Get()
-	for _, m := range ms {
-		f.Buf = append(f.Buf, m.buf...)
-	}
-	f.Want, f.Replies = wire.WantValue, len(ms)
-	s := unitSpec("batch", ms)
-	s.unit = unitFailure
-	// A group of reads only follows the read policy (and its replica
-	// route retries as a group); any write sends it to the primary.
-	t.slot, t.pinned, t.read = slot, nil, c.cfg.readFrom != ReadPrimary
+	t.slot, t.pinned, t.read = slot, nil, b.c.cfg.readFrom != ReadPrimary
 	for _, m := range ms {
 		t.read = t.read && m.desc.Flags().Has(catalog.FlagReadOnly)
 	}
-	err := c.execGroupTarget(ctx, f, &s, t)
-	if err != nil {
-		for _, m := range ms {
-			m.err, m.done = err, true
-		}
-		return err
-	}
-	replies := repliesOf(f)
-	for i, m := range ms {
-		m.done = true
-		if i >= len(replies) {
-			m.err = unexpected("a reply per member", f.Value)
-			continue
-		}
-		if v := replies[i]; v.IsError() {
-			m.err = newServerError(m.name, v.Str)
-		} else {
-			m.v = v
-		}
-	}
-	f.Release()
-	return nil
+	return b.execUnit(ctx, ms, t)
 }
 
 // resendMember sends one member again after its group's node redirected
@@ -510,9 +481,9 @@ func (b *Batch) execClusterTx(ctx context.Context) error {
 	}
 }
 
-// execGroupTarget is execTarget for a unit frame whose slot was computed
-// from its members, not from the frame.
-func (c *Client) execGroupTarget(ctx context.Context, f *wire.Frame, s *spec, t *target) error {
+// execResolved runs f on a target already resolved (for a unit, from its
+// members rather than from the frame), under the retry policy.
+func (c *Client) execResolved(ctx context.Context, f *wire.Frame, s *spec, t *target) error {
 	waitDL := c.waitDeadline(ctx)
 	r := c.attempt(ctx, f, waitDL, s, t)
 	if r.err == nil {

@@ -36,8 +36,6 @@ func intOf(v resp.Value) (int64, error) {
 	return toInt64(v)
 }
 
-func okOf(v resp.Value) (string, error) { return Reply{v: v}.String() }
-
 func boolOf(v resp.Value) (bool, error) {
 	n, err := intOf(v)
 	return n == 1, err
@@ -61,7 +59,7 @@ func (b *Batch) Get(key string) *Future[string] {
 
 // Set queues SET key value; see [Client.Set]. Its Future holds "OK".
 func (b *Batch) Set(key, value string) *Future[string] {
-	return &Future[string]{m: b.typed(specSETLastWins, key, value), conv: okOf}
+	return &Future[string]{m: b.typed(specSETLastWins, key, value), conv: strOf}
 }
 
 // Incr queues INCR; see [Client.Incr].

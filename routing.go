@@ -262,18 +262,7 @@ func (c *Client) execTarget(ctx context.Context, f *wire.Frame, s *spec, t *targ
 		}
 		t.slot = slot
 	}
-	waitDL := c.waitDeadline(ctx)
-	r := c.attempt(ctx, f, waitDL, s, t)
-	if r.err == nil {
-		return nil
-	}
-	if c.retries && s.cat.Retryable() {
-		return c.retryLoop(ctx, f, waitDL, s, r, t)
-	}
-	if r.owned {
-		f.Release()
-	}
-	return r.err
+	return c.execResolved(ctx, f, s, t)
 }
 
 // askingPrelude is ASKING, sent ahead of a command that follows an ASK
