@@ -17,6 +17,9 @@ import (
 // before its unit was executed.
 var ErrNotExecuted = errors.New("respire: the batch has not been executed")
 
+// ErrBatchReset is the result of a Future whose batch was reset since.
+var ErrBatchReset = errors.New("respire: the batch was reset since this member was queued")
+
 // Batch queues commands and sends them together with [Batch.Execute]: on
 // one connection, in one write where they fit, interleaved with no other
 // caller's commands. A batch is not atomic: the server may run some
@@ -24,7 +27,9 @@ var ErrNotExecuted = errors.New("respire: the batch has not been executed")
 // A member's server error is that member's result, not the batch's.
 //
 // Every queueing method returns a [Future] whose value is final once
-// Execute returns. A Batch is executed once, by one goroutine; it is not
+// Execute returns. A Batch is executed once, by one goroutine, then
+// dropped or emptied with [Batch.Reset] for the next use (which keeps its
+// memory: a reused batch of typed members allocates nothing); it is not
 // safe for concurrent use.
 //
 // Retries: the retry policy resends the whole batch, every member in queue
@@ -40,44 +45,68 @@ var ErrNotExecuted = errors.New("respire: the batch has not been executed")
 type Batch struct {
 	c        *Client
 	tx       bool // a transaction: MULTI, the members, EXEC
-	members  []*member
+	buf      []byte
+	members  []member
 	err      error // the first queueing error: Execute sends nothing
 	executed bool
+	gen      uint32 // counts Resets: a Future of an older use is stale
+	raw      bool   // a Do member's Reply may alias arena: Reset drops it
+	// arena and vals are the reply memory of the last whole-unit
+	// execution, handed to the next one.
+	arena []byte
+	vals  []resp.Value
 }
 
-// member is one queued command.
+// member is one queued command; its encoding is buf[start:end].
 type member struct {
-	name  string
-	cat   RetryCategory
-	known bool
-	desc  Command
-	buf   []byte // the encoded command, copied at queue time
-	v     resp.Value
-	err   error
-	done  bool
+	name       string
+	cat        RetryCategory
+	known      bool
+	desc       Command
+	start, end int
+	pin        string // the server a cursor continuation must go to
+	served     string // the server that answered the member's unit
+	v          resp.Value
+	err        error
+	done       bool
 }
 
-// Future is the deferred result of a queued command.
+// Future is the deferred result of a queued command. It is a small value:
+// copy it freely. The zero Future reports [ErrNotExecuted].
 type Future[T any] struct {
-	m    *member
+	b    *Batch
+	i    int32
+	gen  uint32
 	conv func(resp.Value) (T, error)
 }
 
+func future[T any](b *Batch, i int, conv func(resp.Value) (T, error)) Future[T] {
+	return Future[T]{b: b, i: int32(i), gen: b.gen, conv: conv}
+}
+
 // Result returns the member's value and error. Before the unit was
-// executed it returns [ErrNotExecuted].
-func (f *Future[T]) Result() (T, error) {
+// executed it returns [ErrNotExecuted], after a [Batch.Reset]
+// [ErrBatchReset].
+func (f Future[T]) Result() (T, error) {
 	var zero T
 	switch {
-	case !f.m.done:
+	case f.b == nil:
 		return zero, ErrNotExecuted
-	case f.m.err != nil:
-		return zero, f.m.err
+	case f.b.gen != f.gen:
+		return zero, ErrBatchReset
 	}
-	return f.conv(f.m.v)
+	m := &f.b.members[f.i]
+	switch {
+	case !m.done:
+		return zero, ErrNotExecuted
+	case m.err != nil:
+		return zero, m.err
+	}
+	return f.conv(m.v)
 }
 
 // Err returns the member's error only.
-func (f *Future[T]) Err() error {
+func (f Future[T]) Err() error {
 	_, err := f.Result()
 	return err
 }
@@ -96,48 +125,95 @@ func (c *Client) NewTransaction() *Batch { return &Batch{c: c, tx: true} }
 // Len returns the number of queued members.
 func (b *Batch) Len() int { return len(b.members) }
 
-// queue adds cmd with args, copying their encoding. A refused command, a
-// blocking command, a transaction command or a member added after Execute
-// fail the member and (but for the last) make Execute fail before any I/O.
-func (b *Batch) queue(cmd Command, args []string) *member {
-	d := dispatchOf(cmd, args)
-	m := &member{name: d.name, cat: d.category, known: d.known, desc: d.desc}
-	unit := "batch"
-	if b.tx {
-		unit = "transaction"
+// Reset empties the batch for reuse, keeping its memory. Futures of the
+// previous use report [ErrBatchReset]; values they returned stay valid.
+func (b *Batch) Reset() {
+	clear(b.members)
+	b.members, b.buf = b.members[:0], b.buf[:0]
+	b.err, b.executed = nil, false
+	b.gen++
+	if b.raw {
+		b.arena = nil // a Reply handed out may alias it
 	}
+	b.raw = false
+}
+
+func (b *Batch) unitName() string {
+	if b.tx {
+		return "transaction"
+	}
+	return "batch"
+}
+
+// reject queues a member that failed validation: Execute then sends
+// nothing and returns err (a member added after Execute fails alone).
+func (b *Batch) reject(name string, err error) int {
+	if b.err == nil && !b.executed {
+		b.err = err
+	}
+	b.members = append(b.members, member{name: name, err: err, done: true})
+	return len(b.members) - 1
+}
+
+// add queues the command of s (with s's category, which its Client method
+// has) with args, encoded into the batch's buffer.
+func (b *Batch) add(s *spec, args ...string) int {
+	return b.addKey(s, "", false, args)
+}
+
+// addKey is add with key (when hasKey) before args, so that callers
+// need no joined slice.
+func (b *Batch) addKey(s *spec, key string, hasKey bool, args []string) int {
+	if b.executed {
+		return b.reject(s.name, errInvalid(s.name, "added to a "+b.unitName()+" that was already executed"))
+	}
+	start := len(b.buf)
+	n := s.desc.ArgPrefix() + len(args)
+	if hasKey {
+		n++
+	}
+	b.buf = appendCommandHead(b.buf, s.desc, n)
+	if hasKey {
+		b.buf = resp.AppendBulkString(b.buf, key)
+	}
+	for _, a := range args {
+		b.buf = resp.AppendBulkString(b.buf, a)
+	}
+	b.members = append(b.members, member{name: s.name, cat: s.cat, known: true, desc: s.desc, start: start, end: len(b.buf)})
+	return len(b.members) - 1
+}
+
+// queue adds a raw cmd with args. A refused command, a blocking command,
+// a transaction command or a member added after Execute fail the member
+// and (but for the last) make Execute fail before any I/O.
+func (b *Batch) queue(cmd Command, args []string) int {
+	d := dispatchOf(cmd, args)
 	var why string
 	switch {
 	case b.executed:
-		m.err, m.done = errInvalid(d.name, "added to a "+unit+" that was already executed"), true
-		return m
+		return b.reject(d.name, errInvalid(d.name, "added to a "+b.unitName()+" that was already executed"))
 	case cmd.FullName() == "":
 		why = "empty command name"
 	case d.refused != "":
-		why = "refused in a " + unit + ": " + d.refused
+		why = "refused in a " + b.unitName() + ": " + d.refused
 	case d.blocking:
 		why = "a blocking command would hold the connection of every other member; run it on its own"
 	}
 	if why != "" {
-		m.err, m.done = errInvalid(d.name, why), true
-		if b.err == nil {
-			b.err = m.err
-		}
-		b.members = append(b.members, m)
-		return m
+		return b.reject(d.name, errInvalid(d.name, why))
 	}
-	f := b.c.rawFrame(cmd, args)
-	m.buf = append([]byte(nil), f.Buf...)
-	f.Release()
-	b.members = append(b.members, m)
-	return m
+	start := len(b.buf)
+	b.buf = appendCommand(b.buf, cmd, args)
+	b.members = append(b.members, member{name: d.name, cat: d.category, known: d.known, desc: d.desc, start: start, end: len(b.buf)})
+	return len(b.members) - 1
 }
 
 func replyOf(v resp.Value) (Reply, error) { return Reply{v: v}, nil }
 
 // Do queues cmd with args; its Future holds the reply like [Client.Do].
-func (b *Batch) Do(cmd Command, args ...string) *Future[Reply] {
-	return &Future[Reply]{m: b.queue(cmd, args), conv: replyOf}
+func (b *Batch) Do(cmd Command, args ...string) Future[Reply] {
+	b.raw = true
+	return future(b, b.queue(cmd, args), replyOf)
 }
 
 // Execute sends the queued members and waits for their results. It
@@ -168,33 +244,92 @@ func (b *Batch) Execute(ctx context.Context) error {
 	case b.c.isCluster():
 		err = b.execGroups(ctx)
 	default:
-		err = b.execUnit(ctx, b.members, nil)
+		t, perr := b.pinned()
+		if perr != nil {
+			b.fail(perr)
+			return perr
+		}
+		err = b.execUnit(ctx, nil, t)
 	}
 	return err
 }
 
+// pinned returns the target of a Sentinel batch holding a cursor
+// continuation: the primary that issued the cursor, which must still be
+// the primary (nil: no continuation, or a standalone client).
+func (b *Batch) pinned() (*target, error) {
+	if b.c.topo == nil {
+		return nil, nil
+	}
+	for i := range b.members {
+		if pin := b.members[i].pin; pin != "" {
+			n := b.c.topo.Primaries()[0]
+			if n.Addr != pin {
+				return nil, errInvalid("SCAN", "the cursor's server "+pin+" is no longer the primary")
+			}
+			return &target{slot: -1, pinned: n}, nil
+		}
+	}
+	return nil, nil
+}
+
 // fail gives every member still pending err.
 func (b *Batch) fail(err error) {
-	for _, m := range b.members {
-		if !m.done {
+	for i := range b.members {
+		if m := &b.members[i]; !m.done {
 			m.err, m.done = err, true
 		}
 	}
 }
 
+// at returns the i-th member of a unit: of the whole batch when ms is nil,
+// else of the Cluster group ms (indexes into members).
+func (b *Batch) at(ms []int, i int) *member {
+	if ms == nil {
+		return &b.members[i]
+	}
+	return &b.members[ms[i]]
+}
+
+// size is the number of members of the unit ms (see at).
+func (b *Batch) size(ms []int) int {
+	if ms == nil {
+		return len(b.members)
+	}
+	return len(ms)
+}
+
+// enc returns m's encoding.
+func (b *Batch) enc(m *member) []byte { return b.buf[m.start:m.end] }
+
 // unitSpec is the dispatch of a unit of members: the riskiest member's
 // category, Never when one member has none.
-func unitSpec(name string, ms []*member) spec {
-	s := spec{name: name, cat: Always}
-	for _, m := range ms {
+func (b *Batch) unitSpec(ms []int) *spec {
+	cat := Always
+	for i := range b.size(ms) {
+		m := b.at(ms, i)
 		if !m.cat.Retryable() || !m.known {
-			s.cat = Never
+			cat = Never
 			break
 		}
-		s.cat = max(s.cat, m.cat)
+		cat = max(cat, m.cat)
 	}
-	return s
+	kind := 0
+	if b.tx {
+		kind = 1
+	}
+	return &unitSpecs[kind][cat]
 }
+
+// unitSpecs are the dispatch of batches (0) and transactions (1) by
+// their riskiest category: static, so that a unit's costs nothing.
+var unitSpecs = func() (t [2][catalog.ServerAdmin + 1]spec) {
+	for cat := range t[0] {
+		t[0][cat] = spec{name: "batch", cat: RetryCategory(cat), unit: unitFailure}
+		t[1][cat] = spec{name: "MULTI", cat: RetryCategory(cat), unit: txFailure}
+	}
+	return t
+}()
 
 // multiCmd and execCmd frame a transaction.
 var (
@@ -202,66 +337,97 @@ var (
 	execCmd  = resp.AppendBulkString(resp.AppendArrayHeader(nil, 1), "EXEC")
 )
 
-// execUnit sends ms (a transaction when b.tx) as one frame, retried as one
-// unit, and publishes the final attempt's results. t, when set, routes it
-// on a Cluster; nil sends it to the standalone server or Sentinel primary.
-func (b *Batch) execUnit(ctx context.Context, ms []*member, t *target) error {
-	c := b.c
-	f := c.frames.Get()
-	n := len(ms)
+// frame returns a frame holding the unit ms (see at): MULTI, the members
+// and EXEC for a transaction.
+func (b *Batch) frame(ms []int) *wire.Frame {
+	f := b.c.frames.Get()
+	n := b.size(ms)
 	if b.tx {
 		f.Buf = append(f.Buf, multiCmd...)
 		n += 2
 	}
-	for _, m := range ms {
-		f.Buf = append(f.Buf, m.buf...)
+	if ms == nil {
+		f.Buf = append(f.Buf, b.buf...)
+	} else {
+		for _, i := range ms {
+			f.Buf = append(f.Buf, b.enc(&b.members[i])...)
+		}
 	}
 	if b.tx {
 		f.Buf = append(f.Buf, execCmd...)
 	}
 	f.Want, f.Replies = wire.WantValue, n
-	name := "batch"
-	if b.tx {
-		name = "MULTI"
+	return f
+}
+
+// execUnit sends the unit ms (see at; a transaction when b.tx) as one
+// frame, retried as one unit, and publishes the final attempt's results.
+// t, when set, routes it on a Cluster; nil sends it to the standalone
+// server or Sentinel primary. The whole batch (ms nil, run alone) decodes
+// its replies into the batch's reply memory.
+func (b *Batch) execUnit(ctx context.Context, ms []int, t *target) error {
+	c := b.c
+	f := b.frame(ms)
+	if ms == nil {
+		f.Arena, f.Values = b.arena[:0], b.vals[:0]
 	}
-	s := unitSpec(name, ms)
-	s.unit = unitFailure
-	if b.tx {
-		s.unit = txFailure
-	}
+	s := b.unitSpec(ms)
 	var err error
+	served := c.node
 	switch {
 	case t != nil:
-		err = c.execResolved(ctx, f, &s, t)
+		err = c.execResolved(ctx, f, s, t)
+		served = t.served
 	case c.topo != nil:
-		err = c.execRouted(ctx, f, &s, nil)
+		var tt target
+		err = c.execTarget(ctx, f, s, &tt)
+		served = tt.served
 	default:
-		err = c.exec(ctx, f, &s)
+		err = c.exec(ctx, f, s)
 	}
 	if err != nil {
-		for _, m := range ms {
+		for i := range b.size(ms) {
+			m := b.at(ms, i)
 			m.err, m.done = err, true
 		}
 		return err
 	}
-	replies := repliesOf(f)
-	if b.tx {
+	one := [1]resp.Value{f.Value}
+	replies := one[:]
+	switch {
+	case b.tx:
 		replies = f.Value.Elems // EXEC's array
+	case f.Replies > 1:
+		replies = f.Values
 	}
-	for i, m := range ms {
-		m.done = true
-		if i >= len(replies) {
-			m.err = unexpected("a reply per member", f.Value)
-			continue
+	b.publish(ms, replies, f.Value)
+	if served != nil {
+		for i := range b.size(ms) {
+			b.at(ms, i).served = served.Addr
 		}
-		if v := replies[i]; v.IsError() {
-			m.err = newServerError(m.name, v.Str)
-		} else {
-			m.v = v
-		}
+	}
+	if ms == nil {
+		b.arena, b.vals = f.Arena, f.Values
 	}
 	f.Release()
 	return nil
+}
+
+// publish gives the members of the unit ms (see at) their replies; whole
+// is the unit's reply for the error when some are missing.
+func (b *Batch) publish(ms []int, replies []resp.Value, whole resp.Value) {
+	for i := range b.size(ms) {
+		m := b.at(ms, i)
+		m.done = true
+		switch {
+		case i >= len(replies):
+			m.err = unexpected("a reply per member", whole)
+		case replies[i].IsError():
+			m.err = newServerError(m.name, replies[i].Str)
+		default:
+			m.v = replies[i]
+		}
+	}
 }
 
 // repliesOf returns the replies of a completed unit frame: Values, or
@@ -338,79 +504,106 @@ func txFailure(f *wire.Frame) (retry.Failure, error) {
 
 // execGroups runs a Cluster batch: members grouped by the node that
 // serves their keys (keyless ones with the first group), one unit per
-// group, in parallel. A member answered with MOVED or ASK (the map changed
-// between grouping and sending) is sent again on its own within the same
-// execution; other groups keep their results.
+// group, in parallel. A cursor continuation pins its group to the server
+// of its cursor (and, as a Never member, makes that group unretryable). A
+// member answered with MOVED or ASK (the map changed between grouping and
+// sending) is sent again on its own within the same execution; other
+// groups keep their results.
 func (b *Batch) execGroups(ctx context.Context) error {
 	c := b.c
 	type group struct {
-		slot int // a member's slot: the group's route
-		ms   []*member
+		slot int         // a member's slot: the group's route
+		pin  *route.Node // the server of a cursor continuation
+		ms   []int
+	}
+	type groupKey struct {
+		node   *route.Node
+		pinned bool
 	}
 	var groups []*group
-	byNode := map[*route.Node]*group{}
-	var keyless []*member
-	for _, m := range b.members {
+	byNode := map[groupKey]*group{}
+	var keyless []int
+	for i := range b.members {
+		m := &b.members[i]
 		var small [16][]byte
-		slot, cross := keySlot(m.desc, frameArgs(m.buf, small[:0]))
+		slot, cross := keySlot(m.desc, frameArgs(b.enc(m), small[:0]))
 		if cross {
 			err := &RouteError{Command: m.name, Slot: -1, Err: ErrCrossSlot}
 			b.fail(err)
 			return err
 		}
-		if slot < 0 {
-			keyless = append(keyless, m)
+		var n *route.Node
+		var err error
+		switch {
+		case m.pin != "":
+			n, err = c.topo.Ask(m.pin)
+		case slot < 0:
+			keyless = append(keyless, i)
 			continue
+		default:
+			n, err = c.topo.Pick(slot, false)
 		}
-		n, err := c.topo.Pick(slot, false)
 		if err != nil {
 			err = routeErr(m.name, slot, err)
 			b.fail(err)
 			return err
 		}
-		g := byNode[n]
+		k := groupKey{n, m.pin != ""}
+		g := byNode[k]
 		if g == nil {
 			g = &group{slot: slot}
-			byNode[n] = g
+			if k.pinned {
+				g.pin = n
+			}
+			byNode[k] = g
 			groups = append(groups, g)
 		}
-		g.ms = append(g.ms, m)
+		g.ms = append(g.ms, i)
 	}
-	if len(groups) == 0 {
+	first := 0
+	for first < len(groups) && groups[first].pin != nil {
+		first++
+	}
+	if first == len(groups) {
 		groups = append(groups, &group{slot: -1})
 	}
-	groups[0].ms = append(groups[0].ms, keyless...)
+	groups[first].ms = append(groups[first].ms, keyless...)
 	errs := make([]error, len(groups))
 	done := make(chan struct{}, len(groups))
 	for i, g := range groups {
+		if len(g.ms) == 0 {
+			done <- struct{}{}
+			continue
+		}
 		go func() {
 			defer func() { done <- struct{}{} }()
 			t := &target{}
-			errs[i] = b.execGroup(ctx, g.ms, g.slot, t)
+			errs[i] = b.execGroup(ctx, g.ms, g.slot, g.pin, t)
 		}()
 	}
 	for range groups {
 		<-done
 	}
-	for _, m := range b.members {
+	for i := range b.members {
+		m := &b.members[i]
 		if m.err == nil {
 			continue
 		}
 		var se *ServerError
-		if errors.As(m.err, &se) && (se.Code == "MOVED" || se.Code == "ASK") {
+		if errors.As(m.err, &se) && (se.Code == "MOVED" || se.Code == "ASK") && m.pin == "" {
 			m.err = b.resendMember(ctx, m)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// execGroup sends one Cluster group as a unit routed by slot. A group of
-// reads only follows the read policy (and its replica route retries as a
-// group); any write sends it to the primary.
-func (b *Batch) execGroup(ctx context.Context, ms []*member, slot int, t *target) error {
-	t.slot, t.pinned, t.read = slot, nil, b.c.cfg.readFrom != ReadPrimary
-	for _, m := range ms {
-		t.read = t.read && m.desc.Flags().Has(catalog.FlagReadOnly)
+// execGroup sends one Cluster group as a unit routed by slot (or pinned).
+// A group of reads only follows the read policy (and its replica route
+// retries as a group); any write sends it to the primary.
+func (b *Batch) execGroup(ctx context.Context, ms []int, slot int, pin *route.Node, t *target) error {
+	t.slot, t.pinned, t.read = slot, pin, b.c.cfg.readFrom != ReadPrimary && pin == nil
+	for _, i := range ms {
+		t.read = t.read && b.members[i].desc.Flags().Has(catalog.FlagReadOnly)
 	}
 	return b.execUnit(ctx, ms, t)
 }
@@ -427,7 +620,7 @@ func (b *Batch) resendMember(ctx context.Context, m *member) error {
 		}
 	}
 	f := c.frames.Get()
-	f.Buf = append(f.Buf, m.buf...)
+	f.Buf = append(f.Buf, b.enc(m)...)
 	f.Want = wire.WantValue
 	s := spec{name: m.name, cat: Never, desc: m.desc}
 	if err := c.execRouted(ctx, f, &s, nil); err != nil {
@@ -444,9 +637,10 @@ func (b *Batch) resendMember(ctx context.Context, m *member) error {
 func (b *Batch) execClusterTx(ctx context.Context) error {
 	c := b.c
 	slot := -1
-	for _, m := range b.members {
+	for i := range b.members {
+		m := &b.members[i]
 		var small [16][]byte
-		s, cross := keySlot(m.desc, frameArgs(m.buf, small[:0]))
+		s, cross := keySlot(m.desc, frameArgs(b.enc(m), small[:0]))
 		if cross || (s >= 0 && slot >= 0 && s != slot) {
 			err := &RouteError{Command: "MULTI", Slot: slot, Err: errors.Join(ErrCrossSlot,
 				errors.New("every key of a Cluster transaction must hash to one slot"))}
@@ -458,12 +652,13 @@ func (b *Batch) execClusterTx(ctx context.Context) error {
 		}
 	}
 	for redirects := 0; ; redirects++ {
-		for _, m := range b.members {
+		for i := range b.members {
+			m := &b.members[i]
 			m.done, m.err, m.v = false, nil, resp.Value{}
 		}
 		t := &target{}
 		t.slot = slot
-		err := b.execUnit(ctx, b.members, t)
+		err := b.execUnit(ctx, nil, t)
 		var se *ServerError
 		if err == nil || !errors.As(err, &se) || (se.Code != "MOVED" && se.Code != "ASK") {
 			return err

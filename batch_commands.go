@@ -4,30 +4,53 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
 )
 
 // Typed commands queued on a Batch or a transaction. Each carries the
-// category its Client method has; its Future converts the member's reply
-// as that method does.
+// category its Client method has, validates its arguments as that method
+// does (a rejected member makes Execute fail before any I/O), and its
+// Future converts the member's reply as that method does.
 
-// typed queues the command of s (with s's category) with args.
-func (b *Batch) typed(s *spec, args ...string) *member {
-	return b.queue(s.desc.WithRetryCategory(s.cat), args)
+// addFrame queues the command a Client frame builder encoded (copying it;
+// the frame goes back to its pool), or rejects it with the builder's
+// error.
+func (b *Batch) addFrame(name string, f *wire.Frame, s *spec, err error) int {
+	if err != nil {
+		return b.reject(name, err)
+	}
+	defer f.Release()
+	if b.executed {
+		return b.reject(s.name, errInvalid(s.name, "added to a "+b.unitName()+" that was already executed"))
+	}
+	start := len(b.buf)
+	b.buf = append(b.buf, f.Buf...)
+	b.members = append(b.members, member{name: s.name, cat: s.cat, known: true, desc: s.desc, start: start, end: len(b.buf)})
+	return len(b.members) - 1
 }
 
-// invalid queues a member that failed validation: Execute then sends
-// nothing and returns err.
-func (b *Batch) invalid(err error) *member {
-	m := &member{err: err, done: true}
-	if b.err == nil {
-		b.err = err
+// keyValues queues "NAME key values..."; empty values are rejected,
+// naming what is missing.
+func (b *Batch) keyValues(s *spec, key string, values []string, what string) Future[int64] {
+	if len(values) == 0 {
+		return future(b, b.reject(s.name, errInvalid(s.name, "no "+what)), intOf)
 	}
-	b.members = append(b.members, m)
-	return m
+	return future(b, b.addKey(s, key, true, values), intOf)
+}
+
+// keys queues "NAME keys..." with at least one key.
+func (b *Batch) keys(s *spec, keys []string) Future[int64] {
+	if len(keys) == 0 {
+		return future(b, b.reject(s.name, errInvalid(s.name, "no keys")), intOf)
+	}
+	return future(b, b.add(s, keys...), intOf)
 }
 
 func strOf(v resp.Value) (string, error) { return Reply{v: v}.String() }
+
+func statusOf(v resp.Value) (struct{}, error) { return struct{}{}, nil }
 
 func intOf(v resp.Value) (int64, error) {
 	if v.IsNull() {
@@ -35,6 +58,8 @@ func intOf(v resp.Value) (int64, error) {
 	}
 	return toInt64(v)
 }
+
+func floatOf(v resp.Value) (float64, error) { return toFloat64(v) }
 
 func boolOf(v resp.Value) (bool, error) {
 	n, err := intOf(v)
@@ -52,143 +77,236 @@ func ttlOf(unit time.Duration) func(resp.Value) (time.Duration, error) {
 	}
 }
 
+// The converters with a parameter, made once.
+var (
+	ttlSeconds = ttlOf(time.Second)
+	ttlMillis  = ttlOf(time.Millisecond)
+)
+
 // Get queues GET; see [Client.Get].
-func (b *Batch) Get(key string) *Future[string] {
-	return &Future[string]{m: b.typed(specGET, key), conv: strOf}
+func (b *Batch) Get(key string) Future[string] {
+	return future(b, b.add(specGET, key), strOf)
 }
 
-// Set queues SET key value; see [Client.Set]. Its Future holds "OK".
-func (b *Batch) Set(key, value string) *Future[string] {
-	return &Future[string]{m: b.typed(specSETLastWins, key, value), conv: strOf}
+// Set queues SET key value; see [Client.Set].
+func (b *Batch) Set(key, value string) Future[struct{}] {
+	return future(b, b.add(specSETLastWins, key, value), statusOf)
+}
+
+// SetWithOptions queues SET with options; see [Client.SetWithOptions].
+func (b *Batch) SetWithOptions(key, value string, opt SetOptions) Future[SetResult] {
+	f, s, err := b.c.setFrame(key, value, opt)
+	return future(b, b.addFrame("SET", f, s, err), func(v resp.Value) (SetResult, error) { return setResult(v, opt) })
+}
+
+// MSet queues MSET; see [Client.MSet]. On a Cluster client its keys must
+// share a slot (a batch member is never split).
+func (b *Batch) MSet(pairs ...string) Future[struct{}] {
+	if len(pairs) == 0 || len(pairs)%2 != 0 {
+		return future(b, b.reject("MSET", errInvalid("MSET", "want key-value pairs")), statusOf)
+	}
+	return future(b, b.add(specMSET, pairs...), statusOf)
 }
 
 // Incr queues INCR; see [Client.Incr].
-func (b *Batch) Incr(key string) *Future[int64] {
-	return &Future[int64]{m: b.typed(specINCR, key), conv: intOf}
+func (b *Batch) Incr(key string) Future[int64] {
+	return future(b, b.add(specINCR, key), intOf)
 }
 
 // IncrBy queues INCRBY; see [Client.IncrBy].
-func (b *Batch) IncrBy(key string, delta int64) *Future[int64] {
-	return &Future[int64]{m: b.typed(specINCRBY, key, strconv.FormatInt(delta, 10)), conv: intOf}
+func (b *Batch) IncrBy(key string, delta int64) Future[int64] {
+	return future(b, b.add(specINCRBY, key, strconv.FormatInt(delta, 10)), intOf)
 }
 
 // Decr queues DECR; see [Client.Decr].
-func (b *Batch) Decr(key string) *Future[int64] {
-	return &Future[int64]{m: b.typed(specDECR, key), conv: intOf}
+func (b *Batch) Decr(key string) Future[int64] {
+	return future(b, b.add(specDECR, key), intOf)
 }
 
 // Append queues APPEND; see [Client.Append].
-func (b *Batch) Append(key, value string) *Future[int64] {
-	return &Future[int64]{m: b.typed(specAPPEND, key, value), conv: intOf}
+func (b *Batch) Append(key, value string) Future[int64] {
+	return future(b, b.add(specAPPEND, key, value), intOf)
 }
 
 // StrLen queues STRLEN; see [Client.StrLen].
-func (b *Batch) StrLen(key string) *Future[int64] {
-	return &Future[int64]{m: b.typed(specSTRLEN, key), conv: intOf}
+func (b *Batch) StrLen(key string) Future[int64] {
+	return future(b, b.add(specSTRLEN, key), intOf)
 }
 
 // Del queues DEL; see [Client.Del]. On a Cluster client its keys must
 // share a slot (a batch member is never split).
-func (b *Batch) Del(keys ...string) *Future[int64] {
-	if len(keys) == 0 {
-		return &Future[int64]{m: b.invalid(errInvalid("DEL", "no keys")), conv: intOf}
-	}
-	return &Future[int64]{m: b.typed(specDEL, keys...), conv: intOf}
-}
+func (b *Batch) Del(keys ...string) Future[int64] { return b.keys(specDEL, keys) }
 
 // Exists queues EXISTS; see [Client.Exists].
-func (b *Batch) Exists(keys ...string) *Future[int64] {
-	if len(keys) == 0 {
-		return &Future[int64]{m: b.invalid(errInvalid("EXISTS", "no keys")), conv: intOf}
-	}
-	return &Future[int64]{m: b.typed(specEXISTS, keys...), conv: intOf}
-}
+func (b *Batch) Exists(keys ...string) Future[int64] { return b.keys(specEXISTS, keys) }
 
 // Expire queues EXPIRE; see [Client.Expire].
-func (b *Batch) Expire(key string, ttl time.Duration) *Future[bool] {
+func (b *Batch) Expire(key string, ttl time.Duration) Future[bool] {
 	if ttl > 0 && ttl < time.Second {
-		return &Future[bool]{m: b.invalid(errInvalid("EXPIRE", "ttl below 1s would delete the key (use PExpire)")), conv: boolOf}
+		return future(b, b.reject("EXPIRE", errInvalid("EXPIRE", "ttl below 1s would delete the key (use PExpire)")), boolOf)
 	}
-	return &Future[bool]{m: b.typed(specEXPIRE, key, strconv.FormatInt(int64(ttl/time.Second), 10)), conv: boolOf}
+	return future(b, b.add(specEXPIRE, key, strconv.FormatInt(int64(ttl/time.Second), 10)), boolOf)
 }
 
 // PExpire queues PEXPIRE; see [Client.PExpire].
-func (b *Batch) PExpire(key string, ttl time.Duration) *Future[bool] {
+func (b *Batch) PExpire(key string, ttl time.Duration) Future[bool] {
 	if ttl > 0 && ttl < time.Millisecond {
-		return &Future[bool]{m: b.invalid(errInvalid("PEXPIRE", "ttl below 1ms would delete the key")), conv: boolOf}
+		return future(b, b.reject("PEXPIRE", errInvalid("PEXPIRE", "ttl below 1ms would delete the key")), boolOf)
 	}
-	return &Future[bool]{m: b.typed(specPEXPIRE, key, strconv.FormatInt(ttl.Milliseconds(), 10)), conv: boolOf}
+	return future(b, b.add(specPEXPIRE, key, strconv.FormatInt(ttl.Milliseconds(), 10)), boolOf)
 }
 
 // TTL queues TTL; see [Client.TTL].
-func (b *Batch) TTL(key string) *Future[time.Duration] {
-	return &Future[time.Duration]{m: b.typed(specTTL, key), conv: ttlOf(time.Second)}
+func (b *Batch) TTL(key string) Future[time.Duration] {
+	return future(b, b.add(specTTL, key), ttlSeconds)
 }
 
 // PTTL queues PTTL; see [Client.PTTL].
-func (b *Batch) PTTL(key string) *Future[time.Duration] {
-	return &Future[time.Duration]{m: b.typed(specPTTL, key), conv: ttlOf(time.Millisecond)}
+func (b *Batch) PTTL(key string) Future[time.Duration] {
+	return future(b, b.add(specPTTL, key), ttlMillis)
 }
 
 // HSet queues HSET key field value...; see [Client.HSet].
-func (b *Batch) HSet(key string, pairs ...string) *Future[int64] {
+func (b *Batch) HSet(key string, pairs ...string) Future[int64] {
 	if len(pairs) == 0 || len(pairs)%2 != 0 {
-		return &Future[int64]{m: b.invalid(errInvalid("HSET", "want field-value pairs")), conv: intOf}
+		return future(b, b.reject("HSET", errInvalid("HSET", "want field-value pairs")), intOf)
 	}
-	return &Future[int64]{m: b.typed(specHSET, append([]string{key}, pairs...)...), conv: intOf}
+	return future(b, b.addKey(specHSET, key, true, pairs), intOf)
 }
 
 // HGet queues HGET; see [Client.HGet].
-func (b *Batch) HGet(key, field string) *Future[string] {
-	return &Future[string]{m: b.typed(specHGET, key, field), conv: strOf}
+func (b *Batch) HGet(key, field string) Future[string] {
+	return future(b, b.add(specHGET, key, field), strOf)
 }
 
 // HGetAll queues HGETALL; see [Client.HGetAll].
-func (b *Batch) HGetAll(key string) *Future[map[string]string] {
-	return &Future[map[string]string]{m: b.typed(specHGETALL, key), conv: mapOf}
+func (b *Batch) HGetAll(key string) Future[map[string]string] {
+	return future(b, b.add(specHGETALL, key), mapOf)
 }
 
 // HDel queues HDEL; see [Client.HDel].
-func (b *Batch) HDel(key string, fields ...string) *Future[int64] {
-	if len(fields) == 0 {
-		return &Future[int64]{m: b.invalid(errInvalid("HDEL", "no fields")), conv: intOf}
-	}
-	return &Future[int64]{m: b.typed(specHDEL, append([]string{key}, fields...)...), conv: intOf}
+func (b *Batch) HDel(key string, fields ...string) Future[int64] {
+	return b.keyValues(specHDEL, key, fields, "fields")
 }
 
 // LPush queues LPUSH; see [Client.LPush].
-func (b *Batch) LPush(key string, values ...string) *Future[int64] {
+func (b *Batch) LPush(key string, values ...string) Future[int64] {
 	return b.keyValues(specLPUSH, key, values, "values")
 }
 
 // RPush queues RPUSH; see [Client.RPush].
-func (b *Batch) RPush(key string, values ...string) *Future[int64] {
+func (b *Batch) RPush(key string, values ...string) Future[int64] {
 	return b.keyValues(specRPUSH, key, values, "values")
 }
 
-// SAdd queues SADD; see [Client.SAdd].
-func (b *Batch) SAdd(key string, members ...string) *Future[int64] {
-	return b.keyValues(specSADD, key, members, "members")
-}
-
-func (b *Batch) keyValues(s *spec, key string, values []string, what string) *Future[int64] {
-	if len(values) == 0 {
-		return &Future[int64]{m: b.invalid(errInvalid(s.name, "no "+what)), conv: intOf}
-	}
-	return &Future[int64]{m: b.typed(s, append([]string{key}, values...)...), conv: intOf}
-}
-
 // LPop queues LPOP; see [Client.LPop].
-func (b *Batch) LPop(key string) *Future[string] {
-	return &Future[string]{m: b.typed(specLPOP, key), conv: strOf}
+func (b *Batch) LPop(key string) Future[string] {
+	return future(b, b.add(specLPOP, key), strOf)
 }
 
 // LRange queues LRANGE; see [Client.LRange].
-func (b *Batch) LRange(key string, start, stop int64) *Future[[]string] {
-	return &Future[[]string]{m: b.typed(specLRANGE, key, strconv.FormatInt(start, 10), strconv.FormatInt(stop, 10)), conv: strsOf}
+func (b *Batch) LRange(key string, start, stop int64) Future[[]string] {
+	return future(b, b.add(specLRANGE, key, strconv.FormatInt(start, 10), strconv.FormatInt(stop, 10)), strsOf)
+}
+
+// SAdd queues SADD; see [Client.SAdd].
+func (b *Batch) SAdd(key string, members ...string) Future[int64] {
+	return b.keyValues(specSADD, key, members, "members")
 }
 
 // SMembers queues SMEMBERS; see [Client.SMembers].
-func (b *Batch) SMembers(key string) *Future[[]string] {
-	return &Future[[]string]{m: b.typed(specSMEM, key), conv: strsOf}
+func (b *Batch) SMembers(key string) Future[[]string] {
+	return future(b, b.add(specSMEM, key), strsOf)
+}
+
+// ZAdd queues ZADD; see [Client.ZAdd].
+func (b *Batch) ZAdd(key string, opt ZAddOptions, members ...Z) Future[int64] {
+	if len(members) == 0 {
+		return future(b, b.reject("ZADD", errInvalid("ZADD", "no members")), intOf)
+	}
+	f, s, err := b.c.zaddFrame(key, opt, false, members)
+	return future(b, b.addFrame("ZADD", f, s, err), intOf)
+}
+
+// ZRange queues ZRANGE key start stop; see [Client.ZRange].
+func (b *Batch) ZRange(key string, start, stop int64) Future[[]string] {
+	return future(b, b.add(specZRANGE, key, strconv.FormatInt(start, 10), strconv.FormatInt(stop, 10)), strsOf)
+}
+
+// ZScore queues ZSCORE; see [Client.ZScore].
+func (b *Batch) ZScore(key, member string) Future[float64] {
+	return future(b, b.add(specZSCORE, key, member), floatOf)
+}
+
+// XAdd queues XADD; see [Client.XAdd]. A batch member never gets an
+// automatic idempotency identity: its category is the one its options
+// give (WriteAccumulating without Idempotency).
+func (b *Batch) XAdd(key string, opt XAddOptions, pairs ...string) Future[string] {
+	f, s, err := b.c.xaddFrame(key, opt, pairs)
+	return future(b, b.addFrame("XADD", f, s, err), strOf)
+}
+
+// XLen queues XLEN; see [Client.XLen].
+func (b *Batch) XLen(key string) Future[int64] {
+	return future(b, b.add(specXLEN, key), intOf)
+}
+
+// ScanFuture is the deferred result of [Batch.Scan].
+type ScanFuture struct{ f Future[ScanPage[string]] }
+
+// Result returns the page, with the cursor of the page after it and the
+// server that answered (give it to the next [Batch.Scan]).
+func (s ScanFuture) Result() (ScanPage[string], error) {
+	p, err := s.f.Result()
+	if err == nil {
+		p.Server = s.f.b.members[s.f.i].served
+	}
+	return p, err
+}
+
+// Err returns the page's error only.
+func (s ScanFuture) Err() error { return s.f.Err() }
+
+// Scan queues the SCAN page that follows prev (the zero ScanPage: the
+// first page). A continuation (prev.Cursor not "0") goes to prev.Server,
+// the server that holds its cursor, and like every continuation it is
+// never resent: on a Cluster client its group is pinned there and not
+// retried; on a Sentinel client the batch is pinned to the primary, and
+// fails before any I/O when prev.Server is no longer the primary. A first
+// page goes where prev.Server says when set, else where the batch's
+// keyless members go; its Server tells where the next page must go (on a
+// Cluster client SCAN iterates one node: [Client.Scan] visits them all).
+func (b *Batch) Scan(prev ScanPage[string], opts ScanOptions) ScanFuture {
+	args, err := scanArgs("SCAN", "", opts, true)
+	cursor := prev.Cursor
+	if cursor == "" {
+		cursor = "0"
+	}
+	switch {
+	case err != nil:
+	case cursor != "0" && b.c.topo != nil && prev.Server == "":
+		err = errInvalid("SCAN", "the cursor has no server")
+	}
+	if err != nil {
+		return ScanFuture{future(b, b.reject("SCAN", err), scanPageOf)}
+	}
+	i := b.queue(cmdSCAN, append([]string{cursor}, args...))
+	if b.c.topo != nil && prev.Server != "" && !b.members[i].done {
+		b.members[i].pin = prev.Server
+	}
+	return ScanFuture{future(b, i, scanPageOf)}
+}
+
+// cmdSCAN is the catalog's SCAN.
+var cmdSCAN = catalog.Generic.SCAN()
+
+// scanPageOf converts a SCAN reply into a page (its Server is the
+// member's).
+func scanPageOf(v resp.Value) (ScanPage[string], error) {
+	next, items, err := splitScan(Reply{v: v})
+	if err != nil {
+		return ScanPage[string]{}, err
+	}
+	keys, err := items.Strings()
+	return ScanPage[string]{Items: keys, Cursor: next}, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"testing"
 )
 
@@ -87,8 +88,8 @@ func BenchmarkSet(b *testing.B) {
 }
 
 // TestHealthyPathAllocations checks the 0 allocs/op target of GetBytes
-// (into a reused buffer) and Set on a warmed client against the real
-// server, under every retry configuration.
+// (into a reused buffer), Set and a reused batch of 100 SETs on a warmed
+// client against the real server, under every retry configuration.
 func TestHealthyPathAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -114,6 +115,27 @@ func TestHealthyPathAllocations(t *testing.T) {
 					}
 				}},
 			}
+			batch := c.NewBatch()
+			var sets [100]Future[struct{}]
+			ops = append(ops, struct {
+				name string
+				op   func()
+			}{"BatchOf100Sets", func() {
+				// A reused batch: Reset keeps its buffer, members and
+				// reply memory, so its SET members cost nothing.
+				batch.Reset()
+				for i := range sets {
+					sets[i] = batch.Set(k, benchValue)
+				}
+				if err := batch.Execute(ctx); err != nil {
+					t.Fatal(err)
+				}
+				for i := range sets {
+					if err := sets[i].Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}})
 			for _, o := range ops {
 				for range 100 { // warm the frame pool and buffers
 					o.op()
@@ -176,4 +198,72 @@ func parallelGetBytes(b *testing.B, c *Client, k string) {
 			}
 		}
 	})
+}
+
+// BenchmarkBatch measures batches of GET and SET members (a reused
+// batch), serial and from many goroutines; ns/op is per batch.
+func BenchmarkBatch(b *testing.B) {
+	for _, size := range []int{10, 100} {
+		for _, op := range []string{"SET", "GET"} {
+			run := func(b *testing.B, c *Client, k string) {
+				batch := c.NewBatch()
+				ctx := context.Background()
+				sets := make([]Future[struct{}], size)
+				gets := make([]Future[string], size)
+				for b.Loop() {
+					batch.Reset()
+					for i := range size {
+						if op == "SET" {
+							sets[i] = batch.Set(k, benchValue)
+						} else {
+							gets[i] = batch.Get(k)
+						}
+					}
+					if err := batch.Execute(ctx); err != nil {
+						b.Fatal(err)
+					}
+					for i := range size {
+						var err error
+						if op == "SET" {
+							err = sets[i].Err()
+						} else {
+							_, err = gets[i].Result()
+						}
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			}
+			name := op + "x" + strconv.Itoa(size)
+			b.Run(name+"/Serial", func(b *testing.B) {
+				c, k := benchClient(b, nil)
+				b.ReportAllocs()
+				run(b, c, k)
+			})
+			b.Run(name+"/Parallel", func(b *testing.B) {
+				c, k := benchClient(b, nil)
+				b.ReportAllocs()
+				b.SetParallelism(2)
+				b.RunParallel(func(pb *testing.PB) {
+					batch := c.NewBatch()
+					ctx := context.Background()
+					for pb.Next() {
+						batch.Reset()
+						for range size {
+							if op == "SET" {
+								batch.Set(k, benchValue)
+							} else {
+								batch.Get(k)
+							}
+						}
+						if err := batch.Execute(ctx); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+		}
+	}
 }

@@ -118,7 +118,7 @@ type attemptResult struct {
 	accepted  bool          // the transport accepted the frame for writing
 	owned     bool          // the caller still owns the frame
 	closed    bool          // the client was closed before anything was sent
-	replica   bool          // a replica served it: never resent
+	replica   bool          // a replica served it: never resent, but for a Cluster batch group
 	started   bool          // a node was chosen and a send begun (Cluster metrics)
 }
 
@@ -248,7 +248,7 @@ func (c *Client) retryLoop(ctx context.Context, f *wire.Frame, waitDL time.Time,
 	attempts, resent := 1, false
 	ran := !r.unwritten // some attempt of this call may have executed
 	for {
-		stop := !r.owned || r.replica || c.cfg.policy.Decide(retry.Input{
+		stop := !r.owned || (r.replica && s.unit == nil) || c.cfg.policy.Decide(retry.Input{
 			Category:  s.cat,
 			Failure:   r.failure,
 			Unwritten: r.unwritten,

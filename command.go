@@ -112,16 +112,29 @@ func (c *Client) doTarget(ctx context.Context, cmd Command, args []string, t *ta
 // rawFrame encodes cmd with args into a frame that wants the whole reply.
 func (c *Client) rawFrame(cmd Command, args []string) *wire.Frame {
 	f := c.frames.Get()
-	f.Buf = resp.AppendArrayHeader(f.Buf, cmd.ArgPrefix()+len(args))
-	f.Buf = resp.AppendBulkString(f.Buf, cmd.Name())
-	if sub := cmd.Subcommand(); sub != "" {
-		f.Buf = resp.AppendBulkString(f.Buf, sub)
-	}
-	for _, a := range args {
-		f.Buf = resp.AppendBulkString(f.Buf, a)
-	}
+	f.Buf = appendCommand(f.Buf, cmd, args)
 	f.Want = wire.WantValue
 	return f
+}
+
+// appendCommand appends cmd with args, encoded, to buf.
+func appendCommand(buf []byte, cmd Command, args []string) []byte {
+	buf = appendCommandHead(buf, cmd, cmd.ArgPrefix()+len(args))
+	for _, a := range args {
+		buf = resp.AppendBulkString(buf, a)
+	}
+	return buf
+}
+
+// appendCommandHead appends the array header of an n-argument command
+// and cmd's name words.
+func appendCommandHead(buf []byte, cmd Command, n int) []byte {
+	buf = resp.AppendArrayHeader(buf, n)
+	buf = resp.AppendBulkString(buf, cmd.Name())
+	if sub := cmd.Subcommand(); sub != "" {
+		buf = resp.AppendBulkString(buf, sub)
+	}
+	return buf
 }
 
 // dispatch is where a raw command may travel and what it retries under.

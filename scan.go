@@ -259,14 +259,23 @@ func (cur *scanCursor) fetch(ctx context.Context, c *Client) (Reply, error) {
 	if err != nil {
 		return Reply{}, err
 	}
-	parts := r.Elements()
-	if len(parts) != 2 {
-		return Reply{}, unexpected("[cursor, elements]", r.v)
-	}
-	next, err := parts[0].String()
+	next, items, err := splitScan(r)
 	if err != nil {
 		return Reply{}, err
 	}
 	cur.cursor = next
-	return parts[1], nil
+	return items, nil
+}
+
+// splitScan splits a SCAN-family reply into the next cursor and the page's
+// elements.
+func splitScan(r Reply) (next string, items Reply, err error) {
+	parts := r.Elements()
+	if len(parts) != 2 {
+		return "", Reply{}, unexpected("[cursor, elements]", r.v)
+	}
+	if next, err = parts[0].String(); err != nil {
+		return "", Reply{}, err
+	}
+	return next, parts[1], nil
 }

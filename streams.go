@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
 )
 
@@ -53,21 +54,30 @@ type XAddOptions struct {
 // XAdd appends an entry with the given field-value pairs to the stream at
 // key and returns its ID.
 func (c *Client) XAdd(ctx context.Context, key string, opt XAddOptions, pairs ...string) (string, error) {
+	f, s, err := c.xaddFrame(key, opt, pairs)
+	if err != nil {
+		return "", err
+	}
+	return c.doString(ctx, f, s)
+}
+
+// xaddFrame validates opt and pairs and encodes XADD, with its category.
+func (c *Client) xaddFrame(key string, opt XAddOptions, pairs []string) (*wire.Frame, *spec, error) {
 	if len(pairs) == 0 || len(pairs)%2 != 0 {
-		return "", errInvalid("XADD", "want field-value pairs")
+		return nil, nil, errInvalid("XADD", "want field-value pairs")
 	}
 	if opt.MaxLen != 0 && opt.MinID != "" {
-		return "", errInvalid("XADD", "MaxLen and MinID are mutually exclusive")
+		return nil, nil, errInvalid("XADD", "MaxLen and MinID are mutually exclusive")
 	}
 	if opt.MaxLen < 0 || opt.Limit < 0 {
-		return "", errInvalid("XADD", "MaxLen and Limit must not be negative")
+		return nil, nil, errInvalid("XADD", "MaxLen and Limit must not be negative")
 	}
 	if opt.Limit != 0 && (!opt.Approximate || (opt.MaxLen == 0 && opt.MinID == "")) {
-		return "", errInvalid("XADD", "Limit needs an approximate trim")
+		return nil, nil, errInvalid("XADD", "Limit needs an approximate trim")
 	}
 	idem := opt.Idempotency
 	if idem != nil && (idem.ProducerID == "" || (idem.MessageID == "") != idem.Auto) {
-		return "", errInvalid("XADD", "Idempotency needs a ProducerID and either a MessageID or Auto")
+		return nil, nil, errInvalid("XADD", "Idempotency needs a ProducerID and either a MessageID or Auto")
 	}
 	n := 3 + len(pairs)
 	if opt.NoMkStream {
@@ -134,7 +144,7 @@ func (c *Client) XAdd(ctx context.Context, key string, opt XAddOptions, pairs ..
 	if idem != nil {
 		s = specXADDChecked
 	}
-	return c.doString(ctx, f, s)
+	return f, s, nil
 }
 
 // XMessage is one stream entry.

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/wire"
+	"github.com/respire-go/respire/resp"
 )
 
 var (
@@ -98,27 +100,40 @@ type SetResult struct {
 // ExpireAt or KeepTTL, a non-positive TTL, an undefined condition) fail with
 // [ErrInvalidArgument] before anything is sent.
 func (c *Client) SetWithOptions(ctx context.Context, key, value string, opt SetOptions) (SetResult, error) {
+	f, s, err := c.setFrame(key, value, opt)
+	if err != nil {
+		return SetResult{}, err
+	}
+	v, err := c.doValue(ctx, f, s)
+	if err != nil {
+		return SetResult{}, err
+	}
+	return setResult(v, opt)
+}
+
+// setFrame validates opt and encodes SET with it, with its category.
+func (c *Client) setFrame(key, value string, opt SetOptions) (*wire.Frame, *spec, error) {
 	expiries := 0
 	if opt.TTL != 0 {
 		expiries++
 		if opt.TTL < time.Millisecond {
-			return SetResult{}, errInvalid("SET", "TTL must be at least 1ms")
+			return nil, nil, errInvalid("SET", "TTL must be at least 1ms")
 		}
 	}
 	if !opt.ExpireAt.IsZero() {
 		expiries++
 		if opt.ExpireAt.UnixMilli() <= 0 {
-			return SetResult{}, errInvalid("SET", "ExpireAt must be after the Unix epoch")
+			return nil, nil, errInvalid("SET", "ExpireAt must be after the Unix epoch")
 		}
 	}
 	if opt.KeepTTL {
 		expiries++
 	}
 	if expiries > 1 {
-		return SetResult{}, errInvalid("SET", "TTL, ExpireAt and KeepTTL are mutually exclusive")
+		return nil, nil, errInvalid("SET", "TTL, ExpireAt and KeepTTL are mutually exclusive")
 	}
 	if opt.Condition > SetIfExists {
-		return SetResult{}, errInvalid("SET", "undefined condition")
+		return nil, nil, errInvalid("SET", "undefined condition")
 	}
 	n := 3
 	if opt.Condition != SetAlways {
@@ -170,10 +185,12 @@ func (c *Client) SetWithOptions(ctx context.Context, key, value string, opt SetO
 			s = specSETChecked
 		}
 	}
-	v, err := c.doValue(ctx, f, s)
-	if err != nil {
-		return SetResult{}, err
-	}
+	return f, s, nil
+}
+
+// setResult converts SET's reply under opt.
+func setResult(v resp.Value, opt SetOptions) (SetResult, error) {
+
 	var r SetResult
 	if opt.Get {
 		// With GET the reply is the old value (or null); whether the

@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"time"
-
-	"github.com/respire-go/respire/internal/wire"
 )
 
 // ErrTxConflict reports a watched transaction whose keys changed before
@@ -110,39 +108,21 @@ func (c *Client) watchOnce(ctx context.Context, fn func(tx *Tx) error, keys []st
 			committed = true
 			return nil
 		}
-		f := c.frames.Get()
-		f.Buf = append(f.Buf, multiCmd...)
-		for _, m := range q.members {
-			f.Buf = append(f.Buf, m.buf...)
-		}
-		f.Buf = append(f.Buf, execCmd...)
-		f.Want, f.Replies = wire.WantValue, len(q.members)+2
+		f := q.frame(nil)
 		if err := conn.unit(ctx, f, "EXEC"); err != nil {
 			q.fail(err)
 			return err
 		}
 		defer f.Release()
 		if last := f.Values[len(f.Values)-1]; last.IsNull() {
-			for _, m := range q.members {
-				m.done, m.err = false, nil // the next run queues afresh
-			}
-			return nil // conflict: committed stays false
+			return nil // conflict: committed stays false, the next run queues afresh
 		}
 		if _, err := txFailure(f); err != nil {
 			q.fail(err)
 			return err
 		}
 		committed = true
-		for i, m := range q.members {
-			m.done = true
-			if i >= len(f.Value.Elems) {
-				m.err = unexpected("a reply per member", f.Value)
-			} else if v := f.Value.Elems[i]; v.IsError() {
-				m.err = newServerError(m.name, v.Str)
-			} else {
-				m.v = v
-			}
-		}
+		q.publish(nil, f.Value.Elems, f.Value)
 		return nil
 	})
 	return committed, err

@@ -150,6 +150,28 @@ func (v Value) Clone() Value {
 	return c.clone(v)
 }
 
+// CloneAppend is [Value.Clone] with the bytes copied into the free
+// capacity of arena, which it returns extended; when they do not fit it
+// starts a new arena (at least twice as large), leaving the old one to
+// the values that alias it. Bytes already in arena are never written, and
+// every returned slice is capped so that appending to it copies. Nested
+// values still get a slice of their own.
+func (v Value) CloneAppend(arena []byte) (Value, []byte) {
+	size, count := v.cloneSize()
+	if cap(arena)-len(arena) < size {
+		arena = make([]byte, 0, max(size, 2*cap(arena), minArena))
+	}
+	c := cloner{bytes: arena}
+	if count > 0 {
+		c.vals = make([]Value, count)
+	}
+	out := c.clone(v)
+	return out, c.bytes
+}
+
+// minArena is the smallest arena CloneAppend starts.
+const minArena = 512
+
 func (v Value) cloneSize() (bytes, values int) {
 	bytes = len(v.Str)
 	for _, e := range v.Elems {

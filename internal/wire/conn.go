@@ -438,7 +438,9 @@ func decode(f *Frame, v resp.Value, idx int) {
 			f.ErrReply = append(f.ErrReply[:0], v.Str...)
 		}
 		if f.Want == WantValue && f.Replies > 1 && idx >= f.Prelude {
-			f.Values = append(f.Values, v.Clone())
+			var c resp.Value
+			c, f.Arena = v.CloneAppend(f.Arena)
+			f.Values = append(f.Values, c)
 		}
 		return
 	}
@@ -464,11 +466,14 @@ func decode(f *Frame, v resp.Value, idx int) {
 			f.Value = v.Clone() // unexpected shape: keep it for the caller's error
 		}
 	case WantValue:
-		c := v.Clone()
 		if f.Replies > 1 {
+			var c resp.Value
+			c, f.Arena = v.CloneAppend(f.Arena)
 			f.Values = append(f.Values, c)
+			f.Value = c
+			return
 		}
-		f.Value = c
+		f.Value = v.Clone()
 	}
 }
 

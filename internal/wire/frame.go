@@ -80,6 +80,12 @@ type Frame struct {
 	Null   bool         // the (last) reply was null
 	Value  resp.Value   // WantValue: an owned copy of the reply (the last one when Replies > 1)
 	Values []resp.Value // WantValue with Replies > 1: owned copies of every reply
+	// Arena, optional, receives the bytes of Values (WantValue with
+	// Replies > 1) in its free capacity, a new arena being started when it
+	// is full (see [resp.Value.CloneAppend]): a caller that keeps Values
+	// beyond Release sets it to memory of its own and takes it back after
+	// the frame completed. A resend rewinds it. Release drops it.
+	Arena []byte
 	// ErrReply holds the error text of the first error reply ("ERR ...");
 	// the frame still completes normally.
 	ErrReply []byte
@@ -144,7 +150,7 @@ func (f *Frame) recycle() {
 	}
 	f.Buf = f.Buf[:0]
 	f.Want, f.Replies, f.Prelude = WantValue, 0, 0
-	f.Bytes, f.Int, f.Null, f.Value, f.Values = nil, 0, false, resp.Value{}, nil
+	f.Bytes, f.Int, f.Null, f.Value, f.Values, f.Arena = nil, 0, false, resp.Value{}, nil, nil
 	f.ErrReply, f.IsErr, f.ErrIndex, f.Err = f.ErrReply[:0], false, 0, nil
 	f.pending, f.seq, f.bytesBase = 0, 0, 0
 	select {
@@ -158,7 +164,7 @@ func (f *Frame) recycle() {
 // Reset makes a completed frame ready to be submitted again with the same
 // Buf, Want and Replies (a resend). Results are cleared.
 func (f *Frame) Reset() {
-	f.Int, f.Null, f.Value, f.Values = 0, false, resp.Value{}, nil
+	f.Int, f.Null, f.Value, f.Values, f.Arena = 0, false, resp.Value{}, f.Values[:0], f.Arena[:0]
 	f.Bytes = f.Bytes[:f.bytesBase] // the caller's prefix stays; only this frame's reply goes
 	f.ErrReply, f.IsErr, f.ErrIndex, f.Err = f.ErrReply[:0], false, 0, nil
 	select {
