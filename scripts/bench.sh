@@ -1,24 +1,37 @@
 #!/usr/bin/env bash
 # Compare respire with go-redis and rueidis against a private redis-server.
 #
-#   scripts/bench.sh           full run (about 13 minutes on 2 cores): writes
+#   scripts/bench.sh           full run (about 16 minutes on 2 cores): writes
 #                              bench/results/latest.{json,md,svg}, then CPU,
 #                              allocation and mutex profiles of respire and
 #                              rueidis (GET at 64 and 512 goroutines) into
 #                              bench/results/*.prof (git-ignored), then the
+#                              pipeline scenario (about 3 minutes more):
+#                              bench/results/pipeline.{json,md,svg}, then the
 #                              Redis Cluster scenario (about 3 minutes more):
 #                              bench/results/cluster.{json,md,svg}
-#   scripts/bench.sh --quick   smoke run (about 1.5 minutes): bench/results/quick.*
+#   scripts/bench.sh --quick   smoke run (about 2 minutes): bench/results/quick.*,
+#                              then a smoke run of the pipeline scenario:
+#                              bench/results/pipeline-quick.*
 #   scripts/bench.sh --profile-only   only the profiles
+#   scripts/bench.sh --pipeline only the pipeline scenario (respire Batch,
+#                              go-redis Pipelined, rueidis DoMulti; batches of
+#                              10 and 100 GETs or SETs at 1 and 64 goroutines;
+#                              throughput in batches/s and members/s, costs
+#                              per batch): bench/results/pipeline.*; with
+#                              --quick a smoke run of it (about 40 s):
+#                              pipeline-quick.*
 #   scripts/bench.sh --cluster only the Redis Cluster scenario (3 primaries,
 #                              GET/SET at 64 and 512 goroutines, random keys):
 #                              bench/results/cluster.*; with --quick a smoke
 #                              run of it (under a minute): cluster-quick.*
+#                              (--pipeline --cluster runs both scenarios)
 #   scripts/bench.sh -- ARGS   extra arguments for bench/cmd/compare (see -h),
 #                              given to every compare run
 #
 # The script starts its own redis-server on 127.0.0.1:${RESPIRE_BENCH_PORT:-16390}
-# (no persistence, data under a temporary directory) and stops it on exit.
+# (no persistence, data under a temporary directory) for the standalone and
+# pipeline scenarios and stops it on exit.
 # For the cluster scenario it starts its own 3-primary cluster on
 # 127.0.0.1:${RESPIRE_BENCH_CLUSTER_PORT:-16391} and the two ports after it
 # (cluster bus on those +10000), no replicas, and stops it on exit.
@@ -31,14 +44,16 @@ HOST=127.0.0.1
 CLUSTER_PORT=${RESPIRE_BENCH_CLUSTER_PORT:-16391}
 MODE=full
 CLUSTER_ONLY=0
+PIPELINE_ONLY=0
 EXTRA=()
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) MODE=quick ;;
     --profile-only) MODE=profile ;;
     --cluster) CLUSTER_ONLY=1 ;;
+    --pipeline) PIPELINE_ONLY=1 ;;
     --) shift; EXTRA=("$@"); break ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -47,25 +62,35 @@ done
 log() { printf '[bench] %s\n' "$*" >&2; }
 
 # What runs: the standalone comparison (and its profiles) unless
-# --cluster; the cluster scenario with --cluster and in the full run.
+# --cluster or --pipeline; the pipeline scenario with --pipeline, in the
+# full run and in the quick run; the cluster scenario with --cluster and
+# in the full run.
 RUN_STANDALONE=1
+RUN_PIPELINE=0
 RUN_CLUSTER=0
 case $MODE in
-  full) RUN_CLUSTER=1 ;;
+  full) RUN_PIPELINE=1; RUN_CLUSTER=1 ;;
+  quick) RUN_PIPELINE=1 ;;
 esac
-if [ "$CLUSTER_ONLY" = 1 ]; then
+if [ "$CLUSTER_ONLY" = 1 ] || [ "$PIPELINE_ONLY" = 1 ]; then
   if [ "$MODE" = profile ]; then
-    echo "bench.sh: --profile-only profiles the standalone server; it does not combine with --cluster" >&2
+    echo "bench.sh: --profile-only profiles the standalone server; it does not combine with --cluster or --pipeline" >&2
     exit 2
   fi
   RUN_STANDALONE=0
-  RUN_CLUSTER=1
+  RUN_PIPELINE=$PIPELINE_ONLY
+  RUN_CLUSTER=$CLUSTER_ONLY
+fi
+# The standalone and pipeline scenarios share one redis-server.
+NEED_SERVER=0
+if [ "$RUN_STANDALONE" = 1 ] || [ "$RUN_PIPELINE" = 1 ]; then
+  NEED_SERVER=1
 fi
 
 for tool in redis-server redis-cli redis-benchmark go; do
   command -v "$tool" >/dev/null || { log "missing $tool"; exit 1; }
 done
-if [ "$RUN_STANDALONE" = 1 ] && redis-cli -h "$HOST" -p "$PORT" PING >/dev/null 2>&1; then
+if [ "$NEED_SERVER" = 1 ] && redis-cli -h "$HOST" -p "$PORT" PING >/dev/null 2>&1; then
   log "something already answers on $HOST:$PORT; set RESPIRE_BENCH_PORT"
   exit 1
 fi
@@ -82,7 +107,7 @@ if [ "$RUN_CLUSTER" = 1 ]; then
     for q in "$p" $((p + 10000)); do
       if [ "$q" -gt 55535 ] || { [ "$q" -ge 16379 ] && [ "$q" -le 16381 ]; } ||
          { [ "$q" -ge 17000 ] && [ "$q" -le 17005 ]; } || { [ "$q" -ge 26380 ] && [ "$q" -le 26382 ]; } ||
-         { [ "$RUN_STANDALONE" = 1 ] && [ "$q" = "$PORT" ]; }; then
+         { [ "$NEED_SERVER" = 1 ] && [ "$q" = "$PORT" ]; }; then
         log "cluster port $q (data ports $CLUSTER_PORT-$((CLUSTER_PORT + 2)), bus ports +10000) is reserved or taken; set RESPIRE_BENCH_CLUSTER_PORT"
         exit 1
       fi
@@ -170,7 +195,7 @@ start_cluster() {
 log "building bench/cmd/compare"
 (cd "$REPO/bench" && go build -o "$WORK/compare" ./cmd/compare)
 
-if [ "$RUN_STANDALONE" = 1 ]; then
+if [ "$NEED_SERVER" = 1 ]; then
 log "starting redis-server on $HOST:$PORT"
 redis-server --bind "$HOST" --port "$PORT" --save "" --appendonly no \
   --dir "$WORK" --logfile "$WORK/redis.log" --protected-mode yes &
@@ -206,6 +231,17 @@ if [ "$MODE" != quick ]; then
   log "inspect with e.g.: go tool pprof -top bench/results/respire-get-c512-v64.cpu.prof"
   log "                   go tool pprof -sample_index=alloc_objects -base bench/results/respire-get-c512-v64.allocs.base.prof -top bench/results/respire-get-c512-v64.allocs.prof"
 fi
+fi
+if [ "$RUN_PIPELINE" = 1 ]; then
+  log "running the pipeline scenario (batches of 10 and 100) against $HOST:$PORT"
+  case $MODE in
+    quick)
+      "$WORK/compare" -addr "$HOST:$PORT" -pipeline 10,100 -quick -commit "$COMMIT" "${EXTRA[@]}"
+      ;;
+    full)
+      "$WORK/compare" -addr "$HOST:$PORT" -pipeline 10,100 -commit "$COMMIT" "${EXTRA[@]}"
+      ;;
+  esac
 fi
 if [ "$RUN_CLUSTER" = 1 ]; then
   stop_server # the standalone server stays out of the cluster's measurements

@@ -36,6 +36,7 @@ type config struct {
 	commit     string
 	quick      bool
 	cluster    []string // seed addresses; empty: standalone on addr
+	batches    []int    // pipeline scenario: members per batch; empty: single commands
 
 	profile        []cell
 	profileClients []string
@@ -58,7 +59,7 @@ func main() {
 func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	var c config
-	var clients, conc, ops, largeConc, largeOps, profile, profileClients, cluster string
+	var clients, conc, ops, largeConc, largeOps, profile, profileClients, cluster, pipeline string
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:16390", "redis-server address (host:port)")
 	fs.StringVar(&c.out, "out", "", "output path prefix; writes PREFIX.json, .md, .svg (default results/latest, or results/quick with -quick)")
 	fs.IntVar(&c.rounds, "rounds", 5, "interleaved rounds")
@@ -81,6 +82,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&profileClients, "profile-clients", nameRespire, "clients to profile")
 	fs.DurationVar(&c.profileTime, "profile-duration", 5*time.Second, "profiled time per client and scenario")
 	fs.StringVar(&c.profileDir, "profile-dir", "results", "directory for profiles")
+	fs.StringVar(&pipeline, "pipeline", "", "pipeline scenario: comma-separated batch sizes (e.g. 10,100); every operation is one batch of that many GETs or SETs sent with the client's batching API (respire Batch, go-redis Pipelined, rueidis DoMulti), and the defaults become -ops get,set -concurrency 1,64 -large-value 0 -clients "+strings.Join(pipelineClients, ",")+" -out results/pipeline (results/pipeline-quick with -quick)")
 	fs.StringVar(&cluster, "cluster", "", "Redis Cluster mode: comma-separated seed addresses (host:port); -addr is then unused, every client uses its cluster client, keys are chosen at random, and the defaults become -ops get,set -concurrency 64,512 -large-value 0 -out results/cluster (results/cluster-quick with -quick)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -111,6 +113,38 @@ func parseFlags(args []string) (config, error) {
 			c.out = "results/cluster"
 			if c.quick {
 				c.out = "results/cluster-quick"
+			}
+		}
+	}
+	if pipeline != "" {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		var err error
+		if c.batches, err = splitInts(pipeline); err != nil || len(c.batches) == 0 {
+			return c, fmt.Errorf("-pipeline: want batch sizes, got %q", pipeline)
+		}
+		if cluster != "" {
+			return c, fmt.Errorf("-pipeline does not combine with -cluster")
+		}
+		if profile != "" {
+			return c, fmt.Errorf("-pipeline does not combine with -profile")
+		}
+		if !set["ops"] {
+			ops = "get,set"
+		}
+		if !set["concurrency"] {
+			conc = "1,64"
+		}
+		if !set["large-value"] {
+			c.largeValue = 0
+		}
+		if !set["clients"] {
+			clients = strings.Join(pipelineClients, ",")
+		}
+		if !set["out"] {
+			c.out = "results/pipeline"
+			if c.quick {
+				c.out = "results/pipeline-quick"
 			}
 		}
 	}
@@ -161,6 +195,9 @@ func parseFlags(args []string) (config, error) {
 		if op != opGet && op != opSet && op != opMix {
 			return c, fmt.Errorf("unknown op %q", op)
 		}
+		if op == opMix && len(c.batches) > 0 {
+			return c, fmt.Errorf("-pipeline: batches are all GET or all SET; drop %q from -ops/-large-ops", op)
+		}
 	}
 	c.profileClients = splitList(profileClients)
 	for _, p := range splitList(profile) {
@@ -183,18 +220,28 @@ func parseFlags(args []string) (config, error) {
 	return c, nil
 }
 
-// cells lists the scenarios in the order each round runs them.
+// cells lists the scenarios in the order each round runs them. In the
+// pipeline scenario every operation and concurrency runs at every batch
+// size.
 func (c config) cells() []cell {
+	batches := c.batches
+	if len(batches) == 0 {
+		batches = []int{0}
+	}
 	var cs []cell
 	for _, op := range c.ops {
-		for _, n := range c.conc {
-			cs = append(cs, cell{Op: op, Concurrency: n, ValueBytes: c.smallValue})
+		for _, b := range batches {
+			for _, n := range c.conc {
+				cs = append(cs, cell{Op: op, Concurrency: n, ValueBytes: c.smallValue, Batch: b})
+			}
 		}
 	}
 	if c.largeValue > 0 {
 		for _, op := range c.largeOps {
-			for _, n := range c.largeConc {
-				cs = append(cs, cell{Op: op, Concurrency: n, ValueBytes: c.largeValue})
+			for _, b := range batches {
+				for _, n := range c.largeConc {
+					cs = append(cs, cell{Op: op, Concurrency: n, ValueBytes: c.largeValue, Batch: b})
+				}
 			}
 		}
 	}
@@ -294,6 +341,11 @@ func run(cfg config) error {
 				if err := check(ctx, probe, drivers[name], keys, size); err != nil {
 					return fmt.Errorf("%s: %v", name, err)
 				}
+				for _, b := range cfg.batches {
+					if err := checkPipe(ctx, drivers[name], keys, b, size); err != nil {
+						return fmt.Errorf("%s: %v", name, err)
+					}
+				}
 			}
 			for _, c := range cells {
 				if c.ValueBytes != size {
@@ -309,7 +361,11 @@ func run(cfg config) error {
 						progress("  %s %s: %d errors, first: %s", name, c, s.Errors, s.FirstErr)
 					}
 					res.add(name, c, r, s)
-					progress("round %d/%d  %-18s %-22s %9.0f ops/s  %5.2f allocs/op", r+1, cfg.rounds, c, name, s.opsPerSec(), s.perOp(float64(s.Mallocs)))
+					if c.Batch > 0 {
+						progress("round %d/%d  %-18s %-22s %9.0f batches/s %9.0f members/s  %6.2f allocs/batch", r+1, cfg.rounds, c, name, s.opsPerSec(), s.opsPerSec()*float64(c.Batch), s.perOp(float64(s.Mallocs)))
+					} else {
+						progress("round %d/%d  %-18s %-22s %9.0f ops/s  %5.2f allocs/op", r+1, cfg.rounds, c, name, s.opsPerSec(), s.perOp(float64(s.Mallocs)))
+					}
 				}
 			}
 		}

@@ -40,15 +40,33 @@ func fp(p *float64, format string) string {
 	return fmt.Sprintf(format, *p)
 }
 
+// row returns client's row of c; the ceiling has one row per operation
+// and value size, whatever the concurrency and batch.
 func (r *results) row(client string, c cell) *row {
 	for i := range r.Rows {
 		rw := &r.Rows[i]
 		if rw.Client == client && rw.Op == c.Op && rw.ValueBytes == c.ValueBytes &&
-			(rw.Concurrency == c.Concurrency || client == nameCeiling) {
+			((rw.Concurrency == c.Concurrency && rw.Batch == c.Batch) || client == nameCeiling) {
 			return rw
 		}
 	}
 	return nil
+}
+
+// cellHead and cellCols are the leading columns of a table by cell: a
+// batch column in the pipeline scenario.
+func (r *results) cellHead() (head, align string) {
+	if len(r.batches) > 0 {
+		return "| op | value | batch | goroutines |", "|---|---|---:|---:|"
+	}
+	return "| op | value | goroutines |", "|---|---|---:|"
+}
+
+func (r *results) cellCols(c cell) string {
+	if len(r.batches) > 0 {
+		return fmt.Sprintf("| %s | %s | %d | %d |", strings.ToUpper(c.Op), sizeName(c.ValueBytes), c.Batch, c.Concurrency)
+	}
+	return fmt.Sprintf("| %s | %s | %d |", strings.ToUpper(c.Op), sizeName(c.ValueBytes), c.Concurrency)
 }
 
 func (r *results) markdown() string {
@@ -65,6 +83,11 @@ func (r *results) markdown() string {
 			fmt.Fprintf(&b, "%s holds %d", p, r.cluster.keysPerNode[p])
 		}
 		b.WriteString("). Server CPU and system calls are summed over every node.\n\n")
+	} else if len(r.batches) > 0 {
+		fmt.Fprintf(&b, "# respire benchmark results: pipelines\n\n")
+		fmt.Fprintf(&b, "Every operation is one batch of %s members, all GET or all SET, sent with the client's batching API: respire `Batch` (Get/Set, Execute, every Future read, Reset; one Batch per goroutine), go-redis `Pipelined`, rueidis `DoMulti`. "+
+			"Each goroutine takes the next keys of its walk over the keyspace. \"ops\" are batches: throughput is in batches and in members (commands) per second, and every cost per operation is per batch. "+
+			"Ratios compare members per second with each other and with the commands per second of redis-benchmark -P %d -c %d (the \"ceiling\" of the other scenarios, here a reference only: batches deeper than %[2]d can pass it); errors count failed members.\n\n", joinInts(r.batches, " or "), r.ceilCfg.Pipeline, r.ceilCfg.Clients)
 	} else {
 		fmt.Fprintf(&b, "# respire benchmark results\n\n")
 	}
@@ -85,20 +108,47 @@ func (r *results) markdown() string {
 		fmt.Fprintf(&b, "Cells show the median over rounds and (min–max). Ceiling: `redis-benchmark -P %d -c %d` against the same server.\n\n", r.ceilCfg.Pipeline, r.ceilCfg.Clients)
 	}
 
-	b.WriteString("## Throughput (operations per second)\n\n| op | value | goroutines |")
+	head, align := r.cellHead()
+	if len(r.batches) > 0 {
+		b.WriteString("## Throughput (batches per second)\n\n" + head)
+		for _, c := range r.clients {
+			fmt.Fprintf(&b, " %s |", shortName(c))
+		}
+		b.WriteString("\n" + align + strings.Repeat("---:|", len(r.clients)) + "\n")
+		for _, c := range r.cells {
+			b.WriteString(r.cellCols(c))
+			for _, name := range r.clients {
+				rw := r.row(name, c)
+				fmt.Fprintf(&b, " %s (%s–%s) |", kops(rw.OpsPerSec), kops(rw.OpsPerSecMin), kops(rw.OpsPerSecMax))
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n## Throughput (members per second)\n\n")
+	} else {
+		b.WriteString("## Throughput (operations per second)\n\n")
+	}
+	b.WriteString(head)
 	for _, c := range r.clients {
 		fmt.Fprintf(&b, " %s |", shortName(c))
 	}
-	b.WriteString(" ceiling |\n|---|---|---:|")
+	if len(r.batches) > 0 {
+		fmt.Fprintf(&b, " redis-benchmark -P %d |\n"+align, r.ceilCfg.Pipeline)
+	} else {
+		b.WriteString(" ceiling |\n" + align)
+	}
 	for range r.clients {
 		b.WriteString("---:|")
 	}
 	b.WriteString("---:|\n")
 	for _, c := range r.cells {
-		fmt.Fprintf(&b, "| %s | %s | %d |", strings.ToUpper(c.Op), sizeName(c.ValueBytes), c.Concurrency)
+		b.WriteString(r.cellCols(c))
 		for _, name := range r.clients {
 			rw := r.row(name, c)
-			fmt.Fprintf(&b, " %s (%s–%s) |", kops(rw.OpsPerSec), kops(rw.OpsPerSecMin), kops(rw.OpsPerSecMax))
+			if rw.MembersPerSec != nil {
+				fmt.Fprintf(&b, " %s (%s–%s) |", kops(*rw.MembersPerSec), kops(*rw.MembersPerSecMin), kops(*rw.MembersPerSecMax))
+			} else {
+				fmt.Fprintf(&b, " %s (%s–%s) |", kops(rw.OpsPerSec), kops(rw.OpsPerSecMin), kops(rw.OpsPerSecMax))
+			}
 		}
 		if rw := r.row(nameCeiling, c); rw != nil {
 			fmt.Fprintf(&b, " %s |", kops(rw.OpsPerSec))
@@ -114,13 +164,23 @@ func (r *results) markdown() string {
 		{nameRueidis, nameCeiling}, {nameGoRedis, nameCeiling},
 		{nameRespireEnabled, nameRespire}, {nameRespireDisabled, nameRespire},
 	}
-	b.WriteString("| op | value | goroutines |")
+	if len(r.batches) > 0 {
+		// Only the pairs of clients that ran, and rueidis / go-redis.
+		var kept [][2]string
+		for _, p := range append(cols, [2]string{nameRueidis, nameGoRedis}) {
+			if (contains(r.clients, p[0]) || p[0] == nameCeiling) && (contains(r.clients, p[1]) || p[1] == nameCeiling) {
+				kept = append(kept, p)
+			}
+		}
+		cols = kept
+	}
+	b.WriteString(head)
 	for _, p := range cols {
 		fmt.Fprintf(&b, " %s / %s |", shortName(p[0]), shortName(p[1]))
 	}
-	b.WriteString("\n|---|---|---:|" + strings.Repeat("---:|", len(cols)) + "\n")
+	b.WriteString("\n" + align + strings.Repeat("---:|", len(cols)) + "\n")
 	for _, c := range r.cells {
-		fmt.Fprintf(&b, "| %s | %s | %d |", strings.ToUpper(c.Op), sizeName(c.ValueBytes), c.Concurrency)
+		b.WriteString(r.cellCols(c))
 		for _, p := range cols {
 			rt, ok := r.Ratios[ratioName(p[0], p[1], c)]
 			if !ok {
@@ -132,7 +192,9 @@ func (r *results) markdown() string {
 		b.WriteString("\n")
 	}
 
-	b.WriteString("\n## Goals\n\n| goal | met | worst cell (median ratio) |\n|---|---|---|\n")
+	if len(r.Goals) > 0 {
+		b.WriteString("\n## Goals\n\n| goal | met | worst cell (median ratio) |\n|---|---|---|\n")
+	}
 	for _, g := range r.Goals {
 		worst := ""
 		var wv float64
@@ -152,27 +214,43 @@ func (r *results) markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", g.Goal, met, worst)
 	}
 
-	b.WriteString("\n## Serial latency (1 goroutine)\n\n| op | value | client | mean ns/op | p50 ns | p99 ns | allocs/op | B/op |\n|---|---|---|---:|---:|---:|---:|---:|\n")
+	per := "op"
+	if len(r.batches) > 0 {
+		per = "batch"
+	}
+	if len(r.batches) > 0 {
+		b.WriteString("\n## Serial latency (1 goroutine, per batch)\n\n| op | value | batch | client | mean ns/batch | p50 ns | p99 ns | allocs/batch | B/batch |\n|---|---|---:|---|---:|---:|---:|---:|---:|\n")
+	} else {
+		b.WriteString("\n## Serial latency (1 goroutine)\n\n| op | value | client | mean ns/op | p50 ns | p99 ns | allocs/op | B/op |\n|---|---|---|---:|---:|---:|---:|---:|\n")
+	}
 	for _, c := range r.cells {
 		if c.Concurrency != 1 || c.Op == opMix {
 			continue
 		}
 		for _, name := range r.clients {
 			rw := r.row(name, c)
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", strings.ToUpper(c.Op), sizeName(c.ValueBytes), name,
+			batch := ""
+			if len(r.batches) > 0 {
+				batch = fmt.Sprintf(" %d |", c.Batch)
+			}
+			fmt.Fprintf(&b, "| %s | %s |%s %s | %s | %s | %s | %s | %s |\n", strings.ToUpper(c.Op), sizeName(c.ValueBytes), batch, name,
 				fp(rw.NsPerOp, "%.0f"), fp(rw.P50Ns, "%.0f"), fp(rw.P99Ns, "%.0f"), fp(rw.AllocsPerOp, "%.2f"), fp(rw.BytesPerOp, "%.0f"))
 		}
 	}
 
-	b.WriteString("\n## Cost per operation (medians over rounds)\n\n")
+	if len(r.batches) > 0 {
+		b.WriteString("\n## Cost per batch (medians over rounds)\n\n")
+	} else {
+		b.WriteString("\n## Cost per operation (medians over rounds)\n\n")
+	}
 	b.WriteString("Allocations are whole-process deltas; CPU is user+system; system calls count read and write calls only; context switches are this process's.\n\n")
-	b.WriteString("| op | value | goroutines | client | allocs/op | B/op | client CPU µs/op | server CPU µs/op | client reads/op | client writes/op | server reads/op | server writes/op | ctx switches/op | GC/s | others' load (cores) |\n")
-	b.WriteString("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "%s client | allocs/%[2]s | B/%[2]s | client CPU µs/%[2]s | server CPU µs/%[2]s | client reads/%[2]s | client writes/%[2]s | server reads/%[2]s | server writes/%[2]s | ctx switches/%[2]s | GC/s | others' load (cores) |\n", head, per)
+	b.WriteString(align + "---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range r.cells {
 		for _, name := range r.clients {
 			rw := r.row(name, c)
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				strings.ToUpper(c.Op), sizeName(c.ValueBytes), c.Concurrency, name,
+			fmt.Fprintf(&b, "%s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				r.cellCols(c), name,
 				fp(rw.AllocsPerOp, "%.2f"), fp(rw.BytesPerOp, "%.0f"), fp(rw.ClientCPUUsPerOp, "%.2f"), fp(rw.ServerCPUUsPerOp, "%.2f"),
 				fp(rw.ClientReadsPerOp, "%.3f"), fp(rw.ClientWritesPerOp, "%.3f"), fp(rw.ServerReadsPerOp, "%.3f"), fp(rw.ServerWritesPerOp, "%.3f"),
 				fp(rw.CtxSwitchesPerOp, "%.3f"), fp(rw.GCsPerSecond, "%.1f"), fp(rw.ForeignCores, "%.2f"))
@@ -200,4 +278,13 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// joinInts joins ns with sep ("10 or 100").
+func joinInts(ns []int, sep string) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = fmt.Sprint(n)
+	}
+	return strings.Join(parts, sep)
 }

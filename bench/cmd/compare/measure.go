@@ -21,18 +21,29 @@ const (
 	opMix = "mix" // 80% GET, 20% SET
 )
 
-// cell is one scenario: an operation at a concurrency and value size.
+// cell is one scenario: an operation at a concurrency and value size,
+// and for the pipeline scenario the number of members per batch.
 type cell struct {
 	Op          string
 	Concurrency int
 	ValueBytes  int
+	// Batch > 0: every operation is one batch of Batch members, all Op
+	// (get or set), sent with the client's batching API (pipeline.go).
+	Batch int
 }
 
 func (c cell) String() string {
+	if c.Batch > 0 {
+		return fmt.Sprintf("%s c=%d v=%d b=%d", c.Op, c.Concurrency, c.ValueBytes, c.Batch)
+	}
 	return fmt.Sprintf("%s c=%d v=%d", c.Op, c.Concurrency, c.ValueBytes)
 }
 
-// sample is one measurement of one client in one cell.
+// members is the number of commands one operation of c sends.
+func (c cell) members() int { return max(c.Batch, 1) }
+
+// sample is one measurement of one client in one cell. In the pipeline
+// scenario an operation is one batch, and Errors counts failed members.
 type sample struct {
 	Ops      uint64
 	Seconds  float64
@@ -148,8 +159,16 @@ func (e *env) snap(counters []counter, end bool) snapshot {
 // measure runs c's workload on d for warmup and then duration, and
 // returns what happened during duration. The harness's own goroutines do
 // not allocate while measuring, so allocations are the client's (plus any
-// runtime background work; see docs/performance.md).
+// runtime background work; see docs/performance.md). For a pipeline cell
+// every worker makes its pipe and its key buffer before the start.
 func (e *env) measure(d driver, c cell, keys keyspace, value string, warmup, duration time.Duration) sample {
+	var pl pipeliner
+	if c.Batch > 0 {
+		var ok bool
+		if pl, ok = d.(pipeliner); !ok {
+			return sample{Seconds: 1, Errors: 1, FirstErr: "the client has no pipeline driver"}
+		}
+	}
 	counters := make([]counter, c.Concurrency)
 	var lat []time.Duration
 	if c.Concurrency == 1 {
@@ -187,6 +206,11 @@ func (e *env) measure(d driver, c cell, keys keyspace, value string, warmup, dur
 				return k, uint64(i)
 			}
 		}
+		var p pipe
+		var batch []string
+		if pl != nil {
+			p, batch = pl.newPipe(c.Batch), make([]string, c.Batch)
+		}
 		go func() {
 			defer wg.Done()
 			ctx := context.Background()
@@ -194,13 +218,26 @@ func (e *env) measure(d driver, c cell, keys keyspace, value string, warmup, dur
 			n := uint64(0)
 			<-start
 			for !stop.Load() {
-				key, mix := pick()
+				var key string
+				var mix uint64
+				if p != nil {
+					for j := range batch {
+						batch[j], _ = pick()
+					}
+				} else {
+					key, mix = pick()
+				}
 				var t0 time.Time
 				if lat != nil {
 					t0 = time.Now()
 				}
 				var err error
+				failed := 1
 				switch {
+				case p != nil && c.Op == opGet:
+					_, failed, err = p.get(ctx, batch)
+				case p != nil:
+					failed, err = p.set(ctx, batch, value)
 				case c.Op == opGet || (c.Op == opMix && mix%5 != 0):
 					_, err = d.get(ctx, key)
 				default:
@@ -211,7 +248,7 @@ func (e *env) measure(d driver, c cell, keys keyspace, value string, warmup, dur
 				}
 				n++
 				if err != nil {
-					ctr.errs.Add(1)
+					ctr.errs.Add(uint64(max(failed, 1)))
 					msg := err.Error()
 					firstErr.CompareAndSwap(nil, &msg)
 				}

@@ -23,6 +23,7 @@ type results struct {
 	ceilings map[int][]map[string]ceilingSample // value size -> by round -> op
 	ceilCfg  ceilingConfig
 	cluster  *clusterInfo // nil on a standalone server
+	batches  []int        // the pipeline scenario's batch sizes; empty otherwise
 
 	Rows   []row            `json:"rows"`
 	Ratios map[string]ratio `json:"ratios"`
@@ -43,16 +44,23 @@ type meta struct {
 	ForeignCoresMax    float64 `json:"foreign_cores_max"`
 }
 
-// row is one client in one scenario, summarised over rounds.
+// row is one client in one scenario, summarised over rounds. In the
+// pipeline scenario (Batch > 0) an operation is one batch: OpsPerSec are
+// batches per second, MembersPerSec the commands in them, and every
+// per-operation cost is per batch.
 type row struct {
 	Client            string    `json:"client"`
 	Op                string    `json:"op"`
 	Concurrency       int       `json:"concurrency"`
 	ValueBytes        int       `json:"value_bytes"`
+	Batch             int       `json:"batch,omitempty"`
 	OpsPerSec         float64   `json:"ops_per_sec"`
 	OpsPerSecMin      float64   `json:"ops_per_sec_min"`
 	OpsPerSecMax      float64   `json:"ops_per_sec_max"`
 	RoundsOpsPerSec   []float64 `json:"rounds_ops_per_sec"`
+	MembersPerSec     *float64  `json:"members_per_sec,omitempty"`
+	MembersPerSecMin  *float64  `json:"members_per_sec_min,omitempty"`
+	MembersPerSecMax  *float64  `json:"members_per_sec_max,omitempty"`
 	NsPerOp           *float64  `json:"ns_per_op,omitempty"`
 	P50Ns             *float64  `json:"p50_ns,omitempty"`
 	P99Ns             *float64  `json:"p99_ns,omitempty"`
@@ -75,13 +83,16 @@ type row struct {
 	Errors            uint64    `json:"errors"`
 }
 
-// ratio compares two clients in one scenario, round by round.
+// ratio compares two clients in one scenario, round by round, by
+// commands per second (members per second in the pipeline scenario, so
+// that a client's batches compare with the ceiling's commands).
 type ratio struct {
 	Numerator   string    `json:"numerator"`
 	Denominator string    `json:"denominator"`
 	Op          string    `json:"op"`
 	Concurrency int       `json:"concurrency"`
 	ValueBytes  int       `json:"value_bytes"`
+	Batch       int       `json:"batch,omitempty"`
 	Median      float64   `json:"median"`
 	Min         float64   `json:"min"`
 	Max         float64   `json:"max"`
@@ -113,6 +124,7 @@ func newResults(cfg config, probe *serverProbe) *results {
 		ceilings: map[int][]map[string]ceilingSample{},
 		ceilCfg:  cfg.ceiling,
 		cluster:  probe.cluster,
+		batches:  cfg.batches,
 		Ratios:   map[string]ratio{},
 	}
 	for _, name := range cfg.clients {
@@ -151,6 +163,17 @@ func newResults(cfg config, probe *serverProbe) *results {
 		r.meta.Method["cluster"] = r.cluster.describe()
 		r.meta.Method["ceiling"] = fmt.Sprintf("redis-benchmark --cluster -h %s -p %s -P %d -c %d -n %d -r %d -t set,get (one test per invocation; keys key:{tag}:N, apart from the clients' key:N); mix ceiling derived as 1/(0.8/get+0.2/set)", cfg.ceiling.Host, cfg.ceiling.Port, cfg.ceiling.Pipeline, cfg.ceiling.Clients, cfg.ceiling.Requests, cfg.ceiling.Keys)
 		r.meta.Method["order"] = "round-robin over clients within each scenario, starting one client later each round; keys drawn at random by every goroutine"
+	}
+	if len(r.batches) > 0 {
+		r.meta.Method["pipeline"] = map[string]any{
+			"batch_sizes": r.batches,
+			"operation":   "one batch of N members, all GET or all SET; each goroutine takes the next N keys of its walk over the keyspace",
+			"respire":     "one Batch per goroutine: Get/Set per member, Execute, every Future's Result (GET) or Err (SET), then Reset",
+			"go-redis":    "Client.Pipelined with Get/Set per member (the callback made once per goroutine), then every command's Result (GET) or Err (SET)",
+			"rueidis":     "Client.DoMulti with commands built by B().Get()/B().Set() every batch, then every result's ToString (GET) or Error (SET)",
+			"errors":      "failed members; a nil GET reply is not a failure (the keys are loaded; a check before each value size's scenarios reads one batch back)",
+			"per_op":      "ops_per_sec are batches per second and every per-operation cost is per batch; members_per_sec = ops_per_sec x batch; ratios and the ceiling fraction compare members per second with the ceiling's commands per second",
+		}
 	}
 	return r
 }
@@ -234,6 +257,9 @@ func (r *results) finish(cfg config, probe *serverProbe) {
 			}
 		}
 	}
+	if len(r.batches) > 0 {
+		return // the goals are about single commands
+	}
 	r.Goals = []goal{
 		r.goal("respire's throughput at least rueidis's at every concurrency", nameRespire, nameRueidis, 1, func(cell) bool { return true }),
 		r.goal("respire at least 5x go-redis at 64 goroutines and above", nameRespire, nameGoRedis, 5, func(c cell) bool { return c.Concurrency >= 64 }),
@@ -243,9 +269,14 @@ func (r *results) finish(cfg config, probe *serverProbe) {
 }
 
 func ratioName(num, den string, c cell) string {
+	if c.Batch > 0 {
+		return fmt.Sprintf("%s/%s %s c=%d v=%d b=%d", num, den, c.Op, c.Concurrency, c.ValueBytes, c.Batch)
+	}
 	return fmt.Sprintf("%s/%s %s c=%d v=%d", num, den, c.Op, c.Concurrency, c.ValueBytes)
 }
 
+// ops returns the commands per second of client in c in round: its
+// operations per second times the members per operation.
 func (r *results) ops(client string, c cell, round int) float64 {
 	if client == nameCeiling {
 		return r.ceilingOps(c.Op, c.ValueBytes, round)
@@ -254,7 +285,7 @@ func (r *results) ops(client string, c cell, round int) float64 {
 	if !ok {
 		return 0
 	}
-	return ss[c][round].opsPerSec()
+	return ss[c][round].opsPerSec() * float64(c.members())
 }
 
 func (r *results) ratio(num, den string, c cell) (ratio, bool) {
@@ -267,7 +298,7 @@ func (r *results) ratio(num, den string, c cell) (ratio, bool) {
 		xs = append(xs, a/b)
 	}
 	m, lo, hi := stats(xs)
-	return ratio{Numerator: num, Denominator: den, Op: c.Op, Concurrency: c.Concurrency, ValueBytes: c.ValueBytes,
+	return ratio{Numerator: num, Denominator: den, Op: c.Op, Concurrency: c.Concurrency, ValueBytes: c.ValueBytes, Batch: c.Batch,
 		Median: m, Min: lo, Max: hi, Rounds: xs}, true
 }
 
@@ -296,10 +327,11 @@ func (r *results) goal(text, num, den string, threshold float64, applies func(ce
 
 func (r *results) clientRow(name string, c cell) row {
 	ss := r.samples[name][c]
-	var ops, ns, p50, p99, allocs, bytes, ccpu, scpu, crd, cwr, srd, swr, csw, gcs, frac, foreign []float64
+	var ops, members, ns, p50, p99, allocs, bytes, ccpu, scpu, crd, cwr, srd, swr, csw, gcs, frac, foreign []float64
 	var errs uint64
 	for round, s := range ss {
 		ops = append(ops, s.opsPerSec())
+		members = append(members, s.opsPerSec()*float64(c.members()))
 		errs += s.Errors
 		allocs = append(allocs, s.perOp(float64(s.Mallocs)))
 		bytes = append(bytes, s.perOp(float64(s.AllocBytes)))
@@ -318,12 +350,12 @@ func (r *results) clientRow(name string, c cell) row {
 			p99 = append(p99, float64(percentile(s.Latencies, 0.99)))
 		}
 		if ceil := r.ceilingOps(c.Op, c.ValueBytes, round); ceil > 0 {
-			frac = append(frac, s.opsPerSec()/ceil)
+			frac = append(frac, s.opsPerSec()*float64(c.members())/ceil)
 		}
 	}
 	m, lo, hi := stats(ops)
 	rw := row{
-		Client: name, Op: c.Op, Concurrency: c.Concurrency, ValueBytes: c.ValueBytes,
+		Client: name, Op: c.Op, Concurrency: c.Concurrency, ValueBytes: c.ValueBytes, Batch: c.Batch,
 		OpsPerSec: m, OpsPerSecMin: lo, OpsPerSecMax: hi, RoundsOpsPerSec: ops,
 		NsPerOp: medianPtr(ns), P50Ns: medianPtr(p50), P99Ns: medianPtr(p99),
 		AllocsPerOp: medianPtr(allocs), BytesPerOp: medianPtr(bytes),
@@ -333,6 +365,10 @@ func (r *results) clientRow(name string, c cell) row {
 	}
 	if slices.ContainsFunc(srd, func(x float64) bool { return x > 0 }) {
 		rw.ServerReadsPerOp, rw.ServerWritesPerOp = medianPtr(srd), medianPtr(swr)
+	}
+	if c.Batch > 0 {
+		mm, mlo, mhi := stats(members)
+		rw.MembersPerSec, rw.MembersPerSecMin, rw.MembersPerSecMax = &mm, &mlo, &mhi
 	}
 	if len(frac) > 0 {
 		fm, flo, fhi := stats(frac)

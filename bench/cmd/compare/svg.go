@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -15,10 +16,25 @@ var clientColors = map[string]string{
 	nameCeiling:         "#555555",
 }
 
-// svg draws throughput against concurrency: one panel per operation at
-// the small value size, one line per client, the ceiling dashed.
+// panel is one chart of the SVG: an operation, and in the pipeline
+// scenario a batch size.
+type panel struct {
+	op    string
+	batch int
+}
+
+func (p panel) title() string {
+	if p.batch > 0 {
+		return fmt.Sprintf("%s, batches of %d", strings.ToUpper(p.op), p.batch)
+	}
+	return strings.ToUpper(p.op)
+}
+
+// svg draws throughput against concurrency: one panel per operation (and
+// batch size) at the small value size, one line per client, the ceiling
+// dashed. Pipeline panels plot members (commands) per second.
 func (r *results) svg() string {
-	var ops []string
+	var panels []panel
 	var concs []int
 	size := 0
 	for _, c := range r.cells {
@@ -28,12 +44,19 @@ func (r *results) svg() string {
 		if c.ValueBytes != size {
 			continue
 		}
-		if !contains(ops, c.Op) {
-			ops = append(ops, c.Op)
+		if p := (panel{c.Op, c.Batch}); !slices.Contains(panels, p) {
+			panels = append(panels, p)
 		}
 		if !containsInt(concs, c.Concurrency) {
 			concs = append(concs, c.Concurrency)
 		}
+	}
+	// rate is what the chart plots: operations, or members, per second.
+	rate := func(rw *row) (median, lo, hi float64) {
+		if rw.MembersPerSec != nil {
+			return *rw.MembersPerSec, *rw.MembersPerSecMin, *rw.MembersPerSecMax
+		}
+		return rw.OpsPerSec, rw.OpsPerSecMin, rw.OpsPerSecMax
 	}
 	const (
 		panelW, panelH = 300.0, 260.0
@@ -41,15 +64,16 @@ func (r *results) svg() string {
 		gap            = 40.0
 		bottom         = 60.0
 	)
-	width := left + float64(len(ops))*(panelW+gap)
+	width := left + float64(len(panels))*(panelW+gap)
 	height := top + panelH + bottom
 	if r.cluster != nil {
 		width = max(width, 1080) // room for the longer title and the legend over two panels
 	}
 	ymax := 0.0
-	for _, rw := range r.Rows {
-		if rw.ValueBytes == size {
-			ymax = max(ymax, rw.OpsPerSecMax)
+	for i := range r.Rows {
+		if rw := &r.Rows[i]; rw.ValueBytes == size {
+			_, _, hi := rate(rw)
+			ymax = max(ymax, hi)
 		}
 	}
 	step := niceStep(ymax / 5)
@@ -61,6 +85,9 @@ func (r *results) svg() string {
 	title := fmt.Sprintf("Throughput against concurrency, %s values (median of %d rounds; bars: min–max)", sizeName(size), r.rounds)
 	if r.cluster != nil {
 		title = fmt.Sprintf("Redis Cluster, %d primaries, random keys: throughput against concurrency, %s values (median of %d rounds; bars: min–max)", len(r.cluster.primaries), sizeName(size), r.rounds)
+	}
+	if len(r.batches) > 0 {
+		title = fmt.Sprintf("Pipelines: members per second against concurrency, %s values (median of %d rounds; bars: min–max)", sizeName(size), r.rounds)
 	}
 	fmt.Fprintf(&b, `<text x="%.0f" y="20" font-size="15" font-weight="bold">%s</text>`+"\n", left, title)
 	// Legend.
@@ -74,12 +101,16 @@ func (r *results) svg() string {
 			if r.cluster != nil {
 				label = fmt.Sprintf("redis-benchmark --cluster -P %d (ceiling)", r.ceilCfg.Pipeline)
 			}
+			if len(r.batches) > 0 {
+				label = fmt.Sprintf("redis-benchmark -P %d -c %d (reference)", r.ceilCfg.Pipeline, r.ceilCfg.Clients)
+			}
 		}
 		fmt.Fprintf(&b, `<line x1="%.0f" y1="40" x2="%.0f" y2="40" stroke="%s" stroke-width="3"%s/>`, lx, lx+20, clientColors[name], dash)
 		fmt.Fprintf(&b, `<text x="%.0f" y="44">%s</text>`+"\n", lx+25, label)
 		lx += 30 + 7*float64(len(label))
 	}
-	for pi, op := range ops {
+	for pi, pn := range panels {
+		op := pn.op
 		x0 := left + float64(pi)*(panelW+gap)
 		y0 := top
 		xAt := func(i int) float64 {
@@ -90,7 +121,7 @@ func (r *results) svg() string {
 		}
 		yAt := func(v float64) float64 { return y0 + panelH - v/ymax*panelH }
 		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="none" stroke="#999"/>`+"\n", x0, y0, panelW, panelH)
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle" font-weight="bold">%s</text>`+"\n", x0+panelW/2, y0-8, strings.ToUpper(op))
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle" font-weight="bold">%s</text>`+"\n", x0+panelW/2, y0-8, pn.title())
 		for v := 0.0; v <= ymax+step/2; v += step {
 			y := yAt(v)
 			fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#eee"/>`, x0, y, x0+panelW, y)
@@ -111,19 +142,28 @@ func (r *results) svg() string {
 		for _, name := range r.clients {
 			var pts []string
 			for i, n := range concs {
-				rw := r.row(name, cell{Op: op, Concurrency: n, ValueBytes: size})
+				rw := r.row(name, cell{Op: op, Concurrency: n, ValueBytes: size, Batch: pn.batch})
 				if rw == nil {
 					continue
 				}
 				x := xAt(i)
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x, yAt(rw.OpsPerSec)))
-				fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s"/>`, x, yAt(rw.OpsPerSecMin), x, yAt(rw.OpsPerSecMax), clientColors[name])
-				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s %s c=%d: %.0f ops/s</title></circle>`+"\n", x, yAt(rw.OpsPerSec), clientColors[name], name, op, n, rw.OpsPerSec)
+				m, lo, hi := rate(rw)
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x, yAt(m)))
+				fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s"/>`, x, yAt(lo), x, yAt(hi), clientColors[name])
+				what, unit := op, "ops/s"
+				if pn.batch > 0 {
+					what, unit = fmt.Sprintf("%s b=%d", op, pn.batch), fmt.Sprintf("members/s (%.0f batches/s)", rw.OpsPerSec)
+				}
+				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s %s c=%d: %.0f %s</title></circle>`+"\n", x, yAt(m), clientColors[name], name, what, n, m, unit)
 			}
 			fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>`+"\n", strings.Join(pts, " "), clientColors[name])
 		}
 	}
-	fmt.Fprintf(&b, `<text x="14" y="%.0f" transform="rotate(-90 14 %.0f)" text-anchor="middle">operations per second</text>`+"\n", top+panelH/2, top+panelH/2)
+	yLabel := "operations per second"
+	if len(r.batches) > 0 {
+		yLabel = "members (commands) per second"
+	}
+	fmt.Fprintf(&b, `<text x="14" y="%.0f" transform="rotate(-90 14 %.0f)" text-anchor="middle">%s</text>`+"\n", top+panelH/2, top+panelH/2, yLabel)
 	b.WriteString("</svg>\n")
 	return b.String()
 }
