@@ -3,7 +3,9 @@ package respire
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -406,4 +408,108 @@ func TestClusterBatchGroups(t *testing.T) {
 		t.Errorf("one-slot transaction: %v", err)
 	}
 	_, _ = c.Del(ctx, ka+"{n}")
+}
+
+// TestBatchTypedMembersAndReset: typed members validate like their Client
+// methods (a rejected one fails Execute before any I/O) and convert like
+// them; Reset empties a batch for reuse, and its older Futures report
+// ErrBatchReset while values already read stay intact.
+func TestBatchTypedMembersAndReset(t *testing.T) {
+	c, px := proxiedStandalone(t, Options{})
+	ctx := testCtx(t)
+	p := keyPrefix(t)
+	var zero Future[string]
+	if err := zero.Err(); !errors.Is(err, ErrNotExecuted) {
+		t.Errorf("zero Future = %v, want ErrNotExecuted", err)
+	}
+	for name, queue := range map[string]func(b *Batch){
+		"SetWithOptions": func(b *Batch) { b.SetWithOptions(p+"k", "v", SetOptions{TTL: time.Microsecond}) },
+		"ZAddNaN":        func(b *Batch) { b.ZAdd(p+"z", ZAddOptions{}, Z{Score: math.NaN(), Member: "m"}) },
+		"ZAddNone":       func(b *Batch) { b.ZAdd(p+"z", ZAddOptions{}) },
+		"XAddOddPairs":   func(b *Batch) { b.XAdd(p+"x", XAddOptions{}, "f") },
+		"MSetOdd":        func(b *Batch) { b.MSet(p + "a") },
+		"ScanNegative":   func(b *Batch) { b.Scan(ScanPage[string]{}, ScanOptions{Count: -1}) },
+		"HSetOdd":        func(b *Batch) { b.HSet(p+"h", "f") },
+	} {
+		before := px.Forwarded("")
+		b := c.NewBatch()
+		ok := b.Incr(p + "n")
+		queue(b)
+		if err := b.Execute(ctx); !errors.Is(err, ErrInvalidArgument) || !errors.Is(ok.Err(), ErrInvalidArgument) {
+			t.Errorf("%s: Execute = %v, valid member %v; want ErrInvalidArgument for both", name, err, ok.Err())
+		}
+		if n := px.Forwarded("") - before; n != 0 {
+			t.Errorf("%s: %d frames sent", name, n)
+		}
+	}
+
+	b := c.NewBatch()
+	opt := b.SetWithOptions(p+"s", "v1", SetOptions{Get: true})
+	mset := b.MSet(p+"m1", "a", p+"m2", "b")
+	zadd := b.ZAdd(p+"z", ZAddOptions{}, Z{1, "one"}, Z{2, "two"})
+	zr := b.ZRange(p+"z", 0, -1)
+	zs := b.ZScore(p+"z", "two")
+	xid := b.XAdd(p+"x", XAddOptions{ID: "1-1"}, "f", "v")
+	xlen := b.XLen(p + "x")
+	raw := b.Do(NewCommand("GET"), p+"m1")
+	if err := b.Execute(ctx); err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	if r, err := opt.Result(); err != nil || !r.Written || r.PreviousExists {
+		t.Errorf("SET GET = %+v, %v", r, err)
+	}
+	if err := mset.Err(); err != nil {
+		t.Errorf("MSET = %v", err)
+	}
+	if n, err := zadd.Result(); n != 2 || err != nil {
+		t.Errorf("ZADD = %d, %v", n, err)
+	}
+	if v, err := zr.Result(); err != nil || strings.Join(v, ",") != "one,two" {
+		t.Errorf("ZRANGE = %v, %v", v, err)
+	}
+	if v, err := zs.Result(); v != 2 || err != nil {
+		t.Errorf("ZSCORE = %v, %v", v, err)
+	}
+	if v, err := xid.Result(); v != "1-1" || err != nil {
+		t.Errorf("XADD = %q, %v", v, err)
+	}
+	if v, err := xlen.Result(); v != 1 || err != nil {
+		t.Errorf("XLEN = %d, %v", v, err)
+	}
+	kept, err := raw.Result()
+	if err != nil || string(kept.v.Str) != "a" {
+		t.Fatalf("raw GET = %v, %v", kept.v, err)
+	}
+
+	b.Reset()
+	if err := zadd.Err(); !errors.Is(err, ErrBatchReset) {
+		t.Errorf("Future after Reset = %v, want ErrBatchReset", err)
+	}
+
+	// A Reply aliases the batch's reply memory; Reset must not hand that
+	// memory to the next use, whose first reply would land on it.
+	for range 2 {
+		b.Reset()
+		first := b.Do(NewCommand("GET"), p+"m1")
+		b.Get(p + "m1")
+		if err := b.Execute(ctx); err != nil {
+			t.Fatalf("Execute: %v", err)
+		}
+		kept, err = first.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Reset()
+		again := b.Get(p + "m2")
+		b.Get(p + "m2")
+		if err := b.Execute(ctx); err != nil {
+			t.Fatalf("Execute after Reset: %v", err)
+		}
+		if v, err := again.Result(); v != "b" || err != nil {
+			t.Errorf("GET after Reset = %q, %v", v, err)
+		}
+		if string(kept.v.Str) != "a" {
+			t.Errorf("a Reply read before Reset changed to %q", string(kept.v.Str))
+		}
+	}
 }
