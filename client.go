@@ -238,9 +238,53 @@ func classifyConn(e *wire.ConnError) retry.Failure {
 	return retry.Fatal
 }
 
-// retryLoop continues after a failed first attempt. It is kept out of exec
-// so that the healthy path pays nothing for it.
+// retryLoop continues after a failed first attempt of frame f. It is
+// kept out of exec so that the healthy path pays nothing for it.
 func (c *Client) retryLoop(ctx context.Context, f *wire.Frame, waitDL time.Time, s *spec, r attemptResult, t *target) error {
+	return c.retryOp(ctx, waitDL, s, r, &frameResend{c: c, ctx: ctx, f: f, waitDL: waitDL, s: s, t: t})
+}
+
+// resender is what retryOp resends: one frame, or an exchange of
+// commands (a script with its EVAL fallback, a function with its library
+// reload) that retries as a whole.
+type resender interface {
+	// resend runs the operation again.
+	resend() attemptResult
+	// drop releases what the final failed attempt r still holds.
+	drop(r attemptResult)
+	// countsStarted reports whether a resend counts as attempted once
+	// started (Cluster, exchanges), rather than once the transport
+	// accepted it (standalone and Sentinel frames).
+	countsStarted() bool
+}
+
+// frameResend resends one frame.
+type frameResend struct {
+	c      *Client
+	ctx    context.Context
+	f      *wire.Frame
+	waitDL time.Time
+	s      *spec
+	t      *target
+}
+
+func (fr *frameResend) resend() attemptResult {
+	fr.f.Reset()
+	return fr.c.attempt(fr.ctx, fr.f, fr.waitDL, fr.s, fr.t)
+}
+
+func (fr *frameResend) drop(r attemptResult) {
+	if r.owned {
+		fr.f.Release()
+	}
+}
+
+func (fr *frameResend) countsStarted() bool { return fr.c.isCluster() }
+
+// retryOp is the retry loop of an operation whose first attempt failed
+// with r: it decides, backs off and resends through rs until an attempt
+// succeeds or the policy, the deadline, the context or Close stops it.
+func (c *Client) retryOp(ctx context.Context, waitDL time.Time, s *spec, r attemptResult, rs resender) error {
 	deadline := waitDL
 	if d, ok := ctx.Deadline(); ok {
 		deadline = d
@@ -259,9 +303,7 @@ func (c *Client) retryLoop(ctx context.Context, f *wire.Frame, waitDL time.Time,
 			if !retry.Fits(time.Now(), deadline, delay) {
 				stop = true // the backoff cannot fit: keep the last failure
 			} else if err := c.backoff(ctx, delay); err != nil {
-				if r.owned {
-					f.Release()
-				}
+				rs.drop(r)
 				c.record(s.cat, outcomeExhausted, resent)
 				if err == ErrClosed {
 					return &RetryError{Command: s.name, Attempts: attempts, ran: ran,
@@ -274,18 +316,15 @@ func (c *Client) retryLoop(ctx context.Context, f *wire.Frame, waitDL time.Time,
 			}
 		}
 		if stop {
-			if r.owned {
-				f.Release()
-			}
+			rs.drop(r)
 			c.record(s.cat, outcomeExhausted, resent)
 			if attempts > 1 {
 				return &RetryError{Command: s.name, Attempts: attempts, ran: ran, Err: markRan(r.err, ran)}
 			}
 			return r.err
 		}
-		f.Reset()
 		attempts++
-		r = c.attempt(ctx, f, waitDL, s, t)
+		r = rs.resend()
 		if r.closed {
 			// The client closed between the backoff and the resend:
 			// nothing was sent, so this was no attempt.
@@ -293,8 +332,8 @@ func (c *Client) retryLoop(ctx context.Context, f *wire.Frame, waitDL time.Time,
 		}
 		ran = ran || !r.unwritten
 		// Standalone and Sentinel count the resends the transport
-		// accepted; Cluster counts the resends started on a node.
-		if r.accepted || (r.started && c.isCluster()) {
+		// accepted; Cluster and exchanges count the resends started.
+		if r.accepted || (r.started && rs.countsStarted()) {
 			resent = true
 			c.record(s.cat, outcomeAttempted, true)
 		}

@@ -1,0 +1,156 @@
+package respire
+
+import (
+	"context"
+	"strings"
+	"unicode"
+
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/wire"
+)
+
+// FunctionOptions describe a Redis function (Redis 7+).
+type FunctionOptions struct {
+	// ReadOnly calls it with FCALL_RO: the function must be declared
+	// no-writes, and under a replica read policy it may run on a replica.
+	// It grants no retry: declare a category with
+	// [Function.WithRetryCategory].
+	ReadOnly bool
+	// Source is the library's code ("#!lua name=<library>" ...), optional.
+	// When set, a call answered "Function not found" loads the library
+	// with FUNCTION LOAD REPLACE on that server and calls again, within
+	// the same attempt.
+	Source string
+}
+
+// Function is a function of a server-side library, called with FCALL.
+//
+// Retries follow the rules of [Script]: Never until declared with
+// [Function.WithRetryCategory], read-only functions included; a declared
+// function retries its complete exchange, the library reload included, and
+// every failed attempt that sent anything counts as possibly executed. Raw
+// FCALL through [Client.Do] is never retried.
+//
+// A Function is immutable and safe for concurrent use.
+type Function struct {
+	library, name string
+	opt           FunctionOptions
+	cat           RetryCategory
+	err           error
+}
+
+// NewFunction returns the function name of library. A name or library
+// that is empty or contains spaces, or a Source that does not declare
+// library, makes every use fail with [ErrInvalidArgument] before any I/O.
+func NewFunction(library, name string, opt FunctionOptions) *Function {
+	fn := &Function{library: library, name: name, opt: opt, cat: Never}
+	switch {
+	case !isFunctionName(name):
+		fn.err = errInvalid("FCALL", "function name "+quote(name)+" must be non-empty letters, digits and underscores")
+	case !isFunctionName(library):
+		fn.err = errInvalid("FCALL", "library name "+quote(library)+" must be non-empty letters, digits and underscores")
+	case opt.Source != "" && !declaresLibrary(opt.Source, library):
+		fn.err = errInvalid("FUNCTION LOAD", "Source does not start with #!<engine> name="+library)
+	}
+	return fn
+}
+
+// isFunctionName reports whether s is a valid function or library name
+// (Redis allows letters, digits and underscores).
+func isFunctionName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r != '_' && !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r))) {
+			return false
+		}
+	}
+	return true
+}
+
+// declaresLibrary reports whether the library source's shebang line names
+// library.
+func declaresLibrary(src, library string) bool {
+	line, _, _ := strings.Cut(src, "\n")
+	if !strings.HasPrefix(line, "#!") {
+		return false
+	}
+	for _, f := range strings.Fields(line) {
+		if v, ok := strings.CutPrefix(f, "name="); ok {
+			return v == library
+		}
+	}
+	return false
+}
+
+func quote(s string) string { return "\"" + s + "\"" }
+
+// WithRetryCategory returns a copy of the function with its retry
+// category declared. An undefined category makes every use fail with
+// [ErrInvalidArgument].
+func (fn *Function) WithRetryCategory(cat RetryCategory) *Function {
+	d := *fn
+	d.cat = cat
+	if d.err == nil {
+		d.err = checkCategory(d.command().Name(), cat)
+	}
+	return &d
+}
+
+// Category returns the function's retry category (Never unless declared).
+func (fn *Function) Category() RetryCategory { return fn.cat }
+
+func (fn *Function) command() Command {
+	if fn.opt.ReadOnly {
+		return catalog.Scripting.FCALL_RO()
+	}
+	return catalog.Scripting.FCALL()
+}
+
+// Call calls the function with keys and args and returns its reply. On a
+// Cluster client every key must hash to one slot (checked before any I/O).
+func (fn *Function) Call(ctx context.Context, c *Client, keys []string, args ...string) (Reply, error) {
+	if fn.err != nil {
+		return Reply{}, fn.err
+	}
+	cmd := fn.command()
+	x := exchange{
+		c:       c,
+		s:       spec{name: cmd.Name(), cat: fn.cat, desc: cmd},
+		missing: func(se *ServerError) bool { return se.Message == "ERR Function not found" },
+		main:    func() *wire.Frame { return callFrame(c, cmd, fn.name, keys, args) },
+	}
+	if fn.opt.Source != "" {
+		x.recover = func(x *exchange, t *target) attemptResult {
+			// Load on the server that lacks the library, then call again.
+			load := catalog.Scripting.FUNCTION_LOAD()
+			var lt *target
+			if t != nil {
+				lt = &target{slot: -1, pinned: t.served}
+			}
+			f := c.frames.Get()
+			f.Buf = appendCommand(f.Buf, load, []string{"REPLACE", fn.opt.Source})
+			f.Want = wire.WantValue
+			if r := x.step(&spec{name: load.FullName(), cat: fn.cat, desc: load}, f, lt); r.err != nil {
+				return r
+			}
+			return x.step(&x.s, x.main(), x.route())
+		}
+	}
+	return x.run(ctx, keys, fn.opt.ReadOnly)
+}
+
+// Load sends FUNCTION LOAD REPLACE with the library's Source (on a
+// Cluster client, to every primary). It fails with [ErrInvalidArgument]
+// when the Function has no Source.
+func (fn *Function) Load(ctx context.Context, c *Client) error {
+	switch {
+	case fn.err != nil:
+		return fn.err
+	case fn.opt.Source == "":
+		return errInvalid("FUNCTION LOAD", "the function has no Source")
+	}
+	_, err := c.Do(ctx, catalog.Scripting.FUNCTION_LOAD(), "REPLACE", fn.opt.Source)
+	return err
+}

@@ -1,0 +1,239 @@
+package respire
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/internal/wire"
+	"github.com/respire-go/respire/resp"
+)
+
+// ScriptOptions describe a Lua script.
+type ScriptOptions struct {
+	// ReadOnly runs the script with EVALSHA_RO/EVAL_RO: the server refuses
+	// its writes, and under a replica read policy ([Options.ReadFrom]) it
+	// may run on a replica. It grants no retry: declare a category with
+	// [Script.WithRetryCategory].
+	ReadOnly bool
+}
+
+// Script is a Lua script run by its SHA1 digest: [Script.Run] sends
+// EVALSHA, and EVAL with the source when the server answers NOSCRIPT (its
+// script cache was flushed, or it never saw the script), so callers never
+// write that fallback by hand.
+//
+// Retries: a script's category is Never until it is declared with
+// [Script.WithRetryCategory], read-only scripts included: the client cannot
+// know what a script does. The declaration replaces any judgement of the
+// client and is not checked against the source. A declared script retries
+// its complete exchange (EVALSHA, and EVAL when the fallback is needed),
+// and every failed attempt that sent anything counts as possibly executed.
+// Raw EVAL and EVALSHA through [Client.Do] are never retried.
+//
+// A Script is immutable and safe for concurrent use.
+type Script struct {
+	src, sha string
+	readOnly bool
+	cat      RetryCategory
+	err      error // a construction error: Run and Load return it, sending nothing
+}
+
+// NewScript returns the script with source src. An empty source makes
+// every use fail with [ErrInvalidArgument] before any I/O.
+func NewScript(src string, opt ScriptOptions) *Script {
+	sum := sha1.Sum([]byte(src))
+	s := &Script{src: src, sha: hex.EncodeToString(sum[:]), readOnly: opt.ReadOnly, cat: Never}
+	if strings.TrimSpace(src) == "" {
+		s.err = errInvalid("EVAL", "empty script")
+	}
+	return s
+}
+
+// WithRetryCategory returns a copy of the script with its retry category
+// declared. An undefined category makes every use fail with
+// [ErrInvalidArgument].
+func (s *Script) WithRetryCategory(cat RetryCategory) *Script {
+	d := *s
+	d.cat = cat
+	if d.err == nil {
+		d.err = checkCategory(d.name(), cat)
+	}
+	return &d
+}
+
+// SHA returns the script's SHA1 digest in hexadecimal, as EVALSHA and
+// SCRIPT LOAD know it.
+func (s *Script) SHA() string { return s.sha }
+
+// Category returns the script's retry category (Never unless declared).
+func (s *Script) Category() RetryCategory { return s.cat }
+
+func (s *Script) name() string {
+	if s.readOnly {
+		return "EVALSHA_RO"
+	}
+	return "EVALSHA"
+}
+
+// checkCategory rejects a category outside Never..ServerAdmin.
+func checkCategory(name string, cat RetryCategory) error {
+	if cat < Never || cat > ServerAdmin {
+		return errInvalid(name, "undefined retry category "+strconv.Itoa(int(cat)))
+	}
+	return nil
+}
+
+// Run runs the script with keys and args and returns its reply. On a
+// Cluster client every key must hash to one slot (checked before any I/O),
+// and the script runs on that slot's node; a keyless script runs on any
+// primary.
+func (s *Script) Run(ctx context.Context, c *Client, keys []string, args ...string) (Reply, error) {
+	if s.err != nil {
+		return Reply{}, s.err
+	}
+	evalsha, eval := catalog.Scripting.EVALSHA(), catalog.Scripting.EVAL()
+	if s.readOnly {
+		evalsha, eval = catalog.Scripting.EVALSHA_RO(), catalog.Scripting.EVAL_RO()
+	}
+	x := exchange{
+		c:       c,
+		s:       spec{name: s.name(), cat: s.cat, desc: evalsha},
+		missing: func(se *ServerError) bool { return se.Code == "NOSCRIPT" },
+		main:    func() *wire.Frame { return callFrame(c, evalsha, s.sha, keys, args) },
+		recover: func(x *exchange, t *target) attemptResult {
+			// EVAL with the source also caches it for the next EVALSHA.
+			return x.step(&spec{name: eval.Name(), cat: s.cat, desc: eval}, callFrame(c, eval, s.src, keys, args), t)
+		},
+	}
+	return x.run(ctx, keys, s.readOnly)
+}
+
+// Load sends SCRIPT LOAD to the server (on a Cluster client, to every
+// primary), so that the next Run needs no fallback. Run does not need it.
+func (s *Script) Load(ctx context.Context, c *Client) error {
+	if s.err != nil {
+		return s.err
+	}
+	r, err := c.Do(ctx, catalog.Scripting.SCRIPT_LOAD(), s.src)
+	if err != nil {
+		return err
+	}
+	for _, v := range append([]Reply{r}, r.Elements()...) { // one digest, or one per primary
+		if sha, err := v.String(); err == nil && sha != s.sha {
+			return unexpected("the script's SHA1 "+s.sha, v.v)
+		}
+	}
+	return nil
+}
+
+// callFrame encodes "NAME first numkeys keys... args...".
+func callFrame(c *Client, cmd Command, first string, keys, args []string) *wire.Frame {
+	f := c.frames.Get()
+	f.Buf = appendCommandHead(f.Buf, cmd, cmd.ArgPrefix()+2+len(keys)+len(args))
+	f.Buf = resp.AppendBulkString(f.Buf, first)
+	f.Buf = resp.AppendBulkInt(f.Buf, int64(len(keys)))
+	for _, k := range keys {
+		f.Buf = resp.AppendBulkString(f.Buf, k)
+	}
+	for _, a := range args {
+		f.Buf = resp.AppendBulkString(f.Buf, a)
+	}
+	f.Want = wire.WantValue
+	return f
+}
+
+// exchange is one call of a script or a function: its command and, when
+// the server lacks the code, the recovery (EVAL with the source, or
+// loading the library and calling again) that runs within the same
+// attempt. The retry policy resends the whole exchange.
+type exchange struct {
+	c       *Client
+	ctx     context.Context
+	waitDL  time.Time
+	s       spec                       // the call's name and declared category; desc routes it
+	missing func(se *ServerError) bool // the reply says the server lacks the code
+	main    func() *wire.Frame
+	recover func(x *exchange, t *target) attemptResult // nil: no recovery
+	t       target                                     // the route of every step (topologies)
+	value   resp.Value                                 // the successful attempt's reply
+}
+
+// run routes the exchange by its keys and runs it under the retry policy.
+func (x *exchange) run(ctx context.Context, keys []string, readOnly bool) (Reply, error) {
+	c := x.c
+	x.ctx, x.waitDL = ctx, c.waitDeadline(ctx)
+	x.t = target{slot: -1, read: readOnly && c.cfg.readFrom != ReadPrimary}
+	if c.isCluster() {
+		for _, k := range keys {
+			slot := route.Slot(k)
+			if x.t.slot >= 0 && slot != x.t.slot {
+				return Reply{}, &RouteError{Command: x.s.name, Slot: -1, Err: ErrCrossSlot}
+			}
+			x.t.slot = slot
+		}
+	}
+	r := x.attempt()
+	if r.err != nil && c.retries && x.s.cat.Retryable() {
+		if err := c.retryOp(ctx, x.waitDL, &x.s, r, x); err != nil {
+			return Reply{}, err
+		}
+	} else if r.err != nil {
+		return Reply{}, r.err
+	}
+	return Reply{v: x.value}, nil
+}
+
+// route returns a fresh target for one step (nil on a standalone client).
+func (x *exchange) route() *target {
+	if x.c.topo == nil {
+		return nil
+	}
+	t := x.t
+	return &t
+}
+
+// step sends f as one attempt of the exchange and keeps its reply.
+func (x *exchange) step(s *spec, f *wire.Frame, t *target) attemptResult {
+	r := x.c.attempt(x.ctx, f, x.waitDL, s, t)
+	if r.err == nil {
+		x.value = f.Value
+	}
+	if r.owned {
+		f.Release()
+	}
+	return r
+}
+
+// attempt runs the exchange once: the call, and the recovery when the
+// server lacks the code. A failure after any send counts as possibly
+// executed: the exchange's commands run code the client cannot see into.
+func (x *exchange) attempt() attemptResult {
+	t := x.route()
+	r := x.step(&x.s, x.main(), t)
+	var se *ServerError
+	if r.err != nil && x.recover != nil && errors.As(r.err, &se) && x.missing(se) {
+		sent := r
+		r = x.recover(x, t)
+		r.started = r.started || sent.started || sent.accepted
+	}
+	if r.accepted || r.started {
+		r.started, r.unwritten = true, false
+		if ce, ok := r.err.(*ConnError); ok {
+			ce.Unwritten = false
+		}
+	}
+	return r
+}
+
+func (x *exchange) resend() attemptResult { return x.attempt() }
+
+func (x *exchange) drop(attemptResult) {} // every step released its frame
+
+func (x *exchange) countsStarted() bool { return true }

@@ -1,0 +1,323 @@
+package respire
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/respiretest"
+)
+
+const readScriptSrc = "return redis.call('GET', KEYS[1])"
+
+// uniqueScript returns a read script whose digest no other test shares,
+// so that the server's script cache starts without it.
+func uniqueScript(t *testing.T, opt ScriptOptions) *Script {
+	return NewScript(readScriptSrc+" -- "+keyPrefix(t), opt)
+}
+
+// TestScriptRetries: a lost reply of a script declared ReadOnly is resent
+// (the server ran EVALSHA twice); an undeclared script, read-only or not,
+// is not (once, possibly executed); raw EVALSHA through Do never is.
+func TestScriptRetries(t *testing.T) {
+	addr := standaloneAddr(t)
+	for _, tc := range []struct {
+		name    string
+		script  func(*Script) *Script
+		resends bool
+	}{
+		{"DeclaredReadOnly", func(s *Script) *Script { return s.WithRetryCategory(ReadOnly) }, true},
+		{"UndeclaredReadOnlyScript", func(s *Script) *Script { return s }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
+			ctx := testCtx(t)
+			k := keyPrefix(t) + "k"
+			if err := c.Set(ctx, k, "v"); err != nil {
+				t.Fatal(err)
+			}
+			s := tc.script(uniqueScript(t, ScriptOptions{ReadOnly: true}))
+			if err := s.Load(ctx, c); err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			px.MustAddRule(t, respiretest.Rule{Command: "EVALSHA_RO", Times: 1, Action: respiretest.DropAfterForward})
+			before := commandCalls(t, addr, "evalsha_ro")
+			r, err := s.Run(ctx, c, []string{k})
+			ran := commandCalls(t, addr, "evalsha_ro") - before
+			if !tc.resends {
+				if !errors.Is(err, ErrConnectionLost) || !MayHaveExecuted(err) || ran != 1 {
+					t.Fatalf("Run = %v after %d EVALSHA_RO; want the lost reply, possibly executed, not resent", err, ran)
+				}
+				return
+			}
+			if v, _ := r.String(); err != nil || v != "v" || ran != 2 {
+				t.Fatalf("Run = %q, %v after %d EVALSHA_RO; want \"v\" from the resend (2 runs)", v, err, ran)
+			}
+		})
+	}
+	t.Run("RawEVALSHA", func(t *testing.T) {
+		c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{MaxCommandRetryCategory: ServerAdmin, InitialBackoff: NoBackoff}})
+		ctx := testCtx(t)
+		s := uniqueScript(t, ScriptOptions{})
+		if err := s.Load(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		px.MustAddRule(t, respiretest.Rule{Command: "EVALSHA", Times: 1, Action: respiretest.DropAfterForward})
+		before := commandCalls(t, addr, "evalsha")
+		_, err := c.Do(ctx, catalog.Scripting.EVALSHA().WithRetryCategory(ReadOnly), s.SHA(), "1", keyPrefix(t)+"k")
+		if ran := commandCalls(t, addr, "evalsha") - before; !errors.Is(err, ErrConnectionLost) || ran != 1 {
+			t.Fatalf("Do(EVALSHA) = %v after %d runs; want the lost reply, never resent", err, ran)
+		}
+	})
+}
+
+// TestScriptFallback: a script the server does not know runs with exactly
+// one EVAL fallback; the next call needs none; after SCRIPT FLUSH exactly
+// one fallback again. The fallback is part of the call's retried exchange:
+// a lost EVAL reply resends EVALSHA (then EVAL again).
+func TestScriptFallback(t *testing.T) {
+	addr := standaloneAddr(t)
+	c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
+	ctx := testCtx(t)
+	k := keyPrefix(t) + "k"
+	if err := c.Set(ctx, k, "v"); err != nil {
+		t.Fatal(err)
+	}
+	s := uniqueScript(t, ScriptOptions{}).WithRetryCategory(ReadOnly)
+	run := func(wantEvals int) {
+		t.Helper()
+		sha, eval := commandCalls(t, addr, "evalsha"), commandCalls(t, addr, "eval")
+		r, err := s.Run(ctx, c, []string{k})
+		if v, _ := r.String(); err != nil || v != "v" {
+			t.Fatalf("Run = %q, %v", v, err)
+		}
+		if got := commandCalls(t, addr, "evalsha") - sha; got != 1 {
+			t.Errorf("EVALSHA ran %d times, want 1", got)
+		}
+		if got := commandCalls(t, addr, "eval") - eval; got != wantEvals {
+			t.Errorf("EVAL ran %d times, want %d", got, wantEvals)
+		}
+	}
+	run(1) // unknown: NOSCRIPT, then EVAL
+	run(0) // cached by the EVAL
+	if _, err := admin(t, addr, "SCRIPT", "FLUSH").String(); err != nil {
+		t.Fatal(err)
+	}
+	run(1)
+
+	// A lost EVAL reply: the whole exchange is resent.
+	if _, err := admin(t, addr, "SCRIPT", "FLUSH").String(); err != nil {
+		t.Fatal(err)
+	}
+	px.MustAddRule(t, respiretest.Rule{Command: "EVAL", Times: 1, Action: respiretest.DropAfterForward})
+	sha, eval := commandCalls(t, addr, "evalsha"), commandCalls(t, addr, "eval")
+	if _, err := s.Run(ctx, c, []string{k}); err != nil {
+		t.Fatalf("Run after a lost EVAL reply = %v", err)
+	}
+	// Attempt 1: EVALSHA (NOSCRIPT), EVAL (ran, reply lost); attempt 2:
+	// EVALSHA (the first EVAL cached the script).
+	if gs, ge := commandCalls(t, addr, "evalsha")-sha, commandCalls(t, addr, "eval")-eval; gs != 2 || ge != 1 {
+		t.Errorf("EVALSHA ran %d times, EVAL %d; want 2 and 1", gs, ge)
+	}
+}
+
+const libSrc = "#!lua name=%s\nredis.register_function{function_name='%s_get', callback=function(keys, args) return redis.call('GET', keys[1]) end, flags={'no-writes'}}"
+
+// testLibrary returns a library with one read function, named for t.
+func testLibrary(t *testing.T) (library, function, src string) {
+	library = "lib_" + strings.NewReplacer("/", "_", "-", "_", ":", "_", ".", "_").Replace(strings.Trim(keyPrefix(t), "{}:"))
+	function = library + "_get"
+	src = strings.ReplaceAll(strings.Replace(libSrc, "%s", library, 1), "%s", library)
+	return
+}
+
+// TestFunctionReloadAndRetries: a function whose library the server lacks
+// loads it (FUNCTION LOAD REPLACE) and is called again in the same call,
+// exactly once after FUNCTION DELETE; a declared function's lost reply is
+// resent, an undeclared one's is not; without a Source the error reaches
+// the caller.
+func TestFunctionReloadAndRetries(t *testing.T) {
+	addr := standaloneAddr(t)
+	c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
+	ctx := testCtx(t)
+	k := keyPrefix(t) + "k"
+	if err := c.Set(ctx, k, "v"); err != nil {
+		t.Fatal(err)
+	}
+	lib, name, src := testLibrary(t)
+	t.Cleanup(func() { _, _ = admin(t, addr, "FUNCTION", "DELETE", lib).String() })
+	fn := NewFunction(lib, name, FunctionOptions{ReadOnly: true, Source: src}).WithRetryCategory(ReadOnly)
+	call := func(wantLoads int) {
+		t.Helper()
+		loads := commandCalls(t, addr, "function|load")
+		r, err := fn.Call(ctx, c, []string{k})
+		if v, _ := r.String(); err != nil || v != "v" {
+			t.Fatalf("Call = %q, %v", v, err)
+		}
+		if got := commandCalls(t, addr, "function|load") - loads; got != wantLoads {
+			t.Errorf("FUNCTION LOAD ran %d times, want %d", got, wantLoads)
+		}
+	}
+	call(1) // the library is not loaded yet
+	call(0)
+	if _, err := admin(t, addr, "FUNCTION", "DELETE", lib).String(); err != nil {
+		t.Fatal(err)
+	}
+	call(1)
+
+	noSource := NewFunction(lib, name, FunctionOptions{ReadOnly: true})
+	if _, err := admin(t, addr, "FUNCTION", "DELETE", lib).String(); err != nil {
+		t.Fatal(err)
+	}
+	var se *ServerError
+	if _, err := noSource.Call(ctx, c, []string{k}); !errors.As(err, &se) || se.Message != "ERR Function not found" {
+		t.Errorf("Call without Source = %v, want the server's error", err)
+	}
+	if err := fn.Load(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, declared := range []bool{true, false} {
+		f := noSource
+		if declared {
+			f = noSource.WithRetryCategory(ReadOnly)
+		}
+		rule := px.MustAddRule(t, respiretest.Rule{Command: "FCALL_RO", Times: 1, Action: respiretest.DropAfterForward})
+		before := commandCalls(t, addr, "fcall_ro")
+		_, err := f.Call(ctx, c, []string{k})
+		ran := commandCalls(t, addr, "fcall_ro") - before
+		rule.Remove()
+		if declared && (err != nil || ran != 2) {
+			t.Errorf("declared: Call = %v after %d FCALL_RO; want success on the resend", err, ran)
+		}
+		if !declared && (!MayHaveExecuted(err) || ran != 1) {
+			t.Errorf("undeclared: Call = %v after %d FCALL_RO; want the lost reply, not resent", err, ran)
+		}
+	}
+}
+
+// TestScriptAndFunctionBadInput: construction errors and undefined
+// categories fail every use before any I/O.
+func TestScriptAndFunctionBadInput(t *testing.T) {
+	c, px := proxiedStandalone(t, Options{})
+	ctx := testCtx(t)
+	runs := map[string]func() error{
+		"EmptyScript":     func() error { _, err := NewScript("  ", ScriptOptions{}).Run(ctx, c, nil); return err },
+		"EmptyScriptLoad": func() error { return NewScript("", ScriptOptions{}).Load(ctx, c) },
+		"UndefinedCategory": func() error {
+			_, err := NewScript("return 1", ScriptOptions{}).WithRetryCategory(RetryCategory(99)).Run(ctx, c, nil)
+			return err
+		},
+		"FunctionNameWithSpaces": func() error { _, err := NewFunction("lib", "my func", FunctionOptions{}).Call(ctx, c, nil); return err },
+		"EmptyLibrary":           func() error { _, err := NewFunction("", "f", FunctionOptions{}).Call(ctx, c, nil); return err },
+		"SourceOfAnotherLibrary": func() error {
+			_, err := NewFunction("a", "f", FunctionOptions{Source: "#!lua name=b\n"}).Call(ctx, c, nil)
+			return err
+		},
+		"LoadWithoutSource": func() error { return NewFunction("a", "f", FunctionOptions{}).Load(ctx, c) },
+	}
+	for name, run := range runs {
+		before := px.Forwarded("")
+		if err := run(); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("%s = %v, want ErrInvalidArgument", name, err)
+		}
+		if n := px.Forwarded("") - before; n != 0 {
+			t.Errorf("%s sent %d frames", name, n)
+		}
+	}
+}
+
+// TestScriptMetrics: a script retry counts its started resends, the EVAL
+// fallback included, and one outcome, tagged with the declared category.
+func TestScriptMetrics(t *testing.T) {
+	s := respiretest.NewServer(t, respiretest.InMemory())
+	c, reader := retryMetricsClient(t, s, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
+	s.MustAddRule(t, respiretest.Rule{Command: "EVALSHA", Times: 1, Action: respiretest.Inject(respiretest.ErrLoading)})
+	// Attempt 1: EVALSHA answered LOADING; attempt 2: EVALSHA (NOSCRIPT),
+	// then the EVAL fallback.
+	if _, err := NewScript("return 1", ScriptOptions{}).WithRetryCategory(ReadOnly).Run(bg, c, nil); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if n := s.Executed("EVAL"); n != 1 {
+		t.Errorf("EVAL ran %d times, want 1", n)
+	}
+	want := retryCounts{"read_only/attempted": 1, "read_only/succeeded": 1}
+	if got := retryCollect(t, reader); !got.equal(want) {
+		t.Errorf("counts = %v, want %v", got, want)
+	}
+}
+
+// TestClusterScripts: on a Cluster a script runs on its keys' slot owner,
+// keys in two slots fail before any I/O, and Load reaches every primary.
+func TestClusterScripts(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	s := uniqueScript(t, ScriptOptions{}).WithRetryCategory(ReadOnly)
+	k := keyPrefix(t) + "{s}k"
+	if err := c.Set(ctx, k, "v"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.Run(ctx, c, []string{k}); err != nil {
+		t.Fatalf("Run = %v", err)
+	} else if v, _ := r.String(); v != "v" {
+		t.Errorf("Run = %q, want v", v)
+	}
+	other := keyPrefix(t) + "{other}k"
+	if route.Slot(other) == route.Slot(k) {
+		t.Fatal("test keys share a slot")
+	}
+	if _, err := s.Run(ctx, c, []string{k, other}); !errors.Is(err, ErrCrossSlot) {
+		t.Errorf("Run across slots = %v, want ErrCrossSlot", err)
+	}
+	if err := s.Load(ctx, c); err != nil {
+		t.Fatalf("Load = %v", err)
+	}
+	for _, n := range c.topo.Primaries() {
+		parts := admin(t, n.Addr, "SCRIPT", "EXISTS", s.SHA()).Elements()
+		if len(parts) != 1 {
+			t.Fatalf("SCRIPT EXISTS on %s: %d elements", n.Addr, len(parts))
+		}
+		if r, err := parts[0].Int64(); err != nil || r != 1 {
+			t.Errorf("SCRIPT EXISTS on %s = %v, %v; want 1 after Load", n.Addr, r, err)
+		}
+	}
+}
+
+// TestReadOnlyScriptOnReplica: under ReadReplica a read-only script
+// (EVALSHA_RO) runs on a replica of its keys' slot; a writing one on the
+// primary.
+func TestReadOnlyScriptOnReplica(t *testing.T) {
+	c := clusterClient(t, Options{ReadFrom: ReadReplica})
+	ctx := testCtx(t)
+	k := keyPrefix(t) + "{r}k"
+	if err := c.Set(ctx, k, "v"); err != nil {
+		t.Fatal(err)
+	}
+	replica := readNode(t, c, route.Slot(k))
+	primary, err := c.topo.Pick(route.Slot(k), false)
+	if err != nil || !replica.Replica || replica == primary {
+		t.Fatalf("no replica for the slot (%v)", err)
+	}
+	ro := uniqueScript(t, ScriptOptions{ReadOnly: true})
+	onReplica, onPrimary := commandCalls(t, replica.Addr, "eval_ro"), commandCalls(t, primary.Addr, "eval_ro")
+	// The replica has not seen the script: EVALSHA_RO, then EVAL_RO, there.
+	if _, err := ro.Run(ctx, c, []string{k}); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if got := commandCalls(t, replica.Addr, "eval_ro") - onReplica; got != 1 {
+		t.Errorf("the replica ran EVAL_RO %d times, want 1", got)
+	}
+	if got := commandCalls(t, primary.Addr, "eval_ro") - onPrimary; got != 0 {
+		t.Errorf("the primary ran EVAL_RO %d times, want 0", got)
+	}
+	rw := NewScript("return redis.call('SET', KEYS[1], 'w') -- "+keyPrefix(t), ScriptOptions{})
+	evals := commandCalls(t, primary.Addr, "eval")
+	if _, err := rw.Run(ctx, c, []string{k}); err != nil {
+		t.Fatalf("Run of a writing script = %v", err)
+	}
+	if got := commandCalls(t, primary.Addr, "eval") - evals; got != 1 {
+		t.Errorf("the primary ran EVAL %d times, want 1", got)
+	}
+}
