@@ -310,3 +310,32 @@ func scanPageOf(v resp.Value) (ScanPage[string], error) {
 	keys, err := items.Strings()
 	return ScanPage[string]{Items: keys, Cursor: next}, err
 }
+
+// Script queues a run of s with keys and args, sent as EVAL (EVAL_RO when
+// read-only) with the source, so that it needs no fallback inside the
+// unit. Its category is the script's: an undeclared script (Never) blocks
+// the unit's retry.
+func (b *Batch) Script(s *Script, keys []string, args ...string) Future[Reply] {
+	if s.err != nil {
+		return future(b, b.reject("EVAL", s.err), replyOf)
+	}
+	cmd := catalog.Scripting.EVAL()
+	if s.readOnly {
+		cmd = catalog.Scripting.EVAL_RO()
+	}
+	sp := &spec{name: cmd.Name(), cat: s.cat, desc: cmd}
+	return future(b, b.addFrame(sp.name, callFrame(b.c, cmd, s.src, keys, args), sp, nil), replyOf)
+}
+
+// Function queues a call of fn with keys and args (FCALL or FCALL_RO).
+// Inside a unit a missing library is the member's error (no reload). Its
+// category is the function's: an undeclared function (Never) blocks the
+// unit's retry.
+func (b *Batch) Function(fn *Function, keys []string, args ...string) Future[Reply] {
+	if fn.err != nil {
+		return future(b, b.reject("FCALL", fn.err), replyOf)
+	}
+	cmd := fn.command()
+	sp := &spec{name: cmd.Name(), cat: fn.cat, desc: cmd}
+	return future(b, b.addFrame(sp.name, callFrame(b.c, cmd, fn.name, keys, args), sp, nil), replyOf)
+}

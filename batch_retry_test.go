@@ -447,3 +447,39 @@ func hasCode(err error, code string) bool {
 	var se *ServerError
 	return errors.As(err, &se) && se.Code == code
 }
+
+// TestBatchScriptMembers: a script member runs inside the unit (as EVAL,
+// no fallback needed); an undeclared one blocks the unit's retry, a
+// declared one lets the unit retry under its category.
+func TestBatchScriptMembers(t *testing.T) {
+	for _, declared := range []bool{false, true} {
+		t.Run("declared="+strconv.FormatBool(declared), func(t *testing.T) {
+			s := respiretest.NewServer(t, respiretest.InMemory())
+			c := retryMemClient(t, s, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
+			script := NewScript("return redis.call('GET', KEYS[1])", ScriptOptions{})
+			if declared {
+				script = script.WithRetryCategory(ReadOnly)
+			}
+			s.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.Inject(respiretest.ErrLoading)})
+			b := c.NewBatch()
+			g := b.Get("k")
+			run := b.Script(script, []string{"k"})
+			err := b.Execute(bg)
+			if !declared {
+				if !hasCode(err, "LOADING") || s.Executed("EVAL") != 1 {
+					t.Fatalf("Execute = %v, EVAL ran %d times; want LOADING, not resent", err, s.Executed("EVAL"))
+				}
+				return
+			}
+			if err != nil || s.Executed("EVAL") != 2 {
+				t.Fatalf("Execute = %v, EVAL ran %d times; want the unit resent", err, s.Executed("EVAL"))
+			}
+			if _, err := g.Result(); !errors.Is(err, ErrNil) {
+				t.Errorf("GET = %v", err)
+			}
+			if r, err := run.Result(); err != nil || !r.IsNull() {
+				t.Errorf("script = %v, %v; want its null reply", r.v, err)
+			}
+		})
+	}
+}
