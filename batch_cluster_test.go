@@ -523,3 +523,79 @@ func TestBatchScanIteratesEveryKey(t *testing.T) {
 		check(t, got, want, conts)
 	})
 }
+
+// TestUnitRetryOnTopologies: on Sentinel and Cluster, a batch whose GET
+// reply is lost and a transaction whose EXEC reply is lost are replayed
+// as whole units under WriteAccumulating, on the primary that serves
+// them: its commandstats show each INCR twice and EXEC twice.
+func TestUnitRetryOnTopologies(t *testing.T) {
+	policy := func() *RetryPolicy {
+		return &RetryPolicy{MaxCommandRetryCategory: WriteAccumulating, InitialBackoff: NoBackoff}
+	}
+	type setup struct {
+		c       *Client
+		px      *respiretest.Proxy
+		primary string
+		key     string
+	}
+	for _, topo := range []string{"Sentinel", "Cluster"} {
+		t.Run(topo, func(t *testing.T) {
+			get := func(t *testing.T) setup {
+				if topo == "Sentinel" {
+					primary := sentinelPrimary(t)
+					px := realProxy(t, primary)
+					c := sentinelClient(t, Options{RetryPolicy: policy(),
+						Dialer: rewriteDialer(map[string]string{primary: px.Addr()}, false, 0)})
+					return setup{c, px, primary, keyPrefix(t) + "{u}"}
+				}
+				c, proxies := proxiedCluster(t, Options{RetryPolicy: policy()})
+				primary := c.topo.Primaries()[0].Addr
+				k, _ := keyOn(t, c, primary)
+				return setup{c, proxies[primary], primary, "{" + k + "}"}
+			}
+			t.Run("Batch", func(t *testing.T) {
+				s := get(t)
+				ctx := testCtx(t)
+				t.Cleanup(func() { _, _ = s.c.Del(testCtx(t), s.key+"a", s.key+"c") })
+				rule := s.px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.DropAfterForward})
+				defer rule.Remove()
+				before := commandCalls(t, s.primary, "incr")
+				b := s.c.NewBatch()
+				a := b.Incr(s.key + "a")
+				b.Get(s.key + "b")
+				cc := b.Incr(s.key + "c")
+				if err := b.Execute(ctx); err != nil {
+					t.Fatalf("Execute = %v", err)
+				}
+				if got := commandCalls(t, s.primary, "incr") - before; got < 3 {
+					t.Errorf("INCR ran %d times on the primary, want the replay (INCR a twice)", got)
+				}
+				if v, _ := a.Result(); v != 2 {
+					t.Errorf("INCR a = %d, want 2 (the final attempt's)", v)
+				}
+				if v, err := cc.Result(); v < 1 || err != nil {
+					t.Errorf("INCR c = %d, %v", v, err)
+				}
+			})
+			t.Run("Transaction", func(t *testing.T) {
+				s := get(t)
+				ctx := testCtx(t)
+				t.Cleanup(func() { _, _ = s.c.Del(testCtx(t), s.key+"x") })
+				rule := s.px.MustAddRule(t, respiretest.Rule{Command: "EXEC", Times: 1, Action: respiretest.DropAfterForward})
+				defer rule.Remove()
+				execs := commandCalls(t, s.primary, "exec")
+				tx := s.c.NewTransaction()
+				x := tx.Incr(s.key + "x")
+				if err := tx.Execute(ctx); err != nil {
+					t.Fatalf("Execute = %v", err)
+				}
+				if got := commandCalls(t, s.primary, "exec") - execs; got != 2 {
+					t.Errorf("EXEC ran %d times on the primary, want 2", got)
+				}
+				if v, _ := x.Result(); v != 2 {
+					t.Errorf("INCR x = %d, want 2 from the final EXEC", v)
+				}
+			})
+		})
+	}
+}
