@@ -3,16 +3,16 @@ package respire
 import (
 	"context"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/respire-go/respire/catalog"
 )
 
 // Metric names, as in the specification.
 const (
-	meterName           = "Respire"
+	meterName           = "github.com/respire-go/respire" // the module path, as OpenTelemetry asks
 	retriesInstrument   = "respire.command.retries"
 	retryCategoryAttr   = "respire.command.retry.category"
 	retryOutcomeAttr    = "respire.command.retry.outcome"
@@ -40,7 +40,7 @@ type retryMetrics struct {
 
 func newRetryMetrics(mp metric.MeterProvider) (*retryMetrics, error) {
 	if mp == nil {
-		mp = otel.GetMeterProvider()
+		mp = noop.NewMeterProvider()
 	}
 	counter, err := mp.Meter(meterName).Int64Counter(retriesInstrument,
 		metric.WithDescription(retryInstrumentDesc), metric.WithUnit("{retry}"))

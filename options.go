@@ -71,8 +71,10 @@ type Options struct {
 	RetryPolicy *RetryPolicy
 	// Metrics selects the metric groups to record. Defaults to none.
 	Metrics MetricGroups
-	// MeterProvider provides the "respire" meter. Defaults to the global
-	// OpenTelemetry provider when Metrics selects any group.
+	// MeterProvider provides the meter "github.com/respire-go/respire"
+	// when Metrics selects any group. Defaults to none (nothing is
+	// recorded): pass otel.GetMeterProvider() for the global provider. The
+	// client depends only on the OpenTelemetry metric API.
 	MeterProvider metric.MeterProvider
 
 	// HealthTimeout retires a connection that owes replies and has
