@@ -1,0 +1,1082 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/respire-go/respire/internal/retry"
+)
+
+// ErrNoHealthyMember is the cause inside the [*ConnError] that
+// [FailoverGroup.ActiveClient] and [Execute] return when every member's
+// circuit is open. Such an error matches both ErrNoHealthyMember and
+// [ErrConnectionLost]; nothing was sent.
+var ErrNoHealthyMember = errors.New("respire: no healthy failover group member")
+
+// NoFailbackGrace as [FailoverGroupOptions.FailbackGrace] makes a member
+// that is preferred to the active one active again as soon as its circuit
+// closes.
+const NoFailbackGrace time.Duration = -1
+
+// Names used in the group's errors.
+const (
+	groupCommand    = "failover group"
+	newGroupCommand = "NewFailoverGroup"
+	executeCommand  = "Execute"
+)
+
+// Defaults and bounds of [FailoverGroupOptions].
+const (
+	defaultProbeInterval    = time.Second
+	minProbeInterval        = 10 * time.Millisecond
+	maxGroupDuration        = time.Hour
+	defaultFailureThreshold = 3
+	maxFailureThreshold     = 100
+	defaultCircuitOpen      = 5 * time.Second
+	defaultFailbackGrace    = 10 * time.Second
+)
+
+// FailoverMember is one member of a [FailoverGroup]: the options of the
+// member's own [Client] and its priority.
+type FailoverMember struct {
+	// Options configures the member's Client exactly as for [Connect]:
+	// its endpoint (standalone, Sentinel or Cluster), its own RetryPolicy,
+	// CommandTimeout, DialTimeout and metrics. The group copies them.
+	Options Options
+	// Priority orders the members: the healthy member with the lowest
+	// Priority is preferred. Members of equal Priority are preferred in
+	// the order they were given. Any value, negative included.
+	Priority int
+}
+
+// FailoverGroupOptions configures a [FailoverGroup]. The zero value of
+// every field means its documented default; [NewFailoverGroup] rejects
+// out-of-range values with a [*ConfigError] naming the field.
+type FailoverGroupOptions struct {
+	// RetryPolicy retries an [Execute] operation whose attempt failed with
+	// a connection failure (see [Execute]). Defaults to nil: every
+	// operation runs once. Members keep their own Options.RetryPolicy,
+	// which acts first, inside an attempt.
+	RetryPolicy *RetryPolicy
+	// ProbeInterval is how often each member is probed with PING, from
+	// 10 ms through 1 hour. Defaults to 1 second.
+	ProbeInterval time.Duration
+	// ProbeTimeout bounds one probe (and the first connection of a
+	// member that could not connect at start). It must be positive and at
+	// most ProbeInterval. Defaults to half of ProbeInterval.
+	ProbeTimeout time.Duration
+	// FailureThreshold is the number of consecutive failed probes that
+	// opens a member's circuit, from 1 through 100. Defaults to 3. A
+	// member's circuit therefore opens at most
+	// FailureThreshold*ProbeInterval + ProbeTimeout after its server stops
+	// answering.
+	FailureThreshold int
+	// CircuitOpenDuration is how long an open circuit stays open before
+	// a probe may close it: a member is not probed while its circuit is
+	// open; after this duration one probe decides (success closes the
+	// circuit, failure keeps it open for another CircuitOpenDuration).
+	// At most 1 hour; must not be negative. Defaults to 5 seconds.
+	CircuitOpenDuration time.Duration
+	// FailbackGrace is how long a member preferred to the active one must
+	// stay healthy (its circuit closed) before it becomes active again.
+	// It applies only to preempting a healthy active member: when the
+	// active member fails, the best healthy member takes over at once.
+	// At most 1 hour; [NoFailbackGrace] fails back at once; other negative
+	// values are invalid. Defaults to 10 seconds.
+	FailbackGrace time.Duration
+	// OnSwitch, when set, is called each time the active member changes
+	// after NewFailoverGroup returned, with the indexes (into the members
+	// given to NewFailoverGroup) of the previous and the new active
+	// member; -1 means none. Calls are made one at a time, in the order of
+	// the changes, on the group's probe goroutines: OnSwitch must not
+	// block and must not call [FailoverGroup.Close]. Defaults to nil.
+	OnSwitch func(from, to int)
+	// Metrics selects the metric groups the group records (its own retries
+	// on respire.command.retries, respire.failover.probes and
+	// respire.failover.switches, all in [MetricsResiliency]). Members record
+	// their own metrics only as their Options select. Defaults to none.
+	Metrics MetricGroups
+	// MeterProvider provides the "Respire" meter. Defaults to the global
+	// OpenTelemetry provider when Metrics selects any group.
+	MeterProvider metric.MeterProvider
+}
+
+// FailoverMemberStatus describes one member of a [FailoverGroup] at one
+// moment.
+type FailoverMemberStatus struct {
+	// Index is the member's position in the members given to
+	// [NewFailoverGroup].
+	Index int
+	// Addr names the member: its first endpoint, or for a Sentinel member
+	// "<primary name>@<first sentinel address>".
+	Addr string
+	// Priority is the member's priority (lower is preferred).
+	Priority int
+	// Healthy reports whether the member's circuit is closed.
+	Healthy bool
+	// Active reports whether the member is the active one.
+	Active bool
+	// Client is the member's client; nil while the member has never
+	// connected. Do not close it: the group owns it.
+	Client *Client
+}
+
+// FailoverGroup is a set of independently configured Redis deployments
+// (members) of which one, the active member, serves operations run
+// through [Execute]. Each member is probed with PING every ProbeInterval;
+// FailureThreshold consecutive failed probes open its circuit, so the
+// healthy member with the best priority becomes active; a preferred
+// member that recovers becomes active again after FailbackGrace.
+//
+// Members are separate servers, not replicas the group keeps in sync: a
+// switch moves operations to another data set. A FailoverGroup is safe
+// for concurrent use.
+type FailoverGroup struct {
+	cfg     groupConfig
+	members []*groupMember
+	probe   probeFunc
+	metrics *failoverMetrics
+
+	active atomic.Pointer[groupMember] // nil: no healthy member
+	closed atomic.Bool
+	done   chan struct{} // closed by Close: ends every backoff at once
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // probe loops
+
+	mu      sync.Mutex    // guards the members' health and pending
+	pending []switchEvent // switches not yet given to OnSwitch
+	notify  sync.Mutex    // held while delivering pending to OnSwitch, one deliverer at a time
+	since   time.Time     // when the group started, the probes' first reference
+}
+
+// probeFunc checks one member; a nil error is a successful probe. The
+// group's own pings the member's client, connecting it first when it has
+// never connected. Tests replace it to drive the circuits.
+type probeFunc func(ctx context.Context, m *groupMember) error
+
+// groupConfig is the validated, defaulted form of FailoverGroupOptions.
+type groupConfig struct {
+	policy    retry.Policy // zero: disabled
+	interval  time.Duration
+	timeout   time.Duration
+	threshold int
+	openFor   time.Duration
+	grace     time.Duration
+	onSwitch  func(from, to int)
+	metrics   MetricGroups
+	mp        metric.MeterProvider
+}
+
+// groupMember is one member of a group.
+type groupMember struct {
+	index    int
+	label    string
+	priority int
+	opts     Options // a private copy
+	client   atomic.Pointer[Client]
+
+	h      health      // guarded by the group's mu
+	open   atomic.Bool // mirrors h.open for lock-free reads
+	opens  atomic.Uint64
+	metric memberMetrics
+}
+
+// health is one member's circuit. Closed, it counts consecutive failed
+// probes and opens at the threshold; open, it is not probed until
+// openUntil, after which one probe decides: success closes it, failure
+// keeps it open for another open duration.
+type health struct {
+	open      bool
+	failures  int       // consecutive failed probes while closed
+	openUntil time.Time // open: no probe before this time
+	since     time.Time // closed: healthy since this time (the failback grace starts here)
+}
+
+// observe applies one probe's result at now and reports whether the
+// circuit opened or closed. A success while the circuit must stay open
+// (before openUntil) changes nothing.
+func (h *health) observe(ok bool, now time.Time, threshold int, openFor time.Duration) bool {
+	switch {
+	case ok && !h.open:
+		h.failures = 0
+		return false
+	case ok:
+		if now.Before(h.openUntil) {
+			return false
+		}
+		*h = health{since: now}
+		return true
+	case h.open:
+		// The probe after the open duration failed: stay open.
+		h.openUntil = now.Add(openFor)
+		return false
+	}
+	h.failures++
+	if h.failures < threshold {
+		return false
+	}
+	h.open, h.openUntil = true, now.Add(openFor)
+	return true
+}
+
+// nextProbe returns when the probe after the one that started at last may
+// start: an interval later, and never while the circuit must stay open.
+func (h *health) nextProbe(last time.Time, interval time.Duration) time.Time {
+	next := last.Add(interval)
+	if h.open && h.openUntil.After(next) {
+		next = h.openUntil
+	}
+	return next
+}
+
+// candidate is what the election knows of one member.
+type candidate struct {
+	priority int
+	healthy  bool
+	since    time.Time // healthy since
+}
+
+// elect returns the index of the member that should be active, given the
+// current active index (-1: none), or -1 when no member is healthy:
+//
+//  1. a healthy active member stays active unless a member with a lower
+//     priority has been healthy for at least grace (failback), in which
+//     case the best such member takes over;
+//  2. otherwise the healthy member with the lowest priority takes over
+//     at once, without grace (failover).
+//
+// Ties in priority go to the lower index. elect does no I/O and reads no
+// clock.
+func elect(cs []candidate, active int, now time.Time, grace time.Duration) int {
+	better := func(i, j int) bool { // i preferred to j
+		return j < 0 || cs[i].priority < cs[j].priority || (cs[i].priority == cs[j].priority && i < j)
+	}
+	if active >= 0 && active < len(cs) && cs[active].healthy {
+		best := active
+		for i, c := range cs {
+			if c.healthy && c.priority < cs[active].priority && !now.Before(c.since.Add(grace)) && better(i, best) {
+				best = i
+			}
+		}
+		return best
+	}
+	best := -1
+	for i, c := range cs {
+		if c.healthy && better(i, best) {
+			best = i
+		}
+	}
+	return best
+}
+
+// switchEvent is one change of the active member, for OnSwitch.
+type switchEvent struct{ from, to int }
+
+// Switch reasons, the respire.failover.switch.reason attribute.
+const (
+	reasonFailover = iota // the active member's circuit opened
+	reasonFailback        // a preferred member served its grace
+	reasonRecovery        // a member became healthy while none was
+	numSwitchReasons
+)
+
+var switchReasonNames = [numSwitchReasons]string{"failover", "failback", "recovery"}
+
+// NewFailoverGroup validates members and opts, connects every member's
+// client (concurrently, each within ctx and its own DialTimeout) and
+// starts probing them. The member with the best priority among those that
+// connected is active.
+//
+// A member that cannot be reached at start (a failed dial, a lost
+// connection) is not an error: it starts with its circuit open, and its
+// probes keep trying to connect it. NewFailoverGroup fails when:
+//
+//   - an option or a member's Options is invalid, there is no member, or
+//     two members share an address: a [*ConfigError] naming the field,
+//     before anything is dialed;
+//   - a member's server rejected the connection (authentication, an
+//     unknown database, a protocol error): that will not heal by itself,
+//     and a group that would later fail over to it is a trap, so the
+//     error names the member and wraps the rejection;
+//   - no member could connect: a [*ConnError] matching [ErrNoHealthyMember]
+//     and [ErrConnectionLost] that joins every member's failure;
+//   - ctx ended: a [*ContextError].
+//
+// On failure every member client already connected is closed.
+func NewFailoverGroup(ctx context.Context, members []FailoverMember, opts FailoverGroupOptions) (*FailoverGroup, error) {
+	return newFailoverGroup(ctx, members, opts, nil)
+}
+
+// newFailoverGroup is NewFailoverGroup with the probe to use (nil: PING).
+func newFailoverGroup(ctx context.Context, members []FailoverMember, opts FailoverGroupOptions, probe probeFunc) (*FailoverGroup, error) {
+	cfg, err := opts.validate()
+	if err != nil {
+		return nil, err
+	}
+	ms, err := validateMembers(members)
+	if err != nil {
+		return nil, err
+	}
+	g := &FailoverGroup{cfg: cfg, members: ms, probe: probe, done: make(chan struct{})}
+	if g.probe == nil {
+		g.probe = pingMember
+	}
+	if cfg.metrics&MetricsResiliency != 0 {
+		if g.metrics, err = newFailoverMetrics(cfg.mp, ms); err != nil {
+			return nil, err
+		}
+	}
+
+	errs := make([]error, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Go(func() {
+			c, err := Connect(ctx, m.opts)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			m.client.Store(c)
+		})
+	}
+	wg.Wait()
+	fail := func(err error) (*FailoverGroup, error) {
+		for _, m := range ms {
+			if c := m.client.Load(); c != nil {
+				_ = c.Close()
+			}
+		}
+		return nil, err
+	}
+	var failed []error
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return fail(&ContextError{Command: newGroupCommand, Err: ctx.Err()})
+		}
+		err = &memberError{index: i, label: ms[i].label, err: err}
+		if rejectedConnect(err) {
+			return fail(err)
+		}
+		failed = append(failed, err)
+	}
+	if len(failed) == len(ms) {
+		return fail(&ConnError{Command: newGroupCommand, Unwritten: true,
+			Err: errors.Join(append([]error{ErrNoHealthyMember}, failed...)...)})
+	}
+
+	now := time.Now()
+	g.since = now
+	cs := make([]candidate, len(ms))
+	for i, m := range ms {
+		if m.client.Load() != nil {
+			m.h = health{since: now}
+		} else {
+			// Unreachable at start: open, and probed at the first tick.
+			m.h = health{open: true, failures: cfg.threshold, openUntil: now}
+			m.open.Store(true)
+		}
+		cs[i] = candidate{priority: m.priority, healthy: !m.h.open, since: m.h.since}
+	}
+	g.active.Store(ms[elect(cs, -1, now, cfg.grace)])
+	g.ctx, g.cancel = context.WithCancel(context.Background())
+	g.wg.Add(len(ms))
+	for _, m := range ms {
+		go g.probeLoop(m)
+	}
+	return g, nil
+}
+
+// rejectedConnect reports whether a member's connection failed in a way
+// that will not heal by itself: a reply rejecting the handshake (such as
+// WRONGPASS, NOAUTH or an unknown database), a protocol error, or an
+// invalid option.
+func rejectedConnect(err error) bool {
+	var se *ServerError
+	return errors.As(err, &se) || errors.Is(err, ErrProtocol) || errors.Is(err, ErrInvalidConfig)
+}
+
+// memberError names the member whose connection failed.
+type memberError struct {
+	index int
+	label string
+	err   error
+}
+
+func (e *memberError) Error() string {
+	return "respire: failover member " + strconv.Itoa(e.index) + " (" + e.label + "): " + e.err.Error()
+}
+
+func (e *memberError) Unwrap() error { return e.err }
+
+// pingMember is the group's probe: PING through the member's client,
+// connecting the client first when it has never connected. Only the
+// member's probe loop stores its client, and Close joins the loops before
+// closing the clients, so a client connected here is always closed.
+func pingMember(ctx context.Context, m *groupMember) error {
+	c := m.client.Load()
+	if c == nil {
+		var err error
+		if c, err = Connect(ctx, m.opts); err != nil {
+			return err
+		}
+		m.client.Store(c)
+	}
+	return c.Ping(ctx)
+}
+
+// probeLoop probes m until the group closes.
+func (g *FailoverGroup) probeLoop(m *groupMember) {
+	defer g.wg.Done()
+	// The timer is only ever armed with a positive duration: a probe that
+	// is already due runs without waiting (receiving from a timer that
+	// fired before the receive has crashed the runtime inside
+	// testing/synctest bubbles).
+	var t *time.Timer
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
+	last := g.since
+	for {
+		g.mu.Lock()
+		next := m.h.nextProbe(last, g.cfg.interval)
+		g.mu.Unlock()
+		if d := time.Until(next); d > 0 {
+			if t == nil {
+				t = time.NewTimer(d)
+			} else {
+				t.Reset(d)
+			}
+			select {
+			case <-t.C:
+			case <-g.done:
+				return
+			}
+		} else if g.closed.Load() {
+			return
+		}
+		last = time.Now()
+		ctx, cancel := context.WithTimeout(g.ctx, g.cfg.timeout)
+		err := g.probe(ctx, m)
+		cancel()
+		if g.closed.Load() {
+			return // a probe cut short by Close is no observation
+		}
+		g.observe(m, err == nil, time.Now())
+	}
+}
+
+// observe records one probe of m at now, updates its circuit and the
+// active member, and hands any switch to OnSwitch.
+func (g *FailoverGroup) observe(m *groupMember, ok bool, now time.Time) {
+	g.metrics.probe(m, ok)
+	g.mu.Lock()
+	if m.h.observe(ok, now, g.cfg.threshold, g.cfg.openFor) && m.h.open {
+		m.opens.Add(1)
+	}
+	m.open.Store(m.h.open)
+	g.electLocked(now)
+	g.mu.Unlock()
+	g.deliver()
+}
+
+// electLocked makes the elected member active. g.mu is held.
+func (g *FailoverGroup) electLocked(now time.Time) {
+	cs := make([]candidate, len(g.members))
+	for i, m := range g.members {
+		cs[i] = candidate{priority: m.priority, healthy: !m.h.open, since: m.h.since}
+	}
+	from := -1
+	if a := g.active.Load(); a != nil {
+		from = a.index
+	}
+	to := elect(cs, from, now, g.cfg.grace)
+	if to == from {
+		return
+	}
+	reason := reasonFailover
+	switch {
+	case from < 0:
+		reason = reasonRecovery
+	case cs[from].healthy:
+		reason = reasonFailback
+	}
+	var next *groupMember
+	if to >= 0 {
+		next = g.members[to]
+	}
+	g.active.Store(next)
+	g.metrics.switched(next, reason)
+	if g.cfg.onSwitch != nil {
+		g.pending = append(g.pending, switchEvent{from, to})
+	}
+}
+
+// deliver hands the pending switches to OnSwitch, in order, one caller at
+// a time, without holding g.mu (OnSwitch may call Members).
+func (g *FailoverGroup) deliver() {
+	if g.cfg.onSwitch == nil {
+		return
+	}
+	g.notify.Lock()
+	defer g.notify.Unlock()
+	for {
+		g.mu.Lock()
+		evs := g.pending
+		g.pending = nil
+		g.mu.Unlock()
+		if len(evs) == 0 {
+			return
+		}
+		for _, e := range evs {
+			g.cfg.onSwitch(e.from, e.to)
+		}
+	}
+}
+
+// ActiveClient returns the active member's client: the healthy member with
+// the best priority (see [FailoverGroup] for failback). With no healthy
+// member the error is a [*ConnError] matching [ErrNoHealthyMember] and
+// [ErrConnectionLost]; after Close, one matching [ErrClosed]. Do not keep
+// the client across operations, and do not close it: run operations
+// through [Execute], which reads the active member for every attempt.
+func (g *FailoverGroup) ActiveClient() (*Client, error) {
+	m, err := g.pick(nil)
+	if err != nil {
+		return nil, err
+	}
+	return m.client.Load(), nil
+}
+
+// Members returns the status of every member, in the order given to
+// [NewFailoverGroup].
+func (g *FailoverGroup) Members() []FailoverMemberStatus {
+	active := g.active.Load()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]FailoverMemberStatus, len(g.members))
+	for i, m := range g.members {
+		out[i] = FailoverMemberStatus{Index: i, Addr: m.label, Priority: m.priority,
+			Healthy: !m.h.open, Active: m == active, Client: m.client.Load()}
+	}
+	return out
+}
+
+// Close stops the probes, waits for their goroutines to exit and closes
+// every member's client. Operations in flight fail with an error matching
+// [ErrClosed] (a backoff ends at once); later calls too. Close is safe to
+// call more than once; it must not be called from OnSwitch.
+func (g *FailoverGroup) Close() error {
+	if g.closed.Swap(true) {
+		return nil
+	}
+	close(g.done)
+	g.cancel()
+	g.wg.Wait()
+	var errs []error
+	for _, m := range g.members {
+		if c := m.client.Load(); c != nil {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// pick returns the member for the next attempt: the active member, unless
+// it is in excluded (its circuit opened during an earlier attempt of the
+// same operation), in which case the best healthy member not excluded.
+func (g *FailoverGroup) pick(excluded []*groupMember) (*groupMember, error) {
+	if g.closed.Load() {
+		return nil, &ConnError{Command: groupCommand, Unwritten: true, Err: ErrClosed}
+	}
+	m := g.active.Load()
+	if m != nil && !isExcluded(excluded, m) {
+		return m, nil
+	}
+	if m != nil {
+		g.mu.Lock()
+		var best *groupMember
+		for _, c := range g.members {
+			if !c.h.open && !isExcluded(excluded, c) && (best == nil || c.priority < best.priority) {
+				best = c
+			}
+		}
+		g.mu.Unlock()
+		if best != nil {
+			return best, nil
+		}
+	}
+	return nil, &ConnError{Command: groupCommand, Unwritten: true, Err: ErrNoHealthyMember}
+}
+
+func isExcluded(excluded []*groupMember, m *groupMember) bool {
+	for _, e := range excluded {
+		if e == m {
+			return true
+		}
+	}
+	return false
+}
+
+// Execute runs fn with the active member's client of g and returns its
+// result, retrying under the group's RetryPolicy. category declares the
+// risk of repeating the whole operation fn performs; it is required: zero
+// (or an undefined value) fails with an error matching
+// [ErrInvalidArgument] and runs nothing, as do a nil g or fn. [Never] runs
+// fn once.
+//
+// How an operation is retried:
+//
+//   - Each attempt reads the active member again, so a retry after a
+//     switch runs on the new active member. A retry may run on the member
+//     whose attempt just failed while it is still active (its circuit
+//     closed): the group moves operations only when probes opened the
+//     circuit.
+//   - A group retry starts only after fn returned an error: a member's own
+//     RetryPolicy acts first, inside fn's call.
+//   - Only connection failures are retried: an error matching
+//     [ErrConnectionLost] (a lost or failed connection, a member client
+//     closed) and an attempt that found no healthy member. Server replies
+//     (LOADING, READONLY, ...), timeouts, rejected handshakes, protocol
+//     errors and fn's own errors end the operation; so do ctx ending and
+//     Close.
+//   - Every failed attempt counts as possibly executed, so a retry needs
+//     the policy's MaxCommandRetryCategory to permit category: with the
+//     default ReadOnly maximum a [WriteAccumulating] operation is never
+//     replayed, on the same member or another.
+//   - An attempt whose member's circuit opened while fn ran ends the
+//     operation unless another member is healthy: the group never retries
+//     it against that member again.
+//   - The group has no command timeout: each attempt runs under its
+//     member's CommandTimeout, and ctx (its deadline and cancellation)
+//     bounds the whole operation, backoff included. A backoff that cannot
+//     end before ctx's deadline is not started: the last failure is
+//     returned.
+//
+// The final error of an operation that made more than one attempt is a
+// [*RetryError] wrapping the last failure (or the caller's cancellation,
+// which then wraps the last failure too); after one attempt it is that
+// attempt's error as fn returned it. With an error Execute returns the
+// value fn returned in the last attempt, or T's zero value when that
+// attempt found no member to run on.
+// [MayHaveExecuted] reports true for an operation whose fn ran at least
+// once and failed after a retry, whatever fn's errors said.
+//
+// For batches and transactions, build and execute the whole unit inside
+// fn, so that each attempt builds a fresh unit on the member it runs on;
+// do not keep a batch, a transaction or a client between attempts.
+func Execute[T any](ctx context.Context, g *FailoverGroup, category RetryCategory, fn func(ctx context.Context, c *Client) (T, error)) (T, error) {
+	var zero T
+	switch {
+	case g == nil:
+		return zero, errInvalid(executeCommand, "nil failover group")
+	case fn == nil:
+		return zero, errInvalid(executeCommand, "nil operation")
+	case !category.Valid():
+		return zero, errInvalid(executeCommand, "the operation's retry category is required (declare the risk of repeating it; Never runs it once)")
+	}
+	if err := ctx.Err(); err != nil {
+		return zero, &ContextError{Command: groupCommand, Err: err}
+	}
+	deadline, _ := ctx.Deadline()
+	var (
+		attempts int
+		ran      bool // fn ran at least once
+		resent   bool // fn ran on a resend: the operation reports an outcome
+		excluded []*groupMember
+		last     error
+		lastV    T
+	)
+	finish := func() (T, error) {
+		if resent {
+			g.metrics.retried(category, outcomeExhausted)
+		}
+		if attempts > 1 {
+			return lastV, &RetryError{Command: groupCommand, Attempts: attempts, Err: last, ran: ran}
+		}
+		return lastV, last
+	}
+	for {
+		m, err := g.pick(excluded)
+		if err != nil && len(excluded) > 0 && !g.closed.Load() {
+			return finish() // an open circuit ends the operation: no other member
+		}
+		attempts++
+		failure := retry.LostConnection
+		if err != nil {
+			lastV, last = zero, err
+			if g.closed.Load() {
+				failure = retry.Fatal
+			}
+		} else {
+			if attempts > 1 {
+				resent = true
+				g.metrics.retried(category, outcomeAttempted)
+			}
+			opens := m.opens.Load()
+			var v T
+			v, err = fn(ctx, m.client.Load())
+			ran = true
+			if err == nil {
+				if resent {
+					g.metrics.retried(category, outcomeSucceeded)
+				}
+				return v, nil
+			}
+			lastV, last = v, err
+			failure = g.classify(ctx, err)
+			if m.open.Load() || m.opens.Load() != opens {
+				excluded = append(excluded, m)
+				if _, err := g.pick(excluded); err != nil {
+					return finish()
+				}
+			}
+		}
+		if g.cfg.policy.Decide(retry.Input{Category: category, Failure: failure, Attempts: attempts}) != retry.Retry {
+			return finish()
+		}
+		delay := g.cfg.policy.Delay(attempts, rand.Float64())
+		if !retry.Fits(time.Now(), deadline, delay) {
+			return finish() // the backoff cannot fit: keep the last failure
+		}
+		if err := g.backoff(ctx, delay); err != nil {
+			if resent {
+				g.metrics.retried(category, outcomeExhausted)
+			}
+			if err == ErrClosed {
+				return lastV, &RetryError{Command: groupCommand, Attempts: attempts, ran: ran,
+					Err: errors.Join(&ConnError{Command: groupCommand, Unwritten: true, Err: ErrClosed}, last)}
+			}
+			return lastV, &RetryError{Command: groupCommand, Attempts: attempts, ran: ran,
+				Err: &ContextError{Command: groupCommand, Sent: ran, Err: err, Last: last}}
+		}
+		if !deadline.IsZero() && !time.Now().Before(deadline) {
+			return finish()
+		}
+	}
+}
+
+// classify maps fn's error to a retry failure. Only connection failures
+// can be retried by the group: the caller's cancellation, Close, timeouts,
+// rejected handshakes and protocol errors are never retried, and every
+// other error (server replies included) is not selectable.
+func (g *FailoverGroup) classify(ctx context.Context, err error) retry.Failure {
+	if ctx.Err() != nil || g.closed.Load() {
+		return retry.Fatal
+	}
+	var ce *ContextError
+	if errors.As(err, &ce) {
+		return retry.Fatal // a member's CommandTimeout
+	}
+	var ne *ConnError
+	if !errors.As(err, &ne) {
+		return retry.Unselectable
+	}
+	var se *ServerError
+	if errors.As(ne.Err, &se) || errors.Is(ne.Err, ErrProtocol) {
+		return retry.Fatal
+	}
+	return retry.LostConnection
+}
+
+// backoff waits d, or until ctx is done (its error) or the group closes
+// ([ErrClosed]). Cancellation is checked even for a zero delay.
+func (g *FailoverGroup) backoff(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		select {
+		case <-g.done:
+			return ErrClosed
+		default:
+			return ctx.Err()
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return ctx.Err()
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-g.done:
+		return ErrClosed
+	}
+}
+
+// validate checks the options and applies their defaults.
+func (o *FailoverGroupOptions) validate() (groupConfig, error) {
+	c := groupConfig{onSwitch: o.OnSwitch, metrics: o.Metrics, mp: o.MeterProvider}
+	bad := func(field, reason string) (groupConfig, error) {
+		return groupConfig{}, &ConfigError{Field: "FailoverGroupOptions." + field, Reason: reason}
+	}
+	if o.RetryPolicy != nil {
+		p, err := retry.Compile(retry.Settings(*o.RetryPolicy))
+		if err != nil {
+			var fe *retry.FieldError
+			if errors.As(err, &fe) {
+				return groupConfig{}, &ConfigError{Field: "FailoverGroupOptions." + fe.Field, Reason: fe.Reason}
+			}
+			return groupConfig{}, err
+		}
+		c.policy = p
+	}
+	switch {
+	case o.ProbeInterval == 0:
+		c.interval = defaultProbeInterval
+	case o.ProbeInterval < minProbeInterval || o.ProbeInterval > maxGroupDuration:
+		return bad("ProbeInterval", "must be from 10ms through 1h (0 means the default, 1s)")
+	default:
+		c.interval = o.ProbeInterval
+	}
+	switch {
+	case o.ProbeTimeout == 0:
+		c.timeout = c.interval / 2
+	case o.ProbeTimeout < 0 || o.ProbeTimeout > c.interval:
+		return bad("ProbeTimeout", "must be positive and at most ProbeInterval (0 means half of ProbeInterval)")
+	default:
+		c.timeout = o.ProbeTimeout
+	}
+	switch {
+	case o.FailureThreshold == 0:
+		c.threshold = defaultFailureThreshold
+	case o.FailureThreshold < 1 || o.FailureThreshold > maxFailureThreshold:
+		return bad("FailureThreshold", "must be from 1 through 100 (0 means the default, 3)")
+	default:
+		c.threshold = o.FailureThreshold
+	}
+	switch {
+	case o.CircuitOpenDuration == 0:
+		c.openFor = defaultCircuitOpen
+	case o.CircuitOpenDuration < 0 || o.CircuitOpenDuration > maxGroupDuration:
+		return bad("CircuitOpenDuration", "must be positive and at most 1h (0 means the default, 5s)")
+	default:
+		c.openFor = o.CircuitOpenDuration
+	}
+	switch {
+	case o.FailbackGrace == 0:
+		c.grace = defaultFailbackGrace
+	case o.FailbackGrace == NoFailbackGrace:
+		c.grace = 0
+	case o.FailbackGrace < 0 || o.FailbackGrace > maxGroupDuration:
+		return bad("FailbackGrace", "must be positive and at most 1h, or NoFailbackGrace (0 means the default, 10s)")
+	default:
+		c.grace = o.FailbackGrace
+	}
+	if o.Metrics&^MetricsResiliency != 0 {
+		return bad("Metrics", "unknown metric group")
+	}
+	return c, nil
+}
+
+// validateMembers validates every member's Options (the errors name the
+// member: "members[1].Options.DialTimeout"), rejects two members sharing an
+// address, and returns private copies.
+func validateMembers(members []FailoverMember) ([]*groupMember, error) {
+	if len(members) == 0 {
+		return nil, &ConfigError{Field: "members", Reason: "at least one member is required"}
+	}
+	seen := map[string]int{}
+	out := make([]*groupMember, len(members))
+	for i, fm := range members {
+		field := "members[" + strconv.Itoa(i) + "]"
+		o := copyOptions(fm.Options)
+		if _, err := o.validate(); err != nil {
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				return nil, &ConfigError{Field: field + ".Options." + strings.TrimPrefix(ce.Field, "Options."), Reason: ce.Reason}
+			}
+			return nil, err
+		}
+		for _, k := range memberKeys(&o) {
+			if j, dup := seen[k]; dup && j != i {
+				return nil, &ConfigError{Field: field + ".Options",
+					Reason: "address " + k + " is also used by members[" + strconv.Itoa(j) + "]: the members of a failover group must be distinct servers"}
+			}
+			seen[k] = i
+		}
+		out[i] = &groupMember{index: i, label: memberLabel(&o), priority: fm.Priority, opts: o}
+	}
+	return out, nil
+}
+
+// copyOptions copies o deeply enough that the caller changing its slices
+// or pointed-to settings cannot change the member's later connections.
+func copyOptions(o Options) Options {
+	o.Endpoints = append([]string(nil), o.Endpoints...)
+	if o.Sentinel != nil {
+		s := *o.Sentinel
+		s.Addrs = append([]string(nil), s.Addrs...)
+		s.TLS = s.TLS.Clone()
+		o.Sentinel = &s
+	}
+	if o.Cluster != nil {
+		cl := *o.Cluster
+		o.Cluster = &cl
+	}
+	if o.RetryPolicy != nil {
+		p := *o.RetryPolicy
+		o.RetryPolicy = &p
+	}
+	o.TLS = o.TLS.Clone()
+	return o
+}
+
+// memberKeys returns the addresses that identify o's servers, normalized
+// (host lowercased): every endpoint, or every sentinel with the primary's
+// name. Names that resolve to the same address ("localhost" and
+// "127.0.0.1") are not recognized as the same.
+func memberKeys(o *Options) []string {
+	norm := func(addr string) string {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return strings.ToLower(addr)
+		}
+		return net.JoinHostPort(strings.ToLower(host), port)
+	}
+	var keys []string
+	if s := o.Sentinel; s != nil {
+		for _, a := range s.Addrs {
+			keys = append(keys, s.PrimaryName+"@"+norm(a))
+		}
+		return keys
+	}
+	for _, a := range o.Endpoints {
+		keys = append(keys, norm(a))
+	}
+	return keys
+}
+
+// memberLabel names a member in errors, statuses and metrics.
+func memberLabel(o *Options) string {
+	if s := o.Sentinel; s != nil {
+		return s.PrimaryName + "@" + s.Addrs[0]
+	}
+	return o.Endpoints[0]
+}
+
+// Metric names of the group, besides respire.command.retries.
+const (
+	probesInstrument   = "respire.failover.probes"
+	switchesInstrument = "respire.failover.switches"
+	memberAttr         = "respire.failover.member"
+	probeOutcomeAttr   = "respire.failover.probe.outcome"
+	switchReasonAttr   = "respire.failover.switch.reason"
+	noMemberLabel      = "none"
+)
+
+// failoverMetrics records the group's metrics with attribute sets built
+// once. A nil *failoverMetrics records nothing.
+type failoverMetrics struct {
+	retries  *retryMetrics
+	probes   metric.Int64Counter
+	switches metric.Int64Counter
+	toNone   [numSwitchReasons]metric.AddOption
+}
+
+// memberMetrics are one member's attribute sets.
+type memberMetrics struct {
+	probeOK, probeFailed metric.AddOption
+	switchTo             [numSwitchReasons]metric.AddOption
+}
+
+func newFailoverMetrics(mp metric.MeterProvider, ms []*groupMember) (m *failoverMetrics, err error) {
+	const field = "FailoverGroupOptions.MeterProvider"
+	defer func() {
+		if r := recover(); r != nil {
+			m, err = nil, &ConfigError{Field: field, Reason: "panicked while creating the instruments"}
+		}
+	}()
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	rm, err := newRetryMetrics(mp)
+	if err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			ce.Field = field
+		}
+		return nil, err
+	}
+	meter := mp.Meter(meterName)
+	m = &failoverMetrics{retries: rm}
+	if m.probes, err = meter.Int64Counter(probesInstrument, metric.WithUnit("{probe}"),
+		metric.WithDescription("Health probes of failover group members, by outcome.")); err != nil {
+		return nil, &ConfigError{Field: field, Reason: "cannot create " + probesInstrument + ": " + err.Error()}
+	}
+	if m.switches, err = meter.Int64Counter(switchesInstrument, metric.WithUnit("{switch}"),
+		metric.WithDescription("Changes of a failover group's active member, by new member and reason.")); err != nil {
+		return nil, &ConfigError{Field: field, Reason: "cannot create " + switchesInstrument + ": " + err.Error()}
+	}
+	switchSet := func(label string, reason int) metric.AddOption {
+		return metric.WithAttributeSet(attribute.NewSet(
+			attribute.String(memberAttr, label), attribute.String(switchReasonAttr, switchReasonNames[reason])))
+	}
+	for r := range numSwitchReasons {
+		m.toNone[r] = switchSet(noMemberLabel, r)
+	}
+	for _, mb := range ms {
+		mb.metric.probeOK = metric.WithAttributeSet(attribute.NewSet(
+			attribute.String(memberAttr, mb.label), attribute.String(probeOutcomeAttr, "success")))
+		mb.metric.probeFailed = metric.WithAttributeSet(attribute.NewSet(
+			attribute.String(memberAttr, mb.label), attribute.String(probeOutcomeAttr, "failure")))
+		for r := range numSwitchReasons {
+			mb.metric.switchTo[r] = switchSet(mb.label, r)
+		}
+	}
+	return m, nil
+}
+
+// probe counts one probe of mb. A panicking instrument changes nothing.
+func (m *failoverMetrics) probe(mb *groupMember, ok bool) {
+	if m == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	opt := mb.metric.probeFailed
+	if ok {
+		opt = mb.metric.probeOK
+	}
+	m.probes.Add(context.Background(), 1, opt)
+}
+
+// switched counts one change of the active member to mb (nil: none).
+func (m *failoverMetrics) switched(mb *groupMember, reason int) {
+	if m == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	opt := m.toNone[reason]
+	if mb != nil {
+		opt = mb.metric.switchTo[reason]
+	}
+	m.switches.Add(context.Background(), 1, opt)
+}
+
+// retried counts one retry event of a group operation on
+// respire.command.retries, as the client does: attempted per resend that
+// ran the operation, succeeded or exhausted once per operation that did.
+func (m *failoverMetrics) retried(cat RetryCategory, o retryOutcome) {
+	if m == nil {
+		return
+	}
+	if int(cat) >= numRetryCategories {
+		cat = 0
+	}
+	defer func() { _ = recover() }()
+	m.retries.counter.Add(context.Background(), 1, m.retries.opts[cat][o])
+}
