@@ -279,6 +279,9 @@ func TestSentinelKillPrimaryUnderLoad(t *testing.T) {
 		}
 	}
 	hash := p + "h"
+	if _, err := c.Del(ctx, hash); err != nil { // left by an earlier run (-count)
+		t.Fatal(err)
+	}
 	// The keys must reach the replica before the primary dies.
 	if _, err := c.Do(ctx, NewCommand("WAIT"), "1", "2000"); err != nil {
 		t.Fatal(err)
@@ -435,6 +438,11 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	if owner, err = c.topo.Pick(route.Slot(hash), false); err != nil {
 		t.Fatal(err)
 	}
+	// The key names repeat in every run of the test (-count): start from
+	// an empty hash, whatever an earlier run left.
+	if _, err := c.Del(ctx, hash); err != nil {
+		t.Fatal(err)
+	}
 	var keys []string
 	for i := range 20 {
 		k := p + "{tag}" + strconv.Itoa(i) // the same slot as the hash
@@ -524,6 +532,9 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 	slot := route.Slot(hash)
 	src, err := c.topo.Pick(slot, false)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Del(ctx, hash); err != nil { // left by an earlier run (-count)
 		t.Fatal(err)
 	}
 	var dst string
