@@ -44,6 +44,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.streamProducerID = streamProducerID(cfg.streamProducerID)
 	c := &Client{cfg: cfg, retries: cfg.policy.Enabled(), done: make(chan struct{})}
 	if cfg.metrics&MetricsResiliency != 0 {
 		if c.metrics, err = newRetryMetrics(cfg.meterProvider); err != nil {

@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/respire-go/respire/internal/retry"
 )
@@ -107,8 +107,9 @@ type FailoverGroupOptions struct {
 	// respire.failover.switches, all in [MetricsResiliency]). Members record
 	// their own metrics only as their Options select. Defaults to none.
 	Metrics MetricGroups
-	// MeterProvider provides the "Respire" meter. Defaults to the global
-	// OpenTelemetry provider when Metrics selects any group.
+	// MeterProvider provides the meter "github.com/respire-go/respire"
+	// when Metrics selects any group. Defaults to none (nothing is
+	// recorded): pass otel.GetMeterProvider() for the global provider.
 	MeterProvider metric.MeterProvider
 }
 
@@ -1002,7 +1003,7 @@ func newFailoverMetrics(mp metric.MeterProvider, ms []*groupMember) (m *failover
 		}
 	}()
 	if mp == nil {
-		mp = otel.GetMeterProvider()
+		mp = noop.NewMeterProvider() // as for clients: nothing recorded without a provider
 	}
 	rm, err := newRetryMetrics(mp)
 	if err != nil {

@@ -110,6 +110,15 @@ type Options struct {
 	// bytes; a single larger command is sent when nothing else is
 	// pending. Must not be negative. Defaults to 64 MiB.
 	MaxPendingBytes int
+	// StreamProducerID is the IDMP producer ID of the automatic stream
+	// idempotency of [Client.XAdd] (used only when RetryPolicy selects
+	// connection loss and accepts WriteChecked). Clients may share one,
+	// since every call's message ID is random, but Redis counts
+	// IDMP-MAXSIZE per producer, so clients sharing it share that window
+	// of remembered identities. At most 256 bytes of UTF-8, not blank,
+	// without spaces or control characters. Defaults to "respire-" and a
+	// random version 4 UUID, new for each [Connect].
+	StreamProducerID string
 }
 
 // SentinelOptions configures discovery of the primary through Redis
@@ -282,6 +291,8 @@ type config struct {
 	seeds        []string      // Cluster seeds
 	refresh      time.Duration // Cluster periodic refresh; 0: none
 	maxRedirects int
+
+	streamProducerID string // validated; Connect fills in the default
 }
 
 const (
@@ -421,6 +432,10 @@ func (o *Options) validate() (config, error) {
 	if o.MaxBulk < 0 {
 		return c, &ConfigError{Field: "Options.MaxBulk", Reason: "must not be negative"}
 	}
+	if err := validateStreamProducerID(o.StreamProducerID); err != nil {
+		return c, err
+	}
+	c.streamProducerID = o.StreamProducerID
 	if o.Metrics&^MetricsResiliency != 0 {
 		return c, &ConfigError{Field: "Options.Metrics", Reason: "unknown metric group"}
 	}

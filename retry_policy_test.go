@@ -432,9 +432,12 @@ func TestRetryTypedCommandCategories(t *testing.T) {
 			_, err := c.ZAddIncr(bg, "z", ZAddOptions{Condition: SetIfNotExists}, Z{1, "m"})
 			return err
 		}, WriteAccumulating},
-		{"XAdd/Plain", "XADD", xaddPlain(XAddOptions{}), WriteAccumulating},
+		// A typed XAdd without ID or Idempotency carries IDMP on its own
+		// (WriteChecked) under a policy that selects connection loss at
+		// WriteChecked or higher, as the probe's policies do.
+		{"XAdd/Plain", "XADD", xaddPlain(XAddOptions{}), WriteChecked},
 		{"XAdd/ExplicitID", "XADD", xaddPlain(XAddOptions{ID: "1-1"}), WriteAccumulating},
-		{"XAdd/MaxLen", "XADD", xaddPlain(XAddOptions{MaxLen: 10}), WriteAccumulating},
+		{"XAdd/MaxLen", "XADD", xaddPlain(XAddOptions{MaxLen: 10}), WriteChecked},
 		{"XAdd/IDMP", "XADD", xaddPlain(XAddOptions{Idempotency: idmp}), WriteChecked},
 		{"XAdd/IDMPAUTO", "XADD", xaddPlain(XAddOptions{Idempotency: auto}), WriteChecked},
 		{"XAdd/IDMP_MaxLen", "XADD", xaddPlain(XAddOptions{Idempotency: idmp, MaxLen: 10}), WriteChecked},

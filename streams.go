@@ -2,8 +2,17 @@ package respire
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/retry"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
 )
@@ -13,11 +22,17 @@ var (
 	specXADDChecked = &spec{name: "XADD", cat: WriteChecked, desc: catalog.Stream.XADD()}
 	specXRANGE      = specOf(catalog.Stream.XRANGE())
 	specXLEN        = specOf(catalog.Stream.XLEN())
+	specXCFGSET     = specOf(catalog.Stream.XCFGSET())
 )
 
 // XAddIdempotency attaches a producer identity to an XADD (Redis 8.6+),
 // so that a resend with the same identity returns the original entry ID
 // instead of appending again.
+//
+// Redis keeps an identity only within the stream's IDMP-DURATION and
+// among the producer's IDMP-MAXSIZE most recent ones (see
+// [Client.XCfgSet]): a resend that arrives after its identity expired or
+// was evicted appends again.
 type XAddIdempotency struct {
 	// ProducerID identifies the producer (IDMP/IDMPAUTO producer-id).
 	ProducerID string
@@ -33,11 +48,14 @@ type XAddIdempotency struct {
 //
 // Retry categories: a plain XADD is WriteAccumulating (a resend after a
 // lost reply duplicates the entry); with Idempotency it is WriteChecked.
+// [Client.XAdd] may attach an identity by itself; see there.
 type XAddOptions struct {
 	// NoMkStream does not create a missing stream (NOMKSTREAM); the call
 	// then returns [ErrNil].
 	NoMkStream bool
-	// Idempotency sends IDMP or IDMPAUTO (Redis 8.6+).
+	// Idempotency sends IDMP or IDMPAUTO (Redis 8.6+). Setting it turns
+	// off the automatic identity of [Client.XAdd]: the caller's choice is
+	// sent as is, and a server without IDMP answers it with an error.
 	Idempotency *XAddIdempotency
 	// MaxLen trims the stream to at most MaxLen entries (MAXLEN).
 	MaxLen int64
@@ -47,18 +65,161 @@ type XAddOptions struct {
 	Approximate bool
 	// Limit caps the entries evicted by an approximate trim (LIMIT).
 	Limit int64
-	// ID is an explicit entry ID; empty means "*".
+	// ID is an explicit entry ID; empty means "*". Setting it turns off
+	// the automatic identity of [Client.XAdd] (Redis accepts IDMP only
+	// with "*").
 	ID string
 }
 
 // XAdd appends an entry with the given field-value pairs to the stream at
 // key and returns its ID.
+//
+// # Automatic idempotency
+//
+// When the client's [RetryPolicy] selects [RetryOnConnectionLoss] and its
+// MaxCommandRetryCategory is [WriteChecked] or riskier, a call whose
+// options set neither Idempotency nor ID carries IDMP (Redis 8.6+)
+// automatically and is WriteChecked: the producer ID is the client's
+// [Options.StreamProducerID], the message ID 16 random bytes (from
+// crypto/rand) in unpadded base64url, 22 characters, new for each call
+// and reused by every resend of that call. A resend after a lost reply
+// then returns the original entry ID instead of appending a second entry.
+// Without such a policy, or with the caller's own Idempotency or ID, XAdd
+// sends exactly the options given.
+//
+// A server without IDMP (before Redis 8.6) rejects the identity, before
+// running anything, with "ERR Invalid stream ID specified as stream
+// command argument". On exactly that reply XAdd sends the call once more
+// as a plain XADD, within the call's original deadline, under the rules
+// of a plain XADD ([WriteAccumulating]: under a WriteChecked maximum a
+// lost reply of that plain XADD is not resent). Every call tries IDMP
+// again, so such a server sees one rejected XADD per append; other
+// errors reach the caller.
+//
+// Warning: Redis remembers an identity only within the stream's
+// IDMP-DURATION and among the producer's IDMP-MAXSIZE most recent
+// identities (see [Client.XCfgSet]). A resend that arrives after its
+// identity expired or was evicted appends again. Retries never provide
+// exactly-once execution.
 func (c *Client) XAdd(ctx context.Context, key string, opt XAddOptions, pairs ...string) (string, error) {
+	if opt.Idempotency == nil && opt.ID == "" && c.autoIDMP() {
+		return c.xaddAuto(ctx, key, opt, pairs)
+	}
 	f, s, err := c.xaddFrame(key, opt, pairs)
 	if err != nil {
 		return "", err
 	}
 	return c.doString(ctx, f, s)
+}
+
+// errNoIDMP is the exact reply of a server without IDMP (Redis 7.0.15
+// takes the IDMP token for the entry ID) to an XADD carrying IDMP.
+const errNoIDMP = "ERR Invalid stream ID specified as stream command argument"
+
+// autoIDMP reports whether the client's policy gives typed XADDs an
+// automatic identity: it resends after a lost connection and accepts
+// WriteChecked after possible execution.
+func (c *Client) autoIDMP() bool {
+	p := c.cfg.policy
+	return c.retries && p.Retryable()&retry.ConnectionLoss != 0 && p.MaxCategory().Permits(catalog.WriteChecked)
+}
+
+// xaddAuto is XAdd with the client's producer ID and a fresh message ID,
+// falling back to a plain XADD on a server without IDMP.
+func (c *Client) xaddAuto(ctx context.Context, key string, opt XAddOptions, pairs []string) (string, error) {
+	idem := XAddIdempotency{ProducerID: c.cfg.streamProducerID, MessageID: newStreamMessageID()}
+	auto := opt
+	auto.Idempotency = &idem
+	f, s, err := c.xaddFrame(key, auto, pairs)
+	if err != nil {
+		return "", err
+	}
+	// The fallback shares the call's deadline: compute it before the
+	// first send, as exec does.
+	dl := c.waitDeadline(ctx)
+	id, err := c.doString(ctx, f, s)
+	if err == nil || !isNoIDMP(err) {
+		return id, err
+	}
+	// The server has no IDMP: it rejected the identity before running the
+	// XADD. Send the call once more without it, as a plain XADD.
+	if !dl.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl)
+		defer cancel()
+	}
+	if f, s, err = c.xaddFrame(key, opt, pairs); err != nil {
+		return "", err
+	}
+	return c.doString(ctx, f, s)
+}
+
+// isNoIDMP reports whether err is the exact rejection of IDMP by a
+// server without it (possibly after resends of the rejected call).
+func isNoIDMP(err error) bool {
+	var se *ServerError
+	return errors.As(err, &se) && se.Message == errNoIDMP
+}
+
+// newStreamMessageID returns 16 random bytes in unpadded base64url.
+func newStreamMessageID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	var out [22]byte
+	base64.RawURLEncoding.Encode(out[:], b[:])
+	return string(out[:])
+}
+
+// streamProducerID returns the producer ID a client uses for automatic
+// stream idempotency: id (validated [Options.StreamProducerID]) or, when
+// it is empty, "respire-" and a random version 4 UUID.
+func streamProducerID(id string) string {
+	if id != "" {
+		return id
+	}
+	var u [16]byte
+	_, _ = rand.Read(u[:])  // crypto/rand.Read never fails (Go 1.24+)
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
+	var out [8 + 36]byte
+	copy(out[:], "respire-")
+	b := out[8:]
+	hex.Encode(b[0:8], u[0:4])
+	b[8] = '-'
+	hex.Encode(b[9:13], u[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:18], u[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:23], u[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:36], u[10:16])
+	return string(out[:])
+}
+
+// maxStreamProducerID bounds [Options.StreamProducerID], which every
+// automatically identified XADD carries.
+const maxStreamProducerID = 256
+
+// validateStreamProducerID checks [Options.StreamProducerID]; "" (the
+// default) is valid.
+func validateStreamProducerID(id string) error {
+	if id == "" {
+		return nil
+	}
+	const field = "Options.StreamProducerID"
+	switch {
+	case len(id) > maxStreamProducerID:
+		return &ConfigError{Field: field, Reason: "must be at most 256 bytes"}
+	case !utf8.ValidString(id):
+		return &ConfigError{Field: field, Reason: "must be valid UTF-8"}
+	}
+	if strings.TrimSpace(id) == "" {
+		return &ConfigError{Field: field, Reason: "must not be blank (leave it empty for the default)"}
+	}
+	if strings.IndexFunc(id, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+		return &ConfigError{Field: field, Reason: "must not contain spaces or control characters"}
+	}
+	return nil
 }
 
 // xaddFrame validates opt and pairs and encodes XADD, with its category.
@@ -199,4 +360,61 @@ func (c *Client) XLen(ctx context.Context, key string) (int64, error) {
 	f := c.newFrame(2, "XLEN")
 	arg(f, key)
 	return c.doInt(ctx, f, specXLEN)
+}
+
+// XCfgOptions are XCFGSET's settings of a stream's IDMP deduplication
+// (Redis 8.6+). A zero field leaves that setting unchanged; at least one
+// must be set.
+type XCfgOptions struct {
+	// Duration is how long the stream remembers each idempotent ID
+	// (IDMP-DURATION), in whole seconds; Redis accepts 1 s through 86400 s
+	// and defaults to 100 s. Must not be negative.
+	Duration time.Duration
+	// MaxSize is how many idempotent IDs the stream remembers per producer
+	// (IDMP-MAXSIZE), the oldest evicted first; Redis accepts 1 through
+	// 10000 and defaults to 100. Must not be negative.
+	MaxSize int64
+}
+
+// XCfgSet sets the IDMP deduplication limits of the existing stream at key
+// (XCFGSET, Redis 8.6+). Redis applies them at once and clears the
+// stream's recorded identities: an XADD resent after XCfgSet, or whose
+// identity later expires (Duration) or is evicted (MaxSize), appends
+// again. A server before 8.6 answers "ERR unknown command".
+//
+// XCfgSet is WriteAccumulating, the catalog's category for XCFGSET: a
+// repeat does not only write the same settings again, it also clears the
+// identities recorded in between, so appends resent after it are no
+// longer deduplicated.
+//
+// Invalid options (both zero, negative values, a Duration that is not a
+// whole number of seconds) fail with [ErrInvalidArgument] before anything
+// is sent; the server judges the upper bounds.
+func (c *Client) XCfgSet(ctx context.Context, key string, opt XCfgOptions) error {
+	switch {
+	case opt.Duration < 0 || opt.MaxSize < 0:
+		return errInvalid("XCFGSET", "Duration and MaxSize must not be negative")
+	case opt.Duration == 0 && opt.MaxSize == 0:
+		return errInvalid("XCFGSET", "set Duration or MaxSize")
+	case opt.Duration%time.Second != 0:
+		return errInvalid("XCFGSET", "Duration must be a whole number of seconds")
+	}
+	n := 2
+	if opt.Duration != 0 {
+		n += 2
+	}
+	if opt.MaxSize != 0 {
+		n += 2
+	}
+	f := c.newFrame(n, "XCFGSET")
+	arg(f, key)
+	if opt.Duration != 0 {
+		arg(f, "IDMP-DURATION")
+		argInt(f, int64(opt.Duration/time.Second))
+	}
+	if opt.MaxSize != 0 {
+		arg(f, "IDMP-MAXSIZE")
+		argInt(f, opt.MaxSize)
+	}
+	return c.doStatus(ctx, f, specXCFGSET)
 }
