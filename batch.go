@@ -186,24 +186,31 @@ func (b *Batch) addKey(s *spec, key string, hasKey bool, args []string) int {
 // queue adds a raw cmd with args. A refused command, a blocking command,
 // a transaction command or a member added after Execute fail the member
 // and (but for the last) make Execute fail before any I/O.
-func (b *Batch) queue(cmd Command, args []string) int {
-	d := dispatchOf(cmd, args)
+func (b *Batch) queue(cmd Command, args []any) int {
+	if b.executed {
+		return b.reject(cmd.FullName(), errInvalid(cmd.FullName(), "added to a "+b.unitName()+" that was already executed"))
+	}
+	if cmd.FullName() == "" {
+		return b.reject("", errInvalid("Do", "empty command name"))
+	}
+	start := len(b.buf)
+	var err error
+	if b.buf, err = appendAnyCommand(b.buf, cmd, args); err != nil {
+		return b.reject(cmd.FullName(), err)
+	}
+	var small [16][]byte
+	d := dispatchOf(cmd, argWords(cmd, b.buf[start:], small[:0]))
 	var why string
 	switch {
-	case b.executed:
-		return b.reject(d.name, errInvalid(d.name, "added to a "+b.unitName()+" that was already executed"))
-	case cmd.FullName() == "":
-		why = "empty command name"
 	case d.refused != "":
 		why = "refused in a " + b.unitName() + ": " + d.refused
 	case d.blocking:
 		why = "a blocking command would hold the connection of every other member; run it on its own"
 	}
 	if why != "" {
+		b.buf = b.buf[:start]
 		return b.reject(d.name, errInvalid(d.name, why))
 	}
-	start := len(b.buf)
-	b.buf = appendCommand(b.buf, cmd, args)
 	b.members = append(b.members, member{name: d.name, cat: d.category, known: d.known, desc: d.desc, start: start, end: len(b.buf)})
 	return len(b.members) - 1
 }
@@ -211,7 +218,7 @@ func (b *Batch) queue(cmd Command, args []string) int {
 func replyOf(v resp.Value) (Reply, error) { return Reply{v: v}, nil }
 
 // Do queues cmd with args; its Future holds the reply like [Client.Do].
-func (b *Batch) Do(cmd Command, args ...string) Future[Reply] {
+func (b *Batch) Do(cmd Command, args ...any) Future[Reply] {
 	b.raw = true
 	return future(b, b.queue(cmd, args), replyOf)
 }

@@ -75,7 +75,7 @@ func bcSeedReplicated(t *testing.T, c *Client, pairs ...string) {
 	t.Helper()
 	ctx := testCtx(t)
 	err := c.Dedicated(ctx, func(conn *Conn) error {
-		if _, err := conn.Do(ctx, NewCommand("MSET"), pairs...); err != nil {
+		if _, err := conn.Do(ctx, NewCommand("MSET"), anys(pairs)...); err != nil {
 			return err
 		}
 		r, err := conn.Do(ctx, NewCommand("WAIT"), "1", "5000")

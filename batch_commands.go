@@ -290,7 +290,12 @@ func (b *Batch) Scan(prev ScanPage[string], opts ScanOptions) ScanFuture {
 	if err != nil {
 		return ScanFuture{future(b, b.reject("SCAN", err), scanPageOf)}
 	}
-	i := b.queue(cmdSCAN, append([]string{cursor}, args...))
+	words := make([]any, 0, 1+len(args))
+	words = append(words, cursor)
+	for _, a := range args {
+		words = append(words, a)
+	}
+	i := b.queue(cmdSCAN, words)
 	if b.c.topo != nil && prev.Server != "" && !b.members[i].done {
 		b.members[i].pin = prev.Server
 	}

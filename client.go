@@ -242,7 +242,8 @@ func classifyConn(e *wire.ConnError) retry.Failure {
 // retryLoop continues after a failed first attempt of frame f. It is
 // kept out of exec so that the healthy path pays nothing for it.
 func (c *Client) retryLoop(ctx context.Context, f *wire.Frame, waitDL time.Time, s *spec, r attemptResult, t *target) error {
-	return c.retryOp(ctx, waitDL, s, r, &frameResend{c: c, ctx: ctx, f: f, waitDL: waitDL, s: s, t: t})
+	fr := &frameResend{c: c, ctx: ctx, f: f, waitDL: waitDL, s: *s, t: t} // a copy: the caller's spec may live on its stack
+	return c.retryOp(ctx, waitDL, &fr.s, r, fr)
 }
 
 // resender is what retryOp resends: one frame, or an exchange of
@@ -265,13 +266,13 @@ type frameResend struct {
 	ctx    context.Context
 	f      *wire.Frame
 	waitDL time.Time
-	s      *spec
+	s      spec
 	t      *target
 }
 
 func (fr *frameResend) resend() attemptResult {
 	fr.f.Reset()
-	return fr.c.attempt(fr.ctx, fr.f, fr.waitDL, fr.s, fr.t)
+	return fr.c.attempt(fr.ctx, fr.f, fr.waitDL, &fr.s, fr.t)
 }
 
 func (fr *frameResend) drop(r attemptResult) {

@@ -1,6 +1,7 @@
 package respire
 
 import (
+	"bytes"
 	"context"
 	"strings"
 
@@ -39,6 +40,16 @@ func NewCommand(name string) Command { return catalog.New(name) }
 // as [*ServerError]; a null reply is a Reply whose IsNull is true (not an
 // error).
 //
+// An argument is a string or []byte (sent as is), any integer kind (in
+// decimal), float32 or float64 (the shortest exact form; infinities as
+// "inf" and "-inf"), bool ("1" or "0"), time.Duration (a whole number of
+// milliseconds), an encoding.BinaryMarshaler (its bytes), a fmt.Stringer
+// (its String), or a named type of one of those kinds. Any other type,
+// nil included, fails with [ErrInvalidArgument] naming the argument,
+// before any I/O. Because Do accepts method-bearing types, a non-constant
+// argument is boxed on the heap by the caller (16 bytes); constants and
+// small integers are not, and the typed methods never box.
+//
 // Do sends on the connection shared by every goroutine, which carries only
 // commands that get exactly one reply and leave the connection as they
 // found it. It refuses, before any I/O and with an error matching
@@ -60,24 +71,48 @@ func NewCommand(name string) Command { return catalog.New(name) }
 // the client never resends whatever their category: blocking commands,
 // transactions, raw EVAL/FCALL (use a Script or Function), and cursor
 // continuations (SCAN family with a non-zero cursor).
-func (c *Client) Do(ctx context.Context, cmd Command, args ...string) (Reply, error) {
-	name := cmd.FullName()
-	if name == "" {
+func (c *Client) Do(ctx context.Context, cmd Command, args ...any) (Reply, error) {
+	if cmd.FullName() == "" {
 		return Reply{}, errInvalid("Do", "empty command name")
 	}
-	d := dispatchOf(cmd, args)
+	f := c.frames.Get()
+	var err error
+	if f.Buf, err = appendAnyCommand(f.Buf, cmd, args); err != nil {
+		f.Release()
+		return Reply{}, err
+	}
+	f.Want = wire.WantValue
+	return c.doFrame(ctx, cmd, f)
+}
+
+// doRaw is Do for the client's own callers, with string arguments.
+func (c *Client) doRaw(ctx context.Context, cmd Command, args []string) (Reply, error) {
+	if cmd.FullName() == "" {
+		return Reply{}, errInvalid("Do", "empty command name")
+	}
+	return c.doFrame(ctx, cmd, c.rawFrame(cmd, args))
+}
+
+// doFrame runs the encoded raw command f of cmd: dispatch (refusal, a
+// dedicated connection for blocking commands, the category), then the
+// exchange.
+func (c *Client) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Reply, error) {
+	var small [16][]byte
+	words := argWords(cmd, f.Buf, small[:0])
+	d := dispatchOf(cmd, words)
 	if d.refused != "" {
+		f.Release()
 		return Reply{}, errInvalid(d.name, "refused on the shared connection: "+d.refused)
 	}
 	var block blockTime
 	if d.blocking {
 		var err error
-		if block, err = blockTimeOf(d.name, args); err != nil {
+		if block, err = blockTimeOf(d.name, wordStrings(words)); err != nil {
+			f.Release()
 			return Reply{}, err
 		}
 	}
-	f := c.rawFrame(cmd, args)
-	s := spec{name: name, cat: d.category, desc: d.desc}
+	s := spec{name: cmd.FullName(), cat: d.category, desc: d.desc}
 	var err error
 	if d.blocking {
 		err = c.execBlocking(ctx, f, &s, block)
@@ -95,11 +130,13 @@ func (c *Client) Do(ctx context.Context, cmd Command, args ...string) (Reply, er
 // doTarget is Do for a command that is not blocking on a topology, with
 // the caller's target (a pinned node, and the node that served it).
 func (c *Client) doTarget(ctx context.Context, cmd Command, args []string, t *target) (Reply, error) {
-	d := dispatchOf(cmd, args)
+	f := c.rawFrame(cmd, args)
+	var small [16][]byte
+	d := dispatchOf(cmd, argWords(cmd, f.Buf, small[:0]))
 	if d.refused != "" || d.blocking {
+		f.Release()
 		return Reply{}, errInvalid(d.name, "not a cursor command")
 	}
-	f := c.rawFrame(cmd, args)
 	s := spec{name: d.name, cat: d.category, desc: d.desc}
 	if err := c.execTarget(ctx, f, &s, t); err != nil {
 		return Reply{}, err
@@ -151,17 +188,18 @@ type dispatch struct {
 // dispatchOf classifies a raw command by its catalog facts and the flags
 // its caller declared. Dispatch facts may deny a retry; they never grant
 // one.
-func dispatchOf(cmd Command, args []string) dispatch {
+func dispatchOf(cmd Command, args [][]byte) dispatch {
 	d := dispatch{name: cmd.FullName(), category: cmd.Category()}
 	flags := cmd.Flags()
-	sub := cmd.Subcommand()
-	if sub == "" && len(args) > 0 {
+	var known Command
+	var ok bool
+	if sub := cmd.Subcommand(); sub == "" && len(args) > 0 && catalog.HasSubcommands(cmd.Name()) {
 		// NewCommand("CLIENT") with args "SETNAME", "x": the subcommand
 		// travels as the first argument, and it decides the dispatch kind.
-		// Lookup ignores it for commands without subcommands.
-		sub = args[0]
+		known, ok = catalog.Lookup(cmd.Name(), string(args[0]))
+	} else {
+		known, ok = catalog.Lookup(cmd.Name(), sub)
 	}
-	known, ok := catalog.Lookup(cmd.Name(), sub)
 	d.desc = cmd
 	if ok {
 		flags |= known.Flags()
@@ -173,7 +211,7 @@ func dispatchOf(cmd Command, args []string) dispatch {
 		d.refused, d.category = why, Never
 		return d
 	}
-	if flags.Has(catalog.FlagBlocking) && (!ok || !blockingOnlyWithBlock(d.name) || hasBlockOption(args)) {
+	if flags.Has(catalog.FlagBlocking) && (!ok || !blockingOnlyWithBlock(d.name) || hasBlockOption(wordStrings(args))) {
 		d.blocking, d.category = true, Never
 		return d
 	}
@@ -191,12 +229,12 @@ func isPublish(name string) bool { return name == "PUBLISH" || name == "SPUBLISH
 
 // isContinuation reports whether a SCAN-family call carries a non-zero
 // cursor: its server-side position cannot be replayed elsewhere.
-func isContinuation(name string, args []string) bool {
+func isContinuation(name string, args [][]byte) bool {
 	i := 1 // HSCAN/SSCAN/ZSCAN key cursor
 	if strings.EqualFold(name, "SCAN") {
 		i = 0
 	}
-	return len(args) <= i || strings.TrimLeft(args[i], "0") != ""
+	return len(args) <= i || len(bytes.TrimLeft(args[i], "0")) != 0
 }
 
 // Reply is an owned RESP reply with conversion helpers. The zero Reply is

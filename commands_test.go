@@ -871,7 +871,7 @@ func TestReplyConversions(t *testing.T) {
 		must(t, err)
 		do := func(name string, args ...string) Reply {
 			t.Helper()
-			r, err := c.Do(ctx, NewCommand(name), args...)
+			r, err := c.Do(ctx, NewCommand(name), anys(args)...)
 			if err != nil {
 				t.Fatalf("Do(%s %q): %v", name, args, err)
 			}

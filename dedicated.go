@@ -159,18 +159,44 @@ func (conn *Conn) restore() bool {
 // [Client.Subscribe]), MONITOR, replication commands and CLIENT REPLY
 // (they break one reply per command), and HELLO, RESET and QUIT (the
 // client owns the connection's protocol and lifetime).
-func (conn *Conn) Do(ctx context.Context, cmd Command, args ...string) (Reply, error) {
-	name := cmd.FullName()
-	if name == "" {
+func (conn *Conn) Do(ctx context.Context, cmd Command, args ...any) (Reply, error) {
+	if cmd.FullName() == "" {
 		return Reply{}, errInvalid("Do", "empty command name")
 	}
-	d := dispatchOf(cmd, args)
-	name = d.name
+	c := conn.c
+	f := c.frames.Get()
+	var err error
+	if f.Buf, err = appendAnyCommand(f.Buf, cmd, args); err != nil {
+		f.Release()
+		return Reply{}, err
+	}
+	f.Want = wire.WantValue
+	return conn.doFrame(ctx, cmd, f)
+}
+
+// doRaw is Do for the client's own callers, with string arguments.
+func (conn *Conn) doRaw(ctx context.Context, cmd Command, args []string) (Reply, error) {
+	return conn.doFrame(ctx, cmd, conn.c.rawFrame(cmd, args))
+}
+
+// doFrame runs the encoded command f of cmd on the connection.
+func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Reply, error) {
+	var small [16][]byte
+	words := argWords(cmd, f.Buf, small[:0])
+	d := dispatchOf(cmd, words)
+	name := d.name
 	if why := dedicatedRefusal(name, d.flags); why != "" {
+		f.Release()
 		return Reply{}, errInvalid(name, "refused on a dedicated connection: "+why)
 	}
 	conn.mu.Lock()
 	defer conn.mu.Unlock()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Release() // refused before the connection got it
+		}
+	}()
 	switch {
 	case conn.finished:
 		return Reply{}, &ConnError{Command: name, Unwritten: true,
@@ -183,7 +209,7 @@ func (conn *Conn) Do(ctx context.Context, cmd Command, args ...string) (Reply, e
 	var waitDL time.Time
 	blocking := d.blocking && !conn.inMulti // queued in MULTI, it does not block
 	if blocking {
-		bt, err := blockTimeOf(name, args)
+		bt, err := blockTimeOf(name, wordStrings(words))
 		if err != nil {
 			return Reply{}, err
 		}
@@ -199,7 +225,7 @@ func (conn *Conn) Do(ctx context.Context, cmd Command, args ...string) (Reply, e
 	if refusal(name, d.flags) != "" || !d.known {
 		conn.dirty = true
 	}
-	f := c.rawFrame(cmd, args)
+	ok = true
 	if err := conn.bind(ctx, waitDL, f, &spec{name: name, cat: Never, desc: d.desc}); err != nil {
 		f.Release()
 		return Reply{}, err

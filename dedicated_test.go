@@ -134,7 +134,7 @@ func TestDedicatedStateIsResetBeforePooling(t *testing.T) {
 				}
 				firstID = id.v.Text()
 				for _, cmd := range [][]string{{"SELECT", "1"}, {"CLIENT", "SETNAME", "changed"}, {"SET", k, "in-db-1"}} {
-					if _, err := conn.Do(ctx, NewCommand(cmd[0]), cmd[1:]...); err != nil {
+					if _, err := conn.Do(ctx, NewCommand(cmd[0]), anys(cmd[1:])...); err != nil {
 						return err
 					}
 				}
@@ -186,7 +186,7 @@ func TestDedicatedStateIsResetBeforePooling(t *testing.T) {
 func adminDB(t *testing.T, db int, name string, args ...string) int64 {
 	t.Helper()
 	c := newClient(t, Options{DB: db})
-	r, err := c.Do(testCtx(t), NewCommand(name), args...)
+	r, err := c.Do(testCtx(t), NewCommand(name), anys(args)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestDedicatedBadInputSendsNothing(t *testing.T) {
 		before := totalReceived(proxy)
 		for _, call := range [][]string{{"SUBSCRIBE", "ch"}, {"PSUBSCRIBE", "p*"}, {"SSUBSCRIBE", "s"}, {"UNSUBSCRIBE"},
 			{"MONITOR"}, {"CLIENT", "REPLY", "OFF"}, {"HELLO", "3"}, {"RESET"}, {"QUIT"}, {"BLPOP", "k", "-1"}} {
-			_, err := conn.Do(ctx, NewCommand(call[0]), call[1:]...)
+			_, err := conn.Do(ctx, NewCommand(call[0]), anys(call[1:])...)
 			if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), call[0]) {
 				t.Errorf("Dedicated Do %v = %v, want ErrInvalidArgument naming it", call, err)
 			}

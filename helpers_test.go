@@ -83,7 +83,7 @@ func admin(t testing.TB, addr string, name string, args ...string) Reply {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	r, err := c.Do(ctx, NewCommand(name), args...)
+	r, err := c.Do(ctx, NewCommand(name), anys(args)...)
 	if err != nil {
 		t.Fatalf("admin %s %v: %v", name, args, err)
 	}
@@ -154,7 +154,7 @@ func flush(t testing.TB, addr string) {
 			t.Fatalf("flush: SCAN keys: %v", err)
 		}
 		if len(keys) > 0 {
-			if _, err := c.Do(ctx, NewCommand("UNLINK"), keys...); err != nil {
+			if _, err := c.Do(ctx, NewCommand("UNLINK"), anys(keys)...); err != nil {
 				t.Fatalf("flush: UNLINK: %v", err)
 			}
 		}
@@ -238,4 +238,22 @@ func realProxy(t testing.TB, addr string) *respiretest.Proxy {
 	}
 	t.Cleanup(func() { _ = p.Close() })
 	return p
+}
+
+// anys converts string arguments for Do.
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// wordsOf converts string arguments to dispatch words.
+func wordsOf(ss []string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
 }

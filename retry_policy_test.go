@@ -361,7 +361,7 @@ var (
 		return func(c *Client) error { _, err := c.XAdd(bg, "s", o, "f", "v"); return err }
 	}
 	doCmd = func(cmd Command, args ...string) func(c *Client) error {
-		return func(c *Client) error { _, err := c.Do(bg, cmd, args...); return err }
+		return func(c *Client) error { _, err := c.Do(bg, cmd, anys(args)...); return err }
 	}
 	categories = []RetryCategory{Always, Connection, ReadOnly, WriteChecked, WriteLastWins, WriteAccumulating, ServerAdmin}
 )
@@ -543,7 +543,7 @@ func TestRetryDispatchScope(t *testing.T) {
 			t.Run(tt.name+"/"+f.name, func(t *testing.T) {
 				p := &RetryPolicy{MaxAttempts: 5, MaxCommandRetryCategory: ServerAdmin}
 				conn := 1
-				if dispatchOf(tt.cmd, tt.args).blocking {
+				if dispatchOf(tt.cmd, wordsOf(tt.args)).blocking {
 					conn = 2 // blocking commands run on a dedicated connection
 				}
 				sent, _ := retryProbeConn(t, p, f, tt.command, doCmd(tt.cmd, tt.args...), conn)

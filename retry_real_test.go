@@ -121,7 +121,7 @@ func retryRealCase(t *testing.T, env *matrixEnv, rc retryRealCommand, f retryFau
 		return n
 	}
 	before := calls()
-	_, err := c.Do(testCtx(t), rc.cmd, rc.args(k)...)
+	_, err := c.Do(testCtx(t), rc.cmd, anys(rc.args(k))...)
 	after := calls()
 
 	if got := after - before; got != wantExec {

@@ -250,7 +250,7 @@ func (cur *scanCursor) fetch(ctx context.Context, c *Client) (Reply, error) {
 	var r Reply
 	var err error
 	if c.topo == nil {
-		r, err = c.Do(ctx, cur.cmd, args...)
+		r, err = c.doRaw(ctx, cur.cmd, args)
 	} else {
 		t := target{pinned: cur.server}
 		r, err = c.doTarget(ctx, cur.cmd, args, &t)

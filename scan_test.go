@@ -23,7 +23,7 @@ func msetKeys(t *testing.T, c *Client, prefix string, n int) {
 		for i := start; i < min(start+1000, n); i++ {
 			args = append(args, prefix+strconv.Itoa(i), strconv.Itoa(i))
 		}
-		if _, err := c.Do(ctx, catalog.String.MSET(), args...); err != nil {
+		if _, err := c.Do(ctx, catalog.String.MSET(), anys(args)...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -122,7 +122,7 @@ func TestHScanSScanZScanReturnEveryElement(t *testing.T) {
 	if _, err := c.HSet(ctx, h, pairs...); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Do(ctx, catalog.Set.SADD(), append([]string{s}, members...)...); err != nil {
+	if _, err := c.Do(ctx, catalog.Set.SADD(), anys(append([]string{s}, members...))...); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.ZAdd(ctx, z, ZAddOptions{}, zs...); err != nil {
@@ -172,7 +172,7 @@ func TestScanBreakSendsNothingMore(t *testing.T) {
 	for i := range 1000 {
 		members = append(members, strconv.Itoa(i))
 	}
-	if _, err := c.Do(ctx, catalog.Set.SADD(), append([]string{s}, members...)...); err != nil {
+	if _, err := c.Do(ctx, catalog.Set.SADD(), anys(append([]string{s}, members...))...); err != nil {
 		t.Fatal(err)
 	}
 	for _, err := range c.SScan(ctx, s, ScanOptions{Count: 10}) {

@@ -99,7 +99,7 @@ func TestDoRefusesStateCommandsWithoutWriting(t *testing.T) {
 			}
 			for _, tt := range refusedCalls {
 				before := totalReceived(proxy)
-				_, err := c.Do(ctx, tt.cmd, tt.args...)
+				_, err := c.Do(ctx, tt.cmd, anys(tt.args)...)
 				if !errors.Is(err, ErrInvalidArgument) {
 					t.Errorf("Do(%s %v) = %v, want ErrInvalidArgument", tt.cmd.FullName(), tt.args, err)
 					continue
@@ -191,7 +191,7 @@ func TestDoAllowsRequestReplyCommands(t *testing.T) {
 			{NewCommand("PUBSUB"), []string{"NUMSUB", key(t, "ch")}},
 			{catalog.Stream.XREAD(), []string{"COUNT", "1", "STREAMS", key(t, "s"), "0"}},
 		} {
-			if _, err := c.Do(ctx, call.cmd, call.args...); err != nil {
+			if _, err := c.Do(ctx, call.cmd, anys(call.args)...); err != nil {
 				t.Errorf("Do(%s %v): %v", call.cmd.FullName(), call.args, err)
 			}
 		}

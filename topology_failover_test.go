@@ -49,7 +49,7 @@ func try(addr string, name string, args ...string) (Reply, error) {
 		return Reply{}, err
 	}
 	defer c.Close()
-	return c.Do(ctx, NewCommand(name), args...)
+	return c.Do(ctx, NewCommand(name), anys(args)...)
 }
 
 // role returns the first element of ROLE at addr ("master", "slave"), or

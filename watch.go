@@ -31,7 +31,7 @@ type Tx struct {
 
 // Do runs cmd on the watched connection now (a read that decides what to
 // queue), like [Conn.Do].
-func (tx *Tx) Do(ctx context.Context, cmd Command, args ...string) (Reply, error) {
+func (tx *Tx) Do(ctx context.Context, cmd Command, args ...any) (Reply, error) {
 	return tx.conn.Do(ctx, cmd, args...)
 }
 
@@ -88,7 +88,7 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 // conflict.
 func (c *Client) watchOnce(ctx context.Context, fn func(tx *Tx) error, keys []string) (committed bool, err error) {
 	err = c.Dedicated(ctx, func(conn *Conn) error {
-		if _, err := conn.Do(ctx, NewCommand("WATCH"), keys...); err != nil {
+		if _, err := conn.doRaw(ctx, NewCommand("WATCH"), keys); err != nil {
 			return err
 		}
 		tx := &Tx{conn: conn, queue: &Batch{c: c, tx: true}}

@@ -16,6 +16,9 @@ import (
 // from Lookup; only an audited descriptor or a declaration grants one.
 func Lookup(name, sub string) (Command, bool) {
 	name = strings.ToUpper(strings.TrimSpace(name))
+	if i, ok := find(name, ""); ok && !container(i) {
+		return ref(i), true // sub is ignored: no case conversion of an argument
+	}
 	sub = strings.ToUpper(strings.TrimSpace(sub))
 	if sub != "" {
 		if i, ok := find(name, sub); ok {
@@ -27,6 +30,22 @@ func Lookup(name, sub string) (Command, bool) {
 	}
 	return Command{}, false
 }
+
+// HasSubcommands reports whether the catalog knows subcommands of the
+// command name (CONFIG, CLIENT, ...), ignoring case: only then does a raw
+// command's first argument choose its descriptor.
+func HasSubcommands(name string) bool {
+	name = strings.ToUpper(strings.TrimSpace(name))
+	i, ok := find(name, "")
+	if ok {
+		return container(i)
+	}
+	// No container entry: subcommands sort right after where it would be.
+	return i < len(table) && table[i].name == name
+}
+
+// container reports whether the entry at i has subcommands after it.
+func container(i int) bool { return i+1 < len(table) && table[i+1].name == table[i].name }
 
 // find reports the index of name and sub in the sorted table.
 func find(name, sub string) (int, bool) {

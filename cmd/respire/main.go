@@ -264,7 +264,11 @@ func runDo(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		return code
 	}
 	defer c.Close()
-	r, err := c.Do(ctx, respire.NewCommand(rest[0]), rest[1:]...)
+	cmdArgs := make([]any, len(rest)-1)
+	for i, a := range rest[1:] {
+		cmdArgs[i] = a
+	}
+	r, err := c.Do(ctx, respire.NewCommand(rest[0]), cmdArgs...)
 	if err != nil {
 		printError(stderr, err)
 		return exitFail
