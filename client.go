@@ -366,9 +366,15 @@ func markRan(err error, ran bool) error {
 // ([ErrClosed]). Cancellation is checked even for a zero delay, right
 // before the resend.
 func (c *Client) backoff(ctx context.Context, d time.Duration) error {
+	return waitBackoff(ctx, d, c.done)
+}
+
+// waitBackoff waits d, or until ctx is done (its error) or done closes
+// ([ErrClosed]). Cancellation is checked even for a zero delay.
+func waitBackoff(ctx context.Context, d time.Duration, done <-chan struct{}) error {
 	if d <= 0 {
 		select {
-		case <-c.done:
+		case <-done:
 			return ErrClosed
 		default:
 			return ctx.Err()
@@ -381,7 +387,7 @@ func (c *Client) backoff(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-c.done:
+	case <-done:
 		return ErrClosed
 	}
 }

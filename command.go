@@ -75,14 +75,24 @@ func (c *Client) Do(ctx context.Context, cmd Command, args ...any) (Reply, error
 	if cmd.FullName() == "" {
 		return Reply{}, errInvalid("Do", "empty command name")
 	}
+	f, err := c.anyFrame(cmd, args)
+	if err != nil {
+		return Reply{}, err
+	}
+	return c.doFrame(ctx, cmd, f)
+}
+
+// anyFrame encodes cmd with arguments of any supported type (see Do)
+// into a frame that wants the whole reply.
+func (c *Client) anyFrame(cmd Command, args []any) (*wire.Frame, error) {
 	f := c.frames.Get()
 	var err error
 	if f.Buf, err = appendAnyCommand(f.Buf, cmd, args); err != nil {
 		f.Release()
-		return Reply{}, err
+		return nil, err
 	}
 	f.Want = wire.WantValue
-	return c.doFrame(ctx, cmd, f)
+	return f, nil
 }
 
 // doRaw is Do for the client's own callers, with string arguments.

@@ -163,14 +163,10 @@ func (conn *Conn) Do(ctx context.Context, cmd Command, args ...any) (Reply, erro
 	if cmd.FullName() == "" {
 		return Reply{}, errInvalid("Do", "empty command name")
 	}
-	c := conn.c
-	f := c.frames.Get()
-	var err error
-	if f.Buf, err = appendAnyCommand(f.Buf, cmd, args); err != nil {
-		f.Release()
+	f, err := conn.c.anyFrame(cmd, args)
+	if err != nil {
 		return Reply{}, err
 	}
-	f.Want = wire.WantValue
 	return conn.doFrame(ctx, cmd, f)
 }
 
