@@ -233,6 +233,12 @@ func appendPairs(b []byte, t byte, elems []Value, proto int) []byte {
 }
 
 func appendHeader(b []byte, t byte, n int64) []byte {
+	switch {
+	case n >= 0 && n < 10: // most headers: short arguments, few elements
+		return append(b, t, byte('0'+n), '\r', '\n')
+	case n >= 10 && n < 100:
+		return append(b, t, byte('0'+n/10), byte('0'+n%10), '\r', '\n')
+	}
 	b = append(b, t)
 	b = strconv.AppendInt(b, n, 10)
 	return append(b, '\r', '\n')
