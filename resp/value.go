@@ -157,6 +157,18 @@ func (v Value) Clone() Value {
 // every returned slice is capped so that appending to it copies. Nested
 // values still get a slice of their own.
 func (v Value) CloneAppend(arena []byte) (Value, []byte) {
+	if v.Elems == nil && v.Attrs == nil { // a scalar: most replies
+		out := Value{Type: v.Type, Int: v.Int, Float: v.Float}
+		if v.Str != nil {
+			if cap(arena)-len(arena) < len(v.Str) {
+				arena = make([]byte, 0, max(len(v.Str), 2*cap(arena), minArena))
+			}
+			start := len(arena)
+			arena = append(arena, v.Str...)
+			out.Str = arena[start:len(arena):len(arena)]
+		}
+		return out, arena
+	}
 	size, count := v.cloneSize()
 	if cap(arena)-len(arena) < size {
 		arena = make([]byte, 0, max(size, 2*cap(arena), minArena))

@@ -164,3 +164,34 @@ func TestCloneAppendDoesNotClobber(t *testing.T) {
 		t.Fatalf("second element = %q after append to the first, want %q", got, "cd")
 	}
 }
+
+// TestCloneAppend: clones land in the arena's free capacity, capped so
+// that appending to one copies, and a full arena starts a new one without
+// touching the bytes already handed out; nested values clone whole.
+func TestCloneAppend(t *testing.T) {
+	arena := make([]byte, 0, 8)
+	a, arena := Value{Type: BulkString, Str: []byte("abcd")}.CloneAppend(arena)
+	b, arena := Value{Type: BulkString, Str: []byte("efgh")}.CloneAppend(arena)
+	if string(a.Str) != "abcd" || string(b.Str) != "efgh" || cap(a.Str) != 4 {
+		t.Fatalf("clones %q %q (cap %d)", a.Str, b.Str, cap(a.Str))
+	}
+	first := arena
+	c, arena := Value{Type: SimpleString, Str: []byte("overflow")}.CloneAppend(arena)
+	if &arena[0] == &first[0] || string(c.Str) != "overflow" {
+		t.Fatalf("a full arena was reused")
+	}
+	_ = append(a.Str, 'X') // must copy, not overwrite b
+	if string(b.Str) != "efgh" {
+		t.Errorf("appending to a clone overwrote the next one: %q", b.Str)
+	}
+	n, _ := Value{Type: Integer, Int: 7}.CloneAppend(nil)
+	if n.Int != 7 || n.Str != nil {
+		t.Errorf("integer clone = %+v", n)
+	}
+	nested := Value{Type: Array, Elems: []Value{{Type: BulkString, Str: []byte("x")}, {Type: Null}}}
+	cl, _ := nested.CloneAppend(nil)
+	nested.Elems[0].Str[0] = 'y'
+	if !cl.Equal(Value{Type: Array, Elems: []Value{{Type: BulkString, Str: []byte("x")}, {Type: Null}}}) {
+		t.Errorf("nested clone shares memory: %+v", cl)
+	}
+}
