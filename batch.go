@@ -543,7 +543,7 @@ func (b *Batch) execGroups(ctx context.Context) error {
 		var err error
 		switch {
 		case m.pin != "":
-			n, err = c.topo.Ask(m.pin)
+			n, err = c.topo.At(m.pin)
 		case slot < 0:
 			keyless = append(keyless, i)
 			continue

@@ -175,6 +175,9 @@ func (c *Cluster) Moved(slot int, addr string) (*Node, error) {
 // Ask returns the primary node at addr.
 func (c *Cluster) Ask(addr string) (*Node, error) { return c.nodes.get(addr, false) }
 
+// At returns the known node at addr (a replica one first), or a primary one.
+func (c *Cluster) At(addr string) (*Node, error) { return c.nodes.at(addr) }
+
 // Refresh asks for a new slot map.
 func (c *Cluster) Refresh(ctx context.Context, wait bool) error { return c.ref.request(ctx, wait) }
 

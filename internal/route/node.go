@@ -87,6 +87,21 @@ func (ns *nodes) get(addr string, replica bool) (*Node, error) {
 	return n, nil
 }
 
+// at returns the existing node at addr, a replica one first, or a new
+// primary one.
+func (ns *nodes) at(addr string) (*Node, error) {
+	ns.mu.Lock()
+	n := ns.byKey[nodeKey{addr, true}]
+	if n == nil {
+		n = ns.byKey[nodeKey{addr, false}]
+	}
+	ns.mu.Unlock()
+	if n != nil {
+		return n, nil
+	}
+	return ns.get(addr, false)
+}
+
 // retain retires every node not in keep: its commands in flight fail as
 // connection loss (cause [ErrRetired]) and later lookups make a new one.
 func (ns *nodes) retain(keep map[*Node]bool) {

@@ -102,6 +102,9 @@ func (s *Sentinel) Moved(int, string) (*Node, error) { return nil, ErrBadRedirec
 // Ask is not a Sentinel reply.
 func (s *Sentinel) Ask(string) (*Node, error) { return nil, ErrBadRedirect }
 
+// At returns the known node at addr (a replica one first), or a primary one.
+func (s *Sentinel) At(addr string) (*Node, error) { return s.nodes.at(addr) }
+
 // Refresh asks for rediscovery.
 func (s *Sentinel) Refresh(ctx context.Context, wait bool) error { return s.ref.request(ctx, wait) }
 

@@ -53,6 +53,10 @@ type Topology interface {
 	Moved(slot int, addr string) (*Node, error)
 	// Ask returns the primary node at addr, the target of an ASK redirect.
 	Ask(addr string) (*Node, error)
+	// At returns the known node at addr in whatever role the topology
+	// knows it (a replica keeps its replica connection), or, for an
+	// address it does not know, a primary node there.
+	At(addr string) (*Node, error)
 	// Refresh asks for a refresh of the topology. With wait it returns
 	// once a refresh that started after the call has ended (its error),
 	// or when ctx ends (ctx.Err()).
