@@ -2,6 +2,7 @@ package respire
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/respire-go/respire/catalog"
@@ -18,6 +19,15 @@ var (
 	specSTRLEN = specOf(catalog.String.STRLEN())
 	specMGET   = specOf(catalog.String.MGET())
 	specMSET   = specOf(catalog.String.MSET())
+
+	specGETDEL      = specOf(catalog.String.GETDEL())
+	specGETRANGE    = specOf(catalog.String.GETRANGE())
+	specSETRANGE    = specOf(catalog.String.SETRANGE())
+	specINCRBYFLOAT = specOf(catalog.String.INCRBYFLOAT())
+	specDECRBY      = specOf(catalog.String.DECRBY())
+	specMSETNX      = specOf(catalog.String.MSETNX())
+	specSETNX       = specOf(catalog.String.SETNX())
+	specGETEX       = specOf(catalog.String.GETEX())
 
 	// Typed SET refines the catalog's conservative category only for the
 	// audited option sets (see SetOptions).
@@ -282,4 +292,165 @@ func (c *Client) MSet(ctx context.Context, pairs ...string) error {
 		arg(f, p)
 	}
 	return c.doStatus(ctx, f, specMSET)
+}
+
+// GetDel returns the value of key and deletes the key (GETDEL; Redis 6.2
+// or later), or [ErrNil] when it does not exist. Its retry category is
+// WriteAccumulating: a resend after the delete took effect returns
+// [ErrNil].
+func (c *Client) GetDel(ctx context.Context, key string) (string, error) {
+	f := c.newFrame(2, "GETDEL")
+	arg(f, key)
+	return c.doString(ctx, f, specGETDEL)
+}
+
+// GetRange returns the bytes start to end (inclusive; negative offsets
+// count from the end) of the string at key (GETRANGE); "" when key does not
+// exist or the range is empty. Its retry category is ReadOnly.
+func (c *Client) GetRange(ctx context.Context, key string, start, end int64) (string, error) {
+	f := c.newFrame(4, "GETRANGE")
+	arg(f, key)
+	argInt(f, start)
+	argInt(f, end)
+	return c.doString(ctx, f, specGETRANGE)
+}
+
+// SetRange overwrites the string at key from offset with value (SETRANGE),
+// padding with zero bytes as needed, and returns the new length. A
+// negative offset fails with [ErrInvalidArgument]. Its retry category is
+// WriteLastWins.
+func (c *Client) SetRange(ctx context.Context, key string, offset int64, value string) (int64, error) {
+	if offset < 0 {
+		return 0, errInvalid("SETRANGE", "offset is negative")
+	}
+	f := c.newFrame(4, "SETRANGE")
+	arg(f, key)
+	argInt(f, offset)
+	arg(f, value)
+	return c.doInt(ctx, f, specSETRANGE)
+}
+
+// IncrByFloat adds delta to the number at key (INCRBYFLOAT), treating a
+// missing key as 0, and returns the new value. A NaN or infinite delta
+// fails with [ErrInvalidArgument]. Its retry category is
+// WriteAccumulating.
+func (c *Client) IncrByFloat(ctx context.Context, key string, delta float64) (float64, error) {
+	if math.IsNaN(delta) || math.IsInf(delta, 0) {
+		return 0, errInvalid("INCRBYFLOAT", "delta is NaN or infinite")
+	}
+	f := c.newFrame(3, "INCRBYFLOAT")
+	arg(f, key)
+	argFloat(f, delta)
+	v, err := c.doValue(ctx, f, specINCRBYFLOAT)
+	if err != nil {
+		return 0, err
+	}
+	return toFloat64(v)
+}
+
+// DecrBy decrements the integer at key by delta (DECRBY) and returns the
+// new value. Its retry category is WriteAccumulating.
+func (c *Client) DecrBy(ctx context.Context, key string, delta int64) (int64, error) {
+	f := c.newFrame(3, "DECRBY")
+	arg(f, key)
+	argInt(f, delta)
+	return c.doInt(ctx, f, specDECRBY)
+}
+
+// MSetNX sets several keys only when none of them exists (MSETNX) and
+// reports whether it set them; pairs alternate keys and values. No pairs
+// or an odd count fails with [ErrInvalidArgument]. Its retry category is
+// WriteChecked (a resend re-checks, so it may report false for a write the
+// first attempt made).
+func (c *Client) MSetNX(ctx context.Context, pairs ...string) (bool, error) {
+	if len(pairs) == 0 || len(pairs)%2 != 0 {
+		return false, errInvalid("MSETNX", "want key-value pairs")
+	}
+	f := c.newFrame(1+len(pairs), "MSETNX")
+	for _, p := range pairs {
+		arg(f, p)
+	}
+	n, err := c.doInt(ctx, f, specMSETNX)
+	return n == 1, err
+}
+
+// SetNX sets key to value only when key does not exist (SETNX) and reports
+// whether it did. For an expiry as well, use [Client.SetWithOptions] with
+// [SetIfNotExists]. Its retry category is WriteChecked (a resend re-checks,
+// so it may report false for a write the first attempt made).
+func (c *Client) SetNX(ctx context.Context, key, value string) (bool, error) {
+	f := c.newFrame(3, "SETNX")
+	arg(f, key)
+	arg(f, value)
+	n, err := c.doInt(ctx, f, specSETNX)
+	return n == 1, err
+}
+
+// GetExOptions are GETEX's options: at most one of them may be set. The
+// zero value leaves the expiry unchanged.
+type GetExOptions struct {
+	// TTL sets a relative expiry: EX when a whole number of seconds,
+	// otherwise PX. Must be at least 1ms when set. Defaults to none.
+	TTL time.Duration
+	// ExpireAt sets an absolute expiry: EXAT when on a whole second,
+	// otherwise PXAT. Must be after the Unix epoch when set. Defaults to
+	// none.
+	ExpireAt time.Time
+	// Persist removes the expiry (PERSIST). Defaults to false.
+	Persist bool
+}
+
+// GetEx returns the value of key and changes its expiry as opt says
+// (GETEX; Redis 6.2 or later), or [ErrNil] when key does not exist.
+// Contradictory options (more than one of TTL, ExpireAt and Persist, a TTL
+// below 1ms, an ExpireAt not after the epoch) fail with
+// [ErrInvalidArgument] naming the field before anything is sent. Its retry
+// category is WriteAccumulating, the catalog's: kept for every option,
+// since a resent relative TTL restarts the countdown.
+func (c *Client) GetEx(ctx context.Context, key string, opt GetExOptions) (string, error) {
+	set := 0
+	if opt.TTL != 0 {
+		set++
+		if opt.TTL < time.Millisecond {
+			return "", errInvalid("GETEX", "TTL must be at least 1ms")
+		}
+	}
+	if !opt.ExpireAt.IsZero() {
+		set++
+		if opt.ExpireAt.UnixMilli() <= 0 {
+			return "", errInvalid("GETEX", "ExpireAt must be after the Unix epoch")
+		}
+	}
+	if opt.Persist {
+		set++
+	}
+	if set > 1 {
+		return "", errInvalid("GETEX", "TTL, ExpireAt and Persist are mutually exclusive")
+	}
+	n := 2
+	switch {
+	case opt.Persist:
+		n++
+	case set == 1:
+		n += 2
+	}
+	f := c.newFrame(n, "GETEX")
+	arg(f, key)
+	switch {
+	case opt.TTL != 0 && opt.TTL%time.Second == 0:
+		arg(f, "EX")
+		argInt(f, int64(opt.TTL/time.Second))
+	case opt.TTL != 0:
+		arg(f, "PX")
+		argInt(f, opt.TTL.Milliseconds())
+	case !opt.ExpireAt.IsZero() && opt.ExpireAt.UnixMilli()%1000 == 0:
+		arg(f, "EXAT")
+		argInt(f, opt.ExpireAt.Unix())
+	case !opt.ExpireAt.IsZero():
+		arg(f, "PXAT")
+		argInt(f, opt.ExpireAt.UnixMilli())
+	case opt.Persist:
+		arg(f, "PERSIST")
+	}
+	return c.doString(ctx, f, specGETEX)
 }
