@@ -167,20 +167,7 @@ func (c *Client) setFrame(key, value string, opt SetOptions) (*wire.Frame, *spec
 	case SetIfExists:
 		arg(f, "XX")
 	}
-	switch {
-	case opt.TTL != 0 && opt.TTL%time.Second == 0:
-		arg(f, "EX")
-		argInt(f, int64(opt.TTL/time.Second))
-	case opt.TTL != 0:
-		arg(f, "PX")
-		argInt(f, opt.TTL.Milliseconds())
-	case !opt.ExpireAt.IsZero() && opt.ExpireAt.UnixMilli()%1000 == 0:
-		arg(f, "EXAT")
-		argInt(f, opt.ExpireAt.Unix())
-	case !opt.ExpireAt.IsZero():
-		arg(f, "PXAT")
-		argInt(f, opt.ExpireAt.UnixMilli())
-	case opt.KeepTTL:
+	if !argExpiry(f, opt.TTL, opt.ExpireAt) && opt.KeepTTL {
 		arg(f, "KEEPTTL")
 	}
 	if opt.Get {
@@ -436,21 +423,30 @@ func (c *Client) GetEx(ctx context.Context, key string, opt GetExOptions) (strin
 	}
 	f := c.newFrame(n, "GETEX")
 	arg(f, key)
-	switch {
-	case opt.TTL != 0 && opt.TTL%time.Second == 0:
-		arg(f, "EX")
-		argInt(f, int64(opt.TTL/time.Second))
-	case opt.TTL != 0:
-		arg(f, "PX")
-		argInt(f, opt.TTL.Milliseconds())
-	case !opt.ExpireAt.IsZero() && opt.ExpireAt.UnixMilli()%1000 == 0:
-		arg(f, "EXAT")
-		argInt(f, opt.ExpireAt.Unix())
-	case !opt.ExpireAt.IsZero():
-		arg(f, "PXAT")
-		argInt(f, opt.ExpireAt.UnixMilli())
-	case opt.Persist:
+	if !argExpiry(f, opt.TTL, opt.ExpireAt) && opt.Persist {
 		arg(f, "PERSIST")
 	}
 	return c.doString(ctx, f, specGETEX)
+}
+
+// argExpiry appends the expiry of ttl or at (EX/PX for whole seconds or
+// not, EXAT/PXAT likewise) and reports whether it appended one.
+func argExpiry(f *wire.Frame, ttl time.Duration, at time.Time) bool {
+	switch {
+	case ttl != 0 && ttl%time.Second == 0:
+		arg(f, "EX")
+		argInt(f, int64(ttl/time.Second))
+	case ttl != 0:
+		arg(f, "PX")
+		argInt(f, ttl.Milliseconds())
+	case !at.IsZero() && at.UnixMilli()%1000 == 0:
+		arg(f, "EXAT")
+		argInt(f, at.Unix())
+	case !at.IsZero():
+		arg(f, "PXAT")
+		argInt(f, at.UnixMilli())
+	default:
+		return false
+	}
+	return true
 }
