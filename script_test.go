@@ -2,8 +2,10 @@ package respire
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/route"
@@ -12,10 +14,16 @@ import (
 
 const readScriptSrc = "return redis.call('GET', KEYS[1])"
 
-// uniqueScript returns a read script whose digest no other test shares,
-// so that the server's script cache starts without it.
+// uniqueScript returns a read script whose digest no other test, and no
+// earlier run of this one (-count), shares, so that the server's script
+// cache starts without it.
 func uniqueScript(t *testing.T, opt ScriptOptions) *Script {
-	return NewScript(readScriptSrc+" -- "+keyPrefix(t), opt)
+	return NewScript(readScriptSrc+" -- "+scriptNonce(t), opt)
+}
+
+// scriptNonce returns a comment text unique to this run of t.
+func scriptNonce(t *testing.T) string {
+	return keyPrefix(t) + strconv.FormatInt(time.Now().UnixNano(), 36)
 }
 
 // TestScriptRetries: a lost reply of a script declared ReadOnly is resent
@@ -312,7 +320,7 @@ func TestReadOnlyScriptOnReplica(t *testing.T) {
 	if got := commandCalls(t, primary.Addr, "eval_ro") - onPrimary; got != 0 {
 		t.Errorf("the primary ran EVAL_RO %d times, want 0", got)
 	}
-	rw := NewScript("return redis.call('SET', KEYS[1], 'w') -- "+keyPrefix(t), ScriptOptions{})
+	rw := NewScript("return redis.call('SET', KEYS[1], 'w') -- "+scriptNonce(t), ScriptOptions{})
 	evals := commandCalls(t, primary.Addr, "eval")
 	if _, err := rw.Run(ctx, c, []string{k}); err != nil {
 		t.Fatalf("Run of a writing script = %v", err)
