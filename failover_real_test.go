@@ -7,13 +7,8 @@ package respire
 // switch, no replayed INCR, retried GETs, restart and failback.
 
 import (
-	"bufio"
 	"context"
-	"errors"
-	"net"
-	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,117 +21,6 @@ import (
 
 // Failover groups over two real redis-server processes started by the
 // test.
-
-// redisProc is a redis-server process the test owns.
-type redisProc struct {
-	addr    string
-	port    int
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	started time.Time
-}
-
-// redisServerPath returns the redis-server binary, skipping the test
-// without one (failing it when RESPIRE_REQUIRE_SERVERS=1).
-func redisServerPath(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("redis-server")
-	if err != nil {
-		if testenv.RequireServers() {
-			t.Fatalf("redis-server not found but %s=1: %v", testenv.EnvRequireServers, err)
-		}
-		t.Skipf("redis-server not found: %v", err)
-	}
-	return p
-}
-
-// reservedTestPort reports whether other tests and benchmarks use port p.
-func reservedTestPort(p int) bool {
-	for _, r := range [][2]int{{16379, 16381}, {17000, 17005}, {26380, 26382}, {16390, 16393}, {27000, 27005}} {
-		if p >= r[0] && p <= r[1] {
-			return true
-		}
-	}
-	return false
-}
-
-// startRedis starts a dedicated redis-server on a free loopback port (on
-// port when it is not 0) and waits until it answers PING. It is killed
-// when the test ends.
-func startRedis(t *testing.T, bin string, port int) *redisProc {
-	t.Helper()
-	for try := 0; ; try++ {
-		p := port
-		for p == 0 {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatalf("free port: %v", err)
-			}
-			p = l.Addr().(*net.TCPAddr).Port
-			l.Close()
-			if reservedTestPort(p) {
-				p = 0
-			}
-		}
-		rp, err := launchRedis(t, bin, p)
-		if err == nil {
-			return rp
-		}
-		if port != 0 || try == 4 {
-			t.Fatalf("redis-server on port %d: %v", p, err)
-		}
-	}
-}
-
-func launchRedis(t *testing.T, bin string, port int) (*redisProc, error) {
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", t.TempDir())
-	rp := &redisProc{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), port: port, cmd: cmd,
-		exited: make(chan struct{}), started: time.Now()}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { _ = cmd.Wait(); close(rp.exited) }()
-	t.Cleanup(rp.kill)
-	// Readiness: poll PING with a bounded deadline (~0.1 s is typical).
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		select {
-		case <-rp.exited:
-			return nil, errors.New("exited before answering PING (port in use?)")
-		default:
-		}
-		if redisAnswers(rp.addr) {
-			return rp, nil
-		}
-		if time.Now().After(deadline) {
-			rp.kill()
-			return nil, errors.New("no PONG within 10s")
-		}
-		time.Sleep(10 * milli)
-	}
-}
-
-// redisAnswers reports whether addr answers PING with PONG.
-func redisAnswers(addr string) bool {
-	c, err := net.DialTimeout("tcp", addr, 200*milli)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(500 * milli))
-	if _, err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
-		return false
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	return err == nil && line == "+PONG\r\n"
-}
-
-// kill sends SIGKILL and waits for the process to exit.
-func (rp *redisProc) kill() {
-	_ = rp.cmd.Process.Kill()
-	<-rp.exited
-}
 
 // progress counts successes under load and wakes waiters on each change.
 type progress struct {
@@ -206,11 +90,11 @@ type getOp struct {
 }
 
 func TestFailoverKillActiveMemberSwitchesWithoutReplayingWritesAndFailsBack(t *testing.T) {
-	bin := redisServerPath(t)
-	a := startRedis(t, bin, 0)
-	b := startRedis(t, bin, 0)
-	admin(t, a.addr, "SET", "where", "a")
-	admin(t, b.addr, "SET", "where", "b")
+	bin := testenv.RedisServerPath(t)
+	a := testenv.StartRedis(t, bin, 0)
+	b := testenv.StartRedis(t, bin, 0)
+	admin(t, a.Addr, "SET", "where", "a")
+	admin(t, b.Addr, "SET", "where", "b")
 
 	const (
 		interval  = 25 * milli
@@ -221,8 +105,8 @@ func TestFailoverKillActiveMemberSwitchesWithoutReplayingWritesAndFailsBack(t *t
 	reader := sdkmetric.NewManualReader()
 	switches := make(chan [2]int, 64)
 	g, err := NewFailoverGroup(context.Background(), []FailoverMember{
-		{Options: Options{Endpoints: []string{a.addr}, DialTimeout: 500 * milli}, Priority: 0},
-		{Options: Options{Endpoints: []string{b.addr}, DialTimeout: 500 * milli}, Priority: 1},
+		{Options: Options{Endpoints: []string{a.Addr}, DialTimeout: 500 * milli}, Priority: 0},
+		{Options: Options{Endpoints: []string{b.Addr}, DialTimeout: 500 * milli}, Priority: 1},
 	}, FailoverGroupOptions{
 		// Default maximum category ReadOnly: INCR is never resent. The
 		// budget (19 resends, 5 to 20 ms apart) outlasts the probe budget.
@@ -316,8 +200,8 @@ func TestFailoverKillActiveMemberSwitchesWithoutReplayingWritesAndFailsBack(t *t
 	prog.waitFor(t, "load on A", map[string]int{"incr A": 50, "get A": 50})
 
 	// kill -9 the active member under load.
-	failuresBefore := failoverCollect(t, reader).probes[a.addr+"/failure"]
-	a.kill()
+	failuresBefore := failoverCollect(t, reader).probes[a.Addr+"/failure"]
+	a.Kill()
 	select {
 	case sw := <-switches:
 		if sw != [2]int{0, 1} {
@@ -329,10 +213,10 @@ func TestFailoverKillActiveMemberSwitchesWithoutReplayingWritesAndFailsBack(t *t
 	// The probes alone switched, on at most threshold failed probes after
 	// the kill: within threshold*interval + timeout of it.
 	m := failoverCollect(t, reader)
-	if got := m.probes[a.addr+"/failure"] - failuresBefore; got < 1 || got > threshold {
+	if got := m.probes[a.Addr+"/failure"] - failuresBefore; got < 1 || got > threshold {
 		t.Errorf("A's failed probes from the kill to the switch: %d, want 1 to %d", got, threshold)
 	}
-	if got := m.switches[b.addr+"/failover"]; got != 1 {
+	if got := m.switches[b.Addr+"/failover"]; got != 1 {
 		t.Errorf("switches %v, want one failover to B", m.switches)
 	}
 	if c, err := g.ActiveClient(); err != nil || c != clientB {
@@ -341,8 +225,8 @@ func TestFailoverKillActiveMemberSwitchesWithoutReplayingWritesAndFailsBack(t *t
 	prog.waitFor(t, "load on B", map[string]int{"incr B": 50, "get B": 50, "get moved to B": 1})
 
 	// Restart A on the same port: empty (no persistence), so mark it again.
-	a2 := startRedis(t, bin, a.port)
-	admin(t, a2.addr, "SET", "where", "a")
+	a2 := testenv.StartRedis(t, bin, a.Port)
+	admin(t, a2.Addr, "SET", "where", "a")
 	select {
 	case sw := <-switches:
 		if sw != [2]int{1, 0} {
@@ -353,14 +237,14 @@ func TestFailoverKillActiveMemberSwitchesWithoutReplayingWritesAndFailsBack(t *t
 	}
 	// A cannot have been healthy before its process started: the failback
 	// waited at least the grace.
-	if d := time.Since(a2.started); d < grace {
+	if d := time.Since(a2.Started); d < grace {
 		t.Errorf("failback %v after A restarted, want at least the grace %v", d, grace)
 	}
 	if c, err := g.ActiveClient(); err != nil || c != clientA {
 		t.Fatalf("ActiveClient after failback: %p, %v; want member A", c, err)
 	}
-	if st := g.Members(); !st[0].Active || st[0].Addr != a.addr {
-		t.Fatalf("members after failback %+v, want A (%s) active", st, a.addr)
+	if st := g.Members(); !st[0].Active || st[0].Addr != a.Addr {
+		t.Fatalf("members after failback %+v, want A (%s) active", st, a.Addr)
 	}
 	prog.waitFor(t, "load on the restarted A", map[string]int{
 		"incr A": prog.count("incr A") + 20, "get A": prog.count("get A") + 20})
@@ -378,7 +262,7 @@ func TestFailoverKillActiveMemberSwitchesWithoutReplayingWritesAndFailsBack(t *t
 		switch {
 		case op.err == nil && op.on == "B":
 			okB = append(okB, op.value)
-		case op.err == nil && op.done.Before(a2.started):
+		case op.err == nil && op.done.Before(a2.Started):
 			okA0 = append(okA0, op.value)
 		case op.err == nil:
 			okA2 = append(okA2, op.value)
@@ -386,7 +270,7 @@ func TestFailoverKillActiveMemberSwitchesWithoutReplayingWritesAndFailsBack(t *t
 			t.Errorf("an INCR failed on B, which stayed up: %v", op.err)
 		default:
 			failed++
-			if op.calls == 1 && MayHaveExecuted(op.err) && op.done.After(a2.started) {
+			if op.calls == 1 && MayHaveExecuted(op.err) && op.done.After(a2.Started) {
 				unsureA2++
 			}
 		}
@@ -410,13 +294,13 @@ func TestFailoverKillActiveMemberSwitchesWithoutReplayingWritesAndFailsBack(t *t
 	}
 	// B ran exactly the INCRs that succeeded there (INFO commandstats and
 	// its counter): none of the INCRs that failed on A was replayed on B.
-	if got := commandCalls(t, b.addr, "incr"); got != len(okB) {
+	if got := commandCalls(t, b.Addr, "incr"); got != len(okB) {
 		t.Errorf("B ran INCR %d times, the group's calls that succeeded there: %d", got, len(okB))
 	}
-	if got, err := admin(t, b.addr, "GET", "counter").Int64(); err != nil || got != int64(len(okB)) {
+	if got, err := admin(t, b.Addr, "GET", "counter").Int64(); err != nil || got != int64(len(okB)) {
 		t.Errorf("B's counter = %d, %v; want %d", got, err, len(okB))
 	}
-	if got := commandCalls(t, a2.addr, "incr"); got < len(okA2) || got > len(okA2)+unsureA2 {
+	if got := commandCalls(t, a2.Addr, "incr"); got < len(okA2) || got > len(okA2)+unsureA2 {
 		t.Errorf("the second A ran INCR %d times, want %d successes plus at most %d failures", got, len(okA2), unsureA2)
 	}
 
@@ -448,7 +332,7 @@ func TestFailoverKillActiveMemberSwitchesWithoutReplayingWritesAndFailsBack(t *t
 			t.Errorf("group retries %v: an INCR was resent", m.retries)
 		}
 	}
-	if m.switches[a.addr+"/failback"] != 1 || len(m.switches) != 2 {
+	if m.switches[a.Addr+"/failback"] != 1 || len(m.switches) != 2 {
 		t.Errorf("switches %v, want one failover to B and one failback to A", m.switches)
 	}
 	t.Logf("INCR: %d ok on the first A, %d on B, %d on the second A, %d failed; GET: %d ops, %d moved to B; group retries %v",
