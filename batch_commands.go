@@ -344,3 +344,66 @@ func (b *Batch) Function(fn *Function, keys []string, args ...string) Future[Rep
 	sp := &spec{name: cmd.Name(), cat: fn.cat, desc: cmd}
 	return future(b, b.addFrame(sp.name, callFrame(b.c, cmd, fn.name, keys, args), sp, nil), replyOf)
 }
+
+// HIncrBy queues HINCRBY; see [Client.HIncrBy].
+func (b *Batch) HIncrBy(key, field string, delta int64) Future[int64] {
+	return future(b, b.add(specHINCRBY, key, field, strconv.FormatInt(delta, 10)), intOf)
+}
+
+// HExists queues HEXISTS; see [Client.HExists].
+func (b *Batch) HExists(key, field string) Future[bool] {
+	return future(b, b.add(specHEXISTS, key, field), boolOf)
+}
+
+// HLen queues HLEN; see [Client.HLen].
+func (b *Batch) HLen(key string) Future[int64] { return future(b, b.add(specHLEN, key), intOf) }
+
+// RPop queues RPOP; see [Client.RPop].
+func (b *Batch) RPop(key string) Future[string] { return future(b, b.add(specRPOP, key), strOf) }
+
+// LLen queues LLEN; see [Client.LLen].
+func (b *Batch) LLen(key string) Future[int64] { return future(b, b.add(specLLEN, key), intOf) }
+
+// SRem queues SREM; see [Client.SRem].
+func (b *Batch) SRem(key string, members ...string) Future[int64] {
+	return b.keyValues(specSREM, key, members, "members")
+}
+
+// SCard queues SCARD; see [Client.SCard].
+func (b *Batch) SCard(key string) Future[int64] { return future(b, b.add(specSCARD, key), intOf) }
+
+// SIsMember queues SISMEMBER; see [Client.SIsMember].
+func (b *Batch) SIsMember(key, member string) Future[bool] {
+	return future(b, b.add(specSISMEMBER, key, member), boolOf)
+}
+
+// ZRem queues ZREM; see [Client.ZRem].
+func (b *Batch) ZRem(key string, members ...string) Future[int64] {
+	return b.keyValues(specZREM, key, members, "members")
+}
+
+// ZCard queues ZCARD; see [Client.ZCard].
+func (b *Batch) ZCard(key string) Future[int64] { return future(b, b.add(specZCARD, key), intOf) }
+
+// ZRank queues ZRANK; see [Client.ZRank] (ErrNil when absent).
+func (b *Batch) ZRank(key, member string) Future[int64] {
+	return future(b, b.add(specZRANK, key, member), intOf)
+}
+
+// DecrBy queues DECRBY; see [Client.DecrBy].
+func (b *Batch) DecrBy(key string, delta int64) Future[int64] {
+	return future(b, b.add(specDECRBY, key, strconv.FormatInt(delta, 10)), intOf)
+}
+
+// GetDel queues GETDEL; see [Client.GetDel].
+func (b *Batch) GetDel(key string) Future[string] { return future(b, b.add(specGETDEL, key), strOf) }
+
+// Unlink queues UNLINK; see [Client.Unlink]. On a Cluster client its keys
+// must share a slot (a batch member is never split).
+func (b *Batch) Unlink(keys ...string) Future[int64] { return b.keys(specUNLINK, keys) }
+
+// Persist queues PERSIST; see [Client.Persist].
+func (b *Batch) Persist(key string) Future[bool] { return future(b, b.add(specPERSIST, key), boolOf) }
+
+// Type queues TYPE; see [Client.Type].
+func (b *Batch) Type(key string) Future[string] { return future(b, b.add(specTYPE, key), strOf) }

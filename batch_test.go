@@ -513,3 +513,62 @@ func TestBatchTypedMembersAndReset(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchMoreTypedMembers: the typed batch members of the hash, list,
+// set, sorted-set, key and string families convert as their Client
+// methods do, under RESP2 and RESP3.
+func TestBatchMoreTypedMembers(t *testing.T) {
+	forEachProtocol(t, Options{}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		p := keyPrefix(t)
+		h, l, s, z, k := p+"h", p+"l", p+"s", p+"z", p+"k"
+		t.Cleanup(func() { _, _ = c.Del(testCtx(t), h, l, s, z, k) })
+		setup := c.NewBatch()
+		setup.HSet(h, "f", "1")
+		setup.RPush(l, "a", "b")
+		setup.SAdd(s, "x", "y")
+		setup.ZAdd(z, ZAddOptions{}, Z{1, "m"}, Z{2, "n"})
+		setup.Set(k, "10")
+		if err := setup.Execute(ctx); err != nil {
+			t.Fatal(err)
+		}
+		b := c.NewBatch()
+		hincr, hex, hlen := b.HIncrBy(h, "f", 5), b.HExists(h, "f"), b.HLen(h)
+		rpop, llen := b.RPop(l), b.LLen(l)
+		srem, scard, sism := b.SRem(s, "x"), b.SCard(s), b.SIsMember(s, "y")
+		zrank, zrem, zcard := b.ZRank(z, "n"), b.ZRem(z, "m"), b.ZCard(z)
+		missingRank := b.ZRank(z, "absent")
+		decr, typ, persist := b.DecrBy(k, 3), b.Type(k), b.Persist(k)
+		getdel, unlink := b.GetDel(k), b.Unlink(k)
+		if err := b.Execute(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ints := map[string]Future[int64]{"HINCRBY": hincr, "HLEN": hlen, "LLEN": llen, "SREM": srem, "SCARD": scard,
+			"ZRANK": zrank, "ZREM": zrem, "ZCARD": zcard, "DECRBY": decr, "UNLINK": unlink}
+		want := map[string]int64{"HINCRBY": 6, "HLEN": 1, "LLEN": 1, "SREM": 1, "SCARD": 1, "ZRANK": 1, "ZREM": 1, "ZCARD": 1, "DECRBY": 7, "UNLINK": 0}
+		for name, f := range ints {
+			if v, err := f.Result(); err != nil || v != want[name] {
+				t.Errorf("%s = %d, %v; want %d", name, v, err, want[name])
+			}
+		}
+		for name, f := range map[string]Future[bool]{"HEXISTS": hex, "SISMEMBER": sism} {
+			if v, err := f.Result(); err != nil || !v {
+				t.Errorf("%s = %v, %v; want true", name, v, err)
+			}
+		}
+		if v, err := persist.Result(); err != nil || v {
+			t.Errorf("PERSIST = %v, %v; want false (no TTL)", v, err)
+		}
+		if _, err := missingRank.Result(); !errors.Is(err, ErrNil) {
+			t.Errorf("ZRANK of an absent member = %v, want ErrNil", err)
+		}
+		for name, c := range map[string]struct {
+			f    Future[string]
+			want string
+		}{"RPOP": {rpop, "b"}, "TYPE": {typ, "string"}, "GETDEL": {getdel, "7"}} {
+			if v, err := c.f.Result(); err != nil || v != c.want {
+				t.Errorf("%s = %q, %v; want %q", name, v, err, c.want)
+			}
+		}
+	})
+}
