@@ -399,13 +399,10 @@ func (b *Batch) execUnit(ctx context.Context, ms []int, t *target) error {
 		}
 		return err
 	}
-	one := [1]resp.Value{f.Value}
-	replies := one[:]
-	switch {
-	case b.tx:
+	var one [1]resp.Value
+	replies := repliesOf(f, &one)
+	if b.tx {
 		replies = f.Value.Elems // EXEC's array
-	case f.Replies > 1:
-		replies = f.Values
 	}
 	b.publish(ms, replies, f.Value)
 	if served != nil {
@@ -438,12 +435,13 @@ func (b *Batch) publish(ms []int, replies []resp.Value, whole resp.Value) {
 }
 
 // repliesOf returns the replies of a completed unit frame: Values, or
-// the one Value of a one-member frame.
-func repliesOf(f *wire.Frame) []resp.Value {
-	if max(f.Replies, 1) == 1 {
-		return []resp.Value{f.Value}
+// the one Value of a one-member frame, held in the caller's one.
+func repliesOf(f *wire.Frame, one *[1]resp.Value) []resp.Value {
+	if f.Replies > 1 {
+		return f.Values
 	}
-	return f.Values
+	one[0] = f.Value
+	return one[:]
 }
 
 // selected reports whether an error reply is one a retry policy can
@@ -460,7 +458,8 @@ func selected(text []byte) retry.Failure {
 // reply that a policy could select fails the whole unit; other member
 // errors are the members' own.
 func unitFailure(f *wire.Frame) (retry.Failure, error) {
-	for _, v := range repliesOf(f) {
+	var one [1]resp.Value
+	for _, v := range repliesOf(f, &one) {
 		if v.IsError() {
 			if fl := selected(v.Str); fl != retry.Unselectable && fl != retry.Fatal {
 				return fl, newServerError("batch", v.Str)
@@ -681,21 +680,4 @@ func (b *Batch) execClusterTx(ctx context.Context) error {
 			return err
 		}
 	}
-}
-
-// execResolved runs f on a target already resolved (for a unit, from its
-// members rather than from the frame), under the retry policy.
-func (c *Client) execResolved(ctx context.Context, f *wire.Frame, s *spec, t *target) error {
-	waitDL := c.waitDeadline(ctx)
-	r := c.attempt(ctx, f, waitDL, s, t)
-	if r.err == nil {
-		return nil
-	}
-	if c.retries && s.cat.Retryable() {
-		return c.retryLoop(ctx, f, waitDL, s, r, t)
-	}
-	if r.owned {
-		f.Release()
-	}
-	return r.err
 }

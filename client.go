@@ -130,13 +130,20 @@ func (c *Client) exec(ctx context.Context, f *wire.Frame, s *spec) error {
 	if c.topo != nil {
 		return c.execRouted(ctx, f, s, nil)
 	}
+	return c.execResolved(ctx, f, s, nil)
+}
+
+// execResolved is exec on a resolved target: t routes it on a topology
+// (for a unit, resolved from its members rather than from the frame); nil
+// sends it to the standalone server.
+func (c *Client) execResolved(ctx context.Context, f *wire.Frame, s *spec, t *target) error {
 	waitDL := c.waitDeadline(ctx)
-	r := c.attempt(ctx, f, waitDL, s, nil)
+	r := c.attempt(ctx, f, waitDL, s, t)
 	if r.err == nil {
 		return nil
 	}
 	if c.retries && s.cat.Retryable() {
-		return c.retryLoop(ctx, f, waitDL, s, r, nil)
+		return c.retryLoop(ctx, f, waitDL, s, r, t)
 	}
 	if r.owned {
 		f.Release()

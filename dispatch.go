@@ -16,6 +16,15 @@ func argInt(f *wire.Frame, n int64) { f.Buf = resp.AppendBulkInt(f.Buf, n) }
 
 func argFloat(f *wire.Frame, x float64) { f.Buf = resp.AppendBulkFloat(f.Buf, x) }
 
+// rangeFrame encodes "NAME key start stop" (LRANGE, ZRANGE, GETRANGE ...).
+func (c *Client) rangeFrame(s *spec, key string, start, stop int64) *wire.Frame {
+	f := c.newFrame(4, s.desc.Name())
+	arg(f, key)
+	argInt(f, start)
+	argInt(f, stop)
+	return f
+}
+
 // keyArgsInt sends "NAME key args..." and returns its integer reply. An
 // empty args fails with ErrInvalidArgument naming what is missing.
 func (c *Client) keyArgsInt(ctx context.Context, s *spec, key string, args []string, what string) (int64, error) {

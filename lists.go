@@ -45,11 +45,7 @@ func (c *Client) LPop(ctx context.Context, key string) (string, error) {
 // LRange returns the elements from start to stop (inclusive; negative
 // indexes count from the end).
 func (c *Client) LRange(ctx context.Context, key string, start, stop int64) ([]string, error) {
-	f := c.newFrame(4, "LRANGE")
-	arg(f, key)
-	argInt(f, start)
-	argInt(f, stop)
-	return c.doStrings(ctx, f, specLRANGE)
+	return c.doStrings(ctx, c.rangeFrame(specLRANGE, key, start, stop), specLRANGE)
 }
 
 // RPop removes and returns the last element of the list at key as a

@@ -295,11 +295,7 @@ func (c *Client) GetDel(ctx context.Context, key string) (string, error) {
 // count from the end) of the string at key (GETRANGE); "" when key does not
 // exist or the range is empty. Its retry category is ReadOnly.
 func (c *Client) GetRange(ctx context.Context, key string, start, end int64) (string, error) {
-	f := c.newFrame(4, "GETRANGE")
-	arg(f, key)
-	argInt(f, start)
-	argInt(f, end)
-	return c.doString(ctx, f, specGETRANGE)
+	return c.doString(ctx, c.rangeFrame(specGETRANGE, key, start, end), specGETRANGE)
 }
 
 // SetRange overwrites the string at key from offset with value (SETRANGE),

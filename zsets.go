@@ -152,11 +152,7 @@ func (c *Client) zaddFrame(key string, opt ZAddOptions, incr bool, members []Z) 
 // ZRange returns the members ranked start to stop (inclusive; negative
 // ranks count from the end), lowest score first.
 func (c *Client) ZRange(ctx context.Context, key string, start, stop int64) ([]string, error) {
-	f := c.newFrame(4, "ZRANGE")
-	arg(f, key)
-	argInt(f, start)
-	argInt(f, stop)
-	return c.doStrings(ctx, f, specZRANGE)
+	return c.doStrings(ctx, c.rangeFrame(specZRANGE, key, start, stop), specZRANGE)
 }
 
 // ZRangeWithScores is [Client.ZRange] with each member's score.
@@ -316,11 +312,7 @@ func (c *Client) ZRankWithScore(ctx context.Context, key, member string) (rank i
 // highest score (ZREVRANGE; negative ranks count from the end). Its retry
 // category is ReadOnly.
 func (c *Client) ZRevRange(ctx context.Context, key string, start, stop int64) ([]string, error) {
-	f := c.newFrame(4, "ZREVRANGE")
-	arg(f, key)
-	argInt(f, start)
-	argInt(f, stop)
-	return c.doStrings(ctx, f, specZREVRANGE)
+	return c.doStrings(ctx, c.rangeFrame(specZREVRANGE, key, start, stop), specZREVRANGE)
 }
 
 // ZRangeBy says how [Client.ZRangeArgs] reads its start and stop.
