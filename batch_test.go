@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/respire-go/respire/internal/route"
@@ -255,40 +256,45 @@ func TestTransactionLostExecReply(t *testing.T) {
 
 // TestBatchLifetime: cancellation during the unit's backoff stops it with
 // the caller's error and faults every member, those whose replies had
-// arrived included; Close during the backoff faults it without resend.
+// arrived included; Close during the backoff faults it without resend. In
+// virtual time, so the lost reply is seen and the backoff has started
+// before the cancellation (synctest.Wait).
 func TestBatchLifetime(t *testing.T) {
 	for _, how := range []string{"Cancel", "Close"} {
 		t.Run(how, func(t *testing.T) {
-			c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{InitialBackoff: time.Minute, MaxBackoff: time.Minute, Jitter: NoJitter}, CommandTimeout: NoTimeout})
-			p := keyPrefix(t)
-			rule := px.MustAddRule(t, respiretest.Rule{Command: "GETRANGE", Action: respiretest.DropAfterForward})
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			b := c.NewBatch()
-			first := b.Get(p + "a")
-			b.Do(NewCommand("GETRANGE").WithRetryCategory(ReadOnly), p+"b", "0", "-1")
-			done := make(chan error, 1)
-			go func() { done <- b.Execute(ctx) }()
-			<-rule.Received()
-			if how == "Cancel" {
-				cancel()
-			} else {
-				_ = c.Close()
-			}
-			err := <-done
-			want := context.Canceled
-			if how == "Close" {
-				want = ErrClosed
-			}
-			if !errors.Is(err, want) {
-				t.Fatalf("Execute = %v, want %v", err, want)
-			}
-			if !errors.Is(first.Err(), want) {
-				t.Errorf("first member = %v, want the unit's error", first.Err())
-			}
-			if n := px.Forwarded("GETRANGE"); n != 1 {
-				t.Errorf("GETRANGE sent %d times, want 1", n)
-			}
+			retrySynctest(t, func(t *testing.T) {
+				s := respiretest.NewServer(t)
+				rule := s.MustAddRule(t, respiretest.Rule{Command: "GETRANGE", Action: respiretest.DropAfterForward})
+				c := retryMemClient(t, s, Options{RetryPolicy: &RetryPolicy{InitialBackoff: time.Minute, MaxBackoff: time.Minute, Jitter: NoJitter}, CommandTimeout: NoTimeout})
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				b := c.NewBatch()
+				first := b.Get("a")
+				b.Do(NewCommand("GETRANGE").WithRetryCategory(ReadOnly), "b", "0", "-1")
+				done := make(chan error, 1)
+				go func() { done <- b.Execute(ctx) }()
+				<-rule.Received()
+				synctest.Wait() // the lost reply is seen and the backoff started
+				if how == "Cancel" {
+					cancel()
+				} else {
+					_ = c.Close()
+				}
+				err := <-done
+				want := context.Canceled
+				if how == "Close" {
+					want = ErrClosed
+				}
+				if !errors.Is(err, want) {
+					t.Fatalf("Execute = %v, want %v", err, want)
+				}
+				if !errors.Is(first.Err(), want) {
+					t.Errorf("first member = %v, want the unit's error", first.Err())
+				}
+				if n := rule.Matched(); n != 1 {
+					t.Errorf("GETRANGE sent %d times, want 1", n)
+				}
+			})
 		})
 	}
 }

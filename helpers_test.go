@@ -107,6 +107,7 @@ func newAdmin(t testing.TB, addr string) *Client {
 // after an action: the counts are server-wide.
 func commandCalls(t testing.TB, addr, name string) int {
 	t.Helper()
+	testenv.CountCommands(t, addr)
 	info, err := admin(t, addr, "INFO", "commandstats").String()
 	if err != nil {
 		t.Fatalf("INFO commandstats: %v", err)

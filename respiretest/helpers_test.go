@@ -139,6 +139,7 @@ var cmdstatRE = regexp.MustCompile(`(?m)^cmdstat_([a-z|_-]+):calls=(\d+)`)
 // commandstats returns the calls per command of INFO commandstats.
 func commandstats(t testing.TB, addr string) map[string]int {
 	t.Helper()
+	testenv.CountCommands(t, addr)
 	c := dialTCP(t, addr)
 	defer c.conn.Close()
 	info := c.do("INFO", "commandstats")

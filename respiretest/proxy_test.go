@@ -13,8 +13,8 @@ import (
 
 // The real-server tests compare INFO commandstats before and after, rather
 // than CONFIG RESETSTAT, so they never disturb other packages' tests that
-// share the server; and they count commands that other packages' tests are
-// unlikely to send (SETRANGE, GETRANGE, PFADD, PFCOUNT, ZINCRBY).
+// share the server; commandstats holds the shared servers exclusively
+// (testenv.CountCommands), so no other package's test sends meanwhile.
 
 // realProxy starts a proxy in front of the real server.
 func realProxy(t *testing.T, opts ...Option) (*Proxy, string) {

@@ -37,7 +37,7 @@ func runTopologyDemo(t *testing.T, args []string, nodeOK func(string) bool) {
 func TestDemoSentinel(t *testing.T) {
 	addrs := testenv.SentinelAddrs(t)
 	name := testenv.SentinelMaster(t)
-	testenv.UseTopology(t, false) // no failover test of another package meanwhile
+	testenv.UseTopology(t, true) // the demo counts commandstats: no other package's test meanwhile
 	args := []string{"demo", "--topology", "sentinel", "--addr", strings.Join(addrs, ","), "--primary-name", name}
 	runTopologyDemo(t, args, func(node string) bool {
 		// An earlier failover test may have changed the primary: any
@@ -50,7 +50,7 @@ func TestDemoSentinel(t *testing.T) {
 // scenario's key lives on some primary, whose proxy injects the fault.
 func TestDemoCluster(t *testing.T) {
 	addrs := testenv.ClusterAddrs(t)
-	testenv.UseTopology(t, false)
+	testenv.UseTopology(t, true)
 	args := []string{"demo", "--topology", "cluster", "--addr", strings.Join(addrs, ",")}
 	runTopologyDemo(t, args, func(node string) bool { return slices.Contains(addrs, node) })
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // topologyLockFile is shared by every test binary of one machine: the
-// Sentinel and Cluster servers are machine-wide.
+// shared servers are machine-wide.
 var topologyLockFile = filepath.Join(os.TempDir(), "respire-go-topology.lock")
 
 // The process holds the file lock once, however many of its tests use it
@@ -22,14 +22,16 @@ var topo struct {
 	exclusive bool
 }
 
-// UseTopology holds the machine-wide topology lock for the rest of the
-// test: shared by tests that only use the Sentinel group or the Cluster,
-// exclusive (changeRoles) by tests that fail over, kill or migrate, so
-// that no test of another package (go test runs packages in parallel)
-// sees a topology change it did not cause. Within one test binary the
-// lock is the process's: its tests run one at a time unless they are
-// parallel, and parallel tests must not change roles. The lock is
-// released when the last test holding it ends.
+// UseTopology holds the machine-wide lock of the shared servers for the
+// rest of the test: shared by tests that only send commands (every
+// address lookup of this package takes it), exclusive (changeRoles) by
+// tests that fail over, kill or migrate, so that no test of another
+// package (go test runs packages in parallel) sees a topology change it
+// did not cause, and by tests that count server-wide counters
+// ([CountCommands]). Within one test binary the lock is the process's:
+// its tests run one at a time unless they are parallel, and parallel
+// tests must not take it exclusively. The lock is released when the last
+// test holding it ends.
 func UseTopology(t testing.TB, changeRoles bool) {
 	t.Helper()
 	topo.Lock()
@@ -60,4 +62,16 @@ func UseTopology(t testing.TB, changeRoles bool) {
 			topo.f, topo.exclusive = nil, false
 		}
 	})
+}
+
+// CountCommands holds the shared servers exclusively for the rest of the
+// test when addr is one of them ([IsShared]): a test that compares INFO
+// commandstats before and after an action counts only its own commands,
+// whatever other packages' tests send meanwhile. Call it before the
+// first count.
+func CountCommands(t testing.TB, addr string) {
+	t.Helper()
+	if IsShared(addr) {
+		UseTopology(t, true)
+	}
 }

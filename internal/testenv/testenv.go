@@ -85,7 +85,9 @@ func lookup(t testing.TB, name string) string {
 	v := strings.TrimSpace(os.Getenv(name))
 	if v == "" {
 		missing(t, name)
+		return v
 	}
+	UseTopology(t, false)
 	return v
 }
 
@@ -101,8 +103,24 @@ func lookupList(t testing.TB, name string) []string {
 	}
 	if len(list) == 0 {
 		missing(t, name)
+		return list
 	}
+	UseTopology(t, false)
 	return list
+}
+
+// IsShared reports whether addr is one of the shared servers the
+// environment names (standalone, Sentinel data nodes as started, Cluster
+// nodes), rather than a server of the test's own.
+func IsShared(addr string) bool {
+	for _, name := range []string{EnvStandaloneAddr, EnvSentinelPrimaryAddr, EnvSentinelReplicaAddr, EnvClusterAddrs} {
+		for v := range strings.SplitSeq(os.Getenv(name), ",") {
+			if strings.TrimSpace(v) == addr {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func missing(t testing.TB, name string) {
