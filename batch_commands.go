@@ -61,11 +61,6 @@ func intOf(v resp.Value) (int64, error) {
 
 func floatOf(v resp.Value) (float64, error) { return toFloat64(v) }
 
-func boolOf(v resp.Value) (bool, error) {
-	n, err := intOf(v)
-	return n == 1, err
-}
-
 func strsOf(v resp.Value) ([]string, error) { return toStrings(v) }
 
 func mapOf(v resp.Value) (map[string]string, error) { return toStringMap(v) }
@@ -143,17 +138,17 @@ func (b *Batch) Exists(keys ...string) Future[int64] { return b.keys(specEXISTS,
 // Expire queues EXPIRE; see [Client.Expire].
 func (b *Batch) Expire(key string, ttl time.Duration) Future[bool] {
 	if ttl > 0 && ttl < time.Second {
-		return future(b, b.reject("EXPIRE", errInvalid("EXPIRE", "ttl below 1s would delete the key (use PExpire)")), boolOf)
+		return future(b, b.reject("EXPIRE", errInvalid("EXPIRE", "ttl below 1s would delete the key (use PExpire)")), flagOf)
 	}
-	return future(b, b.add(specEXPIRE, key, strconv.FormatInt(int64(ttl/time.Second), 10)), boolOf)
+	return future(b, b.add(specEXPIRE, key, strconv.FormatInt(int64(ttl/time.Second), 10)), flagOf)
 }
 
 // PExpire queues PEXPIRE; see [Client.PExpire].
 func (b *Batch) PExpire(key string, ttl time.Duration) Future[bool] {
 	if ttl > 0 && ttl < time.Millisecond {
-		return future(b, b.reject("PEXPIRE", errInvalid("PEXPIRE", "ttl below 1ms would delete the key")), boolOf)
+		return future(b, b.reject("PEXPIRE", errInvalid("PEXPIRE", "ttl below 1ms would delete the key")), flagOf)
 	}
-	return future(b, b.add(specPEXPIRE, key, strconv.FormatInt(ttl.Milliseconds(), 10)), boolOf)
+	return future(b, b.add(specPEXPIRE, key, strconv.FormatInt(ttl.Milliseconds(), 10)), flagOf)
 }
 
 // TTL queues TTL; see [Client.TTL].
@@ -164,29 +159,6 @@ func (b *Batch) TTL(key string) Future[time.Duration] {
 // PTTL queues PTTL; see [Client.PTTL].
 func (b *Batch) PTTL(key string) Future[time.Duration] {
 	return future(b, b.add(specPTTL, key), ttlMillis)
-}
-
-// HSet queues HSET key field value...; see [Client.HSet].
-func (b *Batch) HSet(key string, pairs ...string) Future[int64] {
-	if len(pairs) == 0 || len(pairs)%2 != 0 {
-		return future(b, b.reject("HSET", errInvalid("HSET", "want field-value pairs")), intOf)
-	}
-	return future(b, b.addKey(specHSET, key, true, pairs), intOf)
-}
-
-// HGet queues HGET; see [Client.HGet].
-func (b *Batch) HGet(key, field string) Future[string] {
-	return future(b, b.add(specHGET, key, field), strOf)
-}
-
-// HGetAll queues HGETALL; see [Client.HGetAll].
-func (b *Batch) HGetAll(key string) Future[map[string]string] {
-	return future(b, b.add(specHGETALL, key), mapOf)
-}
-
-// HDel queues HDEL; see [Client.HDel].
-func (b *Batch) HDel(key string, fields ...string) Future[int64] {
-	return b.keyValues(specHDEL, key, fields, "fields")
 }
 
 // LPush queues LPUSH; see [Client.LPush].
@@ -345,19 +317,6 @@ func (b *Batch) Function(fn *Function, keys []string, args ...string) Future[Rep
 	return future(b, b.addFrame(sp.name, callFrame(b.c, cmd, fn.name, keys, args), sp, nil), replyOf)
 }
 
-// HIncrBy queues HINCRBY; see [Client.HIncrBy].
-func (b *Batch) HIncrBy(key, field string, delta int64) Future[int64] {
-	return future(b, b.add(specHINCRBY, key, field, strconv.FormatInt(delta, 10)), intOf)
-}
-
-// HExists queues HEXISTS; see [Client.HExists].
-func (b *Batch) HExists(key, field string) Future[bool] {
-	return future(b, b.add(specHEXISTS, key, field), boolOf)
-}
-
-// HLen queues HLEN; see [Client.HLen].
-func (b *Batch) HLen(key string) Future[int64] { return future(b, b.add(specHLEN, key), intOf) }
-
 // RPop queues RPOP; see [Client.RPop].
 func (b *Batch) RPop(key string) Future[string] { return future(b, b.add(specRPOP, key), strOf) }
 
@@ -374,7 +333,7 @@ func (b *Batch) SCard(key string) Future[int64] { return future(b, b.add(specSCA
 
 // SIsMember queues SISMEMBER; see [Client.SIsMember].
 func (b *Batch) SIsMember(key, member string) Future[bool] {
-	return future(b, b.add(specSISMEMBER, key, member), boolOf)
+	return future(b, b.add(specSISMEMBER, key, member), flagOf)
 }
 
 // ZRem queues ZREM; see [Client.ZRem].
@@ -403,7 +362,7 @@ func (b *Batch) GetDel(key string) Future[string] { return future(b, b.add(specG
 func (b *Batch) Unlink(keys ...string) Future[int64] { return b.keys(specUNLINK, keys) }
 
 // Persist queues PERSIST; see [Client.Persist].
-func (b *Batch) Persist(key string) Future[bool] { return future(b, b.add(specPERSIST, key), boolOf) }
+func (b *Batch) Persist(key string) Future[bool] { return future(b, b.add(specPERSIST, key), flagOf) }
 
 // Type queues TYPE; see [Client.Type].
 func (b *Batch) Type(key string) Future[string] { return future(b, b.add(specTYPE, key), strOf) }

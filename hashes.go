@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
 )
 
@@ -27,47 +28,45 @@ var (
 
 // HSet sets fields of the hash at key; pairs alternate fields and values.
 // It returns how many fields were added (not updated).
-func (c *Client) HSet(ctx context.Context, key string, pairs ...string) (int64, error) {
+func (c *Client) cmdHSet(key string, pairs ...string) cmd[int64] {
 	if len(pairs) == 0 || len(pairs)%2 != 0 {
-		return 0, errInvalid("HSET", "want field-value pairs")
+		return invalidCmd[int64](specHSET, "want field-value pairs")
 	}
-	return c.keyArgsInt(ctx, specHSET, key, pairs, "fields")
+	return keyArgsCmd(c, specHSET, key, pairs, intOf)
 }
 
 // HGet returns the value of field in the hash at key, or [ErrNil].
-func (c *Client) HGet(ctx context.Context, key, field string) (string, error) {
+func (c *Client) cmdHGet(key, field string) cmd[string] {
 	f := c.newFrame(3, "HGET")
 	arg(f, key)
 	arg(f, field)
-	return c.doString(ctx, f, specHGET)
+	return typedCmd(f, specHGET, wire.WantBytes, strOf)
 }
 
 // HGetAll returns every field and value of the hash at key (empty when
 // the key does not exist).
-func (c *Client) HGetAll(ctx context.Context, key string) (map[string]string, error) {
-	f := c.newFrame(2, "HGETALL")
-	arg(f, key)
-	v, err := c.doValue(ctx, f, specHGETALL)
-	if err != nil {
-		return nil, err
-	}
-	return toStringMap(v)
+func (c *Client) cmdHGetAll(key string) cmd[map[string]string] {
+	return keyArgsCmd(c, specHGETALL, key, nil, mapOf)
 }
 
 // HDel removes fields from the hash at key and returns how many existed.
-func (c *Client) HDel(ctx context.Context, key string, fields ...string) (int64, error) {
-	return c.keyArgsInt(ctx, specHDEL, key, fields, "fields")
+// No fields fails with [ErrInvalidArgument] before anything is sent.
+func (c *Client) cmdHDel(key string, fields ...string) cmd[int64] {
+	if len(fields) == 0 {
+		return invalidCmd[int64](specHDEL, "no fields")
+	}
+	return keyArgsCmd(c, specHDEL, key, fields, intOf)
 }
 
 // HIncrBy adds delta to the integer value of field in the hash at key (a
 // missing field counts as 0) and returns the new value as an int64. Its
 // retry category is [WriteAccumulating]: a resend adds delta again.
-func (c *Client) HIncrBy(ctx context.Context, key, field string, delta int64) (int64, error) {
+func (c *Client) cmdHIncrBy(key, field string, delta int64) cmd[int64] {
 	f := c.newFrame(4, "HINCRBY")
 	arg(f, key)
 	arg(f, field)
 	argInt(f, delta)
-	return c.doInt(ctx, f, specHINCRBY)
+	return typedCmd(f, specHINCRBY, wire.WantInt, intOf)
 }
 
 // HIncrByFloat adds delta to the number held by field in the hash at key
@@ -75,54 +74,44 @@ func (c *Client) HIncrBy(ctx context.Context, key, field string, delta int64) (i
 // A NaN or infinite delta, which Redis refuses, fails with
 // [ErrInvalidArgument] before anything is sent. Its retry category is
 // [WriteAccumulating]: a resend adds delta again.
-func (c *Client) HIncrByFloat(ctx context.Context, key, field string, delta float64) (float64, error) {
+func (c *Client) cmdHIncrByFloat(key, field string, delta float64) cmd[float64] {
 	if math.IsNaN(delta) || math.IsInf(delta, 0) {
-		return 0, errInvalid("HINCRBYFLOAT", "delta must be finite")
+		return invalidCmd[float64](specHINCRBYFLOAT, "delta must be finite")
 	}
 	f := c.newFrame(4, "HINCRBYFLOAT")
 	arg(f, key)
 	arg(f, field)
 	argFloat(f, delta)
-	v, err := c.doValue(ctx, f, specHINCRBYFLOAT)
-	if err != nil {
-		return 0, err
-	}
-	return toFloat64(v)
+	return typedCmd(f, specHINCRBYFLOAT, wire.WantBytes, floatOf)
 }
 
 // HExists reports whether field exists in the hash at key (false when
 // the key does not exist). Its retry category is [ReadOnly].
-func (c *Client) HExists(ctx context.Context, key, field string) (bool, error) {
+func (c *Client) cmdHExists(key, field string) cmd[bool] {
 	f := c.newFrame(3, "HEXISTS")
 	arg(f, key)
 	arg(f, field)
-	return c.doBool(ctx, f, specHEXISTS)
+	return typedCmd(f, specHEXISTS, wire.WantInt, flagOf)
 }
 
 // HLen returns the number of fields in the hash at key as an int64 (0
 // when the key does not exist). Its retry category is [ReadOnly].
-func (c *Client) HLen(ctx context.Context, key string) (int64, error) {
-	f := c.newFrame(2, "HLEN")
-	arg(f, key)
-	return c.doInt(ctx, f, specHLEN)
+func (c *Client) cmdHLen(key string) cmd[int64] {
+	return keyArgsCmd(c, specHLEN, key, nil, intOf)
 }
 
 // HKeys returns the fields of the hash at key as a []string, in no
 // particular order (empty when the key does not exist). Its retry
 // category is [ReadOnly].
-func (c *Client) HKeys(ctx context.Context, key string) ([]string, error) {
-	f := c.newFrame(2, "HKEYS")
-	arg(f, key)
-	return c.doStrings(ctx, f, specHKEYS)
+func (c *Client) cmdHKeys(key string) cmd[[]string] {
+	return keyArgsCmd(c, specHKEYS, key, nil, strsOf)
 }
 
 // HVals returns the values of the hash at key as a []string, in the
 // order [Client.HKeys] returns their fields (empty when the key does not
 // exist). Its retry category is [ReadOnly].
-func (c *Client) HVals(ctx context.Context, key string) ([]string, error) {
-	f := c.newFrame(2, "HVALS")
-	arg(f, key)
-	return c.doStrings(ctx, f, specHVALS)
+func (c *Client) cmdHVals(key string) cmd[[]string] {
+	return keyArgsCmd(c, specHVALS, key, nil, strsOf)
 }
 
 // HMGet returns the values of fields in the hash at key, one per field
@@ -167,22 +156,22 @@ func valuesFound(v resp.Value, n int) (values []string, found []bool, err error)
 // not exist, and reports whether it did so. Its retry category is
 // [WriteChecked]: a resend re-checks the field, so it may report false
 // for a write the first attempt made.
-func (c *Client) HSetNX(ctx context.Context, key, field, value string) (bool, error) {
+func (c *Client) cmdHSetNX(key, field, value string) cmd[bool] {
 	f := c.newFrame(4, "HSETNX")
 	arg(f, key)
 	arg(f, field)
 	arg(f, value)
-	return c.doBool(ctx, f, specHSETNX)
+	return typedCmd(f, specHSETNX, wire.WantInt, flagOf)
 }
 
 // HStrLen returns the length in bytes of the value of field in the hash
 // at key as an int64 (0 when the field or key does not exist). Its retry
 // category is [ReadOnly].
-func (c *Client) HStrLen(ctx context.Context, key, field string) (int64, error) {
+func (c *Client) cmdHStrLen(key, field string) cmd[int64] {
 	f := c.newFrame(3, "HSTRLEN")
 	arg(f, key)
 	arg(f, field)
-	return c.doInt(ctx, f, specHSTRLEN)
+	return typedCmd(f, specHSTRLEN, wire.WantInt, intOf)
 }
 
 // HRandField returns random fields of the hash at key as a []string
@@ -190,9 +179,9 @@ func (c *Client) HStrLen(ctx context.Context, key, field string) (int64, error) 
 // fields; with a negative count, exactly -count fields that may repeat.
 // It is empty when the key does not exist or count is 0. Its retry
 // category is [ReadOnly].
-func (c *Client) HRandField(ctx context.Context, key string, count int64) ([]string, error) {
+func (c *Client) cmdHRandField(key string, count int64) cmd[[]string] {
 	f := c.newFrame(3, "HRANDFIELD")
 	arg(f, key)
 	argInt(f, count)
-	return c.doStrings(ctx, f, specHRANDFIELD)
+	return typedCmd(f, specHRANDFIELD, wire.WantValue, strsOf)
 }

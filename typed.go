@@ -1,0 +1,92 @@
+package respire
+
+import (
+	"context"
+
+	"github.com/respire-go/respire/internal/wire"
+	"github.com/respire-go/respire/resp"
+)
+
+//go:generate go run ./internal/gen/commands -out commands_gen.go
+
+// cmd is one typed command, encoded and ready to send ([call]) or to
+// queue on a batch ([enqueue]): the single definition behind a Client
+// method and its Batch member. A builder method named cmdX on *Client
+// defines command X; internal/gen/commands writes the Client method X
+// (unless the builder's doc says "respire:client manual") and the Batch
+// member X from it.
+type cmd[T any] struct {
+	f    *wire.Frame
+	s    *spec
+	err  error     // invalid arguments: nothing is sent and f is nil
+	want wire.Want // how the reader keeps the reply for conv
+	conv func(resp.Value) (T, error)
+}
+
+// typedCmd makes a cmd whose reply is read as want and converted by conv.
+// conv sees a value that may borrow the frame's memory (WantBytes): it
+// must copy what it keeps.
+func typedCmd[T any](f *wire.Frame, s *spec, want wire.Want, conv func(resp.Value) (T, error)) cmd[T] {
+	return cmd[T]{f: f, s: s, want: want, conv: conv}
+}
+
+// invalidCmd is command s refused before any I/O for reason.
+func invalidCmd[T any](s *spec, reason string) cmd[T] {
+	return cmd[T]{s: s, err: errInvalid(s.name, reason)}
+}
+
+// call sends x and converts its reply.
+func call[T any](ctx context.Context, c *Client, x cmd[T]) (T, error) {
+	var zero T
+	if x.err != nil {
+		return zero, x.err
+	}
+	f := x.f
+	f.Want = x.want
+	if x.want == wire.WantBytes {
+		f.Bytes = f.Scratch[:0]
+	}
+	if err := c.exec(ctx, f, x.s); err != nil {
+		return zero, err
+	}
+	out, err := x.conv(replyView(f))
+	if x.want == wire.WantBytes {
+		f.Scratch = f.Bytes[:0]
+	}
+	f.Release()
+	return out, err
+}
+
+// replyView is f's reply as a value, whatever f.Want kept of it: for
+// WantBytes it borrows f's memory until f is released.
+func replyView(f *wire.Frame) resp.Value {
+	switch {
+	case f.Value.Type != 0: // WantValue, or a reply of another type than wanted
+		return f.Value
+	case f.Null:
+		return resp.Value{Type: resp.Null}
+	}
+	switch f.Want {
+	case wire.WantBytes:
+		return resp.Value{Type: resp.BulkString, Str: f.Bytes}
+	case wire.WantInt:
+		return resp.Value{Type: resp.Integer, Int: f.Int}
+	}
+	return resp.Value{Type: resp.SimpleString}
+}
+
+// enqueue queues x on b; its Future converts the member's reply as the
+// Client method does.
+func enqueue[T any](b *Batch, x cmd[T]) Future[T] {
+	return future(b, b.addFrame(x.s.name, x.f, x.s, x.err), x.conv)
+}
+
+// keyArgsCmd defines "NAME key args..." whose whole reply conv converts.
+func keyArgsCmd[T any](c *Client, s *spec, key string, args []string, conv func(resp.Value) (T, error)) cmd[T] {
+	f := c.newFrame(2+len(args), s.name)
+	arg(f, key)
+	for _, a := range args {
+		arg(f, a)
+	}
+	return typedCmd(f, s, wire.WantValue, conv)
+}
