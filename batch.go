@@ -244,6 +244,14 @@ func (b *Batch) Execute(ctx context.Context) error {
 	if len(b.members) == 0 {
 		return nil
 	}
+	if b.c.hooks != nil {
+		return b.executeHooked(ctx)
+	}
+	return b.execute(ctx)
+}
+
+// execute sends the validated, non-empty unit.
+func (b *Batch) execute(ctx context.Context) error {
 	var err error
 	switch {
 	case b.c.isCluster() && b.tx:
@@ -390,7 +398,7 @@ func (b *Batch) execUnit(ctx context.Context, ms []int, t *target) error {
 		err = c.execTarget(ctx, f, s, &tt)
 		served = tt.served
 	default:
-		err = c.exec(ctx, f, s)
+		err = c.execFrame(ctx, f, s)
 	}
 	if err != nil {
 		for i := range b.size(ms) {

@@ -128,6 +128,14 @@ func blockOption(name string, args []string) int {
 // once. On success the caller reads f's results and releases it; on error
 // execBlocking has released (or given up) the frame.
 func (c *Client) execBlocking(ctx context.Context, f *wire.Frame, s *spec, bt blockTime) error {
+	if c.hooks != nil || c.cmdMetrics != nil {
+		return c.execObserved(ctx, f, s, &bt)
+	}
+	return c.execBlockingFrame(ctx, f, s, bt)
+}
+
+// execBlockingFrame is execBlocking without the process hooks.
+func (c *Client) execBlockingFrame(ctx context.Context, f *wire.Frame, s *spec, bt blockTime) error {
 	if c.closed.Load() {
 		f.Release()
 		return &ConnError{Command: s.name, Unwritten: true, Err: ErrClosed}

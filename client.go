@@ -30,6 +30,10 @@ type Client struct {
 	closed   atomic.Bool
 	done     chan struct{} // closed by Close: ends every retry backoff at once
 	frames   wire.FramePool
+	hooks    *hooks // Options.Hooks composed; nil: none
+
+	cmdMetrics  *commandMetrics // MetricsCommands; nil: off
+	connMetrics *connMetrics    // MetricsConnections; nil: off
 
 	subsMu sync.Mutex
 	subs   map[*Subscription]struct{} // open subscriptions, closed by Close
@@ -45,11 +49,24 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		return nil, err
 	}
 	cfg.streamProducerID = streamProducerID(cfg.streamProducerID)
-	c := &Client{cfg: cfg, retries: cfg.policy.Enabled(), done: make(chan struct{})}
+	c := &Client{cfg: cfg, retries: cfg.policy.Enabled(), done: make(chan struct{}), hooks: newHooks(cfg.hooks)}
 	if cfg.metrics&MetricsResiliency != 0 {
 		if c.metrics, err = newRetryMetrics(cfg.meterProvider); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.metrics&MetricsCommands != 0 {
+		if c.cmdMetrics, err = newCommandMetrics(cfg.meterProvider); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.metrics&MetricsConnections != 0 {
+		if c.connMetrics, err = newConnMetrics(cfg.meterProvider); err != nil {
+			return nil, err
+		}
+	}
+	if c.connMetrics != nil || cfg.logger != nil {
+		c.cfg.wire.OnEvent = c.onConnEvent
 	}
 	if cfg.sentinel != nil || cfg.cluster != nil {
 		if err := c.connectTopology(ctx); err != nil {
@@ -57,9 +74,9 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		}
 		return c, nil
 	}
-	c.ep = wire.NewEndpoint(cfg.wire)
-	c.blocking = pool.New(pool.Config{Wire: cfg.dedicatedWire(), Max: cfg.blockingPoolSize, IdleTimeout: dedicatedIdleTimeout})
-	c.node = &route.Node{Addr: cfg.wire.Addr, EP: c.ep, Pool: c.blocking, Dedicated: cfg.dedicatedWire()}
+	c.ep = wire.NewEndpoint(c.cfg.wire)
+	c.blocking = pool.New(pool.Config{Wire: c.cfg.dedicatedWire(), Max: cfg.blockingPoolSize, IdleTimeout: dedicatedIdleTimeout})
+	c.node = &route.Node{Addr: cfg.wire.Addr, EP: c.ep, Pool: c.blocking, Dedicated: c.cfg.dedicatedWire()}
 	if _, err := c.ep.Conn(ctx); err != nil {
 		_ = c.ep.Close()
 		_ = c.blocking.Close()
@@ -127,6 +144,36 @@ type attemptResult struct {
 // On success the caller reads f's results and releases it; on error exec
 // has released (or given up) the frame.
 func (c *Client) exec(ctx context.Context, f *wire.Frame, s *spec) error {
+	if c.hooks != nil || c.cmdMetrics != nil {
+		return c.execObserved(ctx, f, s, nil)
+	}
+	return c.execFrame(ctx, f, s)
+}
+
+// execObserved is exec (bt nil) or execBlocking through the process hooks
+// and the command duration metric.
+func (c *Client) execObserved(ctx context.Context, f *wire.Frame, s *spec, bt *blockTime) error {
+	var began time.Time
+	if c.cmdMetrics != nil {
+		began = time.Now()
+	}
+	var err error
+	switch {
+	case c.hooks != nil:
+		err = c.processFrame(ctx, &CommandInfo{Name: s.name, Category: s.cat, c: c, f: f, s: s, bt: bt})
+	case bt != nil:
+		err = c.execBlockingFrame(ctx, f, s, *bt)
+	default:
+		err = c.execFrame(ctx, f, s)
+	}
+	if c.cmdMetrics != nil {
+		c.recordCommand(s, began, err)
+	}
+	return err
+}
+
+// execFrame is exec without the process hooks: the command itself.
+func (c *Client) execFrame(ctx context.Context, f *wire.Frame, s *spec) error {
 	if c.topo != nil {
 		return c.execRouted(ctx, f, s, nil)
 	}

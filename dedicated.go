@@ -167,7 +167,16 @@ func (conn *Conn) Do(ctx context.Context, cmd Command, args ...any) (Reply, erro
 	if err != nil {
 		return Reply{}, err
 	}
-	return conn.doFrame(ctx, cmd, f)
+	if conn.c.hooks == nil {
+		return conn.doFrame(ctx, cmd, f)
+	}
+	var r Reply
+	err = conn.c.processHooked(ctx, cmd.FullName(), Never, func(ctx context.Context) error {
+		var err error
+		r, err = conn.doFrame(ctx, cmd, f)
+		return err
+	})
+	return r, err
 }
 
 // doRaw is Do for the client's own callers, with string arguments.

@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
+	"log/slog"
 	"math"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -76,6 +79,13 @@ type Options struct {
 	// recorded): pass otel.GetMeterProvider() for the global provider. The
 	// client depends only on the OpenTelemetry metric API.
 	MeterProvider metric.MeterProvider
+	// Hooks observe and wrap dials, commands and batches (see [Hook]);
+	// the first is the outermost. Defaults to none, which costs nothing.
+	Hooks []Hook
+	// Logger receives connection lifecycle events: dial failures,
+	// connections lost or retired, topology rediscovery. Defaults to nil:
+	// nothing is logged. Passwords are never logged.
+	Logger *slog.Logger
 
 	// HealthTimeout retires a connection that owes replies and has
 	// received no byte for this long, once a probe (a PING on a new
@@ -211,6 +221,17 @@ type MetricGroups uint32
 const (
 	// MetricsResiliency records respire.command.retries.
 	MetricsResiliency MetricGroups = 1 << iota
+	// MetricsCommands records db.client.operation.duration, the duration
+	// of each operation by command and outcome (OpenTelemetry database
+	// semantic conventions).
+	MetricsCommands
+	// MetricsConnections records respire.connection.opens,
+	// respire.connection.closes, respire.connection.retirements and
+	// db.client.connection.wait_time (waits for a pooled dedicated
+	// connection).
+	MetricsConnections
+
+	allMetricGroups = MetricsResiliency | MetricsCommands | MetricsConnections
 )
 
 // RetryPolicy decides which failed commands are resent. Every field's zero
@@ -282,6 +303,8 @@ type config struct {
 	policy         retry.Policy
 	metrics        MetricGroups
 	meterProvider  metric.MeterProvider
+	hooks          []Hook
+	logger         *slog.Logger // nil: none
 
 	blockingPoolSize int
 
@@ -436,16 +459,21 @@ func (o *Options) validate() (config, error) {
 		return c, err
 	}
 	c.streamProducerID = o.StreamProducerID
-	if o.Metrics&^MetricsResiliency != 0 {
+	if o.Metrics&^allMetricGroups != 0 {
 		return c, &ConfigError{Field: "Options.Metrics", Reason: "unknown metric group"}
 	}
 	addr := ""
 	if len(o.Endpoints) > 0 {
 		addr = o.Endpoints[0]
 	}
+	for i, h := range o.Hooks {
+		if h == nil {
+			return c, &ConfigError{Field: fmt.Sprintf("Options.Hooks[%d]", i), Reason: "nil hook"}
+		}
+	}
 	c.wire = wire.Config{
 		Addr:        addr,
-		Dial:        o.Dialer,
+		Dial:        dialHooks(o.Hooks, o.Dialer),
 		TLS:         o.TLS,
 		DialTimeout: o.DialTimeout,
 		Username:    o.Username,
@@ -478,6 +506,8 @@ func (o *Options) validate() (config, error) {
 	}
 	c.metrics = o.Metrics
 	c.meterProvider = o.MeterProvider
+	c.hooks = slices.Clone(o.Hooks)
+	c.logger = o.Logger
 	var err error
 	if c.wire.HealthTimeout, err = interval("Options.HealthTimeout", o.HealthTimeout, defaultHealthTimeout); err != nil {
 		return c, err

@@ -119,6 +119,9 @@ func (c *Client) connectTopology(ctx context.Context) error {
 		PoolMax:  c.cfg.blockingPoolSize,
 		PoolIdle: dedicatedIdleTimeout,
 	}
+	if c.cfg.logger != nil {
+		nodes.OnInstall = c.onInstall
+	}
 	query := c.cfg.wire.DialTimeout
 	if sentinel {
 		so := c.cfg.sentinel
@@ -128,7 +131,8 @@ func (c *Client) connectTopology(ctx context.Context) error {
 			Addrs: so.Addrs,
 			Conn: func(addr string) wire.Config {
 				return wire.Config{Addr: addr, Dial: c.cfg.wire.Dial, TLS: so.TLS, DialTimeout: c.cfg.wire.DialTimeout,
-					Username: so.Username, Password: so.Password, Proto: c.cfg.wire.Proto, MaxBulk: c.cfg.wire.MaxBulk}
+					Username: so.Username, Password: so.Password, Proto: c.cfg.wire.Proto, MaxBulk: c.cfg.wire.MaxBulk,
+					OnEvent: c.cfg.wire.OnEvent}
 			},
 			Read:         route.ReadPolicy(c.cfg.readFrom),
 			Refresh:      defaultClusterRefresh,

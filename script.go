@@ -167,6 +167,20 @@ type exchange struct {
 
 // run routes the exchange by its keys and runs it under the retry policy.
 func (x *exchange) run(ctx context.Context, keys []string, readOnly bool) (Reply, error) {
+	if x.c.hooks == nil {
+		return x.runFrames(ctx, keys, readOnly)
+	}
+	var r Reply
+	err := x.c.processHooked(ctx, x.s.name, x.s.cat, func(ctx context.Context) error {
+		var err error
+		r, err = x.runFrames(ctx, keys, readOnly)
+		return err
+	})
+	return r, err
+}
+
+// runFrames is run without the process hooks.
+func (x *exchange) runFrames(ctx context.Context, keys []string, readOnly bool) (Reply, error) {
 	c := x.c
 	x.ctx, x.waitDL = ctx, c.waitDeadline(ctx)
 	x.t = target{slot: -1, read: readOnly && c.cfg.readFrom != ReadPrimary}

@@ -3,6 +3,7 @@ package catalog
 import (
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // Lookup returns the descriptor of the command name with subcommand sub,
@@ -65,4 +66,24 @@ func All() []Command {
 		out[i] = ref(i)
 	}
 	return out
+}
+
+// Len returns the number of commands in the catalog: [Command.Index]
+// is below it.
+func Len() int { return len(table) }
+
+// Index returns the command's position in [All] (0 <= Index < [Len]), or
+// -1 for a command not in the catalog (one made by [New] for a name the
+// catalog does not know, or the zero Command): a dense key for per-command
+// state such as metric attributes.
+func (c Command) Index() int {
+	if c.d == nil {
+		return -1
+	}
+	off := uintptr(unsafe.Pointer(c.d)) - uintptr(unsafe.Pointer(&table[0]))
+	i := int(off / unsafe.Sizeof(table[0]))
+	if off%unsafe.Sizeof(table[0]) != 0 || i < 0 || i >= len(table) || &table[i] != c.d {
+		return -1
+	}
+	return i
 }

@@ -63,6 +63,8 @@ if [ -f bench/go.mod ]; then
   step "(cd bench && go vet ./...)"
   (cd bench && go vet ./... 9>&-) || fail "go vet in bench/"
 fi
+step "(cd respireotel && go vet ./...)"
+(cd respireotel && go vet ./... 9>&-) || fail "go vet in respireotel/"
 
 step "scripts/servers.sh start"
 if ! wait "$start_pid"; then
@@ -84,5 +86,9 @@ done
 
 step "go test -race -count=1 -timeout 20m ${pkgs[*]} $*"
 go test -race -count=1 -timeout 20m "${pkgs[@]}" "$@" 9>&- || fail "go test"
+if [ ${#pkgs[@]} -gt 0 ] && [ $# -eq 0 ]; then
+  step "(cd respireotel && go test -race -count=1 ./...)"
+  (cd respireotel && go test -race -count=1 ./... 9>&-) || fail "go test in respireotel/"
+fi
 
 step "all checks passed"

@@ -164,9 +164,16 @@ func (p *Pool) Get(ctx context.Context) (*wire.Conn, error) {
 	w := &waiter{ch: make(chan grant, 1)}
 	p.waiters = append(p.waiters, w)
 	p.mu.Unlock()
+	var began time.Time
+	if p.cfg.OnEvent != nil {
+		began = time.Now()
+	}
 
 	select {
 	case g := <-w.ch:
+		if p.cfg.OnEvent != nil {
+			p.cfg.Emit(wire.Event{Kind: wire.EventPoolWait, Duration: time.Since(began)})
+		}
 		switch {
 		case g.err != nil:
 			return nil, g.err

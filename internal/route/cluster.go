@@ -3,6 +3,7 @@ package route
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"strings"
@@ -291,8 +292,21 @@ func (c *Cluster) install(shards []Shard, owners *[Slots]int16) error {
 			s.owner[i] = remap[o]
 		}
 	}
-	c.snap.Store(s)
+	old := c.snap.Swap(s)
 	c.nodes.retain(keep)
+	if f := c.cfg.Nodes.OnInstall; f != nil {
+		var prims []string
+		for _, sh := range s.shards {
+			prims = append(prims, sh.primary.Addr)
+		}
+		changed := old == nil || len(old.shards) != len(s.shards) || old.owner != s.owner
+		if !changed {
+			for i, sh := range s.shards {
+				changed = changed || old.shards[i].primary != sh.primary
+			}
+		}
+		f(fmt.Sprintf("cluster slot map: %d primaries (%s)", len(prims), strings.Join(prims, ", ")), changed)
+	}
 	return nil
 }
 

@@ -39,6 +39,10 @@ type Config struct {
 	// PoolMax and PoolIdle size each node's dedicated pool.
 	PoolMax  int
 	PoolIdle time.Duration
+	// OnInstall, when set, is told of every topology a discovery installs
+	// (changed reports whether the primaries differ from the previous
+	// one): for logging rediscovery. It must not block.
+	OnInstall func(summary string, changed bool)
 }
 
 // ErrRetired is the cause of the failures of commands in flight on a node

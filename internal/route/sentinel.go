@@ -3,6 +3,7 @@ package route
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strconv"
@@ -282,8 +283,11 @@ func (s *Sentinel) install(primary string, replicas []string) error {
 		keep[n] = true
 		sn.replicas = append(sn.replicas, n)
 	}
-	s.snap.Store(sn)
+	old := s.snap.Swap(sn)
 	s.nodes.retain(keep)
+	if f := s.cfg.Nodes.OnInstall; f != nil {
+		f(fmt.Sprintf("sentinel primary %q: %s, %d replicas", s.cfg.Name, p.Addr, len(sn.replicas)), old == nil || old.primary != p)
+	}
 	return nil
 }
 

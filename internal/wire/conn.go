@@ -128,6 +128,7 @@ type Conn struct {
 	alive  atomic.Bool
 	onPush func(resp.Value)
 	onDead func(*Conn)
+	cfg    *Config // for events; nil when there is no OnEvent
 }
 
 // ID returns the server's id of the connection (CLIENT ID), learned during
@@ -159,6 +160,9 @@ func start(nc *meteredConn, rd *resp.Reader, proto int, cfg Config, onDead func(
 		seq:       1,
 		maxFrames: int64(max(cfg.MaxPendingFrames, 0)),
 		maxBytes:  int64(max(cfg.MaxPendingBytes, 0)),
+	}
+	if cfg.OnEvent != nil {
+		c.cfg = &cfg
 	}
 	c.alive.Store(true)
 	monitor := cfg.HealthTimeout > 0 || cfg.IdlePing > 0
@@ -527,6 +531,9 @@ func (c *Conn) loopDone() {
 		fail(f, c.evidence(f))
 	}
 	c.blamed = nil
+	if c.cfg != nil {
+		c.cfg.emit(Event{Kind: EventClosed, Reason: lostReason(reason), Err: cause})
+	}
 	// onDead runs before dead is closed so that Close, which waits for
 	// dead, returns only after the callback (and no goroutine of the
 	// connection is left running).

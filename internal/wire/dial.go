@@ -59,6 +59,9 @@ type Config struct {
 	// OnPush receives RESP3 push frames, on the reader goroutine; the
 	// value is borrowed for the duration of the call.
 	OnPush func(resp.Value)
+	// OnEvent, when set, receives connection lifecycle events (see
+	// [Event]) on the goroutine where they happen; it must not block.
+	OnEvent func(Event)
 
 	// HealthTimeout retires a connection that owes replies and has
 	// received no byte for HealthTimeout: it then probes the server with
@@ -99,6 +102,12 @@ var keepAlive = net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interv
 // defaultDialer opens sockets when Config.Dial is nil.
 var defaultDialer = net.Dialer{KeepAliveConfig: keepAlive}
 
+// DefaultDial opens a TCP socket with the default dialer: the Dial a
+// Config without one uses.
+func DefaultDial(ctx context.Context, network, addr string) (net.Conn, error) {
+	return defaultDialer.DialContext(ctx, network, addr)
+}
+
 // ErrWrongRole is the cause of a dial whose server did not have the role
 // Config.Role asked for.
 var ErrWrongRole = errors.New("the server does not have the expected role")
@@ -119,10 +128,16 @@ func (e *ReplyError) Error() string { return e.Command + ": " + e.Text }
 // nil, runs once after the connection dies, when every frame has failed
 // and just before Dead is closed: it must not call Close or wait on Dead.
 func Dial(ctx context.Context, cfg Config, onDead func(*Conn)) (*Conn, error) {
+	var began time.Time
+	if cfg.OnEvent != nil {
+		began = time.Now()
+	}
 	nc, rd, proto, id, err := dialPrepared(ctx, cfg)
 	if err != nil {
+		cfg.emit(Event{Kind: EventDialFailed, Err: err})
 		return nil, err
 	}
+	cfg.emit(Event{Kind: EventOpened, Duration: time.Since(began)})
 	c := start(nc, rd, proto, cfg, onDead)
 	c.id = id
 	return c, nil
@@ -188,7 +203,7 @@ func dialPrepared(ctx context.Context, cfg Config) (*meteredConn, *resp.Reader, 
 func dialSocket(ctx context.Context, cfg Config) (net.Conn, error) {
 	dial := cfg.Dial
 	if dial == nil {
-		dial = defaultDialer.DialContext
+		dial = DefaultDial
 	}
 	nc, err := dial(ctx, "tcp", cfg.Addr)
 	if err != nil {

@@ -198,6 +198,7 @@ func (e *Endpoint) Retire(cause error) {
 	}
 	e.closed, e.retired = true, cause
 	e.mu.Unlock()
+	e.cfg.emit(Event{Kind: EventRetired, Err: cause})
 	e.cancel()
 	e.dials.Wait()
 	if c := e.cur.Load(); c != nil {

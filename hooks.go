@@ -1,0 +1,194 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"net"
+
+	"github.com/respire-go/respire/internal/wire"
+)
+
+// Hook observes and wraps the work of a [Client] ([Options.Hooks]), in the
+// shape go-redis users know: each method receives the next function of
+// its kind and returns the function the client calls instead. A hook that
+// does not observe a kind returns next unchanged. The first hook of
+// Options.Hooks is the outermost.
+//
+// Hooks run on the caller's goroutine, around the whole operation: one
+// ProcessHook call covers every resend the retry policy makes. A hook may
+// derive the context it passes to next (a tracing span), time the call,
+// or fail it before anything is sent by returning an error without
+// calling next. It cannot turn a failure into a success: when next
+// failed, the caller receives the hook's error, or next's error when the
+// hook returns nil.
+type Hook interface {
+	DialHook(next DialHook) DialHook
+	ProcessHook(next ProcessHook) ProcessHook
+	ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook
+}
+
+// DialHook opens a network connection (every connection the client opens:
+// shared, dedicated, Sentinel and Cluster nodes).
+type DialHook func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// ProcessHook runs one command: [Client.Do], a typed method, a blocking
+// command, a script or function call.
+type ProcessHook func(ctx context.Context, cmd *CommandInfo) error
+
+// ProcessBatchHook runs one [Batch.Execute] (a batch or a transaction).
+type ProcessBatchHook func(ctx context.Context, batch *BatchInfo) error
+
+// CommandInfo describes the command a [ProcessHook] runs. It is valid
+// until the hook returns.
+type CommandInfo struct {
+	// Name is the command's full name in upper case ("GET", "CLIENT KILL").
+	Name string
+	// Category is the retry category the command is sent with.
+	Category RetryCategory
+
+	c      *Client
+	run    func(ctx context.Context) error // nil: exec f with s
+	f      *wire.Frame
+	s      *spec
+	bt     *blockTime // a blocking command: f goes to a dedicated connection
+	called bool
+	err    error
+}
+
+// BatchInfo describes the unit a [ProcessBatchHook] runs. It is valid
+// until the hook returns.
+type BatchInfo struct {
+	// Transaction reports whether the unit is a MULTI/EXEC transaction.
+	Transaction bool
+	b           *Batch
+	called      bool
+	err         error
+}
+
+// Len returns the number of queued members.
+func (i *BatchInfo) Len() int { return len(i.b.members) }
+
+// Name returns the full name of member n (0 <= n < Len).
+func (i *BatchInfo) Name(n int) string { return i.b.members[n].name }
+
+// errHookNext is the error of a second call of next by one hook.
+var errHookNext = errors.New("respire: a hook called next twice")
+
+// errHookSkipped is the caller's error when a hook returned nil without
+// calling next: there is no reply to give.
+var errHookSkipped = errors.New("respire: a hook returned without running the command")
+
+// hooks is the composed chain of Options.Hooks; nil when there are none.
+type hooks struct {
+	process ProcessHook
+	batch   ProcessBatchHook
+}
+
+func newHooks(list []Hook) *hooks {
+	if len(list) == 0 {
+		return nil
+	}
+	h := &hooks{process: runCommand, batch: runBatch}
+	for i := len(list) - 1; i >= 0; i-- {
+		h.process = list[i].ProcessHook(h.process)
+		h.batch = list[i].ProcessBatchHook(h.batch)
+	}
+	return h
+}
+
+// dialHooks wraps dial (nil: the default dialer) in the hooks' DialHooks.
+func dialHooks(list []Hook, dial wire.DialFunc) wire.DialFunc {
+	if len(list) == 0 {
+		return dial
+	}
+	if dial == nil {
+		dial = wire.DefaultDial
+	}
+	d := DialHook(dial)
+	for i := len(list) - 1; i >= 0; i-- {
+		d = list[i].DialHook(d)
+	}
+	return wire.DialFunc(d)
+}
+
+// runCommand is the innermost ProcessHook: the command itself.
+func runCommand(ctx context.Context, i *CommandInfo) error {
+	if i.called {
+		return errHookNext
+	}
+	i.called = true
+	switch {
+	case i.run != nil:
+		i.err = i.run(ctx)
+	case i.bt != nil:
+		i.err = i.c.execBlockingFrame(ctx, i.f, i.s, *i.bt)
+	default:
+		i.err = i.c.execFrame(ctx, i.f, i.s)
+	}
+	return i.err
+}
+
+func runBatch(ctx context.Context, i *BatchInfo) error {
+	if i.called {
+		return errHookNext
+	}
+	i.called = true
+	i.err = i.b.execute(ctx)
+	return i.err
+}
+
+// processFrame runs the frame command i through the process hooks. i.f
+// is released on every error path, as exec does.
+func (c *Client) processFrame(ctx context.Context, i *CommandInfo) error {
+	f := i.f
+	err := c.hooks.process(ctx, i)
+	switch {
+	case !i.called:
+		f.Release()
+		if err == nil {
+			err = errHookSkipped
+		}
+	case i.err != nil:
+		if err == nil {
+			err = i.err
+		}
+	case err != nil: // the command succeeded, the hook failed the call
+		f.Release()
+	}
+	return err
+}
+
+// processHooked runs an operation that manages its own frames (blocking
+// commands, scripts, functions) through the process hooks.
+func (c *Client) processHooked(ctx context.Context, name string, cat RetryCategory, run func(ctx context.Context) error) error {
+	if c.hooks == nil {
+		return run(ctx)
+	}
+	i := &CommandInfo{Name: name, Category: cat, c: c, run: run}
+	err := c.hooks.process(ctx, i)
+	switch {
+	case !i.called && err == nil:
+		err = errHookSkipped
+	case i.called && i.err != nil && err == nil:
+		err = i.err
+	}
+	return err
+}
+
+// executeHooked is Batch.Execute through the batch hooks.
+func (b *Batch) executeHooked(ctx context.Context) error {
+	i := &BatchInfo{Transaction: b.tx, b: b}
+	err := b.c.hooks.batch(ctx, i)
+	switch {
+	case !i.called:
+		if err == nil {
+			err = errHookSkipped
+		}
+		b.fail(err)
+	case i.err != nil:
+		if err == nil {
+			err = i.err
+		}
+	}
+	return err
+}

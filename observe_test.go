@@ -1,0 +1,254 @@
+package respire
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/respire-go/respire/respiretest"
+)
+
+// recordingHook records what each kind of hook saw, and can fail
+// commands before or after they run.
+type recordingHook struct {
+	mu       sync.Mutex
+	tag      string
+	events   *[]string
+	dials    []string
+	failWith error // returned without calling next for commands named FAIL-BEFORE
+	ctxKey   any
+}
+
+func (h *recordingHook) log(s string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	*h.events = append(*h.events, h.tag+":"+s)
+}
+
+func (h *recordingHook) DialHook(next DialHook) DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		h.log("dial " + addr)
+		return next(ctx, network, addr)
+	}
+}
+
+func (h *recordingHook) ProcessHook(next ProcessHook) ProcessHook {
+	return func(ctx context.Context, cmd *CommandInfo) error {
+		h.log("before " + cmd.Name + " " + cmd.Category.String())
+		if h.failWith != nil && cmd.Name == "ECHO" {
+			return h.failWith
+		}
+		if h.ctxKey != nil {
+			ctx = context.WithValue(ctx, h.ctxKey, h.tag)
+		}
+		err := next(ctx, cmd)
+		h.log("after " + cmd.Name + " " + errString(err))
+		return err
+	}
+}
+
+func (h *recordingHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook {
+	return func(ctx context.Context, b *BatchInfo) error {
+		names := make([]string, b.Len())
+		for i := range names {
+			names[i] = b.Name(i)
+		}
+		h.log("batch " + strings.Join(names, ","))
+		err := next(ctx, b)
+		h.log("batch done " + errString(err))
+		return err
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return "error"
+}
+
+// TestHooksWrapInOrder: the first hook is the outermost for dials,
+// commands (typed, Do, blocking) and batches; one process call covers a
+// command's resends.
+func TestHooksWrapInOrder(t *testing.T) {
+	var events []string
+	outer, inner := &recordingHook{tag: "outer", events: &events}, &recordingHook{tag: "inner", events: &events}
+	s := respiretest.NewServer(t)
+	s.MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.Inject(respiretest.ErrLoading)})
+	c := retryMemClient(t, s, Options{Hooks: []Hook{outer, inner}, RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
+	ctx := testCtx(t)
+	if err := c.Set(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.Get(ctx, "k"); err != nil || v != "v" {
+		t.Fatalf("Get = %q, %v; want v (after one LOADING resend)", v, err)
+	}
+	b := c.NewBatch()
+	b.Incr("n")
+	b.HGet("h", "f")
+	if err := b.Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"outer:dial " + respiretest.MemoryAddr, "inner:dial " + respiretest.MemoryAddr,
+		"outer:before SET write_last_wins", "inner:before SET write_last_wins", "inner:after SET ok", "outer:after SET ok",
+		"outer:before GET read_only", "inner:before GET read_only", "inner:after GET ok", "outer:after GET ok",
+		"outer:batch INCR,HGET", "inner:batch INCR,HGET", "inner:batch done ok", "outer:batch done ok",
+	}
+	if !slices.Equal(events, want) {
+		t.Errorf("hook events:\n got %q\nwant %q", events, want)
+	}
+}
+
+// TestHookFailsBeforeSend: a hook that returns an error without calling
+// next fails the call with it and nothing is sent; a hook cannot hide a
+// failure by returning nil.
+func TestHookFailsBeforeSend(t *testing.T) {
+	var events []string
+	veto := errors.New("vetoed by hook")
+	s := respiretest.NewServer(t)
+	echo := s.MustAddRule(t, respiretest.Rule{Command: "ECHO", Action: respiretest.Inject(respiretest.ErrLoading), Times: respiretest.Always})
+	c := retryMemClient(t, s, Options{Hooks: []Hook{&recordingHook{tag: "h", events: &events, failWith: veto}}})
+	if _, err := c.Echo(testCtx(t), "x"); !errors.Is(err, veto) {
+		t.Fatalf("Echo = %v, want the hook's error", err)
+	}
+	if n := echo.Matched(); n != 0 {
+		t.Errorf("the server saw %d ECHO, want 0", n)
+	}
+	swallow := retryMemClient(t, s, Options{Hooks: []Hook{swallowHook{}}})
+	_, err := swallow.Do(testCtx(t), NewCommand("ECHO"), "x")
+	if !errors.Is(err, &ServerError{Code: "LOADING"}) {
+		t.Fatalf("Do through a hook returning nil = %v, want the command's LOADING error", err)
+	}
+}
+
+// swallowHook returns nil whatever next returned.
+type swallowHook struct{}
+
+func (swallowHook) DialHook(next DialHook) DialHook { return next }
+func (swallowHook) ProcessHook(next ProcessHook) ProcessHook {
+	return func(ctx context.Context, cmd *CommandInfo) error { _ = next(ctx, cmd); return nil }
+}
+func (swallowHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook { return next }
+
+// TestHooksNilRejected: a nil hook is a configuration error.
+func TestHooksNilRejected(t *testing.T) {
+	_, err := Connect(context.Background(), Options{Endpoints: []string{"127.0.0.1:1"}, Hooks: []Hook{nil}})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Field != "Options.Hooks[0]" {
+		t.Fatalf("Connect = %v, want a ConfigError naming Options.Hooks[0]", err)
+	}
+}
+
+// TestLoggerConnectionEvents: a failed dial is logged as a warning
+// naming the address, an opened connection at debug level; the password
+// never appears.
+func TestLoggerConnectionEvents(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &buf, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	const password = "s3cret-never-logged"
+	s := respiretest.NewServer(t)
+	refuse := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return nil, errors.New("refused by test dialer")
+	}
+	opts := Options{Endpoints: []string{respiretest.MemoryAddr}, Logger: logger, Dialer: refuse, Password: password}
+	if _, err := Connect(testCtx(t), opts); err == nil {
+		t.Fatal("Connect through a refusing dialer succeeded")
+	}
+	retryMemClient(t, s, Options{Logger: logger})
+	mu.Lock()
+	out := buf.String()
+	mu.Unlock()
+	for _, want := range []string{`level=WARN msg="respire: dial failed" addr=` + respiretest.MemoryAddr, "refused by test dialer", `level=DEBUG msg="respire: connection opened"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, password) {
+		t.Errorf("the log contains the password:\n%s", out)
+	}
+}
+
+type lockedWriter struct {
+	w  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// TestCommandAndConnectionMetrics: db.client.operation.duration counts
+// each call once by command and outcome (a resent GET included), and the
+// connection group counts the opened connection.
+func TestCommandAndConnectionMetrics(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	s := respiretest.NewServer(t)
+	s.MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.Inject(respiretest.ErrLoading)})
+	s.MustAddRule(t, respiretest.Rule{Command: "HGET", Action: respiretest.Inject("WRONGTYPE Operation against a key holding the wrong kind of value"), Times: respiretest.Always})
+	c := retryMemClient(t, s, Options{
+		Metrics:       MetricsCommands | MetricsConnections,
+		MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+		RetryPolicy:   &RetryPolicy{InitialBackoff: NoBackoff},
+	})
+	ctx := testCtx(t)
+	_ = c.Set(ctx, "k", "v")
+	if _, err := c.Get(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = c.HGet(ctx, "k", "f")
+	_, _ = c.Do(ctx, NewCommand("NOSUCHCOMMAND"))
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	durations := map[string]uint64{}
+	opens := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != meterName {
+			t.Errorf("meter %q, want %q", sm.Scope.Name, meterName)
+		}
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Histogram[float64]:
+				if m.Name != durationInstrument {
+					continue
+				}
+				for _, p := range d.DataPoints {
+					op, _ := p.Attributes.Value(attribute.Key(attrOperation))
+					et, _ := p.Attributes.Value(attribute.Key(attrErrorType))
+					durations[op.AsString()+"/"+et.AsString()] += p.Count
+				}
+			case metricdata.Sum[int64]:
+				if m.Name != opensInstrument {
+					continue
+				}
+				for _, p := range d.DataPoints {
+					o, _ := p.Attributes.Value(attribute.Key(attrOutcome))
+					opens[o.AsString()] += p.Value
+				}
+			}
+		}
+	}
+	want := map[string]uint64{"SET/": 1, "GET/": 1, "HGET/server_error": 1, otherCommand + "/server_error": 1}
+	if !maps.Equal(durations, want) {
+		t.Errorf("durations by operation/error.type = %v, want %v", durations, want)
+	}
+	if opens["ok"] != 1 {
+		t.Errorf("connection opens = %v, want ok=1", opens)
+	}
+}

@@ -1,0 +1,154 @@
+// Package respireotel traces a respire client with OpenTelemetry: a
+// [respire.Hook] that starts one client span per command and per batch,
+// following the OpenTelemetry semantic conventions for database clients
+// (db.system.name "redis", db.operation.name, db.namespace,
+// server.address, error.type).
+//
+// It lives in a module of its own so that the respire module depends only
+// on the OpenTelemetry metric API:
+//
+//	c, err := respire.Connect(ctx, respire.Options{
+//		Endpoints: []string{"127.0.0.1:6379"},
+//		Hooks:     []respire.Hook{respireotel.NewHook(respireotel.WithServer("127.0.0.1:6379"))},
+//	})
+package respireotel
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/respire-go/respire"
+)
+
+// tracerName is the instrumentation scope: this module's import path.
+const tracerName = "github.com/respire-go/respire/respireotel"
+
+// Option configures [NewHook].
+type Option func(*config)
+
+type config struct {
+	provider trace.TracerProvider
+	attrs    []attribute.KeyValue
+}
+
+// WithTracerProvider sets the provider of the tracer (default: the
+// global provider, otel.GetTracerProvider()).
+func WithTracerProvider(p trace.TracerProvider) Option {
+	return func(c *config) { c.provider = p }
+}
+
+// WithServer records server.address and server.port (from "host:port")
+// on every span: the endpoint the client was configured with.
+func WithServer(addr string) Option {
+	return func(c *config) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			c.attrs = append(c.attrs, attribute.String("server.address", addr))
+			return
+		}
+		c.attrs = append(c.attrs, attribute.String("server.address", host))
+		if p, err := strconv.Atoi(port); err == nil {
+			c.attrs = append(c.attrs, attribute.Int("server.port", p))
+		}
+	}
+}
+
+// WithDB records db.namespace, the database index, on every span.
+func WithDB(db int) Option {
+	return func(c *config) { c.attrs = append(c.attrs, attribute.String("db.namespace", strconv.Itoa(db))) }
+}
+
+// WithAttributes adds attributes to every span.
+func WithAttributes(kv ...attribute.KeyValue) Option {
+	return func(c *config) { c.attrs = append(c.attrs, kv...) }
+}
+
+// Hook is the tracing [respire.Hook]. Make one with [NewHook].
+type Hook struct {
+	tracer trace.Tracer
+	attrs  []attribute.KeyValue
+}
+
+var _ respire.Hook = (*Hook)(nil)
+
+// NewHook returns a hook tracing every command and batch of the client it
+// is given to.
+func NewHook(opts ...Option) *Hook {
+	cfg := config{}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.provider == nil {
+		cfg.provider = otel.GetTracerProvider()
+	}
+	attrs := append([]attribute.KeyValue{attribute.String("db.system.name", "redis")}, cfg.attrs...)
+	return &Hook{tracer: cfg.provider.Tracer(tracerName), attrs: attrs}
+}
+
+// DialHook leaves dials untraced.
+func (h *Hook) DialHook(next respire.DialHook) respire.DialHook { return next }
+
+// ProcessHook starts a client span named after the command, around every
+// send and resend of the call.
+func (h *Hook) ProcessHook(next respire.ProcessHook) respire.ProcessHook {
+	return func(ctx context.Context, cmd *respire.CommandInfo) error {
+		ctx, span := h.tracer.Start(ctx, cmd.Name, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(h.attrs...),
+			trace.WithAttributes(attribute.String("db.operation.name", cmd.Name),
+				attribute.String("respire.command.retry.category", cmd.Category.String())))
+		err := next(ctx, cmd)
+		end(span, err)
+		return err
+	}
+}
+
+// ProcessBatchHook starts a client span named PIPELINE (MULTI for a
+// transaction) with db.operation.batch.size.
+func (h *Hook) ProcessBatchHook(next respire.ProcessBatchHook) respire.ProcessBatchHook {
+	return func(ctx context.Context, b *respire.BatchInfo) error {
+		name := "PIPELINE"
+		if b.Transaction {
+			name = "MULTI"
+		}
+		ctx, span := h.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(h.attrs...),
+			trace.WithAttributes(attribute.String("db.operation.name", name), attribute.Int("db.operation.batch.size", b.Len())))
+		err := next(ctx, b)
+		end(span, err)
+		return err
+	}
+}
+
+// end records err's type and status, then ends span.
+func end(span trace.Span, err error) {
+	if err != nil {
+		span.SetAttributes(attribute.String("error.type", errorType(err)))
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
+
+// errorType is the error.type of err: the server's error code, or the
+// kind of client failure.
+func errorType(err error) string {
+	var se *respire.ServerError
+	var ce *respire.ConnError
+	switch {
+	case errors.As(err, &se):
+		return se.Code
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.As(err, &ce):
+		return "connection"
+	}
+	return "_OTHER"
+}

@@ -1,0 +1,95 @@
+package respireotel
+
+import (
+	"context"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/respire-go/respire"
+	"github.com/respire-go/respire/respiretest"
+)
+
+func client(t *testing.T, s *respiretest.Server, h *Hook) *respire.Client {
+	t.Helper()
+	c, err := respire.Connect(context.Background(), respire.Options{
+		Endpoints: []string{respiretest.MemoryAddr}, Dialer: s.Dial, Hooks: []respire.Hook{h},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func attr(s sdktrace.ReadOnlySpan, key string) attribute.Value {
+	for _, kv := range s.Attributes() {
+		if string(kv.Key) == key {
+			return kv.Value
+		}
+	}
+	return attribute.Value{}
+}
+
+// TestSpansFollowDatabaseConventions: one client span per command named
+// after it, with the database attributes; a server error sets error.type
+// to its code and the span status to Error; a batch is one PIPELINE span
+// with its size; the caller's span is the parent.
+func TestSpansFollowDatabaseConventions(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	s := respiretest.NewServer(t)
+	c := client(t, s, NewHook(WithTracerProvider(tp), WithServer("127.0.0.1:6379"), WithDB(0)))
+	ctx, parent := tp.Tracer("test").Start(context.Background(), "parent")
+	if err := c.Set(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.HGet(ctx, "k", "f"); err == nil {
+		t.Fatal("HGET on a string succeeded")
+	}
+	b := c.NewBatch()
+	b.Incr("n")
+	b.Get("k")
+	if err := b.Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	parent.End()
+	spans := rec.Ended()
+	if len(spans) != 4 {
+		t.Fatalf("%d spans, want 4 (SET, HGET, PIPELINE, parent)", len(spans))
+	}
+	for i, want := range []string{"SET", "HGET", "PIPELINE"} {
+		sp := spans[i]
+		if sp.Name() != want || sp.SpanKind() != trace.SpanKindClient {
+			t.Errorf("span %d = %q kind %v, want %q client", i, sp.Name(), sp.SpanKind(), want)
+		}
+		if sp.Parent().SpanID() != parent.SpanContext().SpanID() {
+			t.Errorf("span %s has parent %v, want the caller's span", want, sp.Parent().SpanID())
+		}
+		if got := attr(sp, "db.system.name").AsString(); got != "redis" {
+			t.Errorf("%s db.system.name = %q", want, got)
+		}
+		if got := attr(sp, "db.operation.name").AsString(); got != want {
+			t.Errorf("%s db.operation.name = %q", want, got)
+		}
+		if got := attr(sp, "server.address").AsString(); got != "127.0.0.1" {
+			t.Errorf("%s server.address = %q", want, got)
+		}
+		if got := attr(sp, "server.port").AsInt64(); got != 6379 {
+			t.Errorf("%s server.port = %d", want, got)
+		}
+	}
+	if got := attr(spans[1], "error.type").AsString(); got != "WRONGTYPE" || spans[1].Status().Code != codes.Error {
+		t.Errorf("HGET error.type = %q status %v, want WRONGTYPE and Error", got, spans[1].Status().Code)
+	}
+	if spans[0].Status().Code == codes.Error {
+		t.Errorf("SET status = Error, want unset")
+	}
+	if got := attr(spans[2], "db.operation.batch.size").AsInt64(); got != 2 {
+		t.Errorf("PIPELINE db.operation.batch.size = %d, want 2", got)
+	}
+}
