@@ -191,25 +191,6 @@ func (b *Batch) SMembers(key string) Future[[]string] {
 	return future(b, b.add(specSMEM, key), strsOf)
 }
 
-// ZAdd queues ZADD; see [Client.ZAdd].
-func (b *Batch) ZAdd(key string, opt ZAddOptions, members ...Z) Future[int64] {
-	if len(members) == 0 {
-		return future(b, b.reject("ZADD", errInvalid("ZADD", "no members")), intOf)
-	}
-	f, s, err := b.c.zaddFrame(key, opt, false, members)
-	return future(b, b.addFrame("ZADD", f, s, err), intOf)
-}
-
-// ZRange queues ZRANGE key start stop; see [Client.ZRange].
-func (b *Batch) ZRange(key string, start, stop int64) Future[[]string] {
-	return future(b, b.add(specZRANGE, key, strconv.FormatInt(start, 10), strconv.FormatInt(stop, 10)), strsOf)
-}
-
-// ZScore queues ZSCORE; see [Client.ZScore].
-func (b *Batch) ZScore(key, member string) Future[float64] {
-	return future(b, b.add(specZSCORE, key, member), floatOf)
-}
-
 // XAdd queues XADD; see [Client.XAdd]. A batch member never gets an
 // automatic idempotency identity: its category is the one its options
 // give (WriteAccumulating without Idempotency).
@@ -334,19 +315,6 @@ func (b *Batch) SCard(key string) Future[int64] { return future(b, b.add(specSCA
 // SIsMember queues SISMEMBER; see [Client.SIsMember].
 func (b *Batch) SIsMember(key, member string) Future[bool] {
 	return future(b, b.add(specSISMEMBER, key, member), flagOf)
-}
-
-// ZRem queues ZREM; see [Client.ZRem].
-func (b *Batch) ZRem(key string, members ...string) Future[int64] {
-	return b.keyValues(specZREM, key, members, "members")
-}
-
-// ZCard queues ZCARD; see [Client.ZCard].
-func (b *Batch) ZCard(key string) Future[int64] { return future(b, b.add(specZCARD, key), intOf) }
-
-// ZRank queues ZRANK; see [Client.ZRank] (ErrNil when absent).
-func (b *Batch) ZRank(key, member string) Future[int64] {
-	return future(b, b.add(specZRANK, key, member), intOf)
 }
 
 // DecrBy queues DECRBY; see [Client.DecrBy].

@@ -170,3 +170,545 @@ func (c *Client) HVals(ctx context.Context, key string) ([]string, error) {
 func (b *Batch) HVals(key string) Future[[]string] {
 	return enqueue(b, b.c.cmdHVals(key))
 }
+
+// ZAdd adds or updates members of the sorted set at key and returns how
+// many were added (or changed, with Changed).
+func (c *Client) ZAdd(ctx context.Context, key string, opt ZAddOptions, members ...Z) (int64, error) {
+	return call(ctx, c, c.cmdZAdd(key, opt, members...))
+}
+
+// ZAdd queues the command of [Client.ZAdd]; its Future holds what that
+// method returns.
+func (b *Batch) ZAdd(key string, opt ZAddOptions, members ...Z) Future[int64] {
+	return enqueue(b, b.c.cmdZAdd(key, opt, members...))
+}
+
+// ZAddIncr increments member's score like ZINCRBY, with ZADD's options
+// (ZADD ... INCR), and returns the new score; [ErrNil] when an option
+// prevented the update.
+func (c *Client) ZAddIncr(ctx context.Context, key string, opt ZAddOptions, member Z) (float64, error) {
+	return call(ctx, c, c.cmdZAddIncr(key, opt, member))
+}
+
+// ZAddIncr queues the command of [Client.ZAddIncr]; its Future holds what that
+// method returns.
+func (b *Batch) ZAddIncr(key string, opt ZAddOptions, member Z) Future[float64] {
+	return enqueue(b, b.c.cmdZAddIncr(key, opt, member))
+}
+
+// ZCard returns the number of members of the sorted set at key (ZCARD),
+// 0 when it does not exist. Its retry category is ReadOnly.
+func (c *Client) ZCard(ctx context.Context, key string) (int64, error) {
+	return call(ctx, c, c.cmdZCard(key))
+}
+
+// ZCard queues the command of [Client.ZCard]; its Future holds what that
+// method returns.
+func (b *Batch) ZCard(key string) Future[int64] {
+	return enqueue(b, b.c.cmdZCard(key))
+}
+
+// ZCount returns how many members have a score between min and max
+// (ZCOUNT). The bounds are in Redis's syntax: a number, inclusive by
+// default, exclusive after "(" ("(1.5"), or "-inf" and "+inf". Its retry
+// category is ReadOnly.
+func (c *Client) ZCount(ctx context.Context, key, min, max string) (int64, error) {
+	return call(ctx, c, c.cmdZCount(key, min, max))
+}
+
+// ZCount queues the command of [Client.ZCount]; its Future holds what that
+// method returns.
+func (b *Batch) ZCount(key, min, max string) Future[int64] {
+	return enqueue(b, b.c.cmdZCount(key, min, max))
+}
+
+// ZDiff returns the members of the first key's sorted set that are in
+// none of the others (ZDIFF; Redis 6.2 or later), lowest score first. No
+// keys fails with [ErrInvalidArgument]. On a Cluster client the keys must
+// share a slot. Its retry category is ReadOnly.
+func (c *Client) ZDiff(ctx context.Context, keys ...string) ([]string, error) {
+	return call(ctx, c, c.cmdZDiff(keys...))
+}
+
+// ZDiff queues the command of [Client.ZDiff]; its Future holds what that
+// method returns.
+func (b *Batch) ZDiff(keys ...string) Future[[]string] {
+	return enqueue(b, b.c.cmdZDiff(keys...))
+}
+
+// ZDiffStore stores what [Client.ZDiff] of keys returns, with the
+// scores, in the sorted set destination, replacing it, and returns its
+// size (ZDIFFSTORE). Its retry category is WriteAccumulating.
+func (c *Client) ZDiffStore(ctx context.Context, destination string, keys ...string) (int64, error) {
+	return call(ctx, c, c.cmdZDiffStore(destination, keys...))
+}
+
+// ZDiffStore queues the command of [Client.ZDiffStore]; its Future holds what that
+// method returns.
+func (b *Batch) ZDiffStore(destination string, keys ...string) Future[int64] {
+	return enqueue(b, b.c.cmdZDiffStore(destination, keys...))
+}
+
+// ZDiffWithScores is [Client.ZDiff] with each member's score (from the
+// first key; WITHSCORES). Its retry category is ReadOnly.
+func (c *Client) ZDiffWithScores(ctx context.Context, keys ...string) ([]Z, error) {
+	return call(ctx, c, c.cmdZDiffWithScores(keys...))
+}
+
+// ZDiffWithScores queues the command of [Client.ZDiffWithScores]; its Future holds what that
+// method returns.
+func (b *Batch) ZDiffWithScores(keys ...string) Future[[]Z] {
+	return enqueue(b, b.c.cmdZDiffWithScores(keys...))
+}
+
+// ZIncrBy adds increment to member's score (ZINCRBY), adding the member
+// when absent, and returns the new score. A NaN increment fails with
+// [ErrInvalidArgument]. Its retry category is WriteAccumulating.
+func (c *Client) ZIncrBy(ctx context.Context, key string, increment float64, member string) (float64, error) {
+	return call(ctx, c, c.cmdZIncrBy(key, increment, member))
+}
+
+// ZIncrBy queues the command of [Client.ZIncrBy]; its Future holds what that
+// method returns.
+func (b *Batch) ZIncrBy(key string, increment float64, member string) Future[float64] {
+	return enqueue(b, b.c.cmdZIncrBy(key, increment, member))
+}
+
+// ZInter returns the members present in every key's sorted set (ZINTER;
+// Redis 6.2 or later), ordered by their combined score (see
+// [ZCombineOptions]). No keys, a Weights of another length than keys, a
+// NaN weight or an undefined Aggregate fails with [ErrInvalidArgument]. On
+// a Cluster client the keys must share a slot. Its retry category is
+// ReadOnly.
+func (c *Client) ZInter(ctx context.Context, opt ZCombineOptions, keys ...string) ([]string, error) {
+	return call(ctx, c, c.cmdZInter(opt, keys...))
+}
+
+// ZInter queues the command of [Client.ZInter]; its Future holds what that
+// method returns.
+func (b *Batch) ZInter(opt ZCombineOptions, keys ...string) Future[[]string] {
+	return enqueue(b, b.c.cmdZInter(opt, keys...))
+}
+
+// ZInterCard returns how many members are present in every key's sorted
+// set (ZINTERCARD; Redis 7.0 or later), counting no further than limit
+// when it is positive (0: no limit). No keys or a negative limit fails
+// with [ErrInvalidArgument]. Its retry category is ReadOnly.
+func (c *Client) ZInterCard(ctx context.Context, limit int64, keys ...string) (int64, error) {
+	return call(ctx, c, c.cmdZInterCard(limit, keys...))
+}
+
+// ZInterCard queues the command of [Client.ZInterCard]; its Future holds what that
+// method returns.
+func (b *Batch) ZInterCard(limit int64, keys ...string) Future[int64] {
+	return enqueue(b, b.c.cmdZInterCard(limit, keys...))
+}
+
+// ZInterStore stores what [Client.ZInterWithScores] returns in the sorted
+// set destination, replacing it, and returns its size (ZINTERSTORE). Its
+// retry category is WriteAccumulating.
+func (c *Client) ZInterStore(ctx context.Context, destination string, opt ZCombineOptions, keys ...string) (int64, error) {
+	return call(ctx, c, c.cmdZInterStore(destination, opt, keys...))
+}
+
+// ZInterStore queues the command of [Client.ZInterStore]; its Future holds what that
+// method returns.
+func (b *Batch) ZInterStore(destination string, opt ZCombineOptions, keys ...string) Future[int64] {
+	return enqueue(b, b.c.cmdZInterStore(destination, opt, keys...))
+}
+
+// ZInterWithScores is [Client.ZInter] with each member's combined score
+// (WITHSCORES). Its retry category is ReadOnly.
+func (c *Client) ZInterWithScores(ctx context.Context, opt ZCombineOptions, keys ...string) ([]Z, error) {
+	return call(ctx, c, c.cmdZInterWithScores(opt, keys...))
+}
+
+// ZInterWithScores queues the command of [Client.ZInterWithScores]; its Future holds what that
+// method returns.
+func (b *Batch) ZInterWithScores(opt ZCombineOptions, keys ...string) Future[[]Z] {
+	return enqueue(b, b.c.cmdZInterWithScores(opt, keys...))
+}
+
+// ZLexCount returns how many members lie between the lexicographic bounds
+// min and max (ZLEXCOUNT), for a sorted set whose members share one score.
+// The bounds are in Redis's syntax: "[a" (inclusive), "(a" (exclusive),
+// "-" and "+" (the ends). Its retry category is ReadOnly.
+func (c *Client) ZLexCount(ctx context.Context, key, min, max string) (int64, error) {
+	return call(ctx, c, c.cmdZLexCount(key, min, max))
+}
+
+// ZLexCount queues the command of [Client.ZLexCount]; its Future holds what that
+// method returns.
+func (b *Batch) ZLexCount(key, min, max string) Future[int64] {
+	return enqueue(b, b.c.cmdZLexCount(key, min, max))
+}
+
+// ZMPop removes and returns up to count members from the end end of the
+// first non-empty sorted set among keys, with its key (ZMPOP; Redis 7.0
+// or later); [ErrNil] when every one is empty. No keys, an undefined end
+// or a count below 1 fails with [ErrInvalidArgument]. On a Cluster client
+// the keys must share a slot. Its retry category is WriteAccumulating (a
+// resend pops more members).
+func (c *Client) ZMPop(ctx context.Context, end ZEnd, count int64, keys ...string) (ZMPopResult, error) {
+	return call(ctx, c, c.cmdZMPop(end, count, keys...))
+}
+
+// ZMPop queues the command of [Client.ZMPop]; its Future holds what that
+// method returns.
+func (b *Batch) ZMPop(end ZEnd, count int64, keys ...string) Future[ZMPopResult] {
+	return enqueue(b, b.c.cmdZMPop(end, count, keys...))
+}
+
+// ZPopMax removes and returns up to count members with the highest scores
+// (ZPOPMAX key count), highest first; an empty slice when key does not
+// exist. A negative count fails with [ErrInvalidArgument]. Its retry
+// category is WriteAccumulating (a resend pops more members).
+func (c *Client) ZPopMax(ctx context.Context, key string, count int64) ([]Z, error) {
+	return call(ctx, c, c.cmdZPopMax(key, count))
+}
+
+// ZPopMax queues the command of [Client.ZPopMax]; its Future holds what that
+// method returns.
+func (b *Batch) ZPopMax(key string, count int64) Future[[]Z] {
+	return enqueue(b, b.c.cmdZPopMax(key, count))
+}
+
+// ZPopMin removes and returns up to count members with the lowest scores
+// (ZPOPMIN key count), lowest first; an empty slice when key does not
+// exist. A negative count fails with [ErrInvalidArgument]. Its retry
+// category is WriteAccumulating (a resend pops more members).
+func (c *Client) ZPopMin(ctx context.Context, key string, count int64) ([]Z, error) {
+	return call(ctx, c, c.cmdZPopMin(key, count))
+}
+
+// ZPopMin queues the command of [Client.ZPopMin]; its Future holds what that
+// method returns.
+func (b *Batch) ZPopMin(key string, count int64) Future[[]Z] {
+	return enqueue(b, b.c.cmdZPopMin(key, count))
+}
+
+// ZRandMember returns random members of the sorted set at key
+// (ZRANDMEMBER key count): with a positive count, up to count distinct
+// members; with a negative count, exactly -count members that may repeat.
+// It is empty when the key does not exist or count is 0. Its retry
+// category is ReadOnly.
+func (c *Client) ZRandMember(ctx context.Context, key string, count int64) ([]string, error) {
+	return call(ctx, c, c.cmdZRandMember(key, count))
+}
+
+// ZRandMember queues the command of [Client.ZRandMember]; its Future holds what that
+// method returns.
+func (b *Batch) ZRandMember(key string, count int64) Future[[]string] {
+	return enqueue(b, b.c.cmdZRandMember(key, count))
+}
+
+// ZRandMemberWithScores is [Client.ZRandMember] with each member's score
+// (WITHSCORES). Its retry category is ReadOnly.
+func (c *Client) ZRandMemberWithScores(ctx context.Context, key string, count int64) ([]Z, error) {
+	return call(ctx, c, c.cmdZRandMemberWithScores(key, count))
+}
+
+// ZRandMemberWithScores queues the command of [Client.ZRandMemberWithScores]; its Future holds what that
+// method returns.
+func (b *Batch) ZRandMemberWithScores(key string, count int64) Future[[]Z] {
+	return enqueue(b, b.c.cmdZRandMemberWithScores(key, count))
+}
+
+// ZRange returns the members ranked start to stop (inclusive; negative
+// ranks count from the end), lowest score first.
+func (c *Client) ZRange(ctx context.Context, key string, start, stop int64) ([]string, error) {
+	return call(ctx, c, c.cmdZRange(key, start, stop))
+}
+
+// ZRange queues the command of [Client.ZRange]; its Future holds what that
+// method returns.
+func (b *Batch) ZRange(key string, start, stop int64) Future[[]string] {
+	return enqueue(b, b.c.cmdZRange(key, start, stop))
+}
+
+// ZRangeArgs returns the members between start and stop read as opt.By
+// says (ZRANGE with BYSCORE, BYLEX, REV and LIMIT; Redis 6.2 or later).
+// Contradictory options (Offset or Count with ZByRank, a negative Offset,
+// a negative Count other than -1, an undefined By) fail with
+// [ErrInvalidArgument] naming the field before anything is sent. Its retry
+// category is ReadOnly.
+func (c *Client) ZRangeArgs(ctx context.Context, key, start, stop string, opt ZRangeOptions) ([]string, error) {
+	return call(ctx, c, c.cmdZRangeArgs(key, start, stop, opt))
+}
+
+// ZRangeArgs queues the command of [Client.ZRangeArgs]; its Future holds what that
+// method returns.
+func (b *Batch) ZRangeArgs(key, start, stop string, opt ZRangeOptions) Future[[]string] {
+	return enqueue(b, b.c.cmdZRangeArgs(key, start, stop, opt))
+}
+
+// ZRangeArgsWithScores is [Client.ZRangeArgs] with each member's score
+// (WITHSCORES). Redis does not combine scores with ZByLex, so that fails
+// with [ErrInvalidArgument] too. Its retry category is ReadOnly.
+func (c *Client) ZRangeArgsWithScores(ctx context.Context, key, start, stop string, opt ZRangeOptions) ([]Z, error) {
+	return call(ctx, c, c.cmdZRangeArgsWithScores(key, start, stop, opt))
+}
+
+// ZRangeArgsWithScores queues the command of [Client.ZRangeArgsWithScores]; its Future holds what that
+// method returns.
+func (b *Batch) ZRangeArgsWithScores(key, start, stop string, opt ZRangeOptions) Future[[]Z] {
+	return enqueue(b, b.c.cmdZRangeArgsWithScores(key, start, stop, opt))
+}
+
+// ZRangeByLex returns the members between the lexicographic bounds min
+// and max, within limit (ZRANGEBYLEX), for a sorted set whose members
+// share one score. The bounds are in Redis's syntax, as for
+// [Client.ZLexCount]; limit is checked as for [Client.ZRangeByScore].
+// Its retry category is ReadOnly.
+func (c *Client) ZRangeByLex(ctx context.Context, key, min, max string, limit ZLimit) ([]string, error) {
+	return call(ctx, c, c.cmdZRangeByLex(key, min, max, limit))
+}
+
+// ZRangeByLex queues the command of [Client.ZRangeByLex]; its Future holds what that
+// method returns.
+func (b *Batch) ZRangeByLex(key, min, max string, limit ZLimit) Future[[]string] {
+	return enqueue(b, b.c.cmdZRangeByLex(key, min, max, limit))
+}
+
+// ZRangeByScore returns the members with a score between min and max,
+// lowest first, within limit (ZRANGEBYSCORE). The bounds are in Redis's
+// syntax, as for [Client.ZCount]. A negative Offset, or a negative Count
+// other than -1, fails with [ErrInvalidArgument]. [Client.ZRangeArgs] with
+// ZByScore does the same with ZRANGE. Its retry category is ReadOnly.
+func (c *Client) ZRangeByScore(ctx context.Context, key, min, max string, limit ZLimit) ([]string, error) {
+	return call(ctx, c, c.cmdZRangeByScore(key, min, max, limit))
+}
+
+// ZRangeByScore queues the command of [Client.ZRangeByScore]; its Future holds what that
+// method returns.
+func (b *Batch) ZRangeByScore(key, min, max string, limit ZLimit) Future[[]string] {
+	return enqueue(b, b.c.cmdZRangeByScore(key, min, max, limit))
+}
+
+// ZRangeByScoreWithScores is [Client.ZRangeByScore] with each member's
+// score (WITHSCORES). Its retry category is ReadOnly.
+func (c *Client) ZRangeByScoreWithScores(ctx context.Context, key, min, max string, limit ZLimit) ([]Z, error) {
+	return call(ctx, c, c.cmdZRangeByScoreWithScores(key, min, max, limit))
+}
+
+// ZRangeByScoreWithScores queues the command of [Client.ZRangeByScoreWithScores]; its Future holds what that
+// method returns.
+func (b *Batch) ZRangeByScoreWithScores(key, min, max string, limit ZLimit) Future[[]Z] {
+	return enqueue(b, b.c.cmdZRangeByScoreWithScores(key, min, max, limit))
+}
+
+// ZRangeStore stores the members of source that [Client.ZRangeArgs] with
+// start, stop and opt would return in the sorted set destination,
+// replacing it, and returns how many it stored (ZRANGESTORE; Redis 6.2 or
+// later). An empty range deletes destination. Its options are checked as
+// ZRangeArgs checks them. Its retry category is WriteAccumulating.
+func (c *Client) ZRangeStore(ctx context.Context, destination, source, start, stop string, opt ZRangeOptions) (int64, error) {
+	return call(ctx, c, c.cmdZRangeStore(destination, source, start, stop, opt))
+}
+
+// ZRangeStore queues the command of [Client.ZRangeStore]; its Future holds what that
+// method returns.
+func (b *Batch) ZRangeStore(destination, source, start, stop string, opt ZRangeOptions) Future[int64] {
+	return enqueue(b, b.c.cmdZRangeStore(destination, source, start, stop, opt))
+}
+
+// ZRangeWithScores is [Client.ZRange] with each member's score.
+func (c *Client) ZRangeWithScores(ctx context.Context, key string, start, stop int64) ([]Z, error) {
+	return call(ctx, c, c.cmdZRangeWithScores(key, start, stop))
+}
+
+// ZRangeWithScores queues the command of [Client.ZRangeWithScores]; its Future holds what that
+// method returns.
+func (b *Batch) ZRangeWithScores(key string, start, stop int64) Future[[]Z] {
+	return enqueue(b, b.c.cmdZRangeWithScores(key, start, stop))
+}
+
+// ZRank returns member's rank (ZRANK), 0 for the lowest score, or
+// [ErrNil] when member or key does not exist. Its retry category is
+// ReadOnly.
+func (c *Client) ZRank(ctx context.Context, key, member string) (int64, error) {
+	return call(ctx, c, c.cmdZRank(key, member))
+}
+
+// ZRank queues the command of [Client.ZRank]; its Future holds what that
+// method returns.
+func (b *Batch) ZRank(key, member string) Future[int64] {
+	return enqueue(b, b.c.cmdZRank(key, member))
+}
+
+// ZRem removes members from the sorted set at key (ZREM) and returns how
+// many were removed. No members fails with [ErrInvalidArgument]. Its retry
+// category is WriteAccumulating.
+func (c *Client) ZRem(ctx context.Context, key string, members ...string) (int64, error) {
+	return call(ctx, c, c.cmdZRem(key, members...))
+}
+
+// ZRem queues the command of [Client.ZRem]; its Future holds what that
+// method returns.
+func (b *Batch) ZRem(key string, members ...string) Future[int64] {
+	return enqueue(b, b.c.cmdZRem(key, members...))
+}
+
+// ZRemRangeByLex removes the members between the lexicographic bounds min
+// and max (as for [Client.ZLexCount]) and returns how many it removed
+// (ZREMRANGEBYLEX). Its retry category is WriteAccumulating.
+func (c *Client) ZRemRangeByLex(ctx context.Context, key, min, max string) (int64, error) {
+	return call(ctx, c, c.cmdZRemRangeByLex(key, min, max))
+}
+
+// ZRemRangeByLex queues the command of [Client.ZRemRangeByLex]; its Future holds what that
+// method returns.
+func (b *Batch) ZRemRangeByLex(key, min, max string) Future[int64] {
+	return enqueue(b, b.c.cmdZRemRangeByLex(key, min, max))
+}
+
+// ZRemRangeByRank removes the members ranked start to stop (inclusive;
+// negative ranks count from the end) and returns how many it removed
+// (ZREMRANGEBYRANK). Its retry category is WriteAccumulating.
+func (c *Client) ZRemRangeByRank(ctx context.Context, key string, start, stop int64) (int64, error) {
+	return call(ctx, c, c.cmdZRemRangeByRank(key, start, stop))
+}
+
+// ZRemRangeByRank queues the command of [Client.ZRemRangeByRank]; its Future holds what that
+// method returns.
+func (b *Batch) ZRemRangeByRank(key string, start, stop int64) Future[int64] {
+	return enqueue(b, b.c.cmdZRemRangeByRank(key, start, stop))
+}
+
+// ZRemRangeByScore removes the members with a score between min and max
+// (bounds as for [Client.ZCount]) and returns how many it removed
+// (ZREMRANGEBYSCORE). Its retry category is WriteAccumulating.
+func (c *Client) ZRemRangeByScore(ctx context.Context, key, min, max string) (int64, error) {
+	return call(ctx, c, c.cmdZRemRangeByScore(key, min, max))
+}
+
+// ZRemRangeByScore queues the command of [Client.ZRemRangeByScore]; its Future holds what that
+// method returns.
+func (b *Batch) ZRemRangeByScore(key, min, max string) Future[int64] {
+	return enqueue(b, b.c.cmdZRemRangeByScore(key, min, max))
+}
+
+// ZRevRange returns the members ranked start to stop counted from the
+// highest score (ZREVRANGE; negative ranks count from the end). Its retry
+// category is ReadOnly.
+func (c *Client) ZRevRange(ctx context.Context, key string, start, stop int64) ([]string, error) {
+	return call(ctx, c, c.cmdZRevRange(key, start, stop))
+}
+
+// ZRevRange queues the command of [Client.ZRevRange]; its Future holds what that
+// method returns.
+func (b *Batch) ZRevRange(key string, start, stop int64) Future[[]string] {
+	return enqueue(b, b.c.cmdZRevRange(key, start, stop))
+}
+
+// ZRevRangeByLex is [Client.ZRangeByLex] in reverse order; the upper bound
+// max comes first (ZREVRANGEBYLEX). Its retry category is ReadOnly.
+func (c *Client) ZRevRangeByLex(ctx context.Context, key, max, min string, limit ZLimit) ([]string, error) {
+	return call(ctx, c, c.cmdZRevRangeByLex(key, max, min, limit))
+}
+
+// ZRevRangeByLex queues the command of [Client.ZRevRangeByLex]; its Future holds what that
+// method returns.
+func (b *Batch) ZRevRangeByLex(key, max, min string, limit ZLimit) Future[[]string] {
+	return enqueue(b, b.c.cmdZRevRangeByLex(key, max, min, limit))
+}
+
+// ZRevRangeByScore is [Client.ZRangeByScore] highest first; the upper
+// bound max comes first (ZREVRANGEBYSCORE). Its retry category is
+// ReadOnly.
+func (c *Client) ZRevRangeByScore(ctx context.Context, key, max, min string, limit ZLimit) ([]string, error) {
+	return call(ctx, c, c.cmdZRevRangeByScore(key, max, min, limit))
+}
+
+// ZRevRangeByScore queues the command of [Client.ZRevRangeByScore]; its Future holds what that
+// method returns.
+func (b *Batch) ZRevRangeByScore(key, max, min string, limit ZLimit) Future[[]string] {
+	return enqueue(b, b.c.cmdZRevRangeByScore(key, max, min, limit))
+}
+
+// ZRevRangeByScoreWithScores is [Client.ZRevRangeByScore] with each
+// member's score (WITHSCORES). Its retry category is ReadOnly.
+func (c *Client) ZRevRangeByScoreWithScores(ctx context.Context, key, max, min string, limit ZLimit) ([]Z, error) {
+	return call(ctx, c, c.cmdZRevRangeByScoreWithScores(key, max, min, limit))
+}
+
+// ZRevRangeByScoreWithScores queues the command of [Client.ZRevRangeByScoreWithScores]; its Future holds what that
+// method returns.
+func (b *Batch) ZRevRangeByScoreWithScores(key, max, min string, limit ZLimit) Future[[]Z] {
+	return enqueue(b, b.c.cmdZRevRangeByScoreWithScores(key, max, min, limit))
+}
+
+// ZRevRangeWithScores is [Client.ZRevRange] with each member's score
+// (WITHSCORES). Its retry category is ReadOnly.
+func (c *Client) ZRevRangeWithScores(ctx context.Context, key string, start, stop int64) ([]Z, error) {
+	return call(ctx, c, c.cmdZRevRangeWithScores(key, start, stop))
+}
+
+// ZRevRangeWithScores queues the command of [Client.ZRevRangeWithScores]; its Future holds what that
+// method returns.
+func (b *Batch) ZRevRangeWithScores(key string, start, stop int64) Future[[]Z] {
+	return enqueue(b, b.c.cmdZRevRangeWithScores(key, start, stop))
+}
+
+// ZRevRank returns member's rank counted from the highest score
+// (ZREVRANK), or [ErrNil] when member or key does not exist. Its retry
+// category is ReadOnly.
+func (c *Client) ZRevRank(ctx context.Context, key, member string) (int64, error) {
+	return call(ctx, c, c.cmdZRevRank(key, member))
+}
+
+// ZRevRank queues the command of [Client.ZRevRank]; its Future holds what that
+// method returns.
+func (b *Batch) ZRevRank(key, member string) Future[int64] {
+	return enqueue(b, b.c.cmdZRevRank(key, member))
+}
+
+// ZScore returns member's score, or [ErrNil] when it is not a member.
+func (c *Client) ZScore(ctx context.Context, key, member string) (float64, error) {
+	return call(ctx, c, c.cmdZScore(key, member))
+}
+
+// ZScore queues the command of [Client.ZScore]; its Future holds what that
+// method returns.
+func (b *Batch) ZScore(key, member string) Future[float64] {
+	return enqueue(b, b.c.cmdZScore(key, member))
+}
+
+// ZUnion returns the members present in any key's sorted set (ZUNION;
+// Redis 6.2 or later), ordered by their combined score (see
+// [ZCombineOptions]). Its arguments are checked as [Client.ZInter] checks
+// them. Its retry category is ReadOnly.
+func (c *Client) ZUnion(ctx context.Context, opt ZCombineOptions, keys ...string) ([]string, error) {
+	return call(ctx, c, c.cmdZUnion(opt, keys...))
+}
+
+// ZUnion queues the command of [Client.ZUnion]; its Future holds what that
+// method returns.
+func (b *Batch) ZUnion(opt ZCombineOptions, keys ...string) Future[[]string] {
+	return enqueue(b, b.c.cmdZUnion(opt, keys...))
+}
+
+// ZUnionStore stores what [Client.ZUnionWithScores] returns in the sorted
+// set destination, replacing it, and returns its size (ZUNIONSTORE). Its
+// retry category is WriteAccumulating.
+func (c *Client) ZUnionStore(ctx context.Context, destination string, opt ZCombineOptions, keys ...string) (int64, error) {
+	return call(ctx, c, c.cmdZUnionStore(destination, opt, keys...))
+}
+
+// ZUnionStore queues the command of [Client.ZUnionStore]; its Future holds what that
+// method returns.
+func (b *Batch) ZUnionStore(destination string, opt ZCombineOptions, keys ...string) Future[int64] {
+	return enqueue(b, b.c.cmdZUnionStore(destination, opt, keys...))
+}
+
+// ZUnionWithScores is [Client.ZUnion] with each member's combined score
+// (WITHSCORES). Its retry category is ReadOnly.
+func (c *Client) ZUnionWithScores(ctx context.Context, opt ZCombineOptions, keys ...string) ([]Z, error) {
+	return call(ctx, c, c.cmdZUnionWithScores(opt, keys...))
+}
+
+// ZUnionWithScores queues the command of [Client.ZUnionWithScores]; its Future holds what that
+// method returns.
+func (b *Batch) ZUnionWithScores(opt ZCombineOptions, keys ...string) Future[[]Z] {
+	return enqueue(b, b.c.cmdZUnionWithScores(opt, keys...))
+}

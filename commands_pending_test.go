@@ -39,42 +39,6 @@ var _ = exclude(unbatchedCommands, map[string]string{
 	"SUNIONSTORE": "pending",
 })
 
-// Family B: sorted sets.
-var _ = exclude(untypedCommands, map[string]string{
-	"BZMPOP":           "pending",
-	"ZDIFF":            "pending",
-	"ZDIFFSTORE":       "pending",
-	"ZINTER":           "pending",
-	"ZINTERCARD":       "pending",
-	"ZINTERSTORE":      "pending",
-	"ZLEXCOUNT":        "pending",
-	"ZMPOP":            "pending",
-	"ZRANDMEMBER":      "pending",
-	"ZRANGEBYLEX":      "pending",
-	"ZRANGEBYSCORE":    "pending",
-	"ZRANGESTORE":      "pending",
-	"ZREMRANGEBYLEX":   "pending",
-	"ZREMRANGEBYRANK":  "pending",
-	"ZREMRANGEBYSCORE": "pending",
-	"ZREVRANGEBYLEX":   "pending",
-	"ZREVRANGEBYSCORE": "pending",
-	"ZUNION":           "pending",
-	"ZUNIONSTORE":      "pending",
-})
-
-var _ = exclude(unbatchedCommands, map[string]string{
-	"BZPOPMAX":  "pending",
-	"BZPOPMIN":  "pending",
-	"ZCOUNT":    "pending",
-	"ZINCRBY":   "pending",
-	"ZMSCORE":   "pending",
-	"ZPOPMAX":   "pending",
-	"ZPOPMIN":   "pending",
-	"ZREVRANGE": "pending",
-	"ZREVRANK":  "pending",
-	"ZSCAN":     "pending",
-})
-
 // Family C: streams.
 var _ = exclude(untypedCommands, map[string]string{
 	"XACK":                  "pending",

@@ -3,6 +3,7 @@ package respire
 import (
 	"context"
 	"math"
+	"time"
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/wire"
@@ -10,21 +11,40 @@ import (
 )
 
 var (
-	specZADD         = specOf(catalog.SortedSet.ZADD())
-	specZADDLastWins = &spec{name: "ZADD", cat: WriteLastWins, desc: catalog.SortedSet.ZADD()}
-	specZADDChecked  = &spec{name: "ZADD", cat: WriteChecked, desc: catalog.SortedSet.ZADD()}
-	specZRANGE       = specOf(catalog.SortedSet.ZRANGE())
-	specZSCORE       = specOf(catalog.SortedSet.ZSCORE())
-	specZREM         = specOf(catalog.SortedSet.ZREM())
-	specZCARD        = specOf(catalog.SortedSet.ZCARD())
-	specZCOUNT       = specOf(catalog.SortedSet.ZCOUNT())
-	specZINCRBY      = specOf(catalog.SortedSet.ZINCRBY())
-	specZRANK        = specOf(catalog.SortedSet.ZRANK())
-	specZREVRANK     = specOf(catalog.SortedSet.ZREVRANK())
-	specZREVRANGE    = specOf(catalog.SortedSet.ZREVRANGE())
-	specZPOPMIN      = specOf(catalog.SortedSet.ZPOPMIN())
-	specZPOPMAX      = specOf(catalog.SortedSet.ZPOPMAX())
-	specZMSCORE      = specOf(catalog.SortedSet.ZMSCORE())
+	specZADD             = specOf(catalog.SortedSet.ZADD())
+	specZADDLastWins     = &spec{name: "ZADD", cat: WriteLastWins, desc: catalog.SortedSet.ZADD()}
+	specZADDChecked      = &spec{name: "ZADD", cat: WriteChecked, desc: catalog.SortedSet.ZADD()}
+	specZRANGE           = specOf(catalog.SortedSet.ZRANGE())
+	specZSCORE           = specOf(catalog.SortedSet.ZSCORE())
+	specZREM             = specOf(catalog.SortedSet.ZREM())
+	specZCARD            = specOf(catalog.SortedSet.ZCARD())
+	specZCOUNT           = specOf(catalog.SortedSet.ZCOUNT())
+	specZINCRBY          = specOf(catalog.SortedSet.ZINCRBY())
+	specZRANK            = specOf(catalog.SortedSet.ZRANK())
+	specZREVRANK         = specOf(catalog.SortedSet.ZREVRANK())
+	specZREVRANGE        = specOf(catalog.SortedSet.ZREVRANGE())
+	specZPOPMIN          = specOf(catalog.SortedSet.ZPOPMIN())
+	specZPOPMAX          = specOf(catalog.SortedSet.ZPOPMAX())
+	specZMSCORE          = specOf(catalog.SortedSet.ZMSCORE())
+	specZDIFF            = specOf(catalog.SortedSet.ZDIFF())
+	specZDIFFSTORE       = specOf(catalog.SortedSet.ZDIFFSTORE())
+	specZINTER           = specOf(catalog.SortedSet.ZINTER())
+	specZINTERCARD       = specOf(catalog.SortedSet.ZINTERCARD())
+	specZINTERSTORE      = specOf(catalog.SortedSet.ZINTERSTORE())
+	specZUNION           = specOf(catalog.SortedSet.ZUNION())
+	specZUNIONSTORE      = specOf(catalog.SortedSet.ZUNIONSTORE())
+	specZLEXCOUNT        = specOf(catalog.SortedSet.ZLEXCOUNT())
+	specZMPOP            = specOf(catalog.SortedSet.ZMPOP())
+	specBZMPOP           = &spec{name: "BZMPOP", cat: Never, desc: catalog.SortedSet.BZMPOP()}
+	specZRANDMEMBER      = specOf(catalog.SortedSet.ZRANDMEMBER())
+	specZRANGESTORE      = specOf(catalog.SortedSet.ZRANGESTORE())
+	specZREMRANGEBYLEX   = specOf(catalog.SortedSet.ZREMRANGEBYLEX())
+	specZREMRANGEBYRANK  = specOf(catalog.SortedSet.ZREMRANGEBYRANK())
+	specZREMRANGEBYSCORE = specOf(catalog.SortedSet.ZREMRANGEBYSCORE())
+	specZRANGEBYSCORE    = specOf(catalog.SortedSet.ZRANGEBYSCORE())
+	specZREVRANGEBYSCORE = specOf(catalog.SortedSet.ZREVRANGEBYSCORE())
+	specZRANGEBYLEX      = specOf(catalog.SortedSet.ZRANGEBYLEX())
+	specZREVRANGEBYLEX   = specOf(catalog.SortedSet.ZREVRANGEBYLEX())
 )
 
 // Z is a sorted-set member with its score.
@@ -60,44 +80,43 @@ type ZAddOptions struct {
 	Changed bool
 }
 
+// frameCmd is a cmd for a frame that a builder returned with err: the
+// error, when set, refuses the command before any I/O.
+func frameCmd[T any](f *wire.Frame, s *spec, err error, want wire.Want, conv func(resp.Value) (T, error)) cmd[T] {
+	if err != nil {
+		return cmd[T]{s: s, err: err}
+	}
+	return typedCmd(f, s, want, conv)
+}
+
 // ZAdd adds or updates members of the sorted set at key and returns how
 // many were added (or changed, with Changed).
-func (c *Client) ZAdd(ctx context.Context, key string, opt ZAddOptions, members ...Z) (int64, error) {
+func (c *Client) cmdZAdd(key string, opt ZAddOptions, members ...Z) cmd[int64] {
 	if len(members) == 0 {
-		return 0, errInvalid("ZADD", "no members")
+		return invalidCmd[int64](specZADD, "no members")
 	}
 	f, s, err := c.zaddFrame(key, opt, false, members)
-	if err != nil {
-		return 0, err
-	}
-	return c.doInt(ctx, f, s)
+	return frameCmd(f, s, err, wire.WantInt, intOf)
 }
 
 // ZAddIncr increments member's score like ZINCRBY, with ZADD's options
 // (ZADD ... INCR), and returns the new score; [ErrNil] when an option
 // prevented the update.
-func (c *Client) ZAddIncr(ctx context.Context, key string, opt ZAddOptions, member Z) (float64, error) {
+func (c *Client) cmdZAddIncr(key string, opt ZAddOptions, member Z) cmd[float64] {
 	f, s, err := c.zaddFrame(key, opt, true, []Z{member})
-	if err != nil {
-		return 0, err
-	}
-	v, err := c.doValue(ctx, f, s)
-	if err != nil {
-		return 0, err
-	}
-	return toFloat64(v)
+	return frameCmd(f, s, err, wire.WantBytes, floatOf)
 }
 
 func (c *Client) zaddFrame(key string, opt ZAddOptions, incr bool, members []Z) (*wire.Frame, *spec, error) {
 	if opt.Condition > SetIfExists || opt.Compare > ZLess {
-		return nil, nil, errInvalid("ZADD", "undefined option value")
+		return nil, specZADD, errInvalid("ZADD", "undefined option value")
 	}
 	if opt.Condition == SetIfNotExists && opt.Compare != ZAnyScore {
-		return nil, nil, errInvalid("ZADD", "NX cannot be combined with GT or LT")
+		return nil, specZADD, errInvalid("ZADD", "NX cannot be combined with GT or LT")
 	}
 	for _, m := range members {
 		if math.IsNaN(m.Score) {
-			return nil, nil, errInvalid("ZADD", "score is NaN")
+			return nil, specZADD, errInvalid("ZADD", "score is NaN")
 		}
 	}
 	n := 2 + 2*len(members)
@@ -151,22 +170,26 @@ func (c *Client) zaddFrame(key string, opt ZAddOptions, incr bool, members []Z) 
 
 // ZRange returns the members ranked start to stop (inclusive; negative
 // ranks count from the end), lowest score first.
-func (c *Client) ZRange(ctx context.Context, key string, start, stop int64) ([]string, error) {
-	return c.doStrings(ctx, c.rangeFrame(specZRANGE, key, start, stop), specZRANGE)
+func (c *Client) cmdZRange(key string, start, stop int64) cmd[[]string] {
+	return typedCmd(c.rangeFrame(specZRANGE, key, start, stop), specZRANGE, wire.WantValue, strsOf)
 }
 
 // ZRangeWithScores is [Client.ZRange] with each member's score.
-func (c *Client) ZRangeWithScores(ctx context.Context, key string, start, stop int64) ([]Z, error) {
-	f := c.newFrame(5, "ZRANGE")
+func (c *Client) cmdZRangeWithScores(key string, start, stop int64) cmd[[]Z] {
+	return typedCmd(c.rankRangeFrame(specZRANGE, key, start, stop, true), specZRANGE, wire.WantValue, toZs)
+}
+
+// rankRangeFrame encodes "NAME key start stop [WITHSCORES]".
+func (c *Client) rankRangeFrame(s *spec, key string, start, stop int64, withScores bool) *wire.Frame {
+	if !withScores {
+		return c.rangeFrame(s, key, start, stop)
+	}
+	f := c.newFrame(5, s.name)
 	arg(f, key)
 	argInt(f, start)
 	argInt(f, stop)
 	arg(f, "WITHSCORES")
-	v, err := c.doValue(ctx, f, specZRANGE)
-	if err != nil {
-		return nil, err
-	}
-	return toZs(v)
+	return f
 }
 
 // toZs reads RESP3 [[member, score], ...] or RESP2 [member, score, ...].
@@ -203,81 +226,97 @@ func toZs(v resp.Value) ([]Z, error) {
 	return out, nil
 }
 
+// zsOrEmpty is toZs reading a null reply as no members.
+func zsOrEmpty(v resp.Value) ([]Z, error) {
+	if v.IsNull() {
+		return []Z{}, nil
+	}
+	return toZs(v)
+}
+
 // ZScore returns member's score, or [ErrNil] when it is not a member.
-func (c *Client) ZScore(ctx context.Context, key, member string) (float64, error) {
+func (c *Client) cmdZScore(key, member string) cmd[float64] {
 	f := c.newFrame(3, "ZSCORE")
 	arg(f, key)
 	arg(f, member)
-	v, err := c.doValue(ctx, f, specZSCORE)
-	if err != nil {
-		return 0, err
-	}
-	return toFloat64(v)
+	return typedCmd(f, specZSCORE, wire.WantBytes, floatOf)
 }
 
 // ZRem removes members from the sorted set at key (ZREM) and returns how
 // many were removed. No members fails with [ErrInvalidArgument]. Its retry
 // category is WriteAccumulating.
-func (c *Client) ZRem(ctx context.Context, key string, members ...string) (int64, error) {
-	return c.keyArgsInt(ctx, specZREM, key, members, "members")
+func (c *Client) cmdZRem(key string, members ...string) cmd[int64] {
+	if len(members) == 0 {
+		return invalidCmd[int64](specZREM, "no members")
+	}
+	return keyArgsCmd(c, specZREM, key, members, intOf)
 }
 
 // ZCard returns the number of members of the sorted set at key (ZCARD),
 // 0 when it does not exist. Its retry category is ReadOnly.
-func (c *Client) ZCard(ctx context.Context, key string) (int64, error) {
+func (c *Client) cmdZCard(key string) cmd[int64] {
 	f := c.newFrame(2, "ZCARD")
 	arg(f, key)
-	return c.doInt(ctx, f, specZCARD)
+	return typedCmd(f, specZCARD, wire.WantInt, intOf)
+}
+
+// keyBoundsCmd defines "NAME key a b" with an integer reply.
+func keyBoundsCmd(c *Client, s *spec, key, a, b string) cmd[int64] {
+	f := c.newFrame(4, s.name)
+	arg(f, key)
+	arg(f, a)
+	arg(f, b)
+	return typedCmd(f, s, wire.WantInt, intOf)
 }
 
 // ZCount returns how many members have a score between min and max
 // (ZCOUNT). The bounds are in Redis's syntax: a number, inclusive by
 // default, exclusive after "(" ("(1.5"), or "-inf" and "+inf". Its retry
 // category is ReadOnly.
-func (c *Client) ZCount(ctx context.Context, key, min, max string) (int64, error) {
-	f := c.newFrame(4, "ZCOUNT")
-	arg(f, key)
-	arg(f, min)
-	arg(f, max)
-	return c.doInt(ctx, f, specZCOUNT)
+func (c *Client) cmdZCount(key, min, max string) cmd[int64] {
+	return keyBoundsCmd(c, specZCOUNT, key, min, max)
+}
+
+// ZLexCount returns how many members lie between the lexicographic bounds
+// min and max (ZLEXCOUNT), for a sorted set whose members share one score.
+// The bounds are in Redis's syntax: "[a" (inclusive), "(a" (exclusive),
+// "-" and "+" (the ends). Its retry category is ReadOnly.
+func (c *Client) cmdZLexCount(key, min, max string) cmd[int64] {
+	return keyBoundsCmd(c, specZLEXCOUNT, key, min, max)
 }
 
 // ZIncrBy adds increment to member's score (ZINCRBY), adding the member
 // when absent, and returns the new score. A NaN increment fails with
 // [ErrInvalidArgument]. Its retry category is WriteAccumulating.
-func (c *Client) ZIncrBy(ctx context.Context, key string, increment float64, member string) (float64, error) {
+func (c *Client) cmdZIncrBy(key string, increment float64, member string) cmd[float64] {
 	if math.IsNaN(increment) {
-		return 0, errInvalid("ZINCRBY", "increment is NaN")
+		return invalidCmd[float64](specZINCRBY, "increment is NaN")
 	}
 	f := c.newFrame(4, "ZINCRBY")
 	arg(f, key)
 	argFloat(f, increment)
 	arg(f, member)
-	v, err := c.doValue(ctx, f, specZINCRBY)
-	if err != nil {
-		return 0, err
-	}
-	return toFloat64(v)
+	return typedCmd(f, specZINCRBY, wire.WantBytes, floatOf)
 }
 
 // ZRank returns member's rank (ZRANK), 0 for the lowest score, or
 // [ErrNil] when member or key does not exist. Its retry category is
 // ReadOnly.
-func (c *Client) ZRank(ctx context.Context, key, member string) (int64, error) {
+func (c *Client) cmdZRank(key, member string) cmd[int64] {
 	f := c.newFrame(3, "ZRANK")
 	arg(f, key)
 	arg(f, member)
-	return c.doInt(ctx, f, specZRANK)
+	return typedCmd(f, specZRANK, wire.WantInt, intOf)
 }
 
 // ZRevRank returns member's rank counted from the highest score
 // (ZREVRANK), or [ErrNil] when member or key does not exist. Its retry
 // category is ReadOnly.
-func (c *Client) ZRevRank(ctx context.Context, key, member string) (int64, error) {
+func (c *Client) cmdZRevRank(key, member string) cmd[int64] {
 	f := c.newFrame(3, "ZREVRANK")
 	arg(f, key)
 	arg(f, member)
-	return c.doInt(ctx, f, specZREVRANK)
+	return typedCmd(f, specZREVRANK, wire.WantInt, intOf)
 }
 
 // ZRankWithScore returns member's rank and score (ZRANK ... WITHSCORE,
@@ -285,11 +324,22 @@ func (c *Client) ZRevRank(ctx context.Context, key, member string) (int64, error
 // [ErrNil] when member or key does not exist. Its retry category is
 // ReadOnly.
 func (c *Client) ZRankWithScore(ctx context.Context, key, member string) (rank int64, score float64, err error) {
-	f := c.newFrame(4, "ZRANK")
+	return c.rankWithScore(ctx, specZRANK, key, member)
+}
+
+// ZRevRankWithScore is [Client.ZRankWithScore] counting ranks from the
+// highest score (ZREVRANK ... WITHSCORE, Redis 7.2 or later). Its retry
+// category is ReadOnly.
+func (c *Client) ZRevRankWithScore(ctx context.Context, key, member string) (rank int64, score float64, err error) {
+	return c.rankWithScore(ctx, specZREVRANK, key, member)
+}
+
+func (c *Client) rankWithScore(ctx context.Context, s *spec, key, member string) (rank int64, score float64, err error) {
+	f := c.newFrame(4, s.name)
 	arg(f, key)
 	arg(f, member)
 	arg(f, "WITHSCORE")
-	v, err := c.doValue(ctx, f, specZRANK)
+	v, err := c.doValue(ctx, f, s)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -311,8 +361,14 @@ func (c *Client) ZRankWithScore(ctx context.Context, key, member string) (rank i
 // ZRevRange returns the members ranked start to stop counted from the
 // highest score (ZREVRANGE; negative ranks count from the end). Its retry
 // category is ReadOnly.
-func (c *Client) ZRevRange(ctx context.Context, key string, start, stop int64) ([]string, error) {
-	return c.doStrings(ctx, c.rangeFrame(specZREVRANGE, key, start, stop), specZREVRANGE)
+func (c *Client) cmdZRevRange(key string, start, stop int64) cmd[[]string] {
+	return typedCmd(c.rangeFrame(specZREVRANGE, key, start, stop), specZREVRANGE, wire.WantValue, strsOf)
+}
+
+// ZRevRangeWithScores is [Client.ZRevRange] with each member's score
+// (WITHSCORES). Its retry category is ReadOnly.
+func (c *Client) cmdZRevRangeWithScores(key string, start, stop int64) cmd[[]Z] {
+	return typedCmd(c.rankRangeFrame(specZREVRANGE, key, start, stop, true), specZREVRANGE, wire.WantValue, toZs)
 }
 
 // ZRangeBy says how [Client.ZRangeArgs] reads its start and stop.
@@ -331,8 +387,9 @@ const (
 	ZByLex
 )
 
-// ZRangeOptions are the options of [Client.ZRangeArgs] and
-// [Client.ZRangeArgsWithScores]. The zero value is a plain ZRANGE by rank.
+// ZRangeOptions are the options of [Client.ZRangeArgs],
+// [Client.ZRangeArgsWithScores] and [Client.ZRangeStore]. The zero value
+// is a plain ZRANGE by rank.
 type ZRangeOptions struct {
 	// By says how start and stop are read. Defaults to ZByRank.
 	By ZRangeBy
@@ -354,46 +411,65 @@ type ZRangeOptions struct {
 // a negative Count other than -1, an undefined By) fail with
 // [ErrInvalidArgument] naming the field before anything is sent. Its retry
 // category is ReadOnly.
-func (c *Client) ZRangeArgs(ctx context.Context, key, start, stop string, opt ZRangeOptions) ([]string, error) {
-	f, err := c.zrangeArgsFrame(key, start, stop, opt, false)
-	if err != nil {
-		return nil, err
-	}
-	return c.doStrings(ctx, f, specZRANGE)
+func (c *Client) cmdZRangeArgs(key, start, stop string, opt ZRangeOptions) cmd[[]string] {
+	f, err := c.zrangeArgsFrame(specZRANGE, "", key, start, stop, opt, false)
+	return frameCmd(f, specZRANGE, err, wire.WantValue, strsOf)
 }
 
 // ZRangeArgsWithScores is [Client.ZRangeArgs] with each member's score
 // (WITHSCORES). Redis does not combine scores with ZByLex, so that fails
 // with [ErrInvalidArgument] too. Its retry category is ReadOnly.
-func (c *Client) ZRangeArgsWithScores(ctx context.Context, key, start, stop string, opt ZRangeOptions) ([]Z, error) {
-	f, err := c.zrangeArgsFrame(key, start, stop, opt, true)
-	if err != nil {
-		return nil, err
-	}
-	v, err := c.doValue(ctx, f, specZRANGE)
-	if err != nil {
-		return nil, err
-	}
-	return toZs(v)
+func (c *Client) cmdZRangeArgsWithScores(key, start, stop string, opt ZRangeOptions) cmd[[]Z] {
+	f, err := c.zrangeArgsFrame(specZRANGE, "", key, start, stop, opt, true)
+	return frameCmd(f, specZRANGE, err, wire.WantValue, toZs)
 }
 
-// zrangeArgsFrame validates opt and encodes ZRANGE with it.
-func (c *Client) zrangeArgsFrame(key, start, stop string, opt ZRangeOptions, withScores bool) (*wire.Frame, error) {
+// ZRangeStore stores the members of source that [Client.ZRangeArgs] with
+// start, stop and opt would return in the sorted set destination,
+// replacing it, and returns how many it stored (ZRANGESTORE; Redis 6.2 or
+// later). An empty range deletes destination. Its options are checked as
+// ZRangeArgs checks them. Its retry category is WriteAccumulating.
+func (c *Client) cmdZRangeStore(destination, source, start, stop string, opt ZRangeOptions) cmd[int64] {
+	f, err := c.zrangeArgsFrame(specZRANGESTORE, destination, source, start, stop, opt, false)
+	return frameCmd(f, specZRANGESTORE, err, wire.WantInt, intOf)
+}
+
+// zlimit checks the LIMIT offset and count of command name and reports
+// whether LIMIT is sent, with the count to send (-1: no limit).
+func zlimit(name string, offset, count int64) (limit bool, n int64, err error) {
+	switch {
+	case offset < 0:
+		return false, 0, errInvalid(name, "Offset must not be negative")
+	case count < -1:
+		return false, 0, errInvalid(name, "Count must be -1 (no limit) or at least 0")
+	}
+	if count == 0 {
+		count = -1
+	}
+	return offset != 0 || count > 0, count, nil
+}
+
+// zrangeArgsFrame validates opt and encodes ZRANGE (s is specZRANGE) or
+// ZRANGESTORE destination (specZRANGESTORE) with it.
+func (c *Client) zrangeArgsFrame(s *spec, destination, key, start, stop string, opt ZRangeOptions, withScores bool) (*wire.Frame, error) {
 	switch {
 	case opt.By > ZByLex:
-		return nil, errInvalid("ZRANGE", "undefined By")
+		return nil, errInvalid(s.name, "undefined By")
 	case withScores && opt.By == ZByLex:
-		return nil, errInvalid("ZRANGE", "By ZByLex cannot be combined with scores")
-	case opt.Offset < 0:
-		return nil, errInvalid("ZRANGE", "Offset must not be negative")
-	case opt.Count < -1:
-		return nil, errInvalid("ZRANGE", "Count must be -1 (no limit) or at least 0")
+		return nil, errInvalid(s.name, "By ZByLex cannot be combined with scores")
 	}
-	limit := opt.Offset != 0 || opt.Count > 0
+	limit, count, err := zlimit(s.name, opt.Offset, opt.Count)
+	if err != nil {
+		return nil, err
+	}
 	if limit && opt.By == ZByRank {
-		return nil, errInvalid("ZRANGE", "Offset and Count (LIMIT) need By ZByScore or ZByLex")
+		return nil, errInvalid(s.name, "Offset and Count (LIMIT) need By ZByScore or ZByLex")
 	}
+	store := s == specZRANGESTORE
 	n := 4
+	if store {
+		n++
+	}
 	if opt.By != ZByRank {
 		n++
 	}
@@ -406,7 +482,10 @@ func (c *Client) zrangeArgsFrame(key, start, stop string, opt ZRangeOptions, wit
 	if withScores {
 		n++
 	}
-	f := c.newFrame(n, "ZRANGE")
+	f := c.newFrame(n, s.name)
+	if store {
+		arg(f, destination)
+	}
 	arg(f, key)
 	arg(f, start)
 	arg(f, stop)
@@ -420,10 +499,6 @@ func (c *Client) zrangeArgsFrame(key, start, stop string, opt ZRangeOptions, wit
 		arg(f, "REV")
 	}
 	if limit {
-		count := opt.Count
-		if count == 0 {
-			count = -1
-		}
 		arg(f, "LIMIT")
 		argInt(f, opt.Offset)
 		argInt(f, count)
@@ -434,37 +509,144 @@ func (c *Client) zrangeArgsFrame(key, start, stop string, opt ZRangeOptions, wit
 	return f, nil
 }
 
+// ZLimit is the LIMIT of [Client.ZRangeByScore] and the other ranges by
+// score or lex: skip Offset members of the range and return at most
+// Count. The zero value is no limit.
+type ZLimit struct {
+	// Offset skips that many members. Must not be negative. Defaults to 0.
+	Offset int64
+	// Count returns at most that many members; 0 or -1 means no limit.
+	// Other negative values are invalid. Defaults to 0 (no limit).
+	Count int64
+}
+
+// zrangeByFrame validates limit and encodes "NAME key a b [WITHSCORES]
+// [LIMIT offset count]" (ZRANGEBYSCORE and its relatives).
+func (c *Client) zrangeByFrame(s *spec, key, a, b string, limit ZLimit, withScores bool) (*wire.Frame, error) {
+	send, count, err := zlimit(s.name, limit.Offset, limit.Count)
+	if err != nil {
+		return nil, err
+	}
+	n := 4
+	if withScores {
+		n++
+	}
+	if send {
+		n += 3
+	}
+	f := c.newFrame(n, s.name)
+	arg(f, key)
+	arg(f, a)
+	arg(f, b)
+	if withScores {
+		arg(f, "WITHSCORES")
+	}
+	if send {
+		arg(f, "LIMIT")
+		argInt(f, limit.Offset)
+		argInt(f, count)
+	}
+	return f, nil
+}
+
+func zrangeByCmd(c *Client, s *spec, key, a, b string, limit ZLimit) cmd[[]string] {
+	f, err := c.zrangeByFrame(s, key, a, b, limit, false)
+	return frameCmd(f, s, err, wire.WantValue, strsOf)
+}
+
+func zrangeByScoresCmd(c *Client, s *spec, key, a, b string, limit ZLimit) cmd[[]Z] {
+	f, err := c.zrangeByFrame(s, key, a, b, limit, true)
+	return frameCmd(f, s, err, wire.WantValue, toZs)
+}
+
+// ZRangeByScore returns the members with a score between min and max,
+// lowest first, within limit (ZRANGEBYSCORE). The bounds are in Redis's
+// syntax, as for [Client.ZCount]. A negative Offset, or a negative Count
+// other than -1, fails with [ErrInvalidArgument]. [Client.ZRangeArgs] with
+// ZByScore does the same with ZRANGE. Its retry category is ReadOnly.
+func (c *Client) cmdZRangeByScore(key, min, max string, limit ZLimit) cmd[[]string] {
+	return zrangeByCmd(c, specZRANGEBYSCORE, key, min, max, limit)
+}
+
+// ZRangeByScoreWithScores is [Client.ZRangeByScore] with each member's
+// score (WITHSCORES). Its retry category is ReadOnly.
+func (c *Client) cmdZRangeByScoreWithScores(key, min, max string, limit ZLimit) cmd[[]Z] {
+	return zrangeByScoresCmd(c, specZRANGEBYSCORE, key, min, max, limit)
+}
+
+// ZRevRangeByScore is [Client.ZRangeByScore] highest first; the upper
+// bound max comes first (ZREVRANGEBYSCORE). Its retry category is
+// ReadOnly.
+func (c *Client) cmdZRevRangeByScore(key, max, min string, limit ZLimit) cmd[[]string] {
+	return zrangeByCmd(c, specZREVRANGEBYSCORE, key, max, min, limit)
+}
+
+// ZRevRangeByScoreWithScores is [Client.ZRevRangeByScore] with each
+// member's score (WITHSCORES). Its retry category is ReadOnly.
+func (c *Client) cmdZRevRangeByScoreWithScores(key, max, min string, limit ZLimit) cmd[[]Z] {
+	return zrangeByScoresCmd(c, specZREVRANGEBYSCORE, key, max, min, limit)
+}
+
+// ZRangeByLex returns the members between the lexicographic bounds min
+// and max, within limit (ZRANGEBYLEX), for a sorted set whose members
+// share one score. The bounds are in Redis's syntax, as for
+// [Client.ZLexCount]; limit is checked as for [Client.ZRangeByScore].
+// Its retry category is ReadOnly.
+func (c *Client) cmdZRangeByLex(key, min, max string, limit ZLimit) cmd[[]string] {
+	return zrangeByCmd(c, specZRANGEBYLEX, key, min, max, limit)
+}
+
+// ZRevRangeByLex is [Client.ZRangeByLex] in reverse order; the upper bound
+// max comes first (ZREVRANGEBYLEX). Its retry category is ReadOnly.
+func (c *Client) cmdZRevRangeByLex(key, max, min string, limit ZLimit) cmd[[]string] {
+	return zrangeByCmd(c, specZREVRANGEBYLEX, key, max, min, limit)
+}
+
+// ZRemRangeByRank removes the members ranked start to stop (inclusive;
+// negative ranks count from the end) and returns how many it removed
+// (ZREMRANGEBYRANK). Its retry category is WriteAccumulating.
+func (c *Client) cmdZRemRangeByRank(key string, start, stop int64) cmd[int64] {
+	return typedCmd(c.rangeFrame(specZREMRANGEBYRANK, key, start, stop), specZREMRANGEBYRANK, wire.WantInt, intOf)
+}
+
+// ZRemRangeByScore removes the members with a score between min and max
+// (bounds as for [Client.ZCount]) and returns how many it removed
+// (ZREMRANGEBYSCORE). Its retry category is WriteAccumulating.
+func (c *Client) cmdZRemRangeByScore(key, min, max string) cmd[int64] {
+	return keyBoundsCmd(c, specZREMRANGEBYSCORE, key, min, max)
+}
+
+// ZRemRangeByLex removes the members between the lexicographic bounds min
+// and max (as for [Client.ZLexCount]) and returns how many it removed
+// (ZREMRANGEBYLEX). Its retry category is WriteAccumulating.
+func (c *Client) cmdZRemRangeByLex(key, min, max string) cmd[int64] {
+	return keyBoundsCmd(c, specZREMRANGEBYLEX, key, min, max)
+}
+
 // ZPopMin removes and returns up to count members with the lowest scores
 // (ZPOPMIN key count), lowest first; an empty slice when key does not
 // exist. A negative count fails with [ErrInvalidArgument]. Its retry
 // category is WriteAccumulating (a resend pops more members).
-func (c *Client) ZPopMin(ctx context.Context, key string, count int64) ([]Z, error) {
-	return c.zpop(ctx, specZPOPMIN, key, count)
+func (c *Client) cmdZPopMin(key string, count int64) cmd[[]Z] {
+	return c.zpop(specZPOPMIN, key, count)
 }
 
 // ZPopMax removes and returns up to count members with the highest scores
 // (ZPOPMAX key count), highest first; an empty slice when key does not
 // exist. A negative count fails with [ErrInvalidArgument]. Its retry
 // category is WriteAccumulating (a resend pops more members).
-func (c *Client) ZPopMax(ctx context.Context, key string, count int64) ([]Z, error) {
-	return c.zpop(ctx, specZPOPMAX, key, count)
+func (c *Client) cmdZPopMax(key string, count int64) cmd[[]Z] {
+	return c.zpop(specZPOPMAX, key, count)
 }
 
-func (c *Client) zpop(ctx context.Context, s *spec, key string, count int64) ([]Z, error) {
+func (c *Client) zpop(s *spec, key string, count int64) cmd[[]Z] {
 	if count < 0 {
-		return nil, errInvalid(s.name, "count is negative")
+		return invalidCmd[[]Z](s, "count is negative")
 	}
 	f := c.newFrame(3, s.name)
 	arg(f, key)
 	argInt(f, count)
-	v, err := c.doValue(ctx, f, s)
-	if err != nil {
-		return nil, err
-	}
-	if v.IsNull() {
-		return []Z{}, nil
-	}
-	return toZs(v)
+	return typedCmd(f, s, wire.WantValue, zsOrEmpty)
 }
 
 // ZMScore returns the scores of members (ZMSCORE; Redis 6.2 or later);
@@ -498,4 +680,315 @@ func (c *Client) ZMScore(ctx context.Context, key string, members ...string) (sc
 		found[i] = true
 	}
 	return scores, found, nil
+}
+
+// ZRandMember returns random members of the sorted set at key
+// (ZRANDMEMBER key count): with a positive count, up to count distinct
+// members; with a negative count, exactly -count members that may repeat.
+// It is empty when the key does not exist or count is 0. Its retry
+// category is ReadOnly.
+func (c *Client) cmdZRandMember(key string, count int64) cmd[[]string] {
+	f := c.newFrame(3, "ZRANDMEMBER")
+	arg(f, key)
+	argInt(f, count)
+	return typedCmd(f, specZRANDMEMBER, wire.WantValue, strsOf)
+}
+
+// ZRandMemberWithScores is [Client.ZRandMember] with each member's score
+// (WITHSCORES). Its retry category is ReadOnly.
+func (c *Client) cmdZRandMemberWithScores(key string, count int64) cmd[[]Z] {
+	f := c.newFrame(4, "ZRANDMEMBER")
+	arg(f, key)
+	argInt(f, count)
+	arg(f, "WITHSCORES")
+	return typedCmd(f, specZRANDMEMBER, wire.WantValue, zsOrEmpty)
+}
+
+// ZAggregate says how ZINTER and ZUNION combine a member's scores.
+type ZAggregate uint8
+
+// Score aggregations.
+const (
+	// ZAggregateSum adds the (weighted) scores (the default).
+	ZAggregateSum ZAggregate = iota
+	// ZAggregateMin keeps the lowest score (AGGREGATE MIN).
+	ZAggregateMin
+	// ZAggregateMax keeps the highest score (AGGREGATE MAX).
+	ZAggregateMax
+)
+
+// ZCombineOptions are the options of [Client.ZInter], [Client.ZUnion]
+// and their WithScores and Store forms. The zero value sums the scores of
+// every key with weight 1.
+type ZCombineOptions struct {
+	// Weights multiplies the scores of each key by its weight (WEIGHTS):
+	// one weight per key, in order, none NaN. Defaults to nil (every
+	// weight 1).
+	Weights []float64
+	// Aggregate says how a member's scores combine (AGGREGATE). Defaults
+	// to ZAggregateSum.
+	Aggregate ZAggregate
+}
+
+// zcombineFrame validates keys and opt and encodes "NAME [destination]
+// numkeys keys... [WEIGHTS w...] [AGGREGATE a] [WITHSCORES]". ZDIFF and
+// ZDIFFSTORE take no options (opt is the zero value).
+func (c *Client) zcombineFrame(s *spec, store bool, destination string, keys []string, opt ZCombineOptions, withScores bool) (*wire.Frame, error) {
+	switch {
+	case len(keys) == 0:
+		return nil, errInvalid(s.name, "no keys")
+	case opt.Weights != nil && len(opt.Weights) != len(keys):
+		return nil, errInvalid(s.name, "Weights needs one weight per key")
+	case opt.Aggregate > ZAggregateMax:
+		return nil, errInvalid(s.name, "undefined Aggregate")
+	}
+	for _, w := range opt.Weights {
+		if math.IsNaN(w) {
+			return nil, errInvalid(s.name, "Weights holds NaN")
+		}
+	}
+	n := 2 + len(keys)
+	if store {
+		n++
+	}
+	if opt.Weights != nil {
+		n += 1 + len(opt.Weights)
+	}
+	if opt.Aggregate != ZAggregateSum {
+		n += 2
+	}
+	if withScores {
+		n++
+	}
+	f := c.newFrame(n, s.name)
+	if store {
+		arg(f, destination)
+	}
+	argInt(f, int64(len(keys)))
+	for _, k := range keys {
+		arg(f, k)
+	}
+	if opt.Weights != nil {
+		arg(f, "WEIGHTS")
+		for _, w := range opt.Weights {
+			argFloat(f, w)
+		}
+	}
+	switch opt.Aggregate {
+	case ZAggregateMin:
+		arg(f, "AGGREGATE")
+		arg(f, "MIN")
+	case ZAggregateMax:
+		arg(f, "AGGREGATE")
+		arg(f, "MAX")
+	}
+	if withScores {
+		arg(f, "WITHSCORES")
+	}
+	return f, nil
+}
+
+func zcombineCmd(c *Client, s *spec, keys []string, opt ZCombineOptions) cmd[[]string] {
+	f, err := c.zcombineFrame(s, false, "", keys, opt, false)
+	return frameCmd(f, s, err, wire.WantValue, strsOf)
+}
+
+func zcombineScoresCmd(c *Client, s *spec, keys []string, opt ZCombineOptions) cmd[[]Z] {
+	f, err := c.zcombineFrame(s, false, "", keys, opt, true)
+	return frameCmd(f, s, err, wire.WantValue, toZs)
+}
+
+func zcombineStoreCmd(c *Client, s *spec, destination string, keys []string, opt ZCombineOptions) cmd[int64] {
+	f, err := c.zcombineFrame(s, true, destination, keys, opt, false)
+	return frameCmd(f, s, err, wire.WantInt, intOf)
+}
+
+// ZDiff returns the members of the first key's sorted set that are in
+// none of the others (ZDIFF; Redis 6.2 or later), lowest score first. No
+// keys fails with [ErrInvalidArgument]. On a Cluster client the keys must
+// share a slot. Its retry category is ReadOnly.
+func (c *Client) cmdZDiff(keys ...string) cmd[[]string] {
+	return zcombineCmd(c, specZDIFF, keys, ZCombineOptions{})
+}
+
+// ZDiffWithScores is [Client.ZDiff] with each member's score (from the
+// first key; WITHSCORES). Its retry category is ReadOnly.
+func (c *Client) cmdZDiffWithScores(keys ...string) cmd[[]Z] {
+	return zcombineScoresCmd(c, specZDIFF, keys, ZCombineOptions{})
+}
+
+// ZDiffStore stores what [Client.ZDiff] of keys returns, with the
+// scores, in the sorted set destination, replacing it, and returns its
+// size (ZDIFFSTORE). Its retry category is WriteAccumulating.
+func (c *Client) cmdZDiffStore(destination string, keys ...string) cmd[int64] {
+	return zcombineStoreCmd(c, specZDIFFSTORE, destination, keys, ZCombineOptions{})
+}
+
+// ZInter returns the members present in every key's sorted set (ZINTER;
+// Redis 6.2 or later), ordered by their combined score (see
+// [ZCombineOptions]). No keys, a Weights of another length than keys, a
+// NaN weight or an undefined Aggregate fails with [ErrInvalidArgument]. On
+// a Cluster client the keys must share a slot. Its retry category is
+// ReadOnly.
+func (c *Client) cmdZInter(opt ZCombineOptions, keys ...string) cmd[[]string] {
+	return zcombineCmd(c, specZINTER, keys, opt)
+}
+
+// ZInterWithScores is [Client.ZInter] with each member's combined score
+// (WITHSCORES). Its retry category is ReadOnly.
+func (c *Client) cmdZInterWithScores(opt ZCombineOptions, keys ...string) cmd[[]Z] {
+	return zcombineScoresCmd(c, specZINTER, keys, opt)
+}
+
+// ZInterStore stores what [Client.ZInterWithScores] returns in the sorted
+// set destination, replacing it, and returns its size (ZINTERSTORE). Its
+// retry category is WriteAccumulating.
+func (c *Client) cmdZInterStore(destination string, opt ZCombineOptions, keys ...string) cmd[int64] {
+	return zcombineStoreCmd(c, specZINTERSTORE, destination, keys, opt)
+}
+
+// ZInterCard returns how many members are present in every key's sorted
+// set (ZINTERCARD; Redis 7.0 or later), counting no further than limit
+// when it is positive (0: no limit). No keys or a negative limit fails
+// with [ErrInvalidArgument]. Its retry category is ReadOnly.
+func (c *Client) cmdZInterCard(limit int64, keys ...string) cmd[int64] {
+	switch {
+	case len(keys) == 0:
+		return invalidCmd[int64](specZINTERCARD, "no keys")
+	case limit < 0:
+		return invalidCmd[int64](specZINTERCARD, "limit is negative")
+	}
+	n := 2 + len(keys)
+	if limit > 0 {
+		n += 2
+	}
+	f := c.newFrame(n, "ZINTERCARD")
+	argInt(f, int64(len(keys)))
+	for _, k := range keys {
+		arg(f, k)
+	}
+	if limit > 0 {
+		arg(f, "LIMIT")
+		argInt(f, limit)
+	}
+	return typedCmd(f, specZINTERCARD, wire.WantInt, intOf)
+}
+
+// ZUnion returns the members present in any key's sorted set (ZUNION;
+// Redis 6.2 or later), ordered by their combined score (see
+// [ZCombineOptions]). Its arguments are checked as [Client.ZInter] checks
+// them. Its retry category is ReadOnly.
+func (c *Client) cmdZUnion(opt ZCombineOptions, keys ...string) cmd[[]string] {
+	return zcombineCmd(c, specZUNION, keys, opt)
+}
+
+// ZUnionWithScores is [Client.ZUnion] with each member's combined score
+// (WITHSCORES). Its retry category is ReadOnly.
+func (c *Client) cmdZUnionWithScores(opt ZCombineOptions, keys ...string) cmd[[]Z] {
+	return zcombineScoresCmd(c, specZUNION, keys, opt)
+}
+
+// ZUnionStore stores what [Client.ZUnionWithScores] returns in the sorted
+// set destination, replacing it, and returns its size (ZUNIONSTORE). Its
+// retry category is WriteAccumulating.
+func (c *Client) cmdZUnionStore(destination string, opt ZCombineOptions, keys ...string) cmd[int64] {
+	return zcombineStoreCmd(c, specZUNIONSTORE, destination, keys, opt)
+}
+
+// ZEnd names the end of a sorted set that ZMPOP and BZMPOP pop from.
+type ZEnd uint8
+
+// Sorted-set ends.
+const (
+	// ZMin is the end of the lowest scores (MIN).
+	ZMin ZEnd = iota
+	// ZMax is the end of the highest scores (MAX).
+	ZMax
+)
+
+// ZMPopResult is what [Client.ZMPop] and [Client.BZMPop] popped: the key
+// of the sorted set and its members, in pop order.
+type ZMPopResult struct {
+	Key     string
+	Members []Z
+}
+
+// zmpopFrame validates and encodes "NAME [timeout] numkeys keys...
+// MIN|MAX COUNT count" (timeout when secs is set).
+func (c *Client) zmpopFrame(s *spec, secs string, end ZEnd, count int64, keys []string) (*wire.Frame, error) {
+	switch {
+	case len(keys) == 0:
+		return nil, errInvalid(s.name, "no keys")
+	case end > ZMax:
+		return nil, errInvalid(s.name, "end must be ZMin or ZMax")
+	case count < 1:
+		return nil, errInvalid(s.name, "count must be at least 1")
+	}
+	n := 5 + len(keys)
+	if secs != "" {
+		n++
+	}
+	f := c.newFrame(n, s.name)
+	if secs != "" {
+		arg(f, secs)
+	}
+	argInt(f, int64(len(keys)))
+	for _, k := range keys {
+		arg(f, k)
+	}
+	if end == ZMin {
+		arg(f, "MIN")
+	} else {
+		arg(f, "MAX")
+	}
+	arg(f, "COUNT")
+	argInt(f, count)
+	return f, nil
+}
+
+// zmpopOf converts a ZMPOP or BZMPOP reply; null is [ErrNil].
+func zmpopOf(v resp.Value) (ZMPopResult, error) {
+	if v.IsNull() {
+		return ZMPopResult{}, ErrNil
+	}
+	if v.Type != resp.Array || len(v.Elems) != 2 || v.Elems[0].Type.Aggregate() {
+		return ZMPopResult{}, unexpected("array of key and members", v)
+	}
+	members, err := toZs(v.Elems[1])
+	if err != nil {
+		return ZMPopResult{}, err
+	}
+	return ZMPopResult{Key: string(v.Elems[0].TextBytes()), Members: members}, nil
+}
+
+// ZMPop removes and returns up to count members from the end end of the
+// first non-empty sorted set among keys, with its key (ZMPOP; Redis 7.0
+// or later); [ErrNil] when every one is empty. No keys, an undefined end
+// or a count below 1 fails with [ErrInvalidArgument]. On a Cluster client
+// the keys must share a slot. Its retry category is WriteAccumulating (a
+// resend pops more members).
+func (c *Client) cmdZMPop(end ZEnd, count int64, keys ...string) cmd[ZMPopResult] {
+	f, err := c.zmpopFrame(specZMPOP, "", end, count, keys)
+	return frameCmd(f, specZMPOP, err, wire.WantValue, zmpopOf)
+}
+
+// BZMPop is [Client.ZMPop] blocking up to timeout while every sorted set
+// among keys is empty (BZMPOP; 0 blocks until a member arrives or ctx
+// ends). When timeout passes first it returns [ErrNil]. A negative
+// timeout, or one under a millisecond, fails with [ErrInvalidArgument]. It
+// runs on a dedicated connection and is never resent.
+func (c *Client) BZMPop(ctx context.Context, timeout time.Duration, end ZEnd, count int64, keys ...string) (ZMPopResult, error) {
+	secs, err := timeoutSeconds("BZMPOP", timeout)
+	if err != nil {
+		return ZMPopResult{}, err
+	}
+	f, err := c.zmpopFrame(specBZMPOP, secs, end, count, keys)
+	if err != nil {
+		return ZMPopResult{}, err
+	}
+	v, err := c.blockingValue(ctx, f, specBZMPOP, blockTime{d: timeout, forever: timeout == 0})
+	if err != nil {
+		return ZMPopResult{}, err
+	}
+	return zmpopOf(v)
 }
