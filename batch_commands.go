@@ -161,36 +161,6 @@ func (b *Batch) PTTL(key string) Future[time.Duration] {
 	return future(b, b.add(specPTTL, key), ttlMillis)
 }
 
-// LPush queues LPUSH; see [Client.LPush].
-func (b *Batch) LPush(key string, values ...string) Future[int64] {
-	return b.keyValues(specLPUSH, key, values, "values")
-}
-
-// RPush queues RPUSH; see [Client.RPush].
-func (b *Batch) RPush(key string, values ...string) Future[int64] {
-	return b.keyValues(specRPUSH, key, values, "values")
-}
-
-// LPop queues LPOP; see [Client.LPop].
-func (b *Batch) LPop(key string) Future[string] {
-	return future(b, b.add(specLPOP, key), strOf)
-}
-
-// LRange queues LRANGE; see [Client.LRange].
-func (b *Batch) LRange(key string, start, stop int64) Future[[]string] {
-	return future(b, b.add(specLRANGE, key, strconv.FormatInt(start, 10), strconv.FormatInt(stop, 10)), strsOf)
-}
-
-// SAdd queues SADD; see [Client.SAdd].
-func (b *Batch) SAdd(key string, members ...string) Future[int64] {
-	return b.keyValues(specSADD, key, members, "members")
-}
-
-// SMembers queues SMEMBERS; see [Client.SMembers].
-func (b *Batch) SMembers(key string) Future[[]string] {
-	return future(b, b.add(specSMEM, key), strsOf)
-}
-
 // XAdd queues XADD; see [Client.XAdd]. A batch member never gets an
 // automatic idempotency identity: its category is the one its options
 // give (WriteAccumulating without Idempotency).
@@ -296,25 +266,6 @@ func (b *Batch) Function(fn *Function, keys []string, args ...string) Future[Rep
 	cmd := fn.command()
 	sp := &spec{name: cmd.Name(), cat: fn.cat, desc: cmd}
 	return future(b, b.addFrame(sp.name, callFrame(b.c, cmd, fn.name, keys, args), sp, nil), replyOf)
-}
-
-// RPop queues RPOP; see [Client.RPop].
-func (b *Batch) RPop(key string) Future[string] { return future(b, b.add(specRPOP, key), strOf) }
-
-// LLen queues LLEN; see [Client.LLen].
-func (b *Batch) LLen(key string) Future[int64] { return future(b, b.add(specLLEN, key), intOf) }
-
-// SRem queues SREM; see [Client.SRem].
-func (b *Batch) SRem(key string, members ...string) Future[int64] {
-	return b.keyValues(specSREM, key, members, "members")
-}
-
-// SCard queues SCARD; see [Client.SCard].
-func (b *Batch) SCard(key string) Future[int64] { return future(b, b.add(specSCARD, key), intOf) }
-
-// SIsMember queues SISMEMBER; see [Client.SIsMember].
-func (b *Batch) SIsMember(key, member string) Future[bool] {
-	return future(b, b.add(specSISMEMBER, key, member), flagOf)
 }
 
 // DecrBy queues DECRBY; see [Client.DecrBy].

@@ -171,6 +171,445 @@ func (b *Batch) HVals(key string) Future[[]string] {
 	return enqueue(b, b.c.cmdHVals(key))
 }
 
+// LIndex returns the element at index of the list at key as a string
+// (negative indexes count from the end), or [ErrNil] when index is out of
+// range or the key does not exist. Its retry category is [ReadOnly].
+func (c *Client) LIndex(ctx context.Context, key string, index int64) (string, error) {
+	return call(ctx, c, c.cmdLIndex(key, index))
+}
+
+// LIndex queues the command of [Client.LIndex]; its Future holds what that
+// method returns.
+func (b *Batch) LIndex(key string, index int64) Future[string] {
+	return enqueue(b, b.c.cmdLIndex(key, index))
+}
+
+// LInsert inserts value into the list at key just before (before true) or
+// after the first element equal to pivot. It returns the new length as an
+// int64, -1 when pivot is not in the list, or 0 when the key does not
+// exist. Its retry category is [WriteAccumulating].
+func (c *Client) LInsert(ctx context.Context, key string, before bool, pivot, value string) (int64, error) {
+	return call(ctx, c, c.cmdLInsert(key, before, pivot, value))
+}
+
+// LInsert queues the command of [Client.LInsert]; its Future holds what that
+// method returns.
+func (b *Batch) LInsert(key string, before bool, pivot, value string) Future[int64] {
+	return enqueue(b, b.c.cmdLInsert(key, before, pivot, value))
+}
+
+// LLen returns the length of the list at key as an int64 (0 when the key
+// does not exist). Its retry category is [ReadOnly].
+func (c *Client) LLen(ctx context.Context, key string) (int64, error) {
+	return call(ctx, c, c.cmdLLen(key))
+}
+
+// LLen queues the command of [Client.LLen]; its Future holds what that
+// method returns.
+func (b *Batch) LLen(key string) Future[int64] {
+	return enqueue(b, b.c.cmdLLen(key))
+}
+
+// LMPop pops up to count elements (count 0: one, as the server does by
+// default) from the from end of the first non-empty list among keys, and
+// returns that list's key with the elements in the order they were
+// popped, or [ErrNil] when every list is empty or missing. No keys, a
+// negative count or a side other than [ListLeft] or [ListRight] fails with
+// [ErrInvalidArgument] before anything is sent. On a Cluster client the
+// keys must share a slot. It is [Client.BLMPop] without blocking. Its
+// retry category is [WriteAccumulating]: a resend pops more elements.
+func (c *Client) LMPop(ctx context.Context, from ListSide, count int64, keys ...string) (KeyElements, error) {
+	return call(ctx, c, c.cmdLMPop(from, count, keys...))
+}
+
+// LMPop queues the command of [Client.LMPop]; its Future holds what that
+// method returns.
+func (b *Batch) LMPop(from ListSide, count int64, keys ...string) Future[KeyElements] {
+	return enqueue(b, b.c.cmdLMPop(from, count, keys...))
+}
+
+// LMove pops an element from the from end of the list at src, pushes it
+// onto the to end of the list at dst (src and dst may be the same list)
+// and returns it as a string, or [ErrNil] when src is empty or missing.
+// It is [Client.BLMove] without blocking. A side other than [ListLeft]
+// or [ListRight] fails with [ErrInvalidArgument] before anything is sent.
+// Its retry category is [WriteAccumulating]: a resend moves another
+// element.
+func (c *Client) LMove(ctx context.Context, src, dst string, from, to ListSide) (string, error) {
+	return call(ctx, c, c.cmdLMove(src, dst, from, to))
+}
+
+// LMove queues the command of [Client.LMove]; its Future holds what that
+// method returns.
+func (b *Batch) LMove(src, dst string, from, to ListSide) Future[string] {
+	return enqueue(b, b.c.cmdLMove(src, dst, from, to))
+}
+
+// LPop removes and returns the first element of the list at key, or
+// [ErrNil] when the list is empty or missing. Its retry category is
+// [WriteAccumulating]: a resend pops another element.
+func (c *Client) LPop(ctx context.Context, key string) (string, error) {
+	return call(ctx, c, c.cmdLPop(key))
+}
+
+// LPop queues the command of [Client.LPop]; its Future holds what that
+// method returns.
+func (b *Batch) LPop(key string) Future[string] {
+	return enqueue(b, b.c.cmdLPop(key))
+}
+
+// LPos returns the index of the first element equal to element in the
+// list at key as an int64, or [ErrNil] when there is none. Its retry
+// category is [ReadOnly].
+func (c *Client) LPos(ctx context.Context, key, element string) (int64, error) {
+	return call(ctx, c, c.cmdLPos(key, element))
+}
+
+// LPos queues the command of [Client.LPos]; its Future holds what that
+// method returns.
+func (b *Batch) LPos(key, element string) Future[int64] {
+	return enqueue(b, b.c.cmdLPos(key, element))
+}
+
+// LPush prepends values to the list at key and returns its new length.
+// No values fails with [ErrInvalidArgument] before anything is sent. Its
+// retry category is [WriteAccumulating].
+func (c *Client) LPush(ctx context.Context, key string, values ...string) (int64, error) {
+	return call(ctx, c, c.cmdLPush(key, values...))
+}
+
+// LPush queues the command of [Client.LPush]; its Future holds what that
+// method returns.
+func (b *Batch) LPush(key string, values ...string) Future[int64] {
+	return enqueue(b, b.c.cmdLPush(key, values...))
+}
+
+// LPushX prepends values to the list at key only if the key holds a list,
+// and returns its new length as an int64 (0 when the key does not exist).
+// No values fails with [ErrInvalidArgument] before anything is sent. Its
+// retry category is [WriteAccumulating].
+func (c *Client) LPushX(ctx context.Context, key string, values ...string) (int64, error) {
+	return call(ctx, c, c.cmdLPushX(key, values...))
+}
+
+// LPushX queues the command of [Client.LPushX]; its Future holds what that
+// method returns.
+func (b *Batch) LPushX(key string, values ...string) Future[int64] {
+	return enqueue(b, b.c.cmdLPushX(key, values...))
+}
+
+// LRange returns the elements from start to stop (inclusive; negative
+// indexes count from the end). Its retry category is [ReadOnly].
+func (c *Client) LRange(ctx context.Context, key string, start, stop int64) ([]string, error) {
+	return call(ctx, c, c.cmdLRange(key, start, stop))
+}
+
+// LRange queues the command of [Client.LRange]; its Future holds what that
+// method returns.
+func (b *Batch) LRange(key string, start, stop int64) Future[[]string] {
+	return enqueue(b, b.c.cmdLRange(key, start, stop))
+}
+
+// LRem removes elements equal to value from the list at key and returns
+// how many it removed, as an int64: with count > 0 the first count from
+// the head, with count < 0 the first -count from the tail, with count 0
+// all of them. Its retry category is [WriteAccumulating].
+func (c *Client) LRem(ctx context.Context, key string, count int64, value string) (int64, error) {
+	return call(ctx, c, c.cmdLRem(key, count, value))
+}
+
+// LRem queues the command of [Client.LRem]; its Future holds what that
+// method returns.
+func (b *Batch) LRem(key string, count int64, value string) Future[int64] {
+	return enqueue(b, b.c.cmdLRem(key, count, value))
+}
+
+// LSet queues the command of [Client.LSet]; its Future holds what that
+// method returns.
+func (b *Batch) LSet(key string, index int64, value string) Future[struct{}] {
+	return enqueue(b, b.c.cmdLSet(key, index, value))
+}
+
+// LTrim queues the command of [Client.LTrim]; its Future holds what that
+// method returns.
+func (b *Batch) LTrim(key string, start, stop int64) Future[struct{}] {
+	return enqueue(b, b.c.cmdLTrim(key, start, stop))
+}
+
+// RPop removes and returns the last element of the list at key as a
+// string, or [ErrNil] when the list is empty or missing. Its retry
+// category is [WriteAccumulating]: a resend pops another element.
+func (c *Client) RPop(ctx context.Context, key string) (string, error) {
+	return call(ctx, c, c.cmdRPop(key))
+}
+
+// RPop queues the command of [Client.RPop]; its Future holds what that
+// method returns.
+func (b *Batch) RPop(key string) Future[string] {
+	return enqueue(b, b.c.cmdRPop(key))
+}
+
+// RPopLPush removes the last element of the list at src, prepends it to
+// the list at dst (src and dst may be the same list: the list rotates) and
+// returns it as a string, or [ErrNil] when src is empty or missing. Redis
+// deprecates RPOPLPUSH in favour of LMOVE: it is [Client.LMove] with
+// [ListRight] and [ListLeft]. Its retry category is [WriteAccumulating]: a
+// resend moves another element.
+func (c *Client) RPopLPush(ctx context.Context, src, dst string) (string, error) {
+	return call(ctx, c, c.cmdRPopLPush(src, dst))
+}
+
+// RPopLPush queues the command of [Client.RPopLPush]; its Future holds what that
+// method returns.
+func (b *Batch) RPopLPush(src, dst string) Future[string] {
+	return enqueue(b, b.c.cmdRPopLPush(src, dst))
+}
+
+// RPush appends values to the list at key and returns its new length.
+// No values fails with [ErrInvalidArgument] before anything is sent. Its
+// retry category is [WriteAccumulating].
+func (c *Client) RPush(ctx context.Context, key string, values ...string) (int64, error) {
+	return call(ctx, c, c.cmdRPush(key, values...))
+}
+
+// RPush queues the command of [Client.RPush]; its Future holds what that
+// method returns.
+func (b *Batch) RPush(key string, values ...string) Future[int64] {
+	return enqueue(b, b.c.cmdRPush(key, values...))
+}
+
+// RPushX appends values to the list at key only if the key holds a list,
+// and returns its new length as an int64 (0 when the key does not exist).
+// No values fails with [ErrInvalidArgument] before anything is sent. Its
+// retry category is [WriteAccumulating].
+func (c *Client) RPushX(ctx context.Context, key string, values ...string) (int64, error) {
+	return call(ctx, c, c.cmdRPushX(key, values...))
+}
+
+// RPushX queues the command of [Client.RPushX]; its Future holds what that
+// method returns.
+func (b *Batch) RPushX(key string, values ...string) Future[int64] {
+	return enqueue(b, b.c.cmdRPushX(key, values...))
+}
+
+// SAdd adds members to the set at key and returns how many were new. No
+// members fails with [ErrInvalidArgument] before anything is sent. Its
+// retry category is [WriteChecked]: a resend finds the members present,
+// so it may count 0 new for members the first attempt added.
+func (c *Client) SAdd(ctx context.Context, key string, members ...string) (int64, error) {
+	return call(ctx, c, c.cmdSAdd(key, members...))
+}
+
+// SAdd queues the command of [Client.SAdd]; its Future holds what that
+// method returns.
+func (b *Batch) SAdd(key string, members ...string) Future[int64] {
+	return enqueue(b, b.c.cmdSAdd(key, members...))
+}
+
+// SCard returns the number of members of the set at key as an int64 (0
+// when the key does not exist). Its retry category is [ReadOnly].
+func (c *Client) SCard(ctx context.Context, key string) (int64, error) {
+	return call(ctx, c, c.cmdSCard(key))
+}
+
+// SCard queues the command of [Client.SCard]; its Future holds what that
+// method returns.
+func (b *Batch) SCard(key string) Future[int64] {
+	return enqueue(b, b.c.cmdSCard(key))
+}
+
+// SDiff returns the members of the set at keys[0] that are in none of
+// the sets at the other keys, as a []string in no particular order. No
+// keys fails with [ErrInvalidArgument] before anything is sent. Its retry
+// category is [ReadOnly].
+func (c *Client) SDiff(ctx context.Context, keys ...string) ([]string, error) {
+	return call(ctx, c, c.cmdSDiff(keys...))
+}
+
+// SDiff queues the command of [Client.SDiff]; its Future holds what that
+// method returns.
+func (b *Batch) SDiff(keys ...string) Future[[]string] {
+	return enqueue(b, b.c.cmdSDiff(keys...))
+}
+
+// SDiffStore stores the difference of the sets at keys (as [Client.SDiff]
+// computes it) in dst, replacing it (an empty result deletes dst), and
+// returns the size of the result as an int64. No keys fails with
+// [ErrInvalidArgument] before anything is sent. Its retry category is
+// [WriteAccumulating].
+func (c *Client) SDiffStore(ctx context.Context, dst string, keys ...string) (int64, error) {
+	return call(ctx, c, c.cmdSDiffStore(dst, keys...))
+}
+
+// SDiffStore queues the command of [Client.SDiffStore]; its Future holds what that
+// method returns.
+func (b *Batch) SDiffStore(dst string, keys ...string) Future[int64] {
+	return enqueue(b, b.c.cmdSDiffStore(dst, keys...))
+}
+
+// SInter returns the members of the intersection of the sets at keys as
+// a []string, in no particular order. No keys fails with
+// [ErrInvalidArgument] before anything is sent. Its retry category is
+// [ReadOnly].
+func (c *Client) SInter(ctx context.Context, keys ...string) ([]string, error) {
+	return call(ctx, c, c.cmdSInter(keys...))
+}
+
+// SInter queues the command of [Client.SInter]; its Future holds what that
+// method returns.
+func (b *Batch) SInter(keys ...string) Future[[]string] {
+	return enqueue(b, b.c.cmdSInter(keys...))
+}
+
+// SInterCard returns the number of members of the intersection of the
+// sets at keys as an int64, without sending the members. With limit > 0
+// the server stops counting at limit (and returns limit); limit 0 counts
+// them all. No keys or a negative limit fails with [ErrInvalidArgument]
+// before anything is sent. On a Cluster client the keys must share a
+// slot. Its retry category is [ReadOnly].
+func (c *Client) SInterCard(ctx context.Context, limit int64, keys ...string) (int64, error) {
+	return call(ctx, c, c.cmdSInterCard(limit, keys...))
+}
+
+// SInterCard queues the command of [Client.SInterCard]; its Future holds what that
+// method returns.
+func (b *Batch) SInterCard(limit int64, keys ...string) Future[int64] {
+	return enqueue(b, b.c.cmdSInterCard(limit, keys...))
+}
+
+// SInterStore stores the intersection of the sets at keys in dst,
+// replacing it (an empty result deletes dst), and returns the size of the
+// result as an int64. No keys fails with [ErrInvalidArgument] before
+// anything is sent. Its retry category is [WriteAccumulating].
+func (c *Client) SInterStore(ctx context.Context, dst string, keys ...string) (int64, error) {
+	return call(ctx, c, c.cmdSInterStore(dst, keys...))
+}
+
+// SInterStore queues the command of [Client.SInterStore]; its Future holds what that
+// method returns.
+func (b *Batch) SInterStore(dst string, keys ...string) Future[int64] {
+	return enqueue(b, b.c.cmdSInterStore(dst, keys...))
+}
+
+// SIsMember reports whether member belongs to the set at key. Its retry
+// category is [ReadOnly].
+func (c *Client) SIsMember(ctx context.Context, key, member string) (bool, error) {
+	return call(ctx, c, c.cmdSIsMember(key, member))
+}
+
+// SIsMember queues the command of [Client.SIsMember]; its Future holds what that
+// method returns.
+func (b *Batch) SIsMember(key, member string) Future[bool] {
+	return enqueue(b, b.c.cmdSIsMember(key, member))
+}
+
+// SMIsMember reports, for each of members in order, whether it belongs to
+// the set at key, as a []bool. No members fails with [ErrInvalidArgument]
+// before anything is sent. Its retry category is [ReadOnly].
+func (c *Client) SMIsMember(ctx context.Context, key string, members ...string) ([]bool, error) {
+	return call(ctx, c, c.cmdSMIsMember(key, members...))
+}
+
+// SMIsMember queues the command of [Client.SMIsMember]; its Future holds what that
+// method returns.
+func (b *Batch) SMIsMember(key string, members ...string) Future[[]bool] {
+	return enqueue(b, b.c.cmdSMIsMember(key, members...))
+}
+
+// SMembers returns every member of the set at key, in no particular order
+// (empty when the key does not exist). Its retry category is [ReadOnly].
+func (c *Client) SMembers(ctx context.Context, key string) ([]string, error) {
+	return call(ctx, c, c.cmdSMembers(key))
+}
+
+// SMembers queues the command of [Client.SMembers]; its Future holds what that
+// method returns.
+func (b *Batch) SMembers(key string) Future[[]string] {
+	return enqueue(b, b.c.cmdSMembers(key))
+}
+
+// SMove moves member from the set at src to the set at dst and reports
+// whether it was a member of src (false: nothing was done). Its retry
+// category is [WriteAccumulating].
+func (c *Client) SMove(ctx context.Context, src, dst, member string) (bool, error) {
+	return call(ctx, c, c.cmdSMove(src, dst, member))
+}
+
+// SMove queues the command of [Client.SMove]; its Future holds what that
+// method returns.
+func (b *Batch) SMove(src, dst, member string) Future[bool] {
+	return enqueue(b, b.c.cmdSMove(src, dst, member))
+}
+
+// SPop removes and returns a random member of the set at key, or [ErrNil]
+// when the set is empty or missing. Its retry category is
+// [WriteAccumulating]: a resend pops another member.
+func (c *Client) SPop(ctx context.Context, key string) (string, error) {
+	return call(ctx, c, c.cmdSPop(key))
+}
+
+// SPop queues the command of [Client.SPop]; its Future holds what that
+// method returns.
+func (b *Batch) SPop(key string) Future[string] {
+	return enqueue(b, b.c.cmdSPop(key))
+}
+
+// SRandMember returns random members of the set at key as a []string
+// (SRANDMEMBER key count): with a positive count, up to count distinct
+// members; with a negative count, exactly -count members that may repeat.
+// It is empty when the key does not exist or count is 0. Its retry
+// category is [ReadOnly].
+func (c *Client) SRandMember(ctx context.Context, key string, count int64) ([]string, error) {
+	return call(ctx, c, c.cmdSRandMember(key, count))
+}
+
+// SRandMember queues the command of [Client.SRandMember]; its Future holds what that
+// method returns.
+func (b *Batch) SRandMember(key string, count int64) Future[[]string] {
+	return enqueue(b, b.c.cmdSRandMember(key, count))
+}
+
+// SRem removes members from the set at key and returns how many were
+// members, as an int64. No members fails with [ErrInvalidArgument] before
+// anything is sent. Its retry category is [WriteAccumulating].
+func (c *Client) SRem(ctx context.Context, key string, members ...string) (int64, error) {
+	return call(ctx, c, c.cmdSRem(key, members...))
+}
+
+// SRem queues the command of [Client.SRem]; its Future holds what that
+// method returns.
+func (b *Batch) SRem(key string, members ...string) Future[int64] {
+	return enqueue(b, b.c.cmdSRem(key, members...))
+}
+
+// SUnion returns the members of the union of the sets at keys as a
+// []string, in no particular order. No keys fails with
+// [ErrInvalidArgument] before anything is sent. Its retry category is
+// [ReadOnly].
+func (c *Client) SUnion(ctx context.Context, keys ...string) ([]string, error) {
+	return call(ctx, c, c.cmdSUnion(keys...))
+}
+
+// SUnion queues the command of [Client.SUnion]; its Future holds what that
+// method returns.
+func (b *Batch) SUnion(keys ...string) Future[[]string] {
+	return enqueue(b, b.c.cmdSUnion(keys...))
+}
+
+// SUnionStore stores the union of the sets at keys in dst, replacing it
+// (an empty result deletes dst), and returns the size of the result as an
+// int64. No keys fails with [ErrInvalidArgument] before anything is sent.
+// Its retry category is [WriteAccumulating].
+func (c *Client) SUnionStore(ctx context.Context, dst string, keys ...string) (int64, error) {
+	return call(ctx, c, c.cmdSUnionStore(dst, keys...))
+}
+
+// SUnionStore queues the command of [Client.SUnionStore]; its Future holds what that
+// method returns.
+func (b *Batch) SUnionStore(dst string, keys ...string) Future[int64] {
+	return enqueue(b, b.c.cmdSUnionStore(dst, keys...))
+}
+
 // ZAdd adds or updates members of the sorted set at key and returns how
 // many were added (or changed, with Changed).
 func (c *Client) ZAdd(ctx context.Context, key string, opt ZAddOptions, members ...Z) (int64, error) {

@@ -414,6 +414,64 @@ var listCases = []hlsCase{
 		}},
 	{name: "RPushXNoValues", wantErr: ErrInvalidArgument,
 		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) { return c.RPushX(ctx, k("l")) }},
+	{name: "LMPopLeftFromFirstNonEmpty", setup: seedList, want: []any{true, []any{[]string{"a"}, []string{"b", "c", "b", "d"}}},
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			r, err := c.LMPop(ctx, ListLeft, 0, k("missing"), k("l"))
+			return after(r.Key == k("l"), err, func() (any, error) {
+				return after(r.Elements, nil, rangeOf(ctx, c, k("l")))
+			})
+		}},
+	{name: "LMPopRightCount", setup: seedList, want: []any{[]string{"d", "b"}, []string{"a", "b", "c"}},
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			r, err := c.LMPop(ctx, ListRight, 2, k("l"))
+			return after(r.Elements, err, rangeOf(ctx, c, k("l")))
+		}},
+	{name: "LMPopCountAboveLengthDeletesList", setup: seedList, want: []any{[]string{"a", "b", "c", "b", "d"}, int64(0)},
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			r, err := c.LMPop(ctx, ListLeft, 10, k("l"))
+			return after(r.Elements, err, func() (any, error) { return c.Exists(ctx, k("l")) })
+		}},
+	{name: "LMPopAllMissing", wantErr: ErrNil,
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			return c.LMPop(ctx, ListLeft, 3, k("missing"), k("missing2"))
+		}},
+	{name: "LMPopWrongType", setup: seedList, wantErr: &ServerError{Code: "WRONGTYPE", Command: "LMPOP"},
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			return c.LMPop(ctx, ListLeft, 0, k("str"), k("l"))
+		}},
+	{name: "LMPopNoKeys", wantErr: ErrInvalidArgument,
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			return c.LMPop(ctx, ListLeft, 1)
+		}},
+	{name: "LMPopNegativeCount", wantErr: ErrInvalidArgument,
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			return c.LMPop(ctx, ListLeft, -1, k("l"))
+		}},
+	{name: "LMPopBadSide", wantErr: ErrInvalidArgument,
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			return c.LMPop(ctx, ListSide(2), 1, k("l"))
+		}},
+	{name: "RPopLPush", setup: seedList, want: []any{"d", []any{[]string{"a", "b", "c", "b"}, []string{"d"}}},
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			v, err := c.RPopLPush(ctx, k("l"), k("dst"))
+			return after(v, err, func() (any, error) {
+				src, err := c.LRange(ctx, k("l"), 0, -1)
+				return after(src, err, rangeOf(ctx, c, k("dst")))
+			})
+		}},
+	{name: "RPopLPushRotate", setup: seedList, want: []any{"d", []string{"d", "a", "b", "c", "b"}},
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			v, err := c.RPopLPush(ctx, k("l"), k("l"))
+			return after(v, err, rangeOf(ctx, c, k("l")))
+		}},
+	{name: "RPopLPushMissingSource", wantErr: ErrNil,
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			return c.RPopLPush(ctx, k("missing"), k("dst"))
+		}},
+	{name: "RPopLPushWrongTypeDestination", setup: seedList, wantErr: &ServerError{Code: "WRONGTYPE", Command: "RPOPLPUSH"},
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			return c.RPopLPush(ctx, k("l"), k("str"))
+		}},
 }
 
 // membersOf returns a check reading the sorted members of the set at key.
@@ -596,6 +654,36 @@ var setCases = []hlsCase{
 		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 			return c.SDiffStore(ctx, k("dst"))
 		}},
+	{name: "SInterCard", setup: seedSet, want: int64(2),
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			return c.SInterCard(ctx, 0, k("s1"), k("s2"))
+		}},
+	{name: "SInterCardThree", setup: seedSet, want: int64(1),
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			return c.SInterCard(ctx, 0, k("s1"), k("s2"), k("s3"))
+		}},
+	{name: "SInterCardLimitStopsCounting", setup: seedSet, want: int64(1),
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			return c.SInterCard(ctx, 1, k("s1"), k("s2"))
+		}},
+	{name: "SInterCardLimitAboveCount", setup: seedSet, want: int64(4),
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			return c.SInterCard(ctx, 10, k("s1"))
+		}},
+	{name: "SInterCardWithMissingKey", setup: seedSet, want: int64(0),
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			return c.SInterCard(ctx, 0, k("s1"), k("missing"))
+		}},
+	{name: "SInterCardWrongType", setup: seedSet, wantErr: &ServerError{Code: "WRONGTYPE", Command: "SINTERCARD"},
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			return c.SInterCard(ctx, 0, k("s1"), k("l"))
+		}},
+	{name: "SInterCardNoKeys", wantErr: ErrInvalidArgument,
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) { return c.SInterCard(ctx, 5) }},
+	{name: "SInterCardNegativeLimit", wantErr: ErrInvalidArgument,
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			return c.SInterCard(ctx, -1, k("s1"))
+		}},
 }
 
 // TestHashListSetCommands runs every row against the real server under
@@ -685,6 +773,17 @@ func TestHashListSetRetryCategories(t *testing.T) {
 		{specSINTERSTORE, WriteAccumulating},
 		{specSUNIONSTORE, WriteAccumulating},
 		{specSDIFFSTORE, WriteAccumulating},
+		{specLPUSH, WriteAccumulating},
+		{specRPUSH, WriteAccumulating},
+		{specLPOP, WriteAccumulating},
+		{specLRANGE, ReadOnly},
+		{specRPOPLPUSH, WriteAccumulating},
+		{specLMPOP, WriteAccumulating},
+		{specBLMPOP, Never},
+		{specBRPOPLPUSH, Never},
+		{specSADD, WriteChecked},
+		{specSMEM, ReadOnly},
+		{specSINTERCARD, ReadOnly},
 	}
 	for _, tt := range tests {
 		if got := tt.spec.cat; got != tt.want {
