@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,6 +9,7 @@ import (
 	"github.com/respire-go/respire/internal/testenv"
 )
 
+// TestPing: ping prints PONG and the round trip in RESP2 and RESP3.
 func TestPing(t *testing.T) {
 	addr := testenv.Standalone(t)
 	for _, proto := range []string{"2", "3"} {
@@ -26,17 +25,20 @@ func TestPing(t *testing.T) {
 	}
 }
 
+// TestPingUnreachable: ping of a port nobody listens on says the
+// connection was refused there.
 func TestPingUnreachable(t *testing.T) {
-	// Port 1 on loopback: nothing listens there.
-	code, out, errs := runCLI(t, nil, "ping", "--addr", "127.0.0.1:1", "--timeout", "1s")
+	addr := closedPort(t)
+	code, out, errs := runCLI(t, nil, "ping", "--addr", addr, "--timeout", "1s")
 	if code != exitFail || out != "" {
 		t.Errorf("exit code = %d, stdout = %q; want 1 and nothing", code, out)
 	}
-	if !strings.Contains(errs, "connection lost") {
-		t.Errorf("stderr = %q, want a connection error", errs)
+	if want := "could not connect to " + addr + ": connection refused"; !strings.Contains(errs, want) {
+		t.Errorf("stderr = %q, want %q", errs, want)
 	}
 }
 
+// TestDo: do prints each kind of reply like redis-cli.
 func TestDo(t *testing.T) {
 	addr := testenv.Standalone(t)
 	for _, proto := range []string{"2", "3"} {
@@ -83,6 +85,8 @@ func TestDo(t *testing.T) {
 	}
 }
 
+// TestDoErrorReply: an error reply prints as "(error) ..." on standard
+// error with exit status 1.
 func TestDoErrorReply(t *testing.T) {
 	addr := testenv.Standalone(t)
 	k := "respire:cmdtest:" + t.Name()
@@ -179,9 +183,8 @@ func TestSubscribe(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		var out, errb bytes.Buffer
-		code := run(context.Background(), []string{"subscribe", "--addr", addr, "--count", "2", ch}, &out, &errb, func(string) string { return "" })
-		done <- result{code, out.String(), errb.String()}
+		code, out, errs := runCLI(t, nil, "subscribe", "--addr", addr, "--count", "2", ch)
+		done <- result{code, out, errs}
 	}()
 	// Publish until the subscriber has received both (PUBLISH replies how
 	// many subscribers got each message).

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -31,9 +30,11 @@ const maxTries = 3
 // key before and after it runs.
 const keyPrefix = "respire:demo:"
 
+// runDemoCommand runs demo with its command line args (the word "demo"
+// removed) and returns the exit code.
 func runDemoCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	d := newDemoFlags()
-	rest, code, ok := parse("demo", &d.conn, args, stderr, d.register)
+	rest, code, ok := parse("demo", &d.conn, args, stderr, false, d.register)
 	if !ok {
 		return code
 	}
@@ -75,7 +76,8 @@ type demoEnv struct {
 	// shared reports whether executed counts other clients' commands too
 	// (INFO commandstats is server-wide).
 	shared bool
-	// showNode adds the NODE column: on a topology each key has a node.
+	// showNode adds a node line under each row: on a topology each key has
+	// a node.
 	showNode bool
 	close    func()
 }
@@ -201,6 +203,8 @@ type interposer struct {
 	proxies map[string]*respiretest.Proxy
 }
 
+// newInterposer returns an interposer that dials the addresses direct
+// (the sentinels) without a proxy.
 func newInterposer(direct []string) *interposer {
 	ip := &interposer{direct: map[string]bool{}, proxies: map[string]*respiretest.Proxy{}}
 	for _, a := range direct {
@@ -243,6 +247,7 @@ func (ip *interposer) dial(ctx context.Context, network, addr string) (net.Conn,
 	return d.DialContext(ctx, network, p.Addr())
 }
 
+// close closes every proxy the interposer started.
 func (ip *interposer) close() {
 	ip.mu.Lock()
 	ip.closed = true
@@ -290,7 +295,7 @@ func newTopologyEnv(ctx context.Context, kind string, addrs []string, name strin
 		opts.Endpoints = addrs
 		opts.Cluster = &respire.ClusterOptions{}
 		te.ip = newInterposer(nil)
-		desc = fmt.Sprintf("the Cluster seeded by %s (Options.Cluster); every node's connections go through a respiretest fault proxy of its own (Options.Dialer maps each node's address to its proxy); EXECUTED is the delta of the INFO commandstats calls of the primary owning the key's slot (NODE)",
+		desc = fmt.Sprintf("the Cluster seeded by %s (Options.Cluster); every node's connections go through a respiretest fault proxy of its own (Options.Dialer maps each node's address to its proxy); EXECUTED is the delta of the INFO commandstats calls of the primary owning the key's slot (its node line)",
 			strings.Join(addrs, ","))
 	}
 	direct := opts
@@ -496,20 +501,24 @@ type scenario struct {
 	note            func(state string) string
 }
 
+// getValue is a scenario call: GET key.
 func getValue(ctx context.Context, c *respire.Client, key string) outcome {
 	v, err := c.Get(ctx, key)
 	return outcome{value: strconv.Quote(v), err: err}
 }
 
+// incrValue is a scenario call: INCR key.
 func incrValue(ctx context.Context, c *respire.Client, key string) outcome {
 	n, err := c.Incr(ctx, key)
 	return outcome{value: strconv.FormatInt(n, 10), err: err}
 }
 
+// setValue returns a scenario setup that sets the key to value.
 func setValue(value string) func(ctx context.Context, c *respire.Client, key string) error {
 	return func(ctx context.Context, c *respire.Client, key string) error { return c.Set(ctx, key, value) }
 }
 
+// readValue returns the key's value, for a scenario's note.
 func readValue(ctx context.Context, c *respire.Client, key string) (string, error) {
 	v, err := c.Get(ctx, key)
 	if errors.Is(err, respire.ErrNil) {
@@ -707,6 +716,7 @@ type nameFlag struct {
 	set   bool
 }
 
+// String returns the value, for the flag package.
 func (n *nameFlag) String() string {
 	if n == nil {
 		return ""
@@ -714,11 +724,13 @@ func (n *nameFlag) String() string {
 	return n.value
 }
 
+// Set records the value and that it was given.
 func (n *nameFlag) Set(s string) error {
 	n.value, n.set = s, true
 	return nil
 }
 
+// newDemoFlags returns demo's flags with their defaults.
 func newDemoFlags() *demoFlags {
 	return &demoFlags{topology: topoStandalone, primaryName: nameFlag{value: defaultPrimaryName}}
 }
@@ -751,6 +763,12 @@ func newEnv(ctx context.Context, d *demoFlags, getenv func(string) string) (*dem
 	opts, err := d.conn.options(getenv)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if opts.TLS != nil {
+		return nil, usageError{errors.New("the demo does not run over TLS: its fault proxies read the frames")}
+	}
+	if opts.Sentinel != nil || opts.Cluster != nil {
+		return nil, usageError{errors.New("-u: the demo takes a redis:// URL; for a Sentinel group or a Cluster use --topology and --addr")}
 	}
 	topology := d.topology
 	if topology == "" {
@@ -786,16 +804,30 @@ func newEnv(ctx context.Context, d *demoFlags, getenv func(string) string) (*dem
 	return nil, usageError{fmt.Errorf("--topology must be standalone, sentinel or cluster, not %q", d.topology)}
 }
 
+// maxWidth is the widest line the demo writes: the table and its details
+// fit in a 120-column terminal.
+const maxWidth = 120
+
+// detailIndent and detailLabel lay out the lines under a table row:
+// the indent, then a label padded to detailLabel columns, then the text,
+// wrapped with continuation lines indented past the label.
+const (
+	detailIndent = "    "
+	detailLabel  = 9
+)
+
 // runScenarios runs scs in env and writes the table to w; see [runDemo].
+// Each row holds the short columns; the longer facts (the key's node, the
+// call's result, the retries counted, the note and why a check failed or
+// measured again) follow on indented lines under it, wrapped to fit
+// [maxWidth].
 func runScenarios(ctx context.Context, w io.Writer, env *demoEnv, scs []scenario) (bool, error) {
-	fmt.Fprintf(w, "respire demo: %s\n", env.desc)
-	fmt.Fprintf(w, "each scenario's key is %s<ID>, seeded before the call and deleted after it\n\n", keyPrefix)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	nodeHdr := ""
-	if env.showNode {
-		nodeHdr = "NODE\t"
-	}
-	fmt.Fprintln(tw, "ID\tCOMMAND\tCATEGORY\tPOLICY\tFAULT\t"+nodeHdr+"RESULT\tSENDS\tEXECUTED\tRETRIES\tTIME\tCHECK\tNOTE")
+	var b strings.Builder
+	writeWrapped(&b, "respire demo: "+env.desc, "", "")
+	writeWrapped(&b, "each scenario's key is "+keyPrefix+"<ID>, seeded before the call and deleted after it", "", "")
+	b.WriteString("\n")
+	table := [][]string{{"ID", "COMMAND", "CATEGORY", "POLICY", "FAULT", "SENDS", "EXECUTED", "TIME", "CHECK"}}
+	var details [][][2]string
 	passed := true
 	for i := range scs {
 		sc := &scs[i]
@@ -807,44 +839,92 @@ func runScenarios(ctx context.Context, w io.Writer, env *demoEnv, scs []scenario
 			tries++
 			var err error
 			if r, err = env.run(ctx, sc); err != nil {
-				tw.Flush()
+				io.WriteString(w, b.String())
 				return false, fmt.Errorf("scenario %s: %w", sc.id, err)
 			}
 		}
-		check := "ok"
+		check, why := "ok", ""
 		if r.disturbed {
 			r.problems = append(r.problems, fmt.Sprintf("other clients ran %s during each of %d tries; EXECUTED includes theirs", sc.command, tries))
 		} else if tries > 1 {
-			check = fmt.Sprintf("ok (try %d: other clients ran %s during the earlier ones)", tries, sc.command)
+			why = fmt.Sprintf("try %d passed; other clients ran %s during the earlier ones", tries, sc.command)
 		}
 		if len(r.problems) > 0 {
 			passed = false
-			check = "FAIL: " + strings.Join(r.problems, "; ")
+			check, why = "FAIL", strings.Join(r.problems, "; ")
 		}
-		node := ""
+		table = append(table, []string{sc.id, sc.display, sc.category.String(), sc.policyS, sc.faultS,
+			strconv.FormatInt(r.sends, 10), strconv.FormatInt(r.executed, 10), formatElapsed(r.elapsed), check})
+		var d [][2]string
 		if env.showNode {
-			node = r.node + "\t"
+			d = append(d, [2]string{"node", r.node})
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\t%d\t%d\t%s\t%s\t%s\t%s\n",
-			sc.id, sc.display, sc.category, sc.policyS, sc.faultS,
-			node, r.result, r.sends, r.executed, formatRetries(r.retries), formatElapsed(r.elapsed),
-			check, sc.note(r.state))
+		d = append(d, [2]string{"result", r.result}, [2]string{"retries", formatRetries(r.retries)}, [2]string{"note", sc.note(r.state)})
+		if why != "" {
+			d = append(d, [2]string{"why", why})
+		}
+		details = append(details, d)
 	}
-	if err := tw.Flush(); err != nil {
+	widths := make([]int, len(table[0]))
+	for _, cells := range table {
+		for c, s := range cells {
+			widths[c] = max(widths[c], len(s))
+		}
+	}
+	for i, cells := range table {
+		var line strings.Builder
+		for c, s := range cells {
+			line.WriteString(s)
+			if c+1 < len(cells) {
+				line.WriteString(strings.Repeat(" ", widths[c]-len(s)+2))
+			}
+		}
+		b.WriteString(line.String())
+		b.WriteString("\n")
+		if i == 0 {
+			continue
+		}
+		for _, d := range details[i-1] {
+			label := detailIndent + d[0] + strings.Repeat(" ", max(detailLabel-len(d[0]), 1))
+			writeWrapped(&b, d[1], label, strings.Repeat(" ", len(label)))
+		}
+	}
+	b.WriteString("\n")
+	if env.showNode {
+		writeWrapped(&b, "node: the server of the scenario's key, whose proxy injected the fault.", "", "")
+	}
+	writeWrapped(&b, "SENDS: frames of the command the proxy received; EXECUTED: times the server ran it; retries: respire.command.retries by outcome (OpenTelemetry ManualReader); default policy: RetryPolicy{} = 3 attempts, max category read_only.", "", "")
+	if passed {
+		fmt.Fprintf(&b, "all %d scenarios behaved as specified\n", len(scs))
+	} else {
+		b.WriteString("SOME SCENARIOS DID NOT BEHAVE AS SPECIFIED\n")
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
 		return false, err
 	}
-	if env.showNode {
-		fmt.Fprintln(w, "\nNODE: the server of the scenario's key, whose proxy injected the fault.")
-	} else {
-		fmt.Fprintln(w)
-	}
-	fmt.Fprintln(w, "SENDS: frames of the command the proxy received; EXECUTED: times the server ran it; RETRIES: respire.command.retries by outcome (OpenTelemetry ManualReader); default policy: RetryPolicy{} = 3 attempts, max category read_only.")
-	if passed {
-		fmt.Fprintf(w, "all %d scenarios behaved as specified\n", len(scs))
-	} else {
-		fmt.Fprintln(w, "SOME SCENARIOS DID NOT BEHAVE AS SPECIFIED")
-	}
 	return passed, nil
+}
+
+// writeWrapped writes text to b in lines of at most [maxWidth] columns,
+// breaking at spaces: the first line starts with first, the others with
+// rest. A word longer than a line stays whole on a line of its own.
+func writeWrapped(b *strings.Builder, text, first, rest string) {
+	line := first
+	empty := true // line holds no word yet
+	for _, word := range strings.Fields(text) {
+		if !empty && len(line)+1+len(word) > maxWidth {
+			b.WriteString(line)
+			b.WriteString("\n")
+			line, empty = rest, true
+		}
+		if !empty {
+			line += " "
+		}
+		line += word
+		empty = false
+	}
+	b.WriteString(line)
+	b.WriteString("\n")
 }
 
 // run runs one scenario: it seeds the key, adds a counting rule and the
@@ -940,6 +1020,7 @@ func (e *demoEnv) run(ctx context.Context, sc *scenario) (row, error) {
 	return r, nil
 }
 
+// The retries counter the demo reads, and its attributes.
 const (
 	retriesMetric = "respire.command.retries"
 	outcomeAttr   = "respire.command.retry.outcome"
@@ -1000,6 +1081,7 @@ func formatRetries(counts map[string]int64) string {
 	return strings.Join(parts, " ")
 }
 
+// formatElapsed renders d in milliseconds with one decimal.
 func formatElapsed(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + "ms"
 }

@@ -7,16 +7,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/respire-go/respire/internal/testenv"
 	"github.com/respire-go/respire/respiretest"
 )
 
-// table is the demo's table parsed by column: rows[ID][COLUMN].
+// table is the demo's table parsed by column: rows[ID][COLUMN]. The
+// detail lines under a row are columns too, named by their label in upper
+// case (RESULT, RETRIES, NOTE, NODE, WHY).
 type table map[string]map[string]string
 
-// parseTable finds the table in the demo's output and splits each row at
-// the column starts of the header (the table is aligned by tabwriter).
+// parseTable finds the table in the demo's output, splits each row at the
+// column starts of the header, and reads the detail lines under each row
+// (their continuation lines joined with a space).
 func parseTable(t *testing.T, out string) table {
 	t.Helper()
 	lines := strings.Split(out, "\n")
@@ -44,12 +48,32 @@ func parseTable(t *testing.T, out string) table {
 		}
 	}
 	tab := table{}
+	var row map[string]string
+	label := ""
+	cont := strings.Repeat(" ", len(detailIndent)+detailLabel)
 	for _, l := range lines[hdr+1:] {
 		if strings.TrimSpace(l) == "" {
 			break
 		}
+		switch {
+		case strings.HasPrefix(l, cont):
+			if row == nil || label == "" {
+				t.Fatalf("continuation line without a detail line: %q", l)
+			}
+			row[label] += " " + strings.TrimSpace(l)
+			continue
+		case strings.HasPrefix(l, detailIndent):
+			if row == nil {
+				t.Fatalf("detail line before the first row: %q", l)
+			}
+			name, value, _ := strings.Cut(strings.TrimSpace(l), " ")
+			label = strings.ToUpper(name)
+			row[label] = strings.TrimSpace(value)
+			continue
+		}
 		r := []rune(l)
-		row := map[string]string{}
+		row = map[string]string{}
+		label = ""
 		for c, name := range names {
 			end := len(r)
 			if c+1 < len(starts) {
@@ -64,6 +88,16 @@ func parseTable(t *testing.T, out string) table {
 	return tab
 }
 
+// checkWidth fails unless every line of out fits in maxWidth columns.
+func checkWidth(t *testing.T, out string) {
+	t.Helper()
+	for i, l := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(l); n > maxWidth {
+			t.Errorf("line %d is %d columns wide, more than %d: %q", i+1, n, maxWidth, l)
+		}
+	}
+}
+
 // demoWant is what the table must show for one scenario.
 type demoWant struct {
 	result   string // exact RESULT, or a prefix when it ends with "..."
@@ -73,6 +107,7 @@ type demoWant struct {
 	note     string // substring of NOTE
 }
 
+// demoWants are the specified rows of the six scenarios.
 var demoWants = map[string]demoWant{
 	"a": {result: `"hello"`, sends: "2", executed: "2", retries: "attempted=1 succeeded=1"},
 	"b": {result: "respire: INCR: connection lost; the command may have been executed...", sends: "1", executed: "1", retries: "-", note: `10 -> "11"`},
@@ -82,6 +117,8 @@ var demoWants = map[string]demoWant{
 	"f": {result: "respire: GET: BUSY Redis is busy running a script...", sends: "1", executed: "0", retries: "-"},
 }
 
+// checkDemoTable checks the rows of the demo's output against demoWants
+// and the width of its lines.
 func checkDemoTable(t *testing.T, out string) {
 	t.Helper()
 	tab := parseTable(t, out)
@@ -104,25 +141,25 @@ func checkDemoTable(t *testing.T, out string) {
 		for _, c := range []struct{ col, want string }{
 			{"SENDS", want.sends}, {"EXECUTED", want.executed}, {"RETRIES", want.retries}, {"CHECK", "ok"},
 		} {
-			got := row[c.col]
-			if c.col == "CHECK" && strings.HasPrefix(got, "ok (try ") {
-				// Against a shared server the demo re-measures a scenario
-				// that other clients disturbed; the re-measured row passed.
-				got = "ok"
-			}
-			if got != c.want {
-				t.Errorf("%s: %s = %q, want %q", id, c.col, got, c.want)
+			// Against a shared server the demo re-measures a scenario that
+			// other clients disturbed; a re-measured row that passed is "ok"
+			// too, with a WHY line.
+			if got := row[c.col]; got != c.want {
+				t.Errorf("%s: %s = %q, want %q", id, c.col, row[c.col], c.want)
 			}
 		}
 		if !strings.Contains(row["NOTE"], want.note) {
 			t.Errorf("%s: NOTE = %q, want it to contain %q", id, row["NOTE"], want.note)
 		}
 	}
+	checkWidth(t, out)
 	if t.Failed() {
 		t.Logf("output:\n%s", out)
 	}
 }
 
+// TestDemoEmbedded runs the demo on its embedded server in RESP2 and
+// RESP3.
 func TestDemoEmbedded(t *testing.T) {
 	for _, proto := range []string{"2", "3"} {
 		t.Run("RESP"+proto, func(t *testing.T) {
@@ -162,10 +199,14 @@ func TestDemoSelfCheckFails(t *testing.T) {
 	if passed {
 		t.Fatalf("passed = true, want false:\n%s", out.String())
 	}
+	checkWidth(t, out.String())
 	row := parseTable(t, out.String())["c"]
-	for _, want := range []string{"FAIL:", "sends 1, want 2", "executed 1, want 2", "retries -, want attempted=1 succeeded=1"} {
-		if !strings.Contains(row["CHECK"], want) {
-			t.Errorf("CHECK = %q, want it to contain %q", row["CHECK"], want)
+	if row["CHECK"] != "FAIL" {
+		t.Errorf("CHECK = %q, want FAIL", row["CHECK"])
+	}
+	for _, want := range []string{"sends 1, want 2", "executed 1, want 2", "retries -, want attempted=1 succeeded=1"} {
+		if !strings.Contains(row["WHY"], want) {
+			t.Errorf("WHY = %q, want it to contain %q", row["WHY"], want)
 		}
 	}
 	if !strings.Contains(out.String(), "SOME SCENARIOS DID NOT BEHAVE AS SPECIFIED") {
@@ -173,6 +214,8 @@ func TestDemoSelfCheckFails(t *testing.T) {
 	}
 }
 
+// embeddedEnv returns the embedded server's environment, closed at the
+// end of the test.
 func embeddedEnv(t *testing.T) *demoEnv {
 	t.Helper()
 	env, err := newEnv(context.Background(), &demoFlags{conn: connFlags{timeout: 5 * time.Second}}, nil)
@@ -192,10 +235,11 @@ func TestDemoDisturbedCounts(t *testing.T) {
 		name      string
 		noisy     int // tries disturbed per scenario
 		wantCheck string
+		wantWhy   string
 		wantPass  bool
 	}{
-		{"once", 1, "ok (try 2: other clients ran GET during the earlier ones)", true},
-		{"always", maxTries, "FAIL: executed 7, want 2; other clients ran GET during each of 3 tries; EXECUTED includes theirs", false},
+		{"once", 1, "ok", "try 2 passed; other clients ran GET during the earlier ones", true},
+		{"always", maxTries, "FAIL", "executed 7, want 2; other clients ran GET during each of 3 tries; EXECUTED includes theirs", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -220,9 +264,10 @@ func TestDemoDisturbedCounts(t *testing.T) {
 				t.Errorf("passed = %v, want %v", passed, tt.wantPass)
 			}
 			row := parseTable(t, out.String())["a"]
-			if row["CHECK"] != tt.wantCheck {
-				t.Errorf("CHECK = %q, want %q", row["CHECK"], tt.wantCheck)
+			if row["CHECK"] != tt.wantCheck || row["WHY"] != tt.wantWhy {
+				t.Errorf("CHECK = %q, WHY = %q; want %q, %q", row["CHECK"], row["WHY"], tt.wantCheck, tt.wantWhy)
 			}
+			checkWidth(t, out.String())
 			if t.Failed() {
 				t.Logf("output:\n%s", out.String())
 			}
@@ -265,6 +310,39 @@ func TestDemoRealServer(t *testing.T) {
 	}
 }
 
+// TestDemoFitsIn120Columns: every line of the demo on its embedded server
+// fits in a 120-column terminal.
+func TestDemoFitsIn120Columns(t *testing.T) {
+	code, out, errs := runCLI(t, nil, "demo")
+	if code != exitOK {
+		t.Fatalf("exit code = %d, want 0; stderr:\n%s", code, errs)
+	}
+	if maxWidth != 120 {
+		t.Fatalf("maxWidth = %d, want 120", maxWidth)
+	}
+	checkWidth(t, out)
+}
+
+// TestWriteWrapped: lines break at spaces within maxWidth, with the
+// continuation prefix; a longer word stays whole.
+func TestWriteWrapped(t *testing.T) {
+	long := strings.Repeat("x", maxWidth+5)
+	tests := []struct{ text, want string }{
+		{"a b", "> a b\n"},
+		{"", "> \n"},
+		{strings.Repeat("word ", 30), "> " + strings.TrimSpace(strings.Repeat("word ", 23)) + "\n  " + strings.TrimSpace(strings.Repeat("word ", 7)) + "\n"},
+		{"a " + long + " b", "> a\n  " + long + "\n  b\n"},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		writeWrapped(&b, tt.text, "> ", "  ")
+		if b.String() != tt.want {
+			t.Errorf("writeWrapped(%q) = %q, want %q", tt.text, b.String(), tt.want)
+		}
+	}
+}
+
+// TestParseCommandCalls reads calls= from INFO commandstats lines.
 func TestParseCommandCalls(t *testing.T) {
 	info := "# Commandstats\r\n" +
 		"cmdstat_get:calls=12,usec=30,usec_per_call=2.50,rejected_calls=0,failed_calls=0\r\n" +

@@ -59,6 +59,8 @@ func writeValue(b *strings.Builder, v resp.Value, indent string) {
 	}
 }
 
+// writeList writes an array, set or push reply: numbered elements, or
+// the empty marker.
 func writeList(b *strings.Builder, v resp.Value, indent string) {
 	if len(v.Elems) == 0 {
 		switch v.Type {
@@ -85,6 +87,8 @@ func writeList(b *strings.Builder, v resp.Value, indent string) {
 	}
 }
 
+// writeMap writes a map or attribute reply: numbered "key => value"
+// pairs, or "(empty hash)".
 func writeMap(b *strings.Builder, v resp.Value, indent string) {
 	if len(v.Elems) < 2 {
 		b.WriteString("(empty hash)")
@@ -106,6 +110,7 @@ func writeMap(b *strings.Builder, v resp.Value, indent string) {
 	}
 }
 
+// padLeft pads s with spaces on the left to width.
 func padLeft(s string, width int) string {
 	if len(s) >= width {
 		return s

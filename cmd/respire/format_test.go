@@ -6,8 +6,10 @@ import (
 	"github.com/respire-go/respire/resp"
 )
 
+// bulk returns a bulk string reply of s.
 func bulk(s string) resp.Value { return resp.Value{Type: resp.BulkString, Str: []byte(s)} }
 
+// TestFormatReply compares the rendering of each reply type.
 func TestFormatReply(t *testing.T) {
 	tests := []struct {
 		name string

@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/respire-go/respire"
@@ -22,89 +25,145 @@ const (
 	exitUsage = 2 // bad command line
 )
 
+// Defaults: the server address, the dial and command timeout, and the
+// environment variable that holds the password.
 const (
 	defaultAddr    = "127.0.0.1:6379"
 	defaultTimeout = 5 * time.Second
 	passwordEnv    = "RESPIRE_PASSWORD"
 )
 
+// main runs the program with the process's arguments, streams and
+// environment; an interrupt cancels the context.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	terminal := false
+	if fi, err := os.Stdin.Stat(); err == nil {
+		terminal = fi.Mode()&os.ModeCharDevice != 0
+	}
+	code := run(ctx, invocation{os.Args[1:], os.Stdin, terminal, os.Stdout, os.Stderr, os.Getenv})
 	stop()
 	os.Exit(code)
 }
 
-// run executes the command line args (without the program name) and
-// returns the exit code. getenv reads the environment (RESPIRE_PASSWORD).
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	if len(args) == 0 {
-		usage(stderr)
-		return exitUsage
-	}
-	switch args[0] {
-	case "demo":
-		return runDemoCommand(ctx, args[1:], stdout, stderr, getenv)
-	case "ping":
-		return runPing(ctx, args[1:], stdout, stderr, getenv)
-	case "do":
-		return runDo(ctx, args[1:], stdout, stderr, getenv)
-	case "scan":
-		return runScan(ctx, args[1:], stdout, stderr, getenv)
-	case "subscribe":
-		return runSubscribe(ctx, args[1:], stdout, stderr, getenv)
-	case "help", "-h", "-help", "--help":
-		if len(args) > 1 {
-			if fs := subcommandFlags(args[1], new(connFlags), stdout); fs != nil {
-				fs.Usage()
-				return exitOK
-			}
-			fmt.Fprintf(stderr, "respire: unknown command %q\n\n", args[1])
-			usage(stderr)
-			return exitUsage
-		}
+// invocation is one run of the program: its command line (without the
+// program name), standard streams and environment.
+type invocation struct {
+	line []string
+	// stdin is read by the interactive mode; terminal reports that it is
+	// a terminal, so the interactive mode prompts.
+	stdin    io.Reader
+	terminal bool
+	stdout   io.Writer
+	stderr   io.Writer
+	// getenv reads the environment (RESPIRE_PASSWORD).
+	getenv func(string) string
+}
+
+// run executes the command line of a and returns the exit code. The first
+// word that is not a connection flag or a flag's value names a subcommand
+// (demo, ping, do, scan, subscribe, help; matched exactly) or is a Redis
+// command sent like do's; without one, run starts the interactive mode.
+func run(ctx context.Context, a invocation) int {
+	stdout, stderr, getenv := a.stdout, a.stderr, a.getenv
+	i, afterDashes, err := findCommand(a.line)
+	if errors.Is(err, errHelp) {
 		usage(stdout)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "respire: unknown command %q\n\n", args[0])
-	usage(stderr)
-	return exitUsage
+	if err != nil {
+		fmt.Fprintf(stderr, "respire: %v\n", err)
+		fmt.Fprintln(stderr, "Run 'respire help' for usage.")
+		return exitUsage
+	}
+	if i < 0 {
+		return runInteractive(ctx, a)
+	}
+	name := a.line[i]
+	if _, sub := subcommands[name]; afterDashes || name == "" || (name != "help" && !sub) {
+		return runDo(ctx, "", a.line, stdout, stderr, getenv)
+	}
+	rest := append(append([]string{}, a.line[:i]...), a.line[i+1:]...)
+	switch name {
+	case "demo":
+		return runDemoCommand(ctx, rest, stdout, stderr, getenv)
+	case "ping":
+		return runPing(ctx, rest, stdout, stderr, getenv)
+	case "do":
+		return runDo(ctx, "do", rest, stdout, stderr, getenv)
+	case "scan":
+		return runScan(ctx, rest, stdout, stderr, getenv)
+	case "subscribe":
+		return runSubscribe(ctx, rest, stdout, stderr, getenv)
+	}
+	// help [COMMAND], ignoring connection flags
+	if j, _, _ := findCommand(rest); j >= 0 {
+		topic := rest[j]
+		if fs := subcommandFlags(topic, new(connFlags), stdout); fs != nil && topic != "" {
+			fs.Usage()
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "respire: unknown command %q\n\n", topic)
+		usage(stderr)
+		return exitUsage
+	}
+	usage(stdout)
+	return exitOK
 }
 
+// usageText is the program's help, printed by "respire help".
 const usageText = `respire is the command-line program of respire-go, a Redis client whose
 retry policy resends a command only when the failure was selected and the
 caller accepted that command's risk.
 
 Usage:
 
+	respire [flags]                      interactive mode: read commands, print replies
+	respire [flags] COMMAND [ARG...]     send a Redis command, print the reply like redis-cli
+	respire [flags] -- COMMAND [ARG...]  the same; COMMAND may look like a flag or a subcommand
 	respire demo [flags] [--topology T] [--primary-name N]
 	                                     show the retry policy at work with injected faults
 	                                     (T: standalone, sentinel or cluster)
 	respire ping [flags]                 send PING, print PONG and the round-trip time
-	respire do [flags] COMMAND [ARG...]  send any command, print the reply like redis-cli
+	respire do [flags] COMMAND [ARG...]  send any command (same as without do)
 	respire scan [flags] [--match P] [--count N] [--type T]
 	                                     print the keys SCAN returns, one per line
 	respire subscribe [flags] [--pattern] [--count N] CHANNEL...
 	                                     print messages until interrupted
 	respire help [COMMAND]               print this help, or a command's flags
 
-Connection flags (every command):
+Connection flags (every command; before or after it; -- ends the flags):
 
-	--addr host:port   server address (default 127.0.0.1:6379; demo: embedded server)
+	-h host            server host (default 127.0.0.1)
+	-p port            server port (default 6379)
+	--addr host:port   server address, instead of -h and -p
+	                   (default 127.0.0.1:6379; demo: embedded server)
+	-u URL             redis://[[user]:password@]host[:port][/db], rediss:// for TLS
+	                   (also redis+sentinel:// and redis+cluster://); not with the
+	                   address, user, password, database or TLS flags
 	--user name        ACL user name (default: the server's default user)
-	--password secret  password, or set RESPIRE_PASSWORD (never printed)
-	--db n             database index (default 0)
+	-a, --password pw  password; better: set RESPIRE_PASSWORD (never printed;
+	                   a password on the command line prints a warning)
+	--no-auth-warning  no warning about a password on the command line
+	-n, --db n         database index (default 0)
+	--tls              connect with TLS, verifying the server's certificate
 	--resp 2|3         protocol version (default: RESP3, falling back to RESP2)
 	--timeout d        dial and command timeout (default 5s)
+
+After COMMAND, a word that starts with "-" but is no flag (LRANGE k 0 -1)
+is an argument; put -- before arguments that are flags' names.
 
 Exit status: 0 on success, 1 when a command fails or a demo check fails,
 2 on a usage error.
 `
 
+// usage writes usageText to w.
 func usage(w io.Writer) { fmt.Fprint(w, usageText) }
 
-// subcommands maps each subcommand to its synopsis and --addr default.
+// subcommands maps each subcommand to its synopsis and --addr default;
+// "" is the interactive mode and the Redis command without do.
 var subcommands = map[string]struct{ synopsis, addr string }{
+	"":          {"respire [flags] [COMMAND [ARG...]]", defaultAddr},
 	"demo":      {"respire demo [flags] [--topology standalone|sentinel|cluster] [--primary-name name]", ""},
 	"ping":      {"respire ping [flags]", defaultAddr},
 	"do":        {"respire do [flags] COMMAND [ARG...]", defaultAddr},
@@ -122,104 +181,88 @@ func subcommandFlags(name string, f *connFlags, w io.Writer) *flag.FlagSet {
 	return f.flagSet(name, sc.addr, sc.synopsis, w)
 }
 
-// connFlags are the connection flags every subcommand takes.
-type connFlags struct {
-	addr     string
-	user     string
-	password string
-	db       int
-	resp     int
-	timeout  time.Duration
-}
-
-// flagSet returns a flag set named name with the connection flags bound to
-// f. addr is the --addr default.
-func (f *connFlags) flagSet(name, addr, synopsis string, w io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(w)
-	addrHelp := "server address `host:port`"
-	if addr == "" {
-		addrHelp = "run against the real server at `host:port` (127.0.0.1 only) through a fault proxy; with --topology sentinel or cluster, a comma-separated list of sentinels or seed nodes; default: an embedded server"
-	}
-	fs.StringVar(&f.addr, "addr", addr, addrHelp)
-	fs.StringVar(&f.user, "user", "", "ACL user `name` (default: the server's default user)")
-	// The default stays empty so that usage never shows a password taken
-	// from the environment.
-	fs.StringVar(&f.password, "password", "", "`password` for AUTH; or set "+passwordEnv+" (never printed)")
-	fs.IntVar(&f.db, "db", 0, "database `index`")
-	fs.IntVar(&f.resp, "resp", 0, "protocol `version` 2 or 3 (default: RESP3, falling back to RESP2)")
-	fs.DurationVar(&f.timeout, "timeout", defaultTimeout, "dial and command `timeout`")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: %s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// options validates the flags and returns the client options for addr.
-func (f *connFlags) options(getenv func(string) string) (respire.Options, error) {
-	if f.resp != 0 && f.resp != 2 && f.resp != 3 {
-		return respire.Options{}, fmt.Errorf("--resp must be 2 or 3, not %d", f.resp)
-	}
-	if f.timeout <= 0 {
-		return respire.Options{}, fmt.Errorf("--timeout must be positive, not %v", f.timeout)
-	}
-	if f.db < 0 {
-		return respire.Options{}, fmt.Errorf("--db must not be negative, not %d", f.db)
-	}
-	pw := f.password
-	if pw == "" && getenv != nil {
-		pw = getenv(passwordEnv)
-	}
-	return respire.Options{
-		Endpoints:      []string{f.addr},
-		Username:       f.user,
-		Password:       pw,
-		DB:             f.db,
-		Protocol:       f.resp,
-		DialTimeout:    f.timeout,
-		CommandTimeout: f.timeout,
-	}, nil
-}
-
 // parse parses args into a new flag set of the subcommand name, with the
-// flags extra adds; it returns the remaining arguments, or an exit code
-// when the caller should stop.
-func parse(name string, f *connFlags, args []string, stderr io.Writer, extra ...func(*flag.FlagSet)) ([]string, int, bool) {
+// flags extra adds; it returns the positional arguments, or an exit code
+// when the caller should stop. lenient is [parseArgs]'s. It warns on
+// stderr about a password on the command line.
+func parse(name string, f *connFlags, args []string, stderr io.Writer, lenient bool, extra ...func(*flag.FlagSet)) ([]string, int, bool) {
 	fs := subcommandFlags(name, f, stderr)
 	for _, add := range extra {
 		add(fs)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, exitOK, false // -h: the flag package printed the usage
-		}
+	rest, err := parseArgs(fs, args, lenient)
+	if errors.Is(err, errHelp) {
+		fs.SetOutput(stderr)
+		fs.Usage()
+		return nil, exitOK, false
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "respire: %v\n", err)
+		fmt.Fprintf(stderr, "Usage: %s (%s lists the flags)\n", subcommands[name].synopsis, strings.TrimSpace("respire help "+name))
 		return nil, exitUsage, false
 	}
-	return fs.Args(), 0, true
+	f.given = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
+	if f.passwordOnCommandLine() && !f.noAuthWarning {
+		fmt.Fprintln(stderr, passwordWarning)
+	}
+	return rest, 0, true
 }
 
 // connect validates the flags and connects.
-func connect(ctx context.Context, f *connFlags, getenv func(string) string, stderr io.Writer) (*respire.Client, int) {
+func connect(ctx context.Context, f *connFlags, getenv func(string) string, stderr io.Writer) (*respire.Client, respire.Options, int) {
 	opts, err := f.options(getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "respire: %v\n", err)
-		return nil, exitUsage
+		return nil, opts, exitUsage
 	}
 	c, err := respire.Connect(ctx, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "%v\n", err)
+		fmt.Fprintln(stderr, describeConnectError(err, opts))
 		if errors.Is(err, respire.ErrInvalidConfig) {
-			return nil, exitUsage
+			return nil, opts, exitUsage
 		}
-		return nil, exitFail
+		return nil, opts, exitFail
 	}
-	return c, exitOK
+	return c, opts, exitOK
 }
 
+// describeConnectError says what failed when Connect returned err: the
+// dial was refused, timed out or could not resolve the host, the server's
+// TLS certificate did not verify, or the server refused the credentials;
+// otherwise it is err's own text.
+func describeConnectError(err error, opts respire.Options) string {
+	where := strings.Join(opts.Endpoints, ",")
+	if opts.Sentinel != nil {
+		where = strings.Join(opts.Sentinel.Addrs, ",")
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Addr != nil && where == "" {
+		where = op.Addr.String()
+	}
+	var se *respire.ServerError
+	var dns *net.DNSError
+	var cv *tls.CertificateVerificationError
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Sprintf("respire: could not connect to %s: connection refused (is a server listening there?)", where)
+	case errors.As(err, &dns):
+		return fmt.Sprintf("respire: could not connect to %s: cannot resolve host %q: %v", where, dns.Name, dns.Err)
+	case errors.As(err, &cv):
+		return fmt.Sprintf("respire: could not connect to %s: the server's TLS certificate did not verify: %v", where, cv.Err)
+	case errors.As(err, &se) && se.IsAuth():
+		return fmt.Sprintf("respire: authentication failed at %s: %s", where, se.Message)
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return fmt.Sprintf("respire: could not connect to %s: no answer within %v", where, opts.DialTimeout)
+	}
+	return err.Error()
+}
+
+// runPing connects, sends PING and prints the reply and its round trip.
 func runPing(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	var f connFlags
-	rest, code, ok := parse("ping", &f, args, stderr)
+	rest, code, ok := parse("ping", &f, args, stderr, false)
 	if !ok {
 		return code
 	}
@@ -227,7 +270,7 @@ func runPing(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		fmt.Fprintf(stderr, "respire ping: unexpected arguments %q\n", rest)
 		return exitUsage
 	}
-	c, code := connect(ctx, &f, getenv, stderr)
+	c, _, code := connect(ctx, &f, getenv, stderr)
 	if c == nil {
 		return code
 	}
@@ -248,33 +291,46 @@ func runPing(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	return exitOK
 }
 
-func runDo(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+// runDo sends the Redis command in args (flags may come before and after
+// it) and prints the reply. name is the subcommand ("do", or "" without).
+func runDo(ctx context.Context, name string, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	var f connFlags
-	rest, code, ok := parse("do", &f, args, stderr)
+	rest, code, ok := parse(name, &f, args, stderr, true)
 	if !ok {
 		return code
 	}
 	if len(rest) == 0 || strings.TrimSpace(rest[0]) == "" {
-		fmt.Fprintln(stderr, "respire do: missing COMMAND")
-		fmt.Fprintln(stderr, "Usage: respire do [flags] COMMAND [ARG...]")
+		fmt.Fprintln(stderr, "respire: missing COMMAND")
+		fmt.Fprintln(stderr, "Usage: respire [do] [flags] COMMAND [ARG...]")
 		return exitUsage
 	}
-	c, code := connect(ctx, &f, getenv, stderr)
+	c, _, code := connect(ctx, &f, getenv, stderr)
 	if c == nil {
 		return code
 	}
 	defer c.Close()
-	cmdArgs := make([]any, len(rest)-1)
-	for i, a := range rest[1:] {
-		cmdArgs[i] = a
-	}
-	r, err := c.Do(ctx, respire.NewCommand(rest[0]), cmdArgs...)
+	reply, err := send(ctx, c, rest)
 	if err != nil {
 		printError(stderr, err)
 		return exitFail
 	}
-	io.WriteString(stdout, formatReply(r.Value()))
+	io.WriteString(stdout, reply)
 	return exitOK
+}
+
+// send sends the command args[0] with the arguments args[1:] through
+// [respire.Client.Do] with a descriptor from [respire.NewCommand] (never
+// retried) and returns the reply formatted by [formatReply].
+func send(ctx context.Context, c *respire.Client, args []string) (string, error) {
+	cmdArgs := make([]any, len(args)-1)
+	for i, a := range args[1:] {
+		cmdArgs[i] = a
+	}
+	r, err := c.Do(ctx, respire.NewCommand(args[0]), cmdArgs...)
+	if err != nil {
+		return "", err
+	}
+	return formatReply(r.Value()), nil
 }
 
 // failed prints err and returns its exit code: usage for an argument the
@@ -288,8 +344,14 @@ func failed(w io.Writer, err error) int {
 }
 
 // printError writes err like redis-cli: "(error) ERR ..." for an error
-// reply, the client's error text otherwise.
+// reply, where a dial was refused for a refused dial, the client's error
+// text otherwise.
 func printError(w io.Writer, err error) {
+	var op *net.OpError
+	if errors.Is(err, syscall.ECONNREFUSED) && errors.As(err, &op) && op.Addr != nil {
+		fmt.Fprintf(w, "respire: could not connect to %s: connection refused\n", op.Addr)
+		return
+	}
 	var se *respire.ServerError
 	if errors.As(err, &se) && !errors.Is(err, respire.ErrConnectionLost) {
 		fmt.Fprintf(w, "(error) %s\n", se.Message)

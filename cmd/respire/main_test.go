@@ -9,19 +9,32 @@ import (
 	"go.uber.org/goleak"
 )
 
+// TestMain checks that no test leaks a goroutine.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// runCLI runs the command line args with env as the environment and
-// returns the exit code and what was written to stdout and stderr.
+// runCLI runs the command line args with env as the environment and an
+// empty standard input, and returns the exit code and what was written to
+// stdout and stderr.
 func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runCLIInput(t, env, "", false, args...)
+}
+
+// runCLIInput is [runCLI] with stdin as the standard input, a terminal
+// when terminal is set.
+func runCLIInput(t *testing.T, env map[string]string, stdin string, terminal bool, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), args, &out, &errb, func(k string) string { return env[k] })
+	code = run(context.Background(), invocation{
+		line: args, stdin: strings.NewReader(stdin), terminal: terminal,
+		stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] },
+	})
 	return code, out.String(), errb.String()
 }
 
+// TestUsage: help, usage errors and their exit codes.
 func TestUsage(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -30,14 +43,16 @@ func TestUsage(t *testing.T) {
 		wantOut  string // substring of stdout ("" : stdout must be empty)
 		wantErr  string // substring of stderr ("" : stderr must be empty)
 	}{
-		{name: "no arguments", args: nil, wantCode: exitUsage, wantErr: "Usage:"},
 		{name: "help", args: []string{"help"}, wantCode: exitOK, wantOut: "respire demo [flags]"},
 		{name: "--help", args: []string{"--help"}, wantCode: exitOK, wantOut: "Usage:"},
 		{name: "help of a command", args: []string{"help", "do"}, wantCode: exitOK, wantOut: "Usage: respire do [flags] COMMAND [ARG...]"},
+		{name: "help after flags", args: []string{"-p", "1", "help", "scan"}, wantCode: exitOK, wantOut: "Usage: respire scan"},
+		{name: "help of a command after flags", args: []string{"help", "-n", "1", "ping"}, wantCode: exitOK, wantOut: "Usage: respire ping"},
+		{name: "empty command", args: []string{""}, wantCode: exitUsage, wantErr: "missing COMMAND"},
 		{name: "help of an unknown command", args: []string{"help", "nope"}, wantCode: exitUsage, wantErr: `unknown command "nope"`},
-		{name: "unknown command", args: []string{"frobnicate"}, wantCode: exitUsage, wantErr: `respire: unknown command "frobnicate"`},
 		{name: "unknown flag", args: []string{"ping", "--nope"}, wantCode: exitUsage, wantErr: "flag provided but not defined: -nope"},
-		{name: "-h of a command", args: []string{"ping", "-h"}, wantCode: exitOK, wantErr: "Usage: respire ping [flags]"},
+		{name: "--help of a command", args: []string{"ping", "--help"}, wantCode: exitOK, wantErr: "Usage: respire ping [flags]"},
+		{name: "-help of a command", args: []string{"scan", "-help"}, wantCode: exitOK, wantErr: "-match pattern"},
 		{name: "do without a command", args: []string{"do"}, wantCode: exitUsage, wantErr: "missing COMMAND"},
 		{name: "ping with arguments", args: []string{"ping", "extra"}, wantCode: exitUsage, wantErr: "unexpected arguments"},
 		{name: "demo with arguments", args: []string{"demo", "extra"}, wantCode: exitUsage, wantErr: "unexpected arguments"},
@@ -71,9 +86,11 @@ func TestUsage(t *testing.T) {
 	}
 }
 
+// TestUsageNeverShowsPassword: help and usage errors never print a
+// password from the environment.
 func TestUsageNeverShowsPassword(t *testing.T) {
 	env := map[string]string{passwordEnv: "s3cret-from-env"}
-	for _, args := range [][]string{{"help", "ping"}, {"ping", "-h"}, {"ping", "--resp", "9"}} {
+	for _, args := range [][]string{{"help", "ping"}, {"ping", "--help"}, {"ping", "--resp", "9"}, {"--help"}} {
 		_, out, errs := runCLI(t, env, args...)
 		if strings.Contains(out+errs, "s3cret") {
 			t.Errorf("%q printed the password:\n%s%s", args, out, errs)

@@ -14,7 +14,7 @@ import (
 func runScan(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	var f connFlags
 	var opts respire.ScanOptions
-	rest, code, ok := parse("scan", &f, args, stderr, func(fs *flag.FlagSet) {
+	rest, code, ok := parse("scan", &f, args, stderr, false, func(fs *flag.FlagSet) {
 		fs.StringVar(&opts.Match, "match", "", "only keys matching the glob `pattern`")
 		fs.Int64Var(&opts.Count, "count", 0, "keys the server examines per page, a `hint` (default: the server's)")
 		fs.StringVar(&opts.Type, "type", "", "only keys of this `type` (string, list, hash, ...)")
@@ -26,7 +26,7 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		fmt.Fprintf(stderr, "respire scan: unexpected arguments %q\n", rest)
 		return exitUsage
 	}
-	c, code := connect(ctx, &f, getenv, stderr)
+	c, _, code := connect(ctx, &f, getenv, stderr)
 	if c == nil {
 		return code
 	}

@@ -14,7 +14,7 @@ func runSubscribe(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	var f connFlags
 	var count int
 	var pattern bool
-	channels, code, ok := parse("subscribe", &f, args, stderr, func(fs *flag.FlagSet) {
+	channels, code, ok := parse("subscribe", &f, args, stderr, false, func(fs *flag.FlagSet) {
 		fs.IntVar(&count, "count", 0, "exit after `n` messages (default: until interrupted)")
 		fs.BoolVar(&pattern, "pattern", false, "the arguments are glob patterns (PSUBSCRIBE)")
 	})
@@ -25,7 +25,7 @@ func runSubscribe(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		fmt.Fprintln(stderr, "respire subscribe: want one or more channels and a --count of 0 or more")
 		return exitUsage
 	}
-	c, code := connect(ctx, &f, getenv, stderr)
+	c, _, code := connect(ctx, &f, getenv, stderr)
 	if c == nil {
 		return code
 	}
