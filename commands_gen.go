@@ -2,7 +2,9 @@
 
 package respire
 
-import "context"
+import (
+	"context"
+)
 
 // HDel removes fields from the hash at key and returns how many existed.
 // No fields fails with [ErrInvalidArgument] before anything is sent.
@@ -324,14 +326,14 @@ func (b *Batch) LRem(key string, count int64, value string) Future[int64] {
 	return enqueue(b, b.c.cmdLRem(key, count, value))
 }
 
-// LSet queues the command of [Client.LSet]; its Future holds what that
-// method returns.
+// LSet queues the command of [Client.LSet]; its Future holds the
+// member's result as a struct{}.
 func (b *Batch) LSet(key string, index int64, value string) Future[struct{}] {
 	return enqueue(b, b.c.cmdLSet(key, index, value))
 }
 
-// LTrim queues the command of [Client.LTrim]; its Future holds what that
-// method returns.
+// LTrim queues the command of [Client.LTrim]; its Future holds the
+// member's result as a struct{}.
 func (b *Batch) LTrim(key string, start, stop int64) Future[struct{}] {
 	return enqueue(b, b.c.cmdLTrim(key, start, stop))
 }

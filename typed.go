@@ -75,6 +75,15 @@ func replyView(f *wire.Frame) resp.Value {
 	return resp.Value{Type: resp.SimpleString}
 }
 
+// frameCmd is a cmd for a frame that a builder returned with err: the
+// error, when set, refuses the command before any I/O.
+func frameCmd[T any](f *wire.Frame, s *spec, err error, want wire.Want, conv func(resp.Value) (T, error)) cmd[T] {
+	if err != nil {
+		return cmd[T]{s: s, err: err}
+	}
+	return typedCmd(f, s, want, conv)
+}
+
 // enqueue queues x on b; its Future converts the member's reply as the
 // Client method does.
 func enqueue[T any](b *Batch, x cmd[T]) Future[T] {

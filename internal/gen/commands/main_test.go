@@ -80,3 +80,20 @@ func TestRender(t *testing.T) {
 		t.Errorf("a manual definition got a Client method or its directive leaked:\n%s", out)
 	}
 }
+
+// TestRenderImports: a signature naming another package (time.Duration)
+// imports it in the generated file.
+func TestRenderImports(t *testing.T) {
+	dir := t.TempDir()
+	src := "package respire\n\nimport \"time\"\n\n// Foo waits.\nfunc (c *Client) cmdFoo(key string, d time.Duration) cmd[[]time.Duration] { return cmd[[]time.Duration]{} }\n"
+	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := generate(dir, "out.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "import (\n\t\"context\"\n\t\"time\"\n)") {
+		t.Errorf("generated file does not import time:\n%s", out)
+	}
+}
