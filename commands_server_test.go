@@ -24,7 +24,7 @@ var _ = exclude(untypedCommands, map[string]string{
 })
 
 var _ = exclude(unbatchedCommands, map[string]string{
-	"HSCAN": "a cursor iterator: Client.HScan and Client.HScanPages follow each page's cursor to the next, which a batch cannot (its members are queued before any reply)",
+	"HSCAN": "a cursor iteration: use Client.HScan or Client.HScanPages, which follow each page's cursor on the server that holds it; a Batch member would be one page, and only SCAN has a page member (Batch.Scan)",
 })
 
 // Hash field expiration is Redis 7.4 (HGETDEL, HGETEX, HSETEX 8.0): the

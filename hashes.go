@@ -143,7 +143,7 @@ func (c *Client) cmdHMGet(key string, fields ...string) cmd[FieldValues] {
 // in order; found[i] reports whether fields[i] exists (values[i] is ""
 // when it does not), as with [Client.MGet]. No fields fails with
 // [ErrInvalidArgument] before anything is sent. Its retry category is
-// [ReadOnly].
+// [ReadOnly]. Its Batch member's Future holds both as a [FieldValues].
 func (c *Client) HMGet(ctx context.Context, key string, fields ...string) (values []string, found []bool, err error) {
 	v, err := call(ctx, c, c.cmdHMGet(key, fields...))
 	if err != nil {
@@ -359,6 +359,13 @@ func codesOf[T ~int64](v resp.Value) ([]T, error) {
 	return out, nil
 }
 
+// A definition whose signature names package time (time.Duration,
+// time.Time) is a defX builder, with its Client method and Batch member
+// written out beside it as go generate would write them:
+// internal/gen/commands writes only import "context", so a generated
+// method could not name those types. Once it imports what definitions
+// use, defX becomes cmdX and the two wrappers go.
+
 // HExpire sets the expiry of fields of the hash at key to ttl from now,
 // in whole seconds, where cond holds (HEXPIRE; Redis 7.4 or later), and
 // returns the outcome for each field in order. A zero ttl deletes the
@@ -378,8 +385,8 @@ func (b *Batch) HExpire(key string, ttl time.Duration, cond HExpireCondition, fi
 	return enqueue(b, b.c.defHExpire(key, ttl, cond, fields...))
 }
 
-// defHExpire defines [Client.HExpire] and [Batch.HExpire]. It is not a cmdX
-// definition because internal/gen/commands imports only context.
+// defHExpire defines [Client.HExpire] and its Batch member
+// (a defX: see the note above HExpire in hashes.go).
 func (c *Client) defHExpire(key string, ttl time.Duration, cond HExpireCondition, fields ...string) cmd[[]HExpireCode] {
 	if ttl < 0 || (ttl > 0 && ttl < time.Second) {
 		return invalidCmd[[]HExpireCode](specHEXPIRE, "ttl must be zero or at least 1s")
@@ -400,8 +407,8 @@ func (b *Batch) HPExpire(key string, ttl time.Duration, cond HExpireCondition, f
 	return enqueue(b, b.c.defHPExpire(key, ttl, cond, fields...))
 }
 
-// defHPExpire defines [Client.HPExpire] and [Batch.HPExpire]. It is not a cmdX
-// definition because internal/gen/commands imports only context.
+// defHPExpire defines [Client.HPExpire] and its Batch member
+// (a defX: see the note above HExpire in hashes.go).
 func (c *Client) defHPExpire(key string, ttl time.Duration, cond HExpireCondition, fields ...string) cmd[[]HExpireCode] {
 	if ttl < 0 || (ttl > 0 && ttl < time.Millisecond) {
 		return invalidCmd[[]HExpireCode](specHPEXPIRE, "ttl must be zero or at least 1ms")
@@ -425,8 +432,8 @@ func (b *Batch) HExpireAt(key string, tm time.Time, cond HExpireCondition, field
 	return enqueue(b, b.c.defHExpireAt(key, tm, cond, fields...))
 }
 
-// defHExpireAt defines [Client.HExpireAt] and [Batch.HExpireAt]. It is not a cmdX
-// definition because internal/gen/commands imports only context.
+// defHExpireAt defines [Client.HExpireAt] and its Batch member
+// (a defX: see the note above HExpire in hashes.go).
 func (c *Client) defHExpireAt(key string, tm time.Time, cond HExpireCondition, fields ...string) cmd[[]HExpireCode] {
 	if tm.IsZero() || tm.Unix() < 0 {
 		return invalidCmd[[]HExpireCode](specHEXPIREAT, "time must be after the Unix epoch")
@@ -446,8 +453,8 @@ func (b *Batch) HPExpireAt(key string, tm time.Time, cond HExpireCondition, fiel
 	return enqueue(b, b.c.defHPExpireAt(key, tm, cond, fields...))
 }
 
-// defHPExpireAt defines [Client.HPExpireAt] and [Batch.HPExpireAt]. It is not a cmdX
-// definition because internal/gen/commands imports only context.
+// defHPExpireAt defines [Client.HPExpireAt] and its Batch member
+// (a defX: see the note above HExpire in hashes.go).
 func (c *Client) defHPExpireAt(key string, tm time.Time, cond HExpireCondition, fields ...string) cmd[[]HExpireCode] {
 	if tm.IsZero() || tm.UnixMilli() < 0 {
 		return invalidCmd[[]HExpireCode](specHPEXPIREAT, "time must be after the Unix epoch")
@@ -493,8 +500,8 @@ func (b *Batch) HTTL(key string, fields ...string) Future[[]time.Duration] {
 	return enqueue(b, b.c.defHTTL(key, fields...))
 }
 
-// defHTTL defines [Client.HTTL] and [Batch.HTTL]. It is not a cmdX
-// definition because internal/gen/commands imports only context.
+// defHTTL defines [Client.HTTL] and its Batch member
+// (a defX: see the note above HExpire in hashes.go).
 func (c *Client) defHTTL(key string, fields ...string) cmd[[]time.Duration] {
 	return fieldsCmd(c, specHTTL, key, fields, httlSeconds)
 }
@@ -511,8 +518,8 @@ func (b *Batch) HPTTL(key string, fields ...string) Future[[]time.Duration] {
 	return enqueue(b, b.c.defHPTTL(key, fields...))
 }
 
-// defHPTTL defines [Client.HPTTL] and [Batch.HPTTL]. It is not a cmdX
-// definition because internal/gen/commands imports only context.
+// defHPTTL defines [Client.HPTTL] and its Batch member
+// (a defX: see the note above HExpire in hashes.go).
 func (c *Client) defHPTTL(key string, fields ...string) cmd[[]time.Duration] {
 	return fieldsCmd(c, specHPTTL, key, fields, httlMillis)
 }

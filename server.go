@@ -116,8 +116,8 @@ func (c *Client) Time(ctx context.Context) (time.Time, error) {
 // method returns.
 func (b *Batch) Time() Future[time.Time] { return enqueue(b, b.c.defTime()) }
 
-// defTime defines [Client.Time] and [Batch.Time]. It is not a cmdX
-// definition because internal/gen/commands imports only context.
+// defTime defines [Client.Time] and its Batch member
+// (a defX: see the note above HExpire in hashes.go).
 func (c *Client) defTime() cmd[time.Time] {
 	return typedCmd(c.newFrame(1, "TIME"), specTIME, wire.WantValue, timeOf)
 }
