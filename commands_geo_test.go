@@ -6,6 +6,8 @@ import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/respire-go/respire/internal/route"
 )
 
 // The geo commands excluded: the GEORADIUS family is deprecated.
@@ -332,5 +334,41 @@ func TestGeoSearchEncoding(t *testing.T) {
 				t.Errorf("sent %q; want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestGeoOnCluster: GEOSEARCHSTORE's two keys must share a slot (the
+// Client method and the Batch member refuse others before any I/O), and
+// MEMORY USAGE routes by its key, the third word.
+func TestGeoOnCluster(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	src, dst, other := keyPrefix(t)+"{g}src", keyPrefix(t)+"{g}dst", keyPrefix(t)+"{other}dst"
+	if route.Slot(other) == route.Slot(src) {
+		t.Fatal("test keys share a slot")
+	}
+	if _, err := c.GeoAdd(ctx, src, GeoAddOptions{}, palermo, catania); err != nil {
+		t.Fatal(err)
+	}
+	q := fromLonLat(GeoSearchQuery{Radius: 200, Unit: GeoKilometers})
+	if n, err := c.GeoSearchStore(ctx, dst, src, q, false); err != nil || n != 2 {
+		t.Errorf("GeoSearchStore in one slot = %d, %v; want 2", n, err)
+	}
+	if _, err := c.GeoSearchStore(ctx, other, src, q, false); !errors.Is(err, ErrCrossSlot) {
+		t.Errorf("GeoSearchStore across slots = %v; want ErrCrossSlot", err)
+	}
+	b := c.NewBatch()
+	b.GeoSearchStore(other, src, q, true)
+	if err := b.Execute(ctx); !errors.Is(err, ErrCrossSlot) {
+		t.Errorf("batch GeoSearchStore across slots = %v; want ErrCrossSlot", err)
+	}
+	for _, k := range []string{src, other + "x"} {
+		n, err := c.MemoryUsage(ctx, k, MemoryUsageOptions{})
+		if k == src && (err != nil || n <= 0) {
+			t.Errorf("MemoryUsage(%s) = %d, %v; want bytes", k, n, err)
+		}
+		if k != src && !errors.Is(err, ErrNil) {
+			t.Errorf("MemoryUsage(missing) = %d, %v; want ErrNil", n, err)
+		}
 	}
 }
