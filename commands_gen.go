@@ -4,7 +4,133 @@ package respire
 
 import (
 	"context"
+	"time"
 )
+
+// DBSize returns the number of keys in the selected database (DBSIZE).
+// On a Cluster client it sums the counts of every primary; a Batch
+// member, like every keyless member, runs on one node and counts only
+// that node's keys. Its retry category is ReadOnly.
+func (c *Client) DBSize(ctx context.Context) (int64, error) {
+	return call(ctx, c, c.cmdDBSize())
+}
+
+// DBSize queues the command of [Client.DBSize]; its Future holds what that
+// method returns.
+func (b *Batch) DBSize() Future[int64] {
+	return enqueue(b, b.c.cmdDBSize())
+}
+
+// Echo queues the command of [Client.Echo]; its Future holds the
+// member's result as a string.
+func (b *Batch) Echo(message string) Future[string] {
+	return enqueue(b, b.c.cmdEcho(message))
+}
+
+// GeoAdd adds members with their positions to the geospatial index (a
+// sorted set) at key, or moves existing ones (GEOADD), and returns how
+// many were added (or changed, with opt.Changed). No members, a position
+// outside [GeoLongitudeMax] and [GeoLatitudeMax] (NaN included) or an
+// undefined condition fail with [ErrInvalidArgument] before anything is
+// sent. Its retry category is WriteAccumulating, the catalog's: a resend
+// moves the members again and counts none of them as added.
+func (c *Client) GeoAdd(ctx context.Context, key string, opt GeoAddOptions, members ...GeoMember) (int64, error) {
+	return call(ctx, c, c.cmdGeoAdd(key, opt, members...))
+}
+
+// GeoAdd queues the command of [Client.GeoAdd]; its Future holds what that
+// method returns.
+func (b *Batch) GeoAdd(key string, opt GeoAddOptions, members ...GeoMember) Future[int64] {
+	return enqueue(b, b.c.cmdGeoAdd(key, opt, members...))
+}
+
+// GeoDist returns the distance between member1 and member2 of the
+// geospatial index at key in unit (GEODIST), or [ErrNil] when either is
+// missing. An undefined unit fails with [ErrInvalidArgument]. Its retry
+// category is ReadOnly.
+func (c *Client) GeoDist(ctx context.Context, key, member1, member2 string, unit GeoUnit) (float64, error) {
+	return call(ctx, c, c.cmdGeoDist(key, member1, member2, unit))
+}
+
+// GeoDist queues the command of [Client.GeoDist]; its Future holds what that
+// method returns.
+func (b *Batch) GeoDist(key, member1, member2 string, unit GeoUnit) Future[float64] {
+	return enqueue(b, b.c.cmdGeoDist(key, member1, member2, unit))
+}
+
+// GeoHash returns the 11-character geohash of each member of the
+// geospatial index at key, in order (GEOHASH); a missing member's is "".
+// Its retry category is ReadOnly.
+func (c *Client) GeoHash(ctx context.Context, key string, members ...string) ([]string, error) {
+	return call(ctx, c, c.cmdGeoHash(key, members...))
+}
+
+// GeoHash queues the command of [Client.GeoHash]; its Future holds what that
+// method returns.
+func (b *Batch) GeoHash(key string, members ...string) Future[[]string] {
+	return enqueue(b, b.c.cmdGeoHash(key, members...))
+}
+
+// GeoPos returns the position of each member of the geospatial index at
+// key, in order (GEOPOS); a missing member's is nil. Its retry category
+// is ReadOnly.
+func (c *Client) GeoPos(ctx context.Context, key string, members ...string) ([]*GeoPos, error) {
+	return call(ctx, c, c.cmdGeoPos(key, members...))
+}
+
+// GeoPos queues the command of [Client.GeoPos]; its Future holds what that
+// method returns.
+func (b *Batch) GeoPos(key string, members ...string) Future[[]*GeoPos] {
+	return enqueue(b, b.c.cmdGeoPos(key, members...))
+}
+
+// GeoSearch returns the members of the geospatial index at key inside
+// the area of q (GEOSEARCH; Redis 6.2 or later). An invalid query (no
+// shape or two, a negative Count, Any without Count, a center out of
+// range, an undefined unit or order) fails with [ErrInvalidArgument]
+// before anything is sent; a missing center member is the server's
+// error. Its retry category is ReadOnly.
+func (c *Client) GeoSearch(ctx context.Context, key string, q GeoSearchQuery) ([]string, error) {
+	return call(ctx, c, c.cmdGeoSearch(key, q))
+}
+
+// GeoSearch queues the command of [Client.GeoSearch]; its Future holds what that
+// method returns.
+func (b *Batch) GeoSearch(key string, q GeoSearchQuery) Future[[]string] {
+	return enqueue(b, b.c.cmdGeoSearch(key, q))
+}
+
+// GeoSearchLocations is [Client.GeoSearch] returning, for each member,
+// what with asks for: its position, distance from the center and
+// geohash (GEOSEARCH ... WITHCOORD WITHDIST WITHHASH). Its retry
+// category is ReadOnly.
+func (c *Client) GeoSearchLocations(ctx context.Context, key string, q GeoSearchQuery, with GeoWith) ([]GeoLocation, error) {
+	return call(ctx, c, c.cmdGeoSearchLocations(key, q, with))
+}
+
+// GeoSearchLocations queues the command of [Client.GeoSearchLocations]; its Future holds what that
+// method returns.
+func (b *Batch) GeoSearchLocations(key string, q GeoSearchQuery, with GeoWith) Future[[]GeoLocation] {
+	return enqueue(b, b.c.cmdGeoSearchLocations(key, q, with))
+}
+
+// GeoSearchStore stores the members of the geospatial index at source
+// inside the area of q in the sorted set destination, replacing it, and
+// returns how many it stored (GEOSEARCHSTORE; Redis 6.2 or later). With
+// storeDist the scores are the distances from the center in q's unit
+// (STOREDIST) rather than the geohashes, so destination is no longer a
+// geospatial index. On a Cluster client both keys must share a slot. An
+// invalid query fails as in [Client.GeoSearch]. Its retry category is
+// WriteAccumulating, the catalog's.
+func (c *Client) GeoSearchStore(ctx context.Context, destination, source string, q GeoSearchQuery, storeDist bool) (int64, error) {
+	return call(ctx, c, c.cmdGeoSearchStore(destination, source, q, storeDist))
+}
+
+// GeoSearchStore queues the command of [Client.GeoSearchStore]; its Future holds what that
+// method returns.
+func (b *Batch) GeoSearchStore(destination, source string, q GeoSearchQuery, storeDist bool) Future[int64] {
+	return enqueue(b, b.c.cmdGeoSearchStore(destination, source, q, storeDist))
+}
 
 // HDel removes fields from the hash at key and returns how many existed.
 // No fields fails with [ErrInvalidArgument] before anything is sent.
@@ -30,6 +156,57 @@ func (b *Batch) HExists(key, field string) Future[bool] {
 	return enqueue(b, b.c.cmdHExists(key, field))
 }
 
+// HExpire sets the expiry of fields of the hash at key to ttl from now,
+// in whole seconds, where cond holds (HEXPIRE; Redis 7.4 or later), and
+// returns the outcome for each field in order. A zero ttl deletes the
+// fields. No fields, a negative ttl or one below 1s but not zero (use
+// [Client.HPExpire]), or an undefined condition fail with
+// [ErrInvalidArgument] before anything is sent. Its retry category is
+// WriteAccumulating, the catalog's: a resend restarts the countdown and
+// may report [HExpireNotSet] or [HExpireNoField] for what the first
+// attempt did.
+func (c *Client) HExpire(ctx context.Context, key string, ttl time.Duration, cond HExpireCondition, fields ...string) ([]HExpireCode, error) {
+	return call(ctx, c, c.cmdHExpire(key, ttl, cond, fields...))
+}
+
+// HExpire queues the command of [Client.HExpire]; its Future holds what that
+// method returns.
+func (b *Batch) HExpire(key string, ttl time.Duration, cond HExpireCondition, fields ...string) Future[[]HExpireCode] {
+	return enqueue(b, b.c.cmdHExpire(key, ttl, cond, fields...))
+}
+
+// HExpireAt makes fields of the hash at key expire at tm, truncated to
+// the second, where cond holds (HEXPIREAT, in Unix seconds), and returns
+// the outcome for each field in order; a time in the past deletes them.
+// No fields, the zero time, a time before the Unix epoch or an undefined
+// condition fail with [ErrInvalidArgument]. Its retry category is
+// WriteAccumulating, the catalog's.
+func (c *Client) HExpireAt(ctx context.Context, key string, tm time.Time, cond HExpireCondition, fields ...string) ([]HExpireCode, error) {
+	return call(ctx, c, c.cmdHExpireAt(key, tm, cond, fields...))
+}
+
+// HExpireAt queues the command of [Client.HExpireAt]; its Future holds what that
+// method returns.
+func (b *Batch) HExpireAt(key string, tm time.Time, cond HExpireCondition, fields ...string) Future[[]HExpireCode] {
+	return enqueue(b, b.c.cmdHExpireAt(key, tm, cond, fields...))
+}
+
+// HExpireTime returns the Unix time in seconds at which each of fields
+// of the hash at key expires, in order (HEXPIRETIME; Redis 7.4 or
+// later), or [HExpireTimeNoField] for a field (or key) that does not
+// exist and [HExpireTimeNone] for a field without an expiry: convert the
+// others with [time.Unix]. No fields fails with [ErrInvalidArgument]. Its
+// retry category is ReadOnly.
+func (c *Client) HExpireTime(ctx context.Context, key string, fields ...string) ([]int64, error) {
+	return call(ctx, c, c.cmdHExpireTime(key, fields...))
+}
+
+// HExpireTime queues the command of [Client.HExpireTime]; its Future holds what that
+// method returns.
+func (b *Batch) HExpireTime(key string, fields ...string) Future[[]int64] {
+	return enqueue(b, b.c.cmdHExpireTime(key, fields...))
+}
+
 // HGet returns the value of field in the hash at key, or [ErrNil].
 func (c *Client) HGet(ctx context.Context, key, field string) (string, error) {
 	return call(ctx, c, c.cmdHGet(key, field))
@@ -51,6 +228,37 @@ func (c *Client) HGetAll(ctx context.Context, key string) (map[string]string, er
 // method returns.
 func (b *Batch) HGetAll(key string) Future[map[string]string] {
 	return enqueue(b, b.c.cmdHGetAll(key))
+}
+
+// HGetDel returns the values of fields of the hash at key and deletes
+// the fields (HGETDEL; Redis 8.0 or later), deleting the key when no
+// field is left. No fields fails with [ErrInvalidArgument]. Its retry
+// category is WriteAccumulating, the catalog's: a resend finds the
+// fields gone, so the values the first attempt read are lost.
+func (c *Client) HGetDel(ctx context.Context, key string, fields ...string) (FieldValues, error) {
+	return call(ctx, c, c.cmdHGetDel(key, fields...))
+}
+
+// HGetDel queues the command of [Client.HGetDel]; its Future holds what that
+// method returns.
+func (b *Batch) HGetDel(key string, fields ...string) Future[FieldValues] {
+	return enqueue(b, b.c.cmdHGetDel(key, fields...))
+}
+
+// HGetEx returns the values of fields of the hash at key and changes
+// their expiry as opt says (HGETEX; Redis 8.0 or later). No fields or
+// contradictory options (more than one set, a TTL below 1ms, an ExpireAt
+// not after the epoch) fail with [ErrInvalidArgument] before anything is
+// sent. Its retry category is WriteAccumulating, the catalog's: a resent
+// relative TTL restarts the countdown.
+func (c *Client) HGetEx(ctx context.Context, key string, opt HGetExOptions, fields ...string) (FieldValues, error) {
+	return call(ctx, c, c.cmdHGetEx(key, opt, fields...))
+}
+
+// HGetEx queues the command of [Client.HGetEx]; its Future holds what that
+// method returns.
+func (b *Batch) HGetEx(key string, opt HGetExOptions, fields ...string) Future[FieldValues] {
+	return enqueue(b, b.c.cmdHGetEx(key, opt, fields...))
 }
 
 // HIncrBy adds delta to the integer value of field in the hash at key (a
@@ -106,6 +314,77 @@ func (b *Batch) HLen(key string) Future[int64] {
 	return enqueue(b, b.c.cmdHLen(key))
 }
 
+// HMGet queues the command of [Client.HMGet]; its Future holds the
+// member's result as a FieldValues.
+func (b *Batch) HMGet(key string, fields ...string) Future[FieldValues] {
+	return enqueue(b, b.c.cmdHMGet(key, fields...))
+}
+
+// HPExpire is [Client.HExpire] in milliseconds (HPEXPIRE): ttl is
+// truncated to the millisecond, and a ttl below 1ms but not zero fails
+// with [ErrInvalidArgument]. Its retry category is WriteAccumulating.
+func (c *Client) HPExpire(ctx context.Context, key string, ttl time.Duration, cond HExpireCondition, fields ...string) ([]HExpireCode, error) {
+	return call(ctx, c, c.cmdHPExpire(key, ttl, cond, fields...))
+}
+
+// HPExpire queues the command of [Client.HPExpire]; its Future holds what that
+// method returns.
+func (b *Batch) HPExpire(key string, ttl time.Duration, cond HExpireCondition, fields ...string) Future[[]HExpireCode] {
+	return enqueue(b, b.c.cmdHPExpire(key, ttl, cond, fields...))
+}
+
+// HPExpireAt is [Client.HExpireAt] in milliseconds (HPEXPIREAT). Its
+// retry category is WriteAccumulating.
+func (c *Client) HPExpireAt(ctx context.Context, key string, tm time.Time, cond HExpireCondition, fields ...string) ([]HExpireCode, error) {
+	return call(ctx, c, c.cmdHPExpireAt(key, tm, cond, fields...))
+}
+
+// HPExpireAt queues the command of [Client.HPExpireAt]; its Future holds what that
+// method returns.
+func (b *Batch) HPExpireAt(key string, tm time.Time, cond HExpireCondition, fields ...string) Future[[]HExpireCode] {
+	return enqueue(b, b.c.cmdHPExpireAt(key, tm, cond, fields...))
+}
+
+// HPExpireTime is [Client.HExpireTime] in Unix milliseconds
+// (HPEXPIRETIME; convert with [time.UnixMilli]), with the same special
+// values. Its retry category is ReadOnly.
+func (c *Client) HPExpireTime(ctx context.Context, key string, fields ...string) ([]int64, error) {
+	return call(ctx, c, c.cmdHPExpireTime(key, fields...))
+}
+
+// HPExpireTime queues the command of [Client.HPExpireTime]; its Future holds what that
+// method returns.
+func (b *Batch) HPExpireTime(key string, fields ...string) Future[[]int64] {
+	return enqueue(b, b.c.cmdHPExpireTime(key, fields...))
+}
+
+// HPTTL is [Client.HTTL] in milliseconds (HPTTL), with the same
+// [TTLMissing] and [TTLPersistent]. Its retry category is ReadOnly.
+func (c *Client) HPTTL(ctx context.Context, key string, fields ...string) ([]time.Duration, error) {
+	return call(ctx, c, c.cmdHPTTL(key, fields...))
+}
+
+// HPTTL queues the command of [Client.HPTTL]; its Future holds what that
+// method returns.
+func (b *Batch) HPTTL(key string, fields ...string) Future[[]time.Duration] {
+	return enqueue(b, b.c.cmdHPTTL(key, fields...))
+}
+
+// HPersist removes the expiry of fields of the hash at key and returns
+// the outcome for each field in order (HPERSIST; Redis 7.4 or later). No
+// fields fails with [ErrInvalidArgument]. Its retry category is
+// WriteAccumulating, the catalog's: a resend reports [HPersistNoExpiry]
+// for an expiry the first attempt removed.
+func (c *Client) HPersist(ctx context.Context, key string, fields ...string) ([]HPersistCode, error) {
+	return call(ctx, c, c.cmdHPersist(key, fields...))
+}
+
+// HPersist queues the command of [Client.HPersist]; its Future holds what that
+// method returns.
+func (b *Batch) HPersist(key string, fields ...string) Future[[]HPersistCode] {
+	return enqueue(b, b.c.cmdHPersist(key, fields...))
+}
+
 // HRandField returns random fields of the hash at key as a []string
 // (HRANDFIELD key count): with a positive count, up to count distinct
 // fields; with a negative count, exactly -count fields that may repeat.
@@ -131,6 +410,23 @@ func (c *Client) HSet(ctx context.Context, key string, pairs ...string) (int64, 
 // method returns.
 func (b *Batch) HSet(key string, pairs ...string) Future[int64] {
 	return enqueue(b, b.c.cmdHSet(key, pairs...))
+}
+
+// HSetEx sets fields of the hash at key, with an expiry as opt says
+// (HSETEX; Redis 8.0 or later); pairs alternate fields and values. It
+// reports whether it set them: all are set, or none when opt.Condition
+// did not hold. No pairs, an odd count, an undefined condition or
+// contradictory options fail with [ErrInvalidArgument] before anything
+// is sent. Its retry category is WriteAccumulating, the catalog's: a
+// resent condition re-checks fields the first attempt set.
+func (c *Client) HSetEx(ctx context.Context, key string, opt HSetExOptions, pairs ...string) (bool, error) {
+	return call(ctx, c, c.cmdHSetEx(key, opt, pairs...))
+}
+
+// HSetEx queues the command of [Client.HSetEx]; its Future holds what that
+// method returns.
+func (b *Batch) HSetEx(key string, opt HSetExOptions, pairs ...string) Future[bool] {
+	return enqueue(b, b.c.cmdHSetEx(key, opt, pairs...))
 }
 
 // HSetNX sets field in the hash at key to value only if the field does
@@ -160,6 +456,22 @@ func (b *Batch) HStrLen(key, field string) Future[int64] {
 	return enqueue(b, b.c.cmdHStrLen(key, field))
 }
 
+// HTTL returns the remaining time to live of fields of the hash at key
+// in whole seconds, one per field in order (HTTL; Redis 7.4 or later):
+// [TTLMissing] for a field (or key) that does not exist and
+// [TTLPersistent] for a field without an expiry, as [Client.TTL] does
+// for keys. No fields fails with [ErrInvalidArgument]. Its retry
+// category is ReadOnly.
+func (c *Client) HTTL(ctx context.Context, key string, fields ...string) ([]time.Duration, error) {
+	return call(ctx, c, c.cmdHTTL(key, fields...))
+}
+
+// HTTL queues the command of [Client.HTTL]; its Future holds what that
+// method returns.
+func (b *Batch) HTTL(key string, fields ...string) Future[[]time.Duration] {
+	return enqueue(b, b.c.cmdHTTL(key, fields...))
+}
+
 // HVals returns the values of the hash at key as a []string, in the
 // order [Client.HKeys] returns their fields (empty when the key does not
 // exist). Its retry category is [ReadOnly].
@@ -171,6 +483,23 @@ func (c *Client) HVals(ctx context.Context, key string) ([]string, error) {
 // method returns.
 func (b *Batch) HVals(key string) Future[[]string] {
 	return enqueue(b, b.c.cmdHVals(key))
+}
+
+// Info returns the server's information and statistics (INFO), parsed
+// into sections. With no sections the server picks its default ones;
+// sections name others ("all", "everything", "commandstats", or several
+// at once on Redis 7.0 or later). An empty section name fails with
+// [ErrInvalidArgument] before anything is sent. On a Cluster client it
+// answers for one node. Its retry category is Connection: a resend reads
+// the statistics again, so they may have moved on.
+func (c *Client) Info(ctx context.Context, sections ...string) (Info, error) {
+	return call(ctx, c, c.cmdInfo(sections...))
+}
+
+// Info queues the command of [Client.Info]; its Future holds what that
+// method returns.
+func (b *Batch) Info(sections ...string) Future[Info] {
+	return enqueue(b, b.c.cmdInfo(sections...))
 }
 
 // LIndex returns the element at index of the list at key as a string
@@ -336,6 +665,27 @@ func (b *Batch) LSet(key string, index int64, value string) Future[struct{}] {
 // member's result as a struct{}.
 func (b *Batch) LTrim(key string, start, stop int64) Future[struct{}] {
 	return enqueue(b, b.c.cmdLTrim(key, start, stop))
+}
+
+// MemoryUsage returns how many bytes the key and its value take in
+// memory, estimated from samples of a collection (MEMORY USAGE), or
+// [ErrNil] when key does not exist. A negative Samples, or Samples with
+// SampleAll, fails with [ErrInvalidArgument] before anything is sent.
+// Its retry category is ReadOnly.
+func (c *Client) MemoryUsage(ctx context.Context, key string, opt MemoryUsageOptions) (int64, error) {
+	return call(ctx, c, c.cmdMemoryUsage(key, opt))
+}
+
+// MemoryUsage queues the command of [Client.MemoryUsage]; its Future holds what that
+// method returns.
+func (b *Batch) MemoryUsage(key string, opt MemoryUsageOptions) Future[int64] {
+	return enqueue(b, b.c.cmdMemoryUsage(key, opt))
+}
+
+// Ping queues the command of [Client.Ping]; its Future holds the
+// member's result as a struct{}.
+func (b *Batch) Ping() Future[struct{}] {
+	return enqueue(b, b.c.cmdPing())
 }
 
 // RPop removes and returns the last element of the list at key as a
@@ -610,6 +960,19 @@ func (c *Client) SUnionStore(ctx context.Context, dst string, keys ...string) (i
 // method returns.
 func (b *Batch) SUnionStore(dst string, keys ...string) Future[int64] {
 	return enqueue(b, b.c.cmdSUnionStore(dst, keys...))
+}
+
+// Time returns the server's clock (TIME), to the microsecond, in the
+// local time zone. On a Cluster client it answers for one node. Its
+// retry category is Connection: a resend reads the clock again, later.
+func (c *Client) Time(ctx context.Context) (time.Time, error) {
+	return call(ctx, c, c.cmdTime())
+}
+
+// Time queues the command of [Client.Time]; its Future holds what that
+// method returns.
+func (b *Batch) Time() Future[time.Time] {
+	return enqueue(b, b.c.cmdTime())
 }
 
 // ZAdd adds or updates members of the sorted set at key and returns how
