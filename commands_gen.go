@@ -370,8 +370,8 @@ func (b *Batch) XInfoGroups(key string) Future[[]XGroupInfo] {
 	return enqueue(b, b.c.cmdXInfoGroups(key))
 }
 
-// XInfoStream describes the stream at key (XINFO STREAM, without FULL;
-// send FULL with [Client.Do]). A missing key is a server error. Its retry
+// XInfoStream describes the stream at key (XINFO STREAM;
+// [Client.XInfoStreamFull] sends FULL). A missing key is a server error. Its retry
 // category is [ReadOnly].
 func (c *Client) XInfoStream(ctx context.Context, key string) (XStreamInfo, error) {
 	return call(ctx, c, c.cmdXInfoStream(key))
@@ -381,6 +381,22 @@ func (c *Client) XInfoStream(ctx context.Context, key string) (XStreamInfo, erro
 // method returns.
 func (b *Batch) XInfoStream(key string) Future[XStreamInfo] {
 	return enqueue(b, b.c.cmdXInfoStream(key))
+}
+
+// XInfoStreamFull describes the stream at key with its entries, pending
+// entries and consumers (XINFO STREAM FULL COUNT count): count > 0 limits
+// the entries and each pending list to count, 0 lists them all (which may
+// be slow on a large stream). A negative count fails with
+// [ErrInvalidArgument] before anything is sent; a missing key is a server
+// error. Its retry category is [ReadOnly].
+func (c *Client) XInfoStreamFull(ctx context.Context, key string, count int64) (XStreamFullInfo, error) {
+	return call(ctx, c, c.cmdXInfoStreamFull(key, count))
+}
+
+// XInfoStreamFull queues the command of [Client.XInfoStreamFull]; its Future holds what that
+// method returns.
+func (b *Batch) XInfoStreamFull(key string, count int64) Future[XStreamFullInfo] {
+	return enqueue(b, b.c.cmdXInfoStreamFull(key, count))
 }
 
 // XLen returns the number of entries in the stream at key.

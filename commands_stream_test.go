@@ -78,6 +78,26 @@ func timeless(v any) any {
 	case XStreamInfo:
 		x.RadixTreeKeys, x.RadixTreeNodes = 0, 0 // the server's layout
 		return x
+	case XStreamFullInfo:
+		x.RadixTreeKeys, x.RadixTreeNodes = 0, 0
+		x.Groups = slices.Clone(x.Groups)
+		for i := range x.Groups {
+			g := &x.Groups[i]
+			g.Pending = slices.Clone(g.Pending)
+			for j := range g.Pending {
+				g.Pending[j].DeliveryTime = time.Time{}
+			}
+			g.Consumers = slices.Clone(g.Consumers)
+			for j := range g.Consumers {
+				ci := &g.Consumers[j]
+				ci.SeenTime, ci.ActiveTime = time.Time{}, time.Time{}
+				ci.Pending = slices.Clone(ci.Pending)
+				for k := range ci.Pending {
+					ci.Pending[k].DeliveryTime = time.Time{}
+				}
+			}
+		}
+		return x
 	}
 	return v
 }
@@ -490,6 +510,38 @@ var streamCases = []streamCase{
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			return c.XInfoStream(ctx, k("missing"))
 		}},
+	{name: "XInfoStreamFull", setup: seedStream,
+		want: XStreamFullInfo{Length: 4, LastGeneratedID: "4-1", MaxDeletedEntryID: "0-0", EntriesAdded: 4,
+			RecordedFirstEntryID: "1-1", Entries: sm,
+			Groups: []XGroupFullInfo{{Name: "g", LastDeliveredID: "2-1", EntriesRead: 2, Lag: 2, PelCount: 2,
+				Pending: []XStreamPendingEntry{{ID: "1-1", Consumer: "c1", Deliveries: 1}, {ID: "2-1", Consumer: "c1", Deliveries: 1}},
+				Consumers: []XConsumerFullInfo{{Name: "c1", PelCount: 2,
+					Pending: []XStreamPendingEntry{{ID: "1-1", Consumer: "c1", Deliveries: 1}, {ID: "2-1", Consumer: "c1", Deliveries: 1}}}}}}},
+		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
+			v, err := c.XInfoStreamFull(ctx, k("s"), 0)
+			if err == nil && len(v.Groups) == 1 && len(v.Groups[0].Consumers) == 1 && len(v.Groups[0].Pending) == 2 {
+				// The times are the server's clock: recent, not zero.
+				for _, at := range []time.Time{v.Groups[0].Consumers[0].SeenTime, v.Groups[0].Pending[0].DeliveryTime} {
+					if d := time.Since(at); d < -time.Hour || d > time.Hour {
+						return v, errors.New("implausible time " + at.String())
+					}
+				}
+			}
+			return timeless(v), err
+		}},
+	{name: "XInfoStreamFullCount", setup: seedStream, want: []int{1, 1, 1, 2},
+		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
+			v, err := c.XInfoStreamFull(ctx, k("s"), 1)
+			if err != nil || len(v.Groups) != 1 || len(v.Groups[0].Consumers) != 1 {
+				return v, err
+			}
+			g := v.Groups[0]
+			return []int{len(v.Entries), len(g.Pending), len(g.Consumers[0].Pending), int(g.PelCount)}, nil
+		}},
+	{name: "XInfoStreamFullNegativeCount", wantErr: ErrInvalidArgument,
+		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
+			return c.XInfoStreamFull(ctx, k("s"), -1)
+		}},
 	{name: "XInfoGroups", setup: seedStream, want: []XGroupInfo{seededGroup},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			return c.XInfoGroups(ctx, k("s"))
@@ -897,6 +949,9 @@ var streamOps = []streamOp{
 	{"XInfoStream", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XInfoStream(ctx, k("s"))
 	}, func(b *Batch, k func(string) string) func() (any, error) { return result(b.XInfoStream(k("s"))) }},
+	{"XInfoStreamFull", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+		return c.XInfoStreamFull(ctx, k("s"), 5)
+	}, func(b *Batch, k func(string) string) func() (any, error) { return result(b.XInfoStreamFull(k("s"), 5)) }},
 	{"XCfgSet", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return noValue(c.XCfgSet(ctx, k("s"), XCfgOptions{Duration: time.Minute}))
 	}, func(b *Batch, k func(string) string) func() (any, error) {
@@ -950,7 +1005,7 @@ func TestStreamBatchMatchesClient(t *testing.T) {
 		}
 		// The sequence exercises replies, not just errors.
 		if want[0].err != nil || want[len(want)-2].err != nil {
-			t.Errorf("XRange = %v, XInfoStream = %v; want results", want[0].err, want[len(want)-2].err)
+			t.Errorf("XRange = %v, XInfoStreamFull = %v; want results", want[0].err, want[len(want)-2].err)
 		}
 	})
 }
@@ -1089,6 +1144,14 @@ func TestStreamReplyShapes(t *testing.T) {
 			"*1\r\n%6\r\n+name\r\n$1\r\ng\r\n+consumers\r\n:0\r\n+pending\r\n:0\r\n+last-delivered-id\r\n$3\r\n0-0\r\n+entries-read\r\n_\r\n+lag\r\n_\r\n",
 			func(ctx context.Context, c *Client) (any, error) { return c.XInfoGroups(ctx, "s") },
 			[]XGroupInfo{{Name: "g", LastDeliveredID: "0-0", EntriesRead: -1, Lag: -1}}},
+		{"XInfoStreamFullActiveTimeRESP3", 3, "XINFO",
+			"%2\r\n+length\r\n:0\r\n+groups\r\n*1\r\n%3\r\n+name\r\n$1\r\ng\r\n+pending\r\n*0\r\n+consumers\r\n*2\r\n" +
+				"%3\r\n+name\r\n$2\r\nc1\r\n+seen-time\r\n:1700000000000\r\n+active-time\r\n:1700000000500\r\n" +
+				"%3\r\n+name\r\n$2\r\nc2\r\n+seen-time\r\n:1700000000000\r\n+active-time\r\n:-1\r\n",
+			func(ctx context.Context, c *Client) (any, error) { return c.XInfoStreamFull(ctx, "s", 0) },
+			XStreamFullInfo{Groups: []XGroupFullInfo{{Name: "g", EntriesRead: -1, Lag: -1, Pending: []XStreamPendingEntry{}, Consumers: []XConsumerFullInfo{
+				{Name: "c1", SeenTime: time.UnixMilli(1700000000000), ActiveTime: time.UnixMilli(1700000000500), Pending: []XStreamPendingEntry{}},
+				{Name: "c2", SeenTime: time.UnixMilli(1700000000000), Pending: []XStreamPendingEntry{}}}}}}},
 		{"XPendingEmptyRESP3", 3, "XPENDING", "*4\r\n:0\r\n_\r\n_\r\n_\r\n",
 			func(ctx context.Context, c *Client) (any, error) { return c.XPending(ctx, "s", "g") }, XPendingSummary{}},
 		{"XReadRESP3Map", 3, "XREAD",
@@ -1151,5 +1214,79 @@ func TestStreamRetryCategories(t *testing.T) {
 	}
 	if specXREAD.cat != ReadOnly || specXREAD.desc.Category() != Never {
 		t.Errorf("XREAD without BLOCK: category %v (catalog %v); want the ReadOnly refinement of Never", specXREAD.cat, specXREAD.desc.Category())
+	}
+}
+
+// TestStreamBlockingReadStoppedByContext: a blocking XREAD whose context
+// ends while the server blocks returns a context error, and the client
+// goes on serving (the server was told to stop blocking).
+func TestStreamBlockingReadStoppedByContext(t *testing.T) {
+	forEachProtocol(t, Options{}, func(t *testing.T, c *Client) {
+		s := key(t, "s")
+		ctx, cancel := context.WithTimeout(testCtx(t), 50*time.Millisecond)
+		defer cancel()
+		_, err := c.XRead(ctx, XReadOptions{BlockForever: true}, s, "$")
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("XRead = %v; want a deadline error", err)
+		}
+		if _, err := c.XAdd(testCtx(t), s, XAddOptions{ID: "1-1"}, "a", "1"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.XReadGroup(testCtx(t), "g", "c", XReadGroupOptions{Block: time.Second}, s, ">")
+		if !errors.Is(err, &ServerError{Code: "NOGROUP"}) {
+			t.Errorf("XReadGroup without the group = %v, %v; want NOGROUP", got, err)
+		}
+	})
+}
+
+// TestStreamCluster: on a Cluster client the stream commands go to their
+// key's node: XGROUP and XINFO subcommands (the key after the
+// subcommand), XREAD and XREADGROUP (the keys after STREAMS, which must
+// share a slot), blocking or not, directly and in a batch.
+func TestStreamCluster(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	p := keyPrefix(t)
+	s, u, other := p+"{st}s", p+"{st}u", p+"{other}x"
+	t.Cleanup(func() { _, _ = c.Del(testCtx(t), s); _, _ = c.Del(testCtx(t), u); _, _ = c.Del(testCtx(t), other) })
+	for _, k := range []string{s, u, other} {
+		if _, err := c.XAdd(ctx, k, XAddOptions{ID: "1-1"}, "a", "1"); err != nil {
+			t.Fatalf("XAdd %s: %v", k, err)
+		}
+	}
+	if err := c.XGroupCreate(ctx, s, "g", "0", XGroupCreateOptions{}); err != nil {
+		t.Fatalf("XGroupCreate: %v", err)
+	}
+	m := []XMessage{{ID: "1-1", Fields: []string{"a", "1"}}}
+	got, err := c.XReadGroup(ctx, "g", "c1", XReadGroupOptions{}, s, ">")
+	if want := []XStream{{Stream: s, Messages: m}}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("XReadGroup = %v, %v; want %v", got, err, want)
+	}
+	got, err = c.XRead(ctx, XReadOptions{Block: 5 * time.Second}, s, "0", u, "0")
+	if want := []XStream{{Stream: s, Messages: m}, {Stream: u, Messages: m}}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("blocking XRead = %v, %v; want %v", got, err, want)
+	}
+	if _, err := c.XRead(ctx, XReadOptions{}, s, "0", other, "0"); !errors.Is(err, ErrCrossSlot) {
+		t.Errorf("XRead across slots = %v; want ErrCrossSlot", err)
+	}
+	b := c.NewBatch()
+	groups := b.XInfoGroups(s)
+	pending := b.XPending(s, "g")
+	read := b.XRead(XReadOptions{}, s, "0", u, "0")
+	info := b.XInfoStream(other)
+	if err := b.Execute(ctx); err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	if v, err := groups.Result(); err != nil || len(v) != 1 || v[0].Pending != 1 {
+		t.Errorf("XInfoGroups = %v, %v; want one group with one pending entry", v, err)
+	}
+	if v, err := pending.Result(); err != nil || v.Count != 1 {
+		t.Errorf("XPending = %v, %v; want one pending entry", v, err)
+	}
+	if v, err := read.Result(); err != nil || len(v) != 2 {
+		t.Errorf("XRead = %v, %v; want two streams", v, err)
+	}
+	if v, err := info.Result(); err != nil || v.Length != 1 {
+		t.Errorf("XInfoStream = %v, %v; want one entry", v, err)
 	}
 }

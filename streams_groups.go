@@ -820,8 +820,8 @@ type XStreamInfo struct {
 	FirstEntry, LastEntry *XMessage
 }
 
-// XInfoStream describes the stream at key (XINFO STREAM, without FULL;
-// send FULL with [Client.Do]). A missing key is a server error. Its retry
+// XInfoStream describes the stream at key (XINFO STREAM;
+// [Client.XInfoStreamFull] sends FULL). A missing key is a server error. Its retry
 // category is [ReadOnly].
 func (c *Client) cmdXInfoStream(key string) cmd[XStreamInfo] {
 	return subCmd(c, specXINFOSTREAM, wire.WantValue, xstreamInfoOf, key)
@@ -874,6 +874,247 @@ func optMessage(v resp.Value) (*XMessage, error) {
 		return nil, err
 	}
 	return &m, nil
+}
+
+// XStreamFullInfo is what XINFO STREAM FULL reports of a stream: its
+// entries and every group's pending entries and consumers.
+type XStreamFullInfo struct {
+	// Length, RadixTreeKeys, RadixTreeNodes, LastGeneratedID,
+	// MaxDeletedEntryID, EntriesAdded and RecordedFirstEntryID are as in
+	// [XStreamInfo].
+	Length                        int64
+	RadixTreeKeys, RadixTreeNodes int64
+	LastGeneratedID               string
+	MaxDeletedEntryID             string
+	EntriesAdded                  int64
+	RecordedFirstEntryID          string
+	// Entries are the stream's entries, from the first, as many as the
+	// call's count allows.
+	Entries []XMessage
+	// Groups are the consumer groups.
+	Groups []XGroupFullInfo
+}
+
+// XGroupFullInfo is one consumer group in an [XStreamFullInfo].
+type XGroupFullInfo struct {
+	Name            string
+	LastDeliveredID string
+	// EntriesRead and Lag are as in [XGroupInfo] (-1 when unknown).
+	EntriesRead, Lag int64
+	// PelCount is the number of pending entries, of which Pending lists
+	// as many as the call's count allows.
+	PelCount int64
+	Pending  []XStreamPendingEntry
+	// Consumers are the group's consumers.
+	Consumers []XConsumerFullInfo
+}
+
+// XConsumerFullInfo is one consumer in an [XGroupFullInfo].
+type XConsumerFullInfo struct {
+	Name string
+	// SeenTime is the consumer's last attempted interaction.
+	SeenTime time.Time
+	// ActiveTime is its last successful interaction (Redis 7.2+); zero
+	// when it had none or the server does not report it.
+	ActiveTime time.Time
+	// PelCount is the number of its pending entries, of which Pending
+	// lists as many as the call's count allows.
+	PelCount int64
+	Pending  []XStreamPendingEntry
+}
+
+// XStreamPendingEntry is one pending entry in an [XStreamFullInfo].
+type XStreamPendingEntry struct {
+	ID string
+	// Consumer owns the entry.
+	Consumer string
+	// DeliveryTime is when the entry was last delivered.
+	DeliveryTime time.Time
+	// Deliveries is how many times it was delivered.
+	Deliveries int64
+}
+
+// XInfoStreamFull describes the stream at key with its entries, pending
+// entries and consumers (XINFO STREAM FULL COUNT count): count > 0 limits
+// the entries and each pending list to count, 0 lists them all (which may
+// be slow on a large stream). A negative count fails with
+// [ErrInvalidArgument] before anything is sent; a missing key is a server
+// error. Its retry category is [ReadOnly].
+func (c *Client) cmdXInfoStreamFull(key string, count int64) cmd[XStreamFullInfo] {
+	if count < 0 {
+		return invalidCmd[XStreamFullInfo](specXINFOSTREAM, "count must not be negative")
+	}
+	f := c.newFrame(6, "XINFO")
+	arg(f, "STREAM")
+	arg(f, key)
+	arg(f, "FULL")
+	arg(f, "COUNT")
+	argInt(f, count)
+	return typedCmd(f, specXINFOSTREAM, wire.WantValue, xstreamFullInfoOf)
+}
+
+func xstreamFullInfoOf(v resp.Value) (XStreamFullInfo, error) {
+	var out XStreamFullInfo
+	if v.Type != resp.Map && v.Type != resp.Array {
+		return out, unexpected("map", v)
+	}
+	err := convPairs(v, func(k []byte, val resp.Value) error {
+		var err error
+		switch string(k) {
+		case "length":
+			out.Length, err = convInt64(val)
+		case "radix-tree-keys":
+			out.RadixTreeKeys, err = convInt64(val)
+		case "radix-tree-nodes":
+			out.RadixTreeNodes, err = convInt64(val)
+		case "last-generated-id":
+			out.LastGeneratedID, err = optText(val)
+		case "max-deleted-entry-id":
+			out.MaxDeletedEntryID, err = optText(val)
+		case "entries-added":
+			out.EntriesAdded, err = convInt64(val)
+		case "recorded-first-entry-id":
+			out.RecordedFirstEntryID, err = optText(val)
+		case "entries":
+			out.Entries, err = xclaimedOf(val)
+		case "groups":
+			out.Groups, err = eachMap(val, xgroupFullInfoOf)
+		}
+		if err != nil {
+			return atValue(k, err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// eachMap converts an array (null: empty) whose elements conv converts.
+func eachMap[T any](v resp.Value, conv func(resp.Value) (T, error)) ([]T, error) {
+	switch v.Type {
+	case resp.Null, 0: // 0: absent
+		return []T{}, nil
+	case resp.Array:
+	default:
+		return nil, unexpected("array", v)
+	}
+	out := make([]T, len(v.Elems))
+	for i, e := range v.Elems {
+		x, err := conv(e)
+		if err != nil {
+			return nil, atElement(i, err)
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+func xgroupFullInfoOf(v resp.Value) (XGroupFullInfo, error) {
+	g := XGroupFullInfo{EntriesRead: -1, Lag: -1}
+	if v.Type != resp.Map && v.Type != resp.Array {
+		return g, unexpected("map", v)
+	}
+	err := convPairs(v, func(k []byte, val resp.Value) error {
+		var err error
+		switch string(k) {
+		case "name":
+			g.Name, err = optText(val)
+		case "last-delivered-id":
+			g.LastDeliveredID, err = optText(val)
+		case "entries-read":
+			g.EntriesRead, err = optInt(val)
+		case "lag":
+			g.Lag, err = optInt(val)
+		case "pel-count":
+			g.PelCount, err = convInt64(val)
+		case "pending":
+			g.Pending, err = eachMap(val, groupPendingOf)
+		case "consumers":
+			g.Consumers, err = eachMap(val, xconsumerFullInfoOf)
+		}
+		if err != nil {
+			return atValue(k, err)
+		}
+		return nil
+	})
+	return g, err
+}
+
+// groupPendingOf converts a group's [id, consumer, delivery ms, count].
+func groupPendingOf(v resp.Value) (XStreamPendingEntry, error) {
+	if v.Type != resp.Array || len(v.Elems) != 4 {
+		return XStreamPendingEntry{}, unexpected("ID, consumer, delivery time and count", v)
+	}
+	p, err := pendingTail(v.Elems[0], v.Elems[2], v.Elems[3])
+	if err != nil {
+		return p, err
+	}
+	p.Consumer, err = optText(v.Elems[1])
+	return p, err
+}
+
+func pendingTail(id, at, n resp.Value) (XStreamPendingEntry, error) {
+	var p XStreamPendingEntry
+	var err error
+	if p.ID, err = optText(id); err != nil {
+		return p, err
+	}
+	ms, err := convInt64(at)
+	if err != nil {
+		return p, err
+	}
+	p.DeliveryTime = time.UnixMilli(ms)
+	p.Deliveries, err = convInt64(n)
+	return p, err
+}
+
+func xconsumerFullInfoOf(v resp.Value) (XConsumerFullInfo, error) {
+	var ci XConsumerFullInfo
+	if v.Type != resp.Map && v.Type != resp.Array {
+		return ci, unexpected("map", v)
+	}
+	var pending resp.Value
+	err := convPairs(v, func(k []byte, val resp.Value) error {
+		var err error
+		var ms int64
+		switch string(k) {
+		case "name":
+			ci.Name, err = optText(val)
+		case "seen-time":
+			ms, err = convInt64(val)
+			ci.SeenTime = time.UnixMilli(ms)
+		case "active-time":
+			if ms, err = optInt(val); err == nil && ms >= 0 {
+				ci.ActiveTime = time.UnixMilli(ms)
+			}
+		case "pel-count":
+			ci.PelCount, err = convInt64(val)
+		case "pending":
+			pending = val // converted once the name is known
+		}
+		if err != nil {
+			return atValue(k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return ci, err
+	}
+	ci.Pending, err = eachMap(pending, consumerPendingOf)
+	if err != nil {
+		return ci, atValue([]byte("pending"), err)
+	}
+	for i := range ci.Pending {
+		ci.Pending[i].Consumer = ci.Name
+	}
+	return ci, nil
+}
+
+// consumerPendingOf converts a consumer's [id, delivery ms, count].
+func consumerPendingOf(v resp.Value) (XStreamPendingEntry, error) {
+	if v.Type != resp.Array || len(v.Elems) != 3 {
+		return XStreamPendingEntry{}, unexpected("ID, delivery time and count", v)
+	}
+	return pendingTail(v.Elems[0], v.Elems[1], v.Elems[2])
 }
 
 // XGroupInfo is what XINFO GROUPS reports of one consumer group.
