@@ -29,25 +29,25 @@ type streamCase struct {
 
 // The entries seedStream adds to s, and the one it adds to t.
 var (
-	sm = []XMessage{
+	streamSeedS = []XMessage{
 		{ID: "1-1", Fields: []string{"a", "1"}},
 		{ID: "2-1", Fields: []string{"b", "2"}},
 		{ID: "3-1", Fields: []string{"c", "3"}},
 		{ID: "4-1", Fields: []string{"d", "4"}},
 	}
-	tm = XMessage{ID: "1-1", Fields: []string{"x", "9"}}
+	streamSeedT = XMessage{ID: "1-1", Fields: []string{"x", "9"}}
 )
 
-// seedStream: s holds sm, with the group g created at "0" whose consumer
-// c1 has read (and holds pending) 1-1 and 2-1; t holds tm; str is a
+// seedStream: s holds streamSeedS, with the group g created at "0" whose consumer
+// c1 has read (and holds pending) 1-1 and 2-1; t holds streamSeedT; str is a
 // string.
 func seedStream(ctx context.Context, c *Client, k func(string) string) error {
-	for _, m := range sm {
+	for _, m := range streamSeedS {
 		if _, err := c.XAdd(ctx, k("s"), XAddOptions{ID: m.ID}, m.Fields...); err != nil {
 			return err
 		}
 	}
-	if _, err := c.XAdd(ctx, k("t"), XAddOptions{ID: tm.ID}, tm.Fields...); err != nil {
+	if _, err := c.XAdd(ctx, k("t"), XAddOptions{ID: streamSeedT.ID}, streamSeedT.Fields...); err != nil {
 		return err
 	}
 	if err := c.XGroupCreate(ctx, k("s"), "g", "0", XGroupCreateOptions{}); err != nil {
@@ -59,9 +59,9 @@ func seedStream(ctx context.Context, c *Client, k func(string) string) error {
 	return c.Set(ctx, k("str"), "v")
 }
 
-// timeless zeroes the times a result holds (idle times move on), so that
+// streamTimeless zeroes the times a result holds (idle times move on), so that
 // results compare deeply.
-func timeless(v any) any {
+func streamTimeless(v any) any {
 	switch x := v.(type) {
 	case []XPendingEntry:
 		out := slices.Clone(x)
@@ -102,8 +102,8 @@ func timeless(v any) any {
 	return v
 }
 
-// then returns v and what check observed afterwards, as [v, observed].
-func then[T any](v T, err error, check func() (any, error)) (any, error) {
+// streamThen returns v and what check observed afterwards, as [v, observed].
+func streamThen[T any](v T, err error, check func() (any, error)) (any, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -111,37 +111,32 @@ func then[T any](v T, err error, check func() (any, error)) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []any{timeless(v), timeless(got)}, nil
+	return []any{streamTimeless(v), streamTimeless(got)}, nil
 }
 
-type streamDo = func(ctx context.Context, c *Client, k func(string) string, last func() []string) (any, error)
-
-// sRange reads the whole stream s.
-func sRange(ctx context.Context, c *Client, k func(string) string) func() (any, error) {
+// streamRangeOf reads the whole stream s.
+func streamRangeOf(ctx context.Context, c *Client, k func(string) string) func() (any, error) {
 	return func() (any, error) { return c.XRange(ctx, k("s"), "-", "+", 0) }
 }
 
-func groupsOf(ctx context.Context, c *Client, key string) func() (any, error) {
-	return func() (any, error) { return c.XInfoGroups(ctx, key) }
-}
-
-func pendingOf(ctx context.Context, c *Client, k func(string) string) func() (any, error) {
+// streamPendingOf lists the pending entries of the group g of s.
+func streamPendingOf(ctx context.Context, c *Client, k func(string) string) func() (any, error) {
 	return func() (any, error) { return c.XPendingExt(ctx, k("s"), "g", XPendingExtOptions{Count: 10}) }
 }
 
-var seededGroup = XGroupInfo{Name: "g", Consumers: 1, Pending: 2, LastDeliveredID: "2-1", EntriesRead: 2, Lag: 2}
+var streamSeededGroup = XGroupInfo{Name: "g", Consumers: 1, Pending: 2, LastDeliveredID: "2-1", EntriesRead: 2, Lag: 2}
 
 var streamCases = []streamCase{
 	// Ranges and deletion.
-	{name: "XRange", setup: seedStream, want: sm[1:3],
+	{name: "XRange", setup: seedStream, want: streamSeedS[1:3],
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			return c.XRange(ctx, k("s"), "2-1", "3-1", 0)
 		}},
-	{name: "XRevRange", setup: seedStream, want: []XMessage{sm[3], sm[2], sm[1], sm[0]},
+	{name: "XRevRange", setup: seedStream, want: []XMessage{streamSeedS[3], streamSeedS[2], streamSeedS[1], streamSeedS[0]},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			return c.XRevRange(ctx, k("s"), "+", "-", 0)
 		}},
-	{name: "XRevRangeCount", setup: seedStream, want: []XMessage{sm[2], sm[1]},
+	{name: "XRevRangeCount", setup: seedStream, want: []XMessage{streamSeedS[2], streamSeedS[1]},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			return c.XRevRange(ctx, k("s"), "3-1", "-", 2)
 		}},
@@ -157,10 +152,10 @@ var streamCases = []streamCase{
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			return c.XLen(ctx, k("s"))
 		}},
-	{name: "XDel", setup: seedStream, want: []any{int64(1), []XMessage{sm[0], sm[2], sm[3]}},
+	{name: "XDel", setup: seedStream, want: []any{int64(1), []XMessage{streamSeedS[0], streamSeedS[2], streamSeedS[3]}},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			n, err := c.XDel(ctx, k("s"), "2-1", "9-9")
-			return then(n, err, sRange(ctx, c, k))
+			return streamThen(n, err, streamRangeOf(ctx, c, k))
 		}},
 	{name: "XDelNoIDs", wantErr: ErrInvalidArgument,
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
@@ -168,20 +163,20 @@ var streamCases = []streamCase{
 		}},
 
 	// XTRIM.
-	{name: "XTrimMaxLen", setup: seedStream, want: []any{int64(2), sm[2:]},
+	{name: "XTrimMaxLen", setup: seedStream, want: []any{int64(2), streamSeedS[2:]},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			n, err := c.XTrim(ctx, k("s"), XTrimOptions{MaxLen: 2})
-			return then(n, err, sRange(ctx, c, k))
+			return streamThen(n, err, streamRangeOf(ctx, c, k))
 		}},
-	{name: "XTrimMinID", setup: seedStream, want: []any{int64(2), sm[2:]},
+	{name: "XTrimMinID", setup: seedStream, want: []any{int64(2), streamSeedS[2:]},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			n, err := c.XTrim(ctx, k("s"), XTrimOptions{MinID: "3-1"})
-			return then(n, err, sRange(ctx, c, k))
+			return streamThen(n, err, streamRangeOf(ctx, c, k))
 		}},
 	{name: "XTrimEverything", setup: seedStream, want: []any{int64(4), int64(0)},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			n, err := c.XTrim(ctx, k("s"), XTrimOptions{MinID: "18446744073709551615-18446744073709551615"})
-			return then(n, err, func() (any, error) { return c.XLen(ctx, k("s")) })
+			return streamThen(n, err, func() (any, error) { return c.XLen(ctx, k("s")) })
 		}},
 	{name: "XTrimApproximateLimitEncoding", setup: seedStream,
 		want: []string{"XTRIM", "K", "MAXLEN", "~", "2", "LIMIT", "10"},
@@ -189,7 +184,7 @@ var streamCases = []streamCase{
 			if _, err := c.XTrim(ctx, k("s"), XTrimOptions{MaxLen: 2, Approximate: true, Limit: 10}); err != nil {
 				return nil, err
 			}
-			return keyed(last(), k("s")), nil
+			return streamKeyed(last(), k("s")), nil
 		}},
 	{name: "XTrimApproximateMinIDEncoding", setup: seedStream,
 		want: []string{"XTRIM", "K", "MINID", "~", "3-1"},
@@ -197,7 +192,7 @@ var streamCases = []streamCase{
 			if _, err := c.XTrim(ctx, k("s"), XTrimOptions{MinID: "3-1", Approximate: true}); err != nil {
 				return nil, err
 			}
-			return keyed(last(), k("s")), nil
+			return streamKeyed(last(), k("s")), nil
 		}},
 	{name: "XTrimNothingSet", wantErr: ErrInvalidArgument,
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
@@ -264,7 +259,7 @@ var streamCases = []streamCase{
 			return nil, c.XGroupCreate(ctx, k("s"), "g", "$", XGroupCreateOptions{})
 		}},
 	{name: "XGroupCreateEntriesRead", setup: seedStream,
-		want: []XGroupInfo{seededGroup, {Name: "g3", LastDeliveredID: "3-1", EntriesRead: 3, Lag: 1}, {Name: "g4", LastDeliveredID: "0-0", EntriesRead: -1, Lag: 4}},
+		want: []XGroupInfo{streamSeededGroup, {Name: "g3", LastDeliveredID: "3-1", EntriesRead: 3, Lag: 1}, {Name: "g4", LastDeliveredID: "0-0", EntriesRead: -1, Lag: 4}},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			if err := c.XGroupCreate(ctx, k("s"), "g3", "3-1", XGroupCreateOptions{EntriesRead: 3}); err != nil {
 				return nil, err
@@ -285,17 +280,17 @@ var streamCases = []streamCase{
 	{name: "XGroupCreateConsumer", setup: seedStream, want: []any{true, false},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			added, err := c.XGroupCreateConsumer(ctx, k("s"), "g", "c9")
-			return then(added, err, func() (any, error) { return c.XGroupCreateConsumer(ctx, k("s"), "g", "c1") })
+			return streamThen(added, err, func() (any, error) { return c.XGroupCreateConsumer(ctx, k("s"), "g", "c1") })
 		}},
 	{name: "XGroupDelConsumer", setup: seedStream, want: []any{int64(2), XPendingSummary{}},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			n, err := c.XGroupDelConsumer(ctx, k("s"), "g", "c1")
-			return then(n, err, func() (any, error) { return c.XPending(ctx, k("s"), "g") })
+			return streamThen(n, err, func() (any, error) { return c.XPending(ctx, k("s"), "g") })
 		}},
 	{name: "XGroupDestroy", setup: seedStream, want: []any{true, false},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			ok, err := c.XGroupDestroy(ctx, k("s"), "g")
-			return then(ok, err, func() (any, error) { return c.XGroupDestroy(ctx, k("s"), "g") })
+			return streamThen(ok, err, func() (any, error) { return c.XGroupDestroy(ctx, k("s"), "g") })
 		}},
 	{name: "XGroupSetID", setup: seedStream,
 		want: []XGroupInfo{{Name: "g", Consumers: 1, Pending: 2, LastDeliveredID: "4-1", EntriesRead: 4, Lag: 0}},
@@ -330,7 +325,7 @@ var streamCases = []streamCase{
 		want: []any{int64(1), XPendingSummary{Count: 1, LowestID: "2-1", HighestID: "2-1", Consumers: []XPendingConsumer{{"c1", 1}}}},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			n, err := c.XAck(ctx, k("s"), "g", "1-1", "9-9")
-			return then(n, err, func() (any, error) { return c.XPending(ctx, k("s"), "g") })
+			return streamThen(n, err, func() (any, error) { return c.XPending(ctx, k("s"), "g") })
 		}},
 	{name: "XAckNoIDs", wantErr: ErrInvalidArgument,
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
@@ -349,13 +344,13 @@ var streamCases = []streamCase{
 		want: []XPendingEntry{{ID: "1-1", Consumer: "c1", Deliveries: 1}, {ID: "2-1", Consumer: "c1", Deliveries: 1}},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			v, err := c.XPendingExt(ctx, k("s"), "g", XPendingExtOptions{Count: 10})
-			return timeless(v), err
+			return streamTimeless(v), err
 		}},
 	{name: "XPendingExtRangeCountConsumer", setup: seedStream,
 		want: []any{[]XPendingEntry{{ID: "2-1", Consumer: "c1", Deliveries: 1}}, []XPendingEntry{}},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			v, err := c.XPendingExt(ctx, k("s"), "g", XPendingExtOptions{Start: "2-0", End: "+", Count: 5, Consumer: "c1"})
-			return then(v, err, func() (any, error) {
+			return streamThen(v, err, func() (any, error) {
 				return c.XPendingExt(ctx, k("s"), "g", XPendingExtOptions{Count: 5, Consumer: "c2"})
 			})
 		}},
@@ -363,7 +358,7 @@ var streamCases = []streamCase{
 		want: []any{[]XPendingEntry{}, []string{"XPENDING", "K", "g", "IDLE", "3600000", "-", "+", "10"}},
 		do: func(ctx context.Context, c *Client, k func(string) string, last func() []string) (any, error) {
 			v, err := c.XPendingExt(ctx, k("s"), "g", XPendingExtOptions{Idle: time.Hour, Count: 10})
-			return then(v, err, func() (any, error) { return keyed(last(), k("s")), nil })
+			return streamThen(v, err, func() (any, error) { return streamKeyed(last(), k("s")), nil })
 		}},
 	{name: "XPendingExtNoCount", wantErr: ErrInvalidArgument,
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
@@ -380,10 +375,10 @@ var streamCases = []streamCase{
 
 	// XCLAIM and XAUTOCLAIM.
 	{name: "XClaim", setup: seedStream,
-		want: []any{[]XMessage{sm[0]}, XPendingSummary{Count: 2, LowestID: "1-1", HighestID: "2-1", Consumers: []XPendingConsumer{{"c1", 1}, {"c2", 1}}}},
+		want: []any{[]XMessage{streamSeedS[0]}, XPendingSummary{Count: 2, LowestID: "1-1", HighestID: "2-1", Consumers: []XPendingConsumer{{"c1", 1}, {"c2", 1}}}},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			v, err := c.XClaim(ctx, k("s"), "g", "c2", XClaimOptions{}, "1-1")
-			return then(v, err, func() (any, error) { return c.XPending(ctx, k("s"), "g") })
+			return streamThen(v, err, func() (any, error) { return c.XPending(ctx, k("s"), "g") })
 		}},
 	{name: "XClaimNotIdleEnough", setup: seedStream, want: []XMessage{},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
@@ -406,19 +401,19 @@ var streamCases = []streamCase{
 			if _, err := c.XClaim(ctx, k("s"), "g", "c2", XClaimOptions{Time: time.UnixMilli(1700000000123), Force: true, LastID: "4-1"}, "1-1"); err != nil {
 				return nil, err
 			}
-			return keyed(last(), k("s")), nil
+			return streamKeyed(last(), k("s")), nil
 		}},
-	{name: "XClaimForce", setup: seedStream, want: []XMessage{sm[3]},
+	{name: "XClaimForce", setup: seedStream, want: []XMessage{streamSeedS[3]},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			return c.XClaim(ctx, k("s"), "g", "c2", XClaimOptions{Force: true}, "4-1")
 		}},
-	{name: "XClaimDeletedEntry", setup: seedStream, want: []any{[]XMessage{sm[1]}, int64(1)},
+	{name: "XClaimDeletedEntry", setup: seedStream, want: []any{[]XMessage{streamSeedS[1]}, int64(1)},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			if _, err := c.XDel(ctx, k("s"), "1-1"); err != nil {
 				return nil, err
 			}
 			v, err := c.XClaim(ctx, k("s"), "g", "c2", XClaimOptions{}, "1-1", "2-1")
-			return then(v, err, func() (any, error) {
+			return streamThen(v, err, func() (any, error) {
 				s, err := c.XPending(ctx, k("s"), "g")
 				return s.Count, err
 			})
@@ -426,7 +421,7 @@ var streamCases = []streamCase{
 	{name: "XClaimJustID", setup: seedStream, want: []any{[]string{"1-1", "2-1"}, []XPendingEntry{{ID: "1-1", Consumer: "c2", Deliveries: 1}, {ID: "2-1", Consumer: "c2", Deliveries: 1}}},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			v, err := c.XClaimJustID(ctx, k("s"), "g", "c2", XClaimOptions{}, "1-1", "2-1")
-			return then(v, err, pendingOf(ctx, c, k))
+			return streamThen(v, err, streamPendingOf(ctx, c, k))
 		}},
 	{name: "XClaimNoIDs", wantErr: ErrInvalidArgument,
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
@@ -445,20 +440,20 @@ var streamCases = []streamCase{
 			return c.XClaim(ctx, k("s"), "g", "c2", XClaimOptions{MinIdle: -time.Millisecond}, "1-1")
 		}},
 	{name: "XAutoClaim", setup: seedStream,
-		want: XAutoClaimResult{Next: "0-0", Messages: sm[:2], Deleted: []string{}},
+		want: XAutoClaimResult{Next: "0-0", Messages: streamSeedS[:2], Deleted: []string{}},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			return c.XAutoClaim(ctx, k("s"), "g", "c2", XAutoClaimOptions{})
 		}},
 	{name: "XAutoClaimCount", setup: seedStream,
-		want: []any{XAutoClaimResult{Next: "2-1", Messages: sm[:1], Deleted: []string{}}, XAutoClaimResult{Next: "0-0", Messages: sm[1:2], Deleted: []string{}}},
+		want: []any{XAutoClaimResult{Next: "2-1", Messages: streamSeedS[:1], Deleted: []string{}}, XAutoClaimResult{Next: "0-0", Messages: streamSeedS[1:2], Deleted: []string{}}},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			r, err := c.XAutoClaim(ctx, k("s"), "g", "c2", XAutoClaimOptions{Count: 1})
-			return then(r, err, func() (any, error) {
+			return streamThen(r, err, func() (any, error) {
 				return c.XAutoClaim(ctx, k("s"), "g", "c2", XAutoClaimOptions{Start: r.Next, Count: 1})
 			})
 		}},
 	{name: "XAutoClaimDeleted", setup: seedStream,
-		want: XAutoClaimResult{Next: "0-0", Messages: sm[1:2], Deleted: []string{"1-1"}},
+		want: XAutoClaimResult{Next: "0-0", Messages: streamSeedS[1:2], Deleted: []string{"1-1"}},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			if _, err := c.XDel(ctx, k("s"), "1-1"); err != nil {
 				return nil, err
@@ -475,7 +470,7 @@ var streamCases = []streamCase{
 			[]XPendingEntry{{ID: "1-1", Consumer: "c2", Deliveries: 1}, {ID: "2-1", Consumer: "c2", Deliveries: 1}}},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			r, err := c.XAutoClaimJustID(ctx, k("s"), "g", "c2", XAutoClaimOptions{Start: "0-0", Count: 10})
-			return then(r, err, pendingOf(ctx, c, k))
+			return streamThen(r, err, streamPendingOf(ctx, c, k))
 		}},
 	{name: "XAutoClaimNegativeCount", wantErr: ErrInvalidArgument,
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
@@ -489,13 +484,13 @@ var streamCases = []streamCase{
 	// XINFO.
 	{name: "XInfoStream", setup: seedStream,
 		want: XStreamInfo{Length: 4, LastGeneratedID: "4-1", MaxDeletedEntryID: "0-0", EntriesAdded: 4,
-			RecordedFirstEntryID: "1-1", Groups: 1, FirstEntry: &sm[0], LastEntry: &sm[3]},
+			RecordedFirstEntryID: "1-1", Groups: 1, FirstEntry: &streamSeedS[0], LastEntry: &streamSeedS[3]},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			v, err := c.XInfoStream(ctx, k("s"))
 			if err == nil && (v.RadixTreeKeys <= 0 || v.RadixTreeNodes <= 0) {
 				return v, errors.New("no radix tree sizes")
 			}
-			return timeless(v), err
+			return streamTimeless(v), err
 		}},
 	{name: "XInfoStreamEmpty",
 		want: XStreamInfo{LastGeneratedID: "0-0", MaxDeletedEntryID: "0-0", RecordedFirstEntryID: "0-0", Groups: 1},
@@ -504,7 +499,7 @@ var streamCases = []streamCase{
 				return nil, err
 			}
 			v, err := c.XInfoStream(ctx, k("new"))
-			return timeless(v), err
+			return streamTimeless(v), err
 		}},
 	{name: "XInfoStreamMissingKey", wantErr: &ServerError{Code: "ERR"},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
@@ -512,7 +507,7 @@ var streamCases = []streamCase{
 		}},
 	{name: "XInfoStreamFull", setup: seedStream,
 		want: XStreamFullInfo{Length: 4, LastGeneratedID: "4-1", MaxDeletedEntryID: "0-0", EntriesAdded: 4,
-			RecordedFirstEntryID: "1-1", Entries: sm,
+			RecordedFirstEntryID: "1-1", Entries: streamSeedS,
 			Groups: []XGroupFullInfo{{Name: "g", LastDeliveredID: "2-1", EntriesRead: 2, Lag: 2, PelCount: 2,
 				Pending: []XStreamPendingEntry{{ID: "1-1", Consumer: "c1", Deliveries: 1}, {ID: "2-1", Consumer: "c1", Deliveries: 1}},
 				Consumers: []XConsumerFullInfo{{Name: "c1", PelCount: 2,
@@ -527,7 +522,7 @@ var streamCases = []streamCase{
 					}
 				}
 			}
-			return timeless(v), err
+			return streamTimeless(v), err
 		}},
 	{name: "XInfoStreamFullCount", setup: seedStream, want: []int{1, 1, 1, 2},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
@@ -542,7 +537,7 @@ var streamCases = []streamCase{
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			return c.XInfoStreamFull(ctx, k("s"), -1)
 		}},
-	{name: "XInfoGroups", setup: seedStream, want: []XGroupInfo{seededGroup},
+	{name: "XInfoGroups", setup: seedStream, want: []XGroupInfo{streamSeededGroup},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			return c.XInfoGroups(ctx, k("s"))
 		}},
@@ -561,7 +556,7 @@ var streamCases = []streamCase{
 					return v, errors.New("implausible idle time " + ci.Idle.String())
 				}
 			}
-			return timeless(v), err
+			return streamTimeless(v), err
 		}},
 	{name: "XInfoConsumersMissingGroup", setup: seedStream, wantErr: &ServerError{Code: "NOGROUP"},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
@@ -570,16 +565,16 @@ var streamCases = []streamCase{
 
 	// XREAD.
 	{name: "XRead", setup: seedStream,
-		want: []XStream{{Stream: "S", Messages: sm[2:]}, {Stream: "T", Messages: []XMessage{tm}}},
+		want: []XStream{{Stream: "S", Messages: streamSeedS[2:]}, {Stream: "T", Messages: []XMessage{streamSeedT}}},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			v, err := c.XRead(ctx, XReadOptions{}, k("s"), "2-1", k("t"), "0")
-			return renamed(v, k), err
+			return streamRenamed(v, k), err
 		}},
 	{name: "XReadCount", setup: seedStream,
-		want: []any{[]XStream{{Stream: "S", Messages: sm[:1]}}, []string{"XREAD", "COUNT", "1", "STREAMS", "S", "0"}},
+		want: []any{[]XStream{{Stream: "S", Messages: streamSeedS[:1]}}, []string{"XREAD", "COUNT", "1", "STREAMS", "S", "0"}},
 		do: func(ctx context.Context, c *Client, k func(string) string, last func() []string) (any, error) {
 			v, err := c.XRead(ctx, XReadOptions{Count: 1}, k("s"), "0")
-			return then(renamed(v, k), err, func() (any, error) { return renamedArgs(last(), k), nil })
+			return streamThen(streamRenamed(v, k), err, func() (any, error) { return streamRenamedArgs(last(), k), nil })
 		}},
 	{name: "XReadNothingNew", setup: seedStream, wantErr: ErrNil,
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
@@ -590,10 +585,10 @@ var streamCases = []streamCase{
 			return c.XRead(ctx, XReadOptions{Block: 20 * time.Millisecond}, k("s"), "$")
 		}},
 	{name: "XReadBlockServedAtOnce", setup: seedStream,
-		want: []any{[]XStream{{Stream: "S", Messages: sm[3:]}}, []string{"XREAD", "BLOCK", "5000", "STREAMS", "S", "3-1"}},
+		want: []any{[]XStream{{Stream: "S", Messages: streamSeedS[3:]}}, []string{"XREAD", "BLOCK", "5000", "STREAMS", "S", "3-1"}},
 		do: func(ctx context.Context, c *Client, k func(string) string, last func() []string) (any, error) {
 			v, err := c.XRead(ctx, XReadOptions{Block: 5 * time.Second}, k("s"), "3-1")
-			return then(renamed(v, k), err, func() (any, error) { return renamedArgs(last(), k), nil })
+			return streamThen(streamRenamed(v, k), err, func() (any, error) { return streamRenamedArgs(last(), k), nil })
 		}},
 	{name: "XReadBlockForever", setup: seedStream,
 		want: []XStream{{Stream: "S", Messages: []XMessage{{ID: "5-1", Fields: []string{"e", "5"}}}}},
@@ -609,7 +604,7 @@ var streamCases = []streamCase{
 			if aerr := <-added; aerr != nil {
 				return nil, aerr
 			}
-			return renamed(v, k), err
+			return streamRenamed(v, k), err
 		}},
 	{name: "XReadNoStreams", wantErr: ErrInvalidArgument,
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
@@ -638,37 +633,37 @@ var streamCases = []streamCase{
 
 	// XREADGROUP.
 	{name: "XReadGroupNew", setup: seedStream,
-		want: []any{[]XStream{{Stream: "S", Messages: sm[2:]}}, XPendingSummary{Count: 4, LowestID: "1-1", HighestID: "4-1", Consumers: []XPendingConsumer{{"c1", 2}, {"c2", 2}}}},
+		want: []any{[]XStream{{Stream: "S", Messages: streamSeedS[2:]}}, XPendingSummary{Count: 4, LowestID: "1-1", HighestID: "4-1", Consumers: []XPendingConsumer{{"c1", 2}, {"c2", 2}}}},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			v, err := c.XReadGroup(ctx, "g", "c2", XReadGroupOptions{}, k("s"), ">")
-			return then(renamed(v, k), err, func() (any, error) { return c.XPending(ctx, k("s"), "g") })
+			return streamThen(streamRenamed(v, k), err, func() (any, error) { return c.XPending(ctx, k("s"), "g") })
 		}},
 	{name: "XReadGroupHistory", setup: seedStream,
-		want: []XStream{{Stream: "S", Messages: sm[:2]}},
+		want: []XStream{{Stream: "S", Messages: streamSeedS[:2]}},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			v, err := c.XReadGroup(ctx, "g", "c1", XReadGroupOptions{}, k("s"), "0")
-			return renamed(v, k), err
+			return streamRenamed(v, k), err
 		}},
 	{name: "XReadGroupHistoryDeletedEntry", setup: seedStream,
-		want: []XStream{{Stream: "S", Messages: []XMessage{{ID: "1-1"}, sm[1]}}},
+		want: []XStream{{Stream: "S", Messages: []XMessage{{ID: "1-1"}, streamSeedS[1]}}},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			if _, err := c.XDel(ctx, k("s"), "1-1"); err != nil {
 				return nil, err
 			}
 			v, err := c.XReadGroup(ctx, "g", "c1", XReadGroupOptions{}, k("s"), "0")
-			return renamed(v, k), err
+			return streamRenamed(v, k), err
 		}},
 	{name: "XReadGroupNoAck", setup: seedStream,
-		want: []any{[]XStream{{Stream: "S", Messages: sm[2:3]}}, int64(2),
+		want: []any{[]XStream{{Stream: "S", Messages: streamSeedS[2:3]}}, int64(2),
 			[]string{"XREADGROUP", "GROUP", "g", "c2", "COUNT", "1", "NOACK", "STREAMS", "S", ">"}},
 		do: func(ctx context.Context, c *Client, k func(string) string, last func() []string) (any, error) {
 			v, err := c.XReadGroup(ctx, "g", "c2", XReadGroupOptions{Count: 1, NoAck: true}, k("s"), ">")
 			if err != nil {
 				return nil, err
 			}
-			sent := renamedArgs(last(), k)
+			sent := streamRenamedArgs(last(), k)
 			p, err := c.XPending(ctx, k("s"), "g")
-			return []any{renamed(v, k), p.Count, sent}, err
+			return []any{streamRenamed(v, k), p.Count, sent}, err
 		}},
 	{name: "XReadGroupNothingNew", setup: seedStream, wantErr: ErrNil,
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
@@ -685,10 +680,10 @@ var streamCases = []streamCase{
 			return c.XReadGroup(ctx, "g", "c1", XReadGroupOptions{Block: 20 * time.Millisecond}, k("s"), ">")
 		}},
 	{name: "XReadGroupBlockServedAtOnce", setup: seedStream,
-		want: []any{[]XStream{{Stream: "S", Messages: sm[2:3]}}, []string{"XREADGROUP", "GROUP", "g", "c2", "COUNT", "1", "BLOCK", "5000", "STREAMS", "S", ">"}},
+		want: []any{[]XStream{{Stream: "S", Messages: streamSeedS[2:3]}}, []string{"XREADGROUP", "GROUP", "g", "c2", "COUNT", "1", "BLOCK", "5000", "STREAMS", "S", ">"}},
 		do: func(ctx context.Context, c *Client, k func(string) string, last func() []string) (any, error) {
 			v, err := c.XReadGroup(ctx, "g", "c2", XReadGroupOptions{Count: 1, Block: 5 * time.Second}, k("s"), ">")
-			return then(renamed(v, k), err, func() (any, error) { return renamedArgs(last(), k), nil })
+			return streamThen(streamRenamed(v, k), err, func() (any, error) { return streamRenamedArgs(last(), k), nil })
 		}},
 	{name: "XReadGroupMissingGroup", setup: seedStream, wantErr: &ServerError{Code: "NOGROUP"},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
@@ -727,8 +722,8 @@ var streamCases = []streamCase{
 		}},
 }
 
-// keyed replaces key in args by "K" (keys carry the test's name).
-func keyed(args []string, key string) []string {
+// streamKeyed replaces key in args by "K" (keys carry the test's name).
+func streamKeyed(args []string, key string) []string {
 	out := slices.Clone(args)
 	for i, a := range out {
 		if a == key {
@@ -738,8 +733,8 @@ func keyed(args []string, key string) []string {
 	return out
 }
 
-// renamedArgs replaces the keys s and t in args by "S" and "T".
-func renamedArgs(args []string, k func(string) string) []string {
+// streamRenamedArgs replaces the keys s and t in args by "S" and "T".
+func streamRenamedArgs(args []string, k func(string) string) []string {
 	out := slices.Clone(args)
 	for i, a := range out {
 		switch a {
@@ -752,8 +747,8 @@ func renamedArgs(args []string, k func(string) string) []string {
 	return out
 }
 
-// renamed replaces the stream names s and t by "S" and "T".
-func renamed(v []XStream, k func(string) string) []XStream {
+// streamRenamed replaces the stream names s and t by "S" and "T".
+func streamRenamed(v []XStream, k func(string) string) []XStream {
 	for i := range v {
 		switch v[i].Stream {
 		case k("s"):
@@ -812,150 +807,161 @@ type streamOp struct {
 	batch  func(b *Batch, k func(string) string) func() (any, error)
 }
 
-// result adapts a Future to a streamOp's batch result.
-func result[T any](f Future[T]) func() (any, error) {
+// streamResult adapts a Future to a streamOp's batch result.
+func streamResult[T any](f Future[T]) func() (any, error) {
 	return func() (any, error) {
 		v, err := f.Result()
 		return v, err
 	}
 }
 
-// noValue drops the value of an error-only Client method.
-func noValue(err error) (any, error) { return struct{}{}, err }
+// streamNoValue drops the value of an error-only Client method.
+func streamNoValue(err error) (any, error) { return struct{}{}, err }
 
 var streamOps = []streamOp{
 	{"XRange", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XRange(ctx, k("s"), "-", "+", 2)
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XRange(k("s"), "-", "+", 2))
+		return streamResult(b.XRange(k("s"), "-", "+", 2))
 	}},
 	{"XRevRange", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XRevRange(ctx, k("s"), "+", "-", 3)
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XRevRange(k("s"), "+", "-", 3))
+		return streamResult(b.XRevRange(k("s"), "+", "-", 3))
 	}},
 	{"XLen", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XLen(ctx, k("s"))
-	}, func(b *Batch, k func(string) string) func() (any, error) { return result(b.XLen(k("s"))) }},
+	}, func(b *Batch, k func(string) string) func() (any, error) { return streamResult(b.XLen(k("s"))) }},
 	{"XRead", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		v, err := c.XRead(ctx, XReadOptions{Count: 3}, k("s"), "1-1", k("t"), "0")
-		return renamed(v, k), err
+		return streamRenamed(v, k), err
 	}, func(b *Batch, k func(string) string) func() (any, error) {
 		f := b.XRead(XReadOptions{Count: 3}, k("s"), "1-1", k("t"), "0")
 		return func() (any, error) {
 			v, err := f.Result()
-			return renamed(v, k), err
+			return streamRenamed(v, k), err
 		}
 	}},
 	{"XReadNothingNew", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XRead(ctx, XReadOptions{}, k("s"), "4-1")
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XRead(XReadOptions{}, k("s"), "4-1"))
+		return streamResult(b.XRead(XReadOptions{}, k("s"), "4-1"))
 	}},
 	{"XReadGroup", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		v, err := c.XReadGroup(ctx, "g", "c2", XReadGroupOptions{Count: 1}, k("s"), ">")
-		return renamed(v, k), err
+		return streamRenamed(v, k), err
 	}, func(b *Batch, k func(string) string) func() (any, error) {
 		f := b.XReadGroup("g", "c2", XReadGroupOptions{Count: 1}, k("s"), ">")
 		return func() (any, error) {
 			v, err := f.Result()
-			return renamed(v, k), err
+			return streamRenamed(v, k), err
 		}
 	}},
 	{"XPending", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XPending(ctx, k("s"), "g")
-	}, func(b *Batch, k func(string) string) func() (any, error) { return result(b.XPending(k("s"), "g")) }},
+	}, func(b *Batch, k func(string) string) func() (any, error) {
+		return streamResult(b.XPending(k("s"), "g"))
+	}},
 	{"XPendingExt", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XPendingExt(ctx, k("s"), "g", XPendingExtOptions{Count: 10})
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XPendingExt(k("s"), "g", XPendingExtOptions{Count: 10}))
+		return streamResult(b.XPendingExt(k("s"), "g", XPendingExtOptions{Count: 10}))
 	}},
 	{"XClaim", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XClaim(ctx, k("s"), "g", "c3", XClaimOptions{RetryCount: 3}, "1-1")
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XClaim(k("s"), "g", "c3", XClaimOptions{RetryCount: 3}, "1-1"))
+		return streamResult(b.XClaim(k("s"), "g", "c3", XClaimOptions{RetryCount: 3}, "1-1"))
 	}},
 	{"XClaimJustID", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XClaimJustID(ctx, k("s"), "g", "c3", XClaimOptions{}, "2-1")
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XClaimJustID(k("s"), "g", "c3", XClaimOptions{}, "2-1"))
+		return streamResult(b.XClaimJustID(k("s"), "g", "c3", XClaimOptions{}, "2-1"))
 	}},
 	{"XAutoClaim", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XAutoClaim(ctx, k("s"), "g", "c4", XAutoClaimOptions{Count: 1})
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XAutoClaim(k("s"), "g", "c4", XAutoClaimOptions{Count: 1}))
+		return streamResult(b.XAutoClaim(k("s"), "g", "c4", XAutoClaimOptions{Count: 1}))
 	}},
 	{"XAutoClaimJustID", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XAutoClaimJustID(ctx, k("s"), "g", "c4", XAutoClaimOptions{Start: "2-0"})
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XAutoClaimJustID(k("s"), "g", "c4", XAutoClaimOptions{Start: "2-0"}))
+		return streamResult(b.XAutoClaimJustID(k("s"), "g", "c4", XAutoClaimOptions{Start: "2-0"}))
 	}},
 	{"XAck", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XAck(ctx, k("s"), "g", "1-1", "3-1")
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XAck(k("s"), "g", "1-1", "3-1"))
+		return streamResult(b.XAck(k("s"), "g", "1-1", "3-1"))
 	}},
 	{"XInfoConsumers", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XInfoConsumers(ctx, k("s"), "g")
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XInfoConsumers(k("s"), "g"))
+		return streamResult(b.XInfoConsumers(k("s"), "g"))
 	}},
 	{"XGroupCreate", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
-		return noValue(c.XGroupCreate(ctx, k("s"), "g2", "2-1", XGroupCreateOptions{EntriesRead: 2}))
+		return streamNoValue(c.XGroupCreate(ctx, k("s"), "g2", "2-1", XGroupCreateOptions{EntriesRead: 2}))
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XGroupCreate(k("s"), "g2", "2-1", XGroupCreateOptions{EntriesRead: 2}))
+		return streamResult(b.XGroupCreate(k("s"), "g2", "2-1", XGroupCreateOptions{EntriesRead: 2}))
 	}},
 	{"XGroupCreateExists", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
-		return noValue(c.XGroupCreate(ctx, k("s"), "g2", "$", XGroupCreateOptions{}))
+		return streamNoValue(c.XGroupCreate(ctx, k("s"), "g2", "$", XGroupCreateOptions{}))
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XGroupCreate(k("s"), "g2", "$", XGroupCreateOptions{}))
+		return streamResult(b.XGroupCreate(k("s"), "g2", "$", XGroupCreateOptions{}))
 	}},
 	{"XGroupCreateConsumer", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XGroupCreateConsumer(ctx, k("s"), "g2", "c5")
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XGroupCreateConsumer(k("s"), "g2", "c5"))
+		return streamResult(b.XGroupCreateConsumer(k("s"), "g2", "c5"))
 	}},
 	{"XGroupSetID", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
-		return noValue(c.XGroupSetID(ctx, k("s"), "g2", "3-1", XGroupSetIDOptions{EntriesRead: 3}))
+		return streamNoValue(c.XGroupSetID(ctx, k("s"), "g2", "3-1", XGroupSetIDOptions{EntriesRead: 3}))
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XGroupSetID(k("s"), "g2", "3-1", XGroupSetIDOptions{EntriesRead: 3}))
+		return streamResult(b.XGroupSetID(k("s"), "g2", "3-1", XGroupSetIDOptions{EntriesRead: 3}))
 	}},
 	{"XInfoGroups", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XInfoGroups(ctx, k("s"))
-	}, func(b *Batch, k func(string) string) func() (any, error) { return result(b.XInfoGroups(k("s"))) }},
+	}, func(b *Batch, k func(string) string) func() (any, error) { return streamResult(b.XInfoGroups(k("s"))) }},
 	{"XGroupDelConsumer", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XGroupDelConsumer(ctx, k("s"), "g", "c3")
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XGroupDelConsumer(k("s"), "g", "c3"))
+		return streamResult(b.XGroupDelConsumer(k("s"), "g", "c3"))
 	}},
 	{"XGroupDestroy", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XGroupDestroy(ctx, k("s"), "g2")
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XGroupDestroy(k("s"), "g2"))
+		return streamResult(b.XGroupDestroy(k("s"), "g2"))
+	}},
+	{"XAdd", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+		return c.XAdd(ctx, k("s"), XAddOptions{ID: "5-1", MaxLen: 4}, "e", "5")
+	}, func(b *Batch, k func(string) string) func() (any, error) {
+		return streamResult(b.XAdd(k("s"), XAddOptions{ID: "5-1", MaxLen: 4}, "e", "5"))
 	}},
 	{"XDel", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XDel(ctx, k("s"), "1-1", "9-9")
-	}, func(b *Batch, k func(string) string) func() (any, error) { return result(b.XDel(k("s"), "1-1", "9-9")) }},
+	}, func(b *Batch, k func(string) string) func() (any, error) {
+		return streamResult(b.XDel(k("s"), "1-1", "9-9"))
+	}},
 	{"XTrim", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XTrim(ctx, k("s"), XTrimOptions{MaxLen: 2})
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XTrim(k("s"), XTrimOptions{MaxLen: 2}))
+		return streamResult(b.XTrim(k("s"), XTrimOptions{MaxLen: 2}))
 	}},
 	{"XSetID", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
-		return noValue(c.XSetID(ctx, k("s"), "7-1", XSetIDOptions{EntriesAdded: 9, MaxDeletedID: "2-1"}))
+		return streamNoValue(c.XSetID(ctx, k("s"), "7-1", XSetIDOptions{EntriesAdded: 9, MaxDeletedID: "2-1"}))
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XSetID(k("s"), "7-1", XSetIDOptions{EntriesAdded: 9, MaxDeletedID: "2-1"}))
+		return streamResult(b.XSetID(k("s"), "7-1", XSetIDOptions{EntriesAdded: 9, MaxDeletedID: "2-1"}))
 	}},
 	{"XInfoStream", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XInfoStream(ctx, k("s"))
-	}, func(b *Batch, k func(string) string) func() (any, error) { return result(b.XInfoStream(k("s"))) }},
+	}, func(b *Batch, k func(string) string) func() (any, error) { return streamResult(b.XInfoStream(k("s"))) }},
 	{"XInfoStreamFull", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 		return c.XInfoStreamFull(ctx, k("s"), 5)
-	}, func(b *Batch, k func(string) string) func() (any, error) { return result(b.XInfoStreamFull(k("s"), 5)) }},
-	{"XCfgSet", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
-		return noValue(c.XCfgSet(ctx, k("s"), XCfgOptions{Duration: time.Minute}))
 	}, func(b *Batch, k func(string) string) func() (any, error) {
-		return result(b.XCfgSet(k("s"), XCfgOptions{Duration: time.Minute}))
+		return streamResult(b.XInfoStreamFull(k("s"), 5))
+	}},
+	{"XCfgSet", func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+		return streamNoValue(c.XCfgSet(ctx, k("s"), XCfgOptions{Duration: time.Minute}))
+	}, func(b *Batch, k func(string) string) func() (any, error) {
+		return streamResult(b.XCfgSet(k("s"), XCfgOptions{Duration: time.Minute}))
 	}},
 }
 
@@ -980,7 +986,7 @@ func TestStreamBatchMatchesClient(t *testing.T) {
 		want := make([]outcome, len(streamOps))
 		for i, op := range streamOps {
 			v, err := op.client(ctx, c, direct)
-			want[i] = outcome{timeless(v), err}
+			want[i] = outcome{streamTimeless(v), err}
 		}
 		b := c.NewBatch()
 		results := make([]func() (any, error), len(streamOps))
@@ -992,7 +998,7 @@ func TestStreamBatchMatchesClient(t *testing.T) {
 		}
 		for i, op := range streamOps {
 			v, err := results[i]()
-			v = timeless(v)
+			v = streamTimeless(v)
 			w := want[i]
 			switch {
 			case (err == nil) != (w.err == nil):
@@ -1139,7 +1145,7 @@ func TestStreamReplyShapes(t *testing.T) {
 			"*2\r\n$3\r\n0-0\r\n*2\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*-1\r\n",
 			func(ctx context.Context, c *Client) (any, error) {
 				return c.XAutoClaim(ctx, "s", "g", "c", XAutoClaimOptions{})
-			}, XAutoClaimResult{Next: "0-0", Messages: sm[:1]}},
+			}, XAutoClaimResult{Next: "0-0", Messages: streamSeedS[:1]}},
 		{"XInfoGroupsNullsRESP3", 3, "XINFO",
 			"*1\r\n%6\r\n+name\r\n$1\r\ng\r\n+consumers\r\n:0\r\n+pending\r\n:0\r\n+last-delivered-id\r\n$3\r\n0-0\r\n+entries-read\r\n_\r\n+lag\r\n_\r\n",
 			func(ctx context.Context, c *Client) (any, error) { return c.XInfoGroups(ctx, "s") },
@@ -1157,7 +1163,7 @@ func TestStreamReplyShapes(t *testing.T) {
 		{"XReadRESP3Map", 3, "XREAD",
 			"%1\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n",
 			func(ctx context.Context, c *Client) (any, error) { return c.XRead(ctx, XReadOptions{}, "s", "0") },
-			[]XStream{{Stream: "s", Messages: sm[:1]}}},
+			[]XStream{{Stream: "s", Messages: streamSeedS[:1]}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -225,8 +225,8 @@ func (c *Client) cmdXGroupCreate(key, group, start string, opt XGroupCreateOptio
 	return typedCmd(f, specXGROUPCREATE, wire.WantNone, statusOf)
 }
 
-// subCmd encodes "NAME SUB args..." whose whole reply conv converts.
-func subCmd[T any](c *Client, s *spec, want wire.Want, conv func(resp.Value) (T, error), args ...string) cmd[T] {
+// xsubCmd encodes "NAME SUB args..." whose whole reply conv converts.
+func xsubCmd[T any](c *Client, s *spec, want wire.Want, conv func(resp.Value) (T, error), args ...string) cmd[T] {
 	f := c.newFrame(2+len(args), s.desc.Name())
 	arg(f, s.desc.Subcommand())
 	for _, a := range args {
@@ -239,7 +239,7 @@ func subCmd[T any](c *Client, s *spec, want wire.Want, conv func(resp.Value) (T,
 // at key and reports whether it was new (false when it existed). Its
 // retry category is [WriteAccumulating].
 func (c *Client) cmdXGroupCreateConsumer(key, group, consumer string) cmd[bool] {
-	return subCmd(c, specXGROUPCREATECONSUMER, wire.WantInt, flagOf, key, group, consumer)
+	return xsubCmd(c, specXGROUPCREATECONSUMER, wire.WantInt, flagOf, key, group, consumer)
 }
 
 // XGroupDelConsumer deletes consumer from the group group of the stream
@@ -247,13 +247,13 @@ func (c *Client) cmdXGroupCreateConsumer(key, group, consumer string) cmd[bool] 
 // pending for anyone). Its retry category is [WriteAccumulating]: a
 // resend after a lost reply returns 0.
 func (c *Client) cmdXGroupDelConsumer(key, group, consumer string) cmd[int64] {
-	return subCmd(c, specXGROUPDELCONSUMER, wire.WantInt, intOf, key, group, consumer)
+	return xsubCmd(c, specXGROUPDELCONSUMER, wire.WantInt, intOf, key, group, consumer)
 }
 
 // XGroupDestroy deletes the consumer group group of the stream at key and
 // reports whether it existed. Its retry category is [WriteAccumulating].
 func (c *Client) cmdXGroupDestroy(key, group string) cmd[bool] {
-	return subCmd(c, specXGROUPDESTROY, wire.WantInt, flagOf, key, group)
+	return xsubCmd(c, specXGROUPDESTROY, wire.WantInt, flagOf, key, group)
 }
 
 // XGroupSetIDOptions are XGROUP SETID's optional arguments.
@@ -284,7 +284,7 @@ func (c *Client) cmdXGroupSetID(key, group, id string, opt XGroupSetIDOptions) c
 		return invalidCmd[struct{}](specXGROUPSETID, "EntriesRead must not be negative")
 	}
 	if opt.EntriesRead == 0 {
-		return subCmd(c, specXGROUPSETID, wire.WantNone, statusOf, key, group, id)
+		return xsubCmd(c, specXGROUPSETID, wire.WantNone, statusOf, key, group, id)
 	}
 	f := c.newFrame(7, "XGROUP")
 	arg(f, "SETID")
@@ -352,10 +352,10 @@ func xpendingSummaryOf(v resp.Value) (XPendingSummary, error) {
 		return XPendingSummary{}, err
 	}
 	out := XPendingSummary{Count: n}
-	if out.LowestID, err = optText(v.Elems[1]); err != nil {
+	if out.LowestID, err = xoptText(v.Elems[1]); err != nil {
 		return XPendingSummary{}, err
 	}
-	if out.HighestID, err = optText(v.Elems[2]); err != nil {
+	if out.HighestID, err = xoptText(v.Elems[2]); err != nil {
 		return XPendingSummary{}, err
 	}
 	cs := v.Elems[3]
@@ -384,8 +384,8 @@ func xpendingSummaryOf(v resp.Value) (XPendingSummary, error) {
 	return out, nil
 }
 
-// optText is the text of a string reply, "" for null.
-func optText(v resp.Value) (string, error) {
+// xoptText is the text of a string reply, "" for null.
+func xoptText(v resp.Value) (string, error) {
 	if v.Type == resp.Null {
 		return "", nil
 	}
@@ -496,17 +496,17 @@ func xpendingEntriesOf(v resp.Value) ([]XPendingEntry, error) {
 func streamMillis(what string, d time.Duration) (int64, error) {
 	switch {
 	case d < 0:
-		return 0, errReason(what + " must not be negative")
+		return 0, xargReason(what + " must not be negative")
 	case d%time.Millisecond != 0:
-		return 0, errReason(what + " must be a whole number of milliseconds")
+		return 0, xargReason(what + " must be a whole number of milliseconds")
 	}
 	return d.Milliseconds(), nil
 }
 
-// errReason is an invalid argument's reason, for invalidCmd.
-type errReason string
+// xargReason is an invalid argument's reason, for invalidCmd.
+type xargReason string
 
-func (e errReason) Error() string { return string(e) }
+func (e xargReason) Error() string { return string(e) }
 
 // XClaimOptions are XCLAIM's arguments besides the group, consumer and
 // IDs.
@@ -558,7 +558,7 @@ func (c *Client) cmdXClaimJustID(key, group, consumer string, opt XClaimOptions,
 
 func (c *Client) xclaimFrame(key, group, consumer string, opt XClaimOptions, justID bool, ids []string) (*wire.Frame, error) {
 	if len(ids) == 0 {
-		return nil, errReason("no IDs")
+		return nil, xargReason("no IDs")
 	}
 	mi, err := streamMillis("MinIdle", opt.MinIdle)
 	if err != nil {
@@ -570,9 +570,9 @@ func (c *Client) xclaimFrame(key, group, consumer string, opt XClaimOptions, jus
 	}
 	switch {
 	case idle != 0 && !opt.Time.IsZero():
-		return nil, errReason("Idle and Time are mutually exclusive")
+		return nil, xargReason("Idle and Time are mutually exclusive")
 	case opt.RetryCount < 0:
-		return nil, errReason("RetryCount must not be negative")
+		return nil, xargReason("RetryCount must not be negative")
 	}
 	n := 5 + len(ids)
 	if idle != 0 || !opt.Time.IsZero() {
@@ -727,7 +727,7 @@ func (c *Client) xautoclaimFrame(key, group, consumer string, opt XAutoClaimOpti
 	}
 	start, count := opt.Start, opt.Count
 	if count < 0 {
-		return nil, errReason("Count must not be negative")
+		return nil, xargReason("Count must not be negative")
 	}
 	if start == "" {
 		start = "0-0"
@@ -824,7 +824,7 @@ type XStreamInfo struct {
 // [Client.XInfoStreamFull] sends FULL). A missing key is a server error. Its retry
 // category is [ReadOnly].
 func (c *Client) cmdXInfoStream(key string) cmd[XStreamInfo] {
-	return subCmd(c, specXINFOSTREAM, wire.WantValue, xstreamInfoOf, key)
+	return xsubCmd(c, specXINFOSTREAM, wire.WantValue, xstreamInfoOf, key)
 }
 
 func xstreamInfoOf(v resp.Value) (XStreamInfo, error) {
@@ -842,19 +842,19 @@ func xstreamInfoOf(v resp.Value) (XStreamInfo, error) {
 		case "radix-tree-nodes":
 			out.RadixTreeNodes, err = convInt64(val)
 		case "last-generated-id":
-			out.LastGeneratedID, err = optText(val)
+			out.LastGeneratedID, err = xoptText(val)
 		case "max-deleted-entry-id":
-			out.MaxDeletedEntryID, err = optText(val)
+			out.MaxDeletedEntryID, err = xoptText(val)
 		case "entries-added":
 			out.EntriesAdded, err = convInt64(val)
 		case "recorded-first-entry-id":
-			out.RecordedFirstEntryID, err = optText(val)
+			out.RecordedFirstEntryID, err = xoptText(val)
 		case "groups":
 			out.Groups, err = convInt64(val)
 		case "first-entry":
-			out.FirstEntry, err = optMessage(val)
+			out.FirstEntry, err = xoptMessage(val)
 		case "last-entry":
-			out.LastEntry, err = optMessage(val)
+			out.LastEntry, err = xoptMessage(val)
 		}
 		if err != nil {
 			return atValue(k, err)
@@ -864,8 +864,8 @@ func xstreamInfoOf(v resp.Value) (XStreamInfo, error) {
 	return out, err
 }
 
-// optMessage converts an entry, nil for null.
-func optMessage(v resp.Value) (*XMessage, error) {
+// xoptMessage converts an entry, nil for null.
+func xoptMessage(v resp.Value) (*XMessage, error) {
 	if v.Type == resp.Null {
 		return nil, nil
 	}
@@ -968,17 +968,17 @@ func xstreamFullInfoOf(v resp.Value) (XStreamFullInfo, error) {
 		case "radix-tree-nodes":
 			out.RadixTreeNodes, err = convInt64(val)
 		case "last-generated-id":
-			out.LastGeneratedID, err = optText(val)
+			out.LastGeneratedID, err = xoptText(val)
 		case "max-deleted-entry-id":
-			out.MaxDeletedEntryID, err = optText(val)
+			out.MaxDeletedEntryID, err = xoptText(val)
 		case "entries-added":
 			out.EntriesAdded, err = convInt64(val)
 		case "recorded-first-entry-id":
-			out.RecordedFirstEntryID, err = optText(val)
+			out.RecordedFirstEntryID, err = xoptText(val)
 		case "entries":
 			out.Entries, err = xclaimedOf(val)
 		case "groups":
-			out.Groups, err = eachMap(val, xgroupFullInfoOf)
+			out.Groups, err = xeach(val, xgroupFullInfoOf)
 		}
 		if err != nil {
 			return atValue(k, err)
@@ -988,8 +988,8 @@ func xstreamFullInfoOf(v resp.Value) (XStreamFullInfo, error) {
 	return out, err
 }
 
-// eachMap converts an array (null: empty) whose elements conv converts.
-func eachMap[T any](v resp.Value, conv func(resp.Value) (T, error)) ([]T, error) {
+// xeach converts an array (null: empty) whose elements conv converts.
+func xeach[T any](v resp.Value, conv func(resp.Value) (T, error)) ([]T, error) {
 	switch v.Type {
 	case resp.Null, 0: // 0: absent
 		return []T{}, nil
@@ -1017,19 +1017,19 @@ func xgroupFullInfoOf(v resp.Value) (XGroupFullInfo, error) {
 		var err error
 		switch string(k) {
 		case "name":
-			g.Name, err = optText(val)
+			g.Name, err = xoptText(val)
 		case "last-delivered-id":
-			g.LastDeliveredID, err = optText(val)
+			g.LastDeliveredID, err = xoptText(val)
 		case "entries-read":
-			g.EntriesRead, err = optInt(val)
+			g.EntriesRead, err = xoptInt(val)
 		case "lag":
-			g.Lag, err = optInt(val)
+			g.Lag, err = xoptInt(val)
 		case "pel-count":
 			g.PelCount, err = convInt64(val)
 		case "pending":
-			g.Pending, err = eachMap(val, groupPendingOf)
+			g.Pending, err = xeach(val, xgroupPendingOf)
 		case "consumers":
-			g.Consumers, err = eachMap(val, xconsumerFullInfoOf)
+			g.Consumers, err = xeach(val, xconsumerFullInfoOf)
 		}
 		if err != nil {
 			return atValue(k, err)
@@ -1039,23 +1039,23 @@ func xgroupFullInfoOf(v resp.Value) (XGroupFullInfo, error) {
 	return g, err
 }
 
-// groupPendingOf converts a group's [id, consumer, delivery ms, count].
-func groupPendingOf(v resp.Value) (XStreamPendingEntry, error) {
+// xgroupPendingOf converts a group's [id, consumer, delivery ms, count].
+func xgroupPendingOf(v resp.Value) (XStreamPendingEntry, error) {
 	if v.Type != resp.Array || len(v.Elems) != 4 {
 		return XStreamPendingEntry{}, unexpected("ID, consumer, delivery time and count", v)
 	}
-	p, err := pendingTail(v.Elems[0], v.Elems[2], v.Elems[3])
+	p, err := xpendingTail(v.Elems[0], v.Elems[2], v.Elems[3])
 	if err != nil {
 		return p, err
 	}
-	p.Consumer, err = optText(v.Elems[1])
+	p.Consumer, err = xoptText(v.Elems[1])
 	return p, err
 }
 
-func pendingTail(id, at, n resp.Value) (XStreamPendingEntry, error) {
+func xpendingTail(id, at, n resp.Value) (XStreamPendingEntry, error) {
 	var p XStreamPendingEntry
 	var err error
-	if p.ID, err = optText(id); err != nil {
+	if p.ID, err = xoptText(id); err != nil {
 		return p, err
 	}
 	ms, err := convInt64(at)
@@ -1078,12 +1078,12 @@ func xconsumerFullInfoOf(v resp.Value) (XConsumerFullInfo, error) {
 		var ms int64
 		switch string(k) {
 		case "name":
-			ci.Name, err = optText(val)
+			ci.Name, err = xoptText(val)
 		case "seen-time":
 			ms, err = convInt64(val)
 			ci.SeenTime = time.UnixMilli(ms)
 		case "active-time":
-			if ms, err = optInt(val); err == nil && ms >= 0 {
+			if ms, err = xoptInt(val); err == nil && ms >= 0 {
 				ci.ActiveTime = time.UnixMilli(ms)
 			}
 		case "pel-count":
@@ -1099,7 +1099,7 @@ func xconsumerFullInfoOf(v resp.Value) (XConsumerFullInfo, error) {
 	if err != nil {
 		return ci, err
 	}
-	ci.Pending, err = eachMap(pending, consumerPendingOf)
+	ci.Pending, err = xeach(pending, xconsumerPendingOf)
 	if err != nil {
 		return ci, atValue([]byte("pending"), err)
 	}
@@ -1109,12 +1109,12 @@ func xconsumerFullInfoOf(v resp.Value) (XConsumerFullInfo, error) {
 	return ci, nil
 }
 
-// consumerPendingOf converts a consumer's [id, delivery ms, count].
-func consumerPendingOf(v resp.Value) (XStreamPendingEntry, error) {
+// xconsumerPendingOf converts a consumer's [id, delivery ms, count].
+func xconsumerPendingOf(v resp.Value) (XStreamPendingEntry, error) {
 	if v.Type != resp.Array || len(v.Elems) != 3 {
 		return XStreamPendingEntry{}, unexpected("ID, delivery time and count", v)
 	}
-	return pendingTail(v.Elems[0], v.Elems[1], v.Elems[2])
+	return xpendingTail(v.Elems[0], v.Elems[1], v.Elems[2])
 }
 
 // XGroupInfo is what XINFO GROUPS reports of one consumer group.
@@ -1137,7 +1137,7 @@ type XGroupInfo struct {
 // XInfoGroups describes the consumer groups of the stream at key. A
 // missing key is a server error. Its retry category is [ReadOnly].
 func (c *Client) cmdXInfoGroups(key string) cmd[[]XGroupInfo] {
-	return subCmd(c, specXINFOGROUPS, wire.WantValue, xgroupInfosOf, key)
+	return xsubCmd(c, specXINFOGROUPS, wire.WantValue, xgroupInfosOf, key)
 }
 
 func xgroupInfosOf(v resp.Value) ([]XGroupInfo, error) {
@@ -1154,17 +1154,17 @@ func xgroupInfosOf(v resp.Value) ([]XGroupInfo, error) {
 			var err error
 			switch string(k) {
 			case "name":
-				g.Name, err = optText(val)
+				g.Name, err = xoptText(val)
 			case "consumers":
 				g.Consumers, err = convInt64(val)
 			case "pending":
 				g.Pending, err = convInt64(val)
 			case "last-delivered-id":
-				g.LastDeliveredID, err = optText(val)
+				g.LastDeliveredID, err = xoptText(val)
 			case "entries-read":
-				g.EntriesRead, err = optInt(val)
+				g.EntriesRead, err = xoptInt(val)
 			case "lag":
-				g.Lag, err = optInt(val)
+				g.Lag, err = xoptInt(val)
 			}
 			if err != nil {
 				return atValue(k, err)
@@ -1179,8 +1179,8 @@ func xgroupInfosOf(v resp.Value) ([]XGroupInfo, error) {
 	return out, nil
 }
 
-// optInt converts an integer, -1 for null.
-func optInt(v resp.Value) (int64, error) {
+// xoptInt converts an integer, -1 for null.
+func xoptInt(v resp.Value) (int64, error) {
 	if v.Type == resp.Null {
 		return -1, nil
 	}
@@ -1203,7 +1203,7 @@ type XConsumerInfo struct {
 // stream at key. A missing key or group is a server error. Its retry
 // category is [ReadOnly].
 func (c *Client) cmdXInfoConsumers(key, group string) cmd[[]XConsumerInfo] {
-	return subCmd(c, specXINFOCONSUMERS, wire.WantValue, xconsumerInfosOf, key, group)
+	return xsubCmd(c, specXINFOCONSUMERS, wire.WantValue, xconsumerInfosOf, key, group)
 }
 
 func xconsumerInfosOf(v resp.Value) ([]XConsumerInfo, error) {
@@ -1221,14 +1221,14 @@ func xconsumerInfosOf(v resp.Value) ([]XConsumerInfo, error) {
 			var n int64
 			switch string(k) {
 			case "name":
-				ci.Name, err = optText(val)
+				ci.Name, err = xoptText(val)
 			case "pending":
 				ci.Pending, err = convInt64(val)
 			case "idle":
 				n, err = convInt64(val)
 				ci.Idle = time.Duration(n) * time.Millisecond
 			case "inactive":
-				if n, err = optInt(val); n >= 0 {
+				if n, err = xoptInt(val); n >= 0 {
 					ci.Inactive = time.Duration(n) * time.Millisecond
 				} else {
 					ci.Inactive = -1
@@ -1388,7 +1388,7 @@ func (c *Client) xreadFrame(s *spec, group, consumer string, count int64, block 
 		reason = "Block and BlockForever are mutually exclusive"
 	}
 	if reason != "" {
-		return nil, blockTime{}, errReason(reason)
+		return nil, blockTime{}, xargReason(reason)
 	}
 	n := 2 + len(streams)
 	if grouped {
