@@ -484,8 +484,9 @@ func (b *Batch) XSetID(key, lastID string, opt XSetIDOptions) Future[struct{}] {
 // XTrim trims the stream at key as opt says and returns how many entries
 // it evicted. Options that set neither or both of MaxLen and MinID, a
 // negative value, or a Limit without Approximate fail with
-// [ErrInvalidArgument] before anything is sent. Its retry category is
-// [WriteAccumulating]: a resend after newer appends evicts again.
+// [ErrInvalidArgument] before anything is sent, as does an unknown Ref.
+// Its retry category is [WriteAccumulating]: a resend after newer appends
+// evicts again.
 func (c *Client) XTrim(ctx context.Context, key string, opt XTrimOptions) (int64, error) {
 	return call(ctx, c, c.cmdXTrim(key, opt))
 }

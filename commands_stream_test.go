@@ -194,6 +194,10 @@ var streamCases = []streamCase{
 			}
 			return streamKeyed(last(), k("s")), nil
 		}},
+	{name: "XTrimBadRef", wantErr: ErrInvalidArgument,
+		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
+			return c.XTrim(ctx, k("s"), XTrimOptions{MaxLen: 1, Ref: XRefPolicy(7)})
+		}},
 	{name: "XTrimNothingSet", wantErr: ErrInvalidArgument,
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			return c.XTrim(ctx, k("s"), XTrimOptions{})
@@ -1294,5 +1298,47 @@ func TestStreamCluster(t *testing.T) {
 	}
 	if v, err := info.Result(); err != nil || v.Length != 1 {
 		t.Errorf("XInfoStream = %v, %v; want one entry", v, err)
+	}
+}
+
+// TestStreamTrimRefPolicy checks XTRIM's reference policy (Redis 8.2; the
+// test server is 7.0) against a reply a proxy scripts: the frame sent, by
+// the Client method and the Batch member, under both protocols.
+func TestStreamTrimRefPolicy(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		for _, tt := range []struct {
+			ref  XRefPolicy
+			sent []string
+		}{
+			{XAcked, []string{"XTRIM", "s", "MINID", "~", "3-1", "LIMIT", "5", "ACKED"}},
+			{XDelRef, []string{"XTRIM", "s", "MINID", "~", "3-1", "LIMIT", "5", "DELREF"}},
+			{XKeepRef, []string{"XTRIM", "s", "MINID", "~", "3-1", "LIMIT", "5", "KEEPREF"}},
+		} {
+			t.Run("RESP"+strconv.Itoa(proto)+"/"+tt.sent[len(tt.sent)-1], func(t *testing.T) {
+				p := realProxy(t, standaloneAddr(t))
+				sent := make(chan []string, 2)
+				p.MustAddRule(t, respiretest.Rule{Command: "XTRIM", Times: respiretest.Always, Action: respiretest.Reply([]byte(":2\r\n")),
+					OnReceive: func(args []string) { sent <- args }})
+				c := newClient(t, Options{Endpoints: []string{p.Addr()}, Protocol: proto})
+				ctx := testCtx(t)
+				opt := XTrimOptions{MinID: "3-1", Approximate: true, Limit: 5, Ref: tt.ref}
+				if n, err := c.XTrim(ctx, "s", opt); err != nil || n != 2 {
+					t.Errorf("Client = %d, %v; want 2", n, err)
+				}
+				b := c.NewBatch()
+				f := b.XTrim("s", opt)
+				if err := b.Execute(ctx); err != nil {
+					t.Fatalf("Execute: %v", err)
+				}
+				if n, err := f.Result(); err != nil || n != 2 {
+					t.Errorf("Batch = %d, %v; want 2", n, err)
+				}
+				for i := range 2 {
+					if args := <-sent; !reflect.DeepEqual(args, tt.sent) {
+						t.Errorf("frame %d = %q; want %q", i, args, tt.sent)
+					}
+				}
+			})
+		}
 	}
 }

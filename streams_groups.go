@@ -75,15 +75,23 @@ type XTrimOptions struct {
 	// Limit caps the entries an approximate trim evicts (LIMIT); 0 leaves
 	// the server's default. It needs Approximate.
 	Limit int64
+	// Ref says what happens to consumer groups' references to the evicted
+	// entries (KEEPREF, DELREF or ACKED, Redis 8.2+); [XRefDefault] sends
+	// nothing, which older servers need.
+	Ref XRefPolicy
 }
 
 // XTrim trims the stream at key as opt says and returns how many entries
 // it evicted. Options that set neither or both of MaxLen and MinID, a
 // negative value, or a Limit without Approximate fail with
-// [ErrInvalidArgument] before anything is sent. Its retry category is
-// [WriteAccumulating]: a resend after newer appends evicts again.
+// [ErrInvalidArgument] before anything is sent, as does an unknown Ref.
+// Its retry category is [WriteAccumulating]: a resend after newer appends
+// evicts again.
 func (c *Client) cmdXTrim(key string, opt XTrimOptions) cmd[int64] {
+	ref, ok := opt.Ref.arg()
 	switch {
+	case !ok:
+		return invalidCmd[int64](specXTRIM, "unknown reference policy")
 	case opt.MaxLen < 0 || opt.Limit < 0:
 		return invalidCmd[int64](specXTRIM, "MaxLen and Limit must not be negative")
 	case (opt.MaxLen != 0) == (opt.MinID != ""):
@@ -94,6 +102,9 @@ func (c *Client) cmdXTrim(key string, opt XTrimOptions) cmd[int64] {
 	n := 5
 	if opt.Limit != 0 {
 		n += 2
+	}
+	if ref != "" {
+		n++
 	}
 	f := c.newFrame(n, "XTRIM")
 	arg(f, key)
@@ -115,6 +126,9 @@ func (c *Client) cmdXTrim(key string, opt XTrimOptions) cmd[int64] {
 	if opt.Limit != 0 {
 		arg(f, "LIMIT")
 		argInt(f, opt.Limit)
+	}
+	if ref != "" {
+		arg(f, ref)
 	}
 	return typedCmd(f, specXTRIM, wire.WantInt, intOf)
 }
@@ -1464,7 +1478,7 @@ func xstreamsOf(v resp.Value) ([]XStream, error) {
 	return out, nil
 }
 
-// XRefPolicy says what XACKDEL and XDELEX (Redis 8.2+) do with the
+// XRefPolicy says what XACKDEL, XDELEX and XTRIM (Redis 8.2+) do with the
 // references that consumer groups hold to the entries they delete.
 type XRefPolicy uint8
 
