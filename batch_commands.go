@@ -169,11 +169,6 @@ func (b *Batch) XAdd(key string, opt XAddOptions, pairs ...string) Future[string
 	return future(b, b.addFrame("XADD", f, s, err), strOf)
 }
 
-// XLen queues XLEN; see [Client.XLen].
-func (b *Batch) XLen(key string) Future[int64] {
-	return future(b, b.add(specXLEN, key), intOf)
-}
-
 // ScanFuture is the deferred result of [Batch.Scan].
 type ScanFuture struct{ f Future[ScanPage[string]] }
 

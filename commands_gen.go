@@ -975,6 +975,332 @@ func (b *Batch) Time() Future[time.Time] {
 	return enqueue(b, b.c.cmdTime())
 }
 
+// XAck acknowledges the entries with the given IDs in the group group of
+// the stream at key (removes them from its pending entries) and returns
+// how many were pending. No IDs fails with [ErrInvalidArgument] before
+// anything is sent. Its retry category is [WriteAccumulating]: a resend
+// after a lost reply counts 0 for the IDs acknowledged the first time.
+func (c *Client) XAck(ctx context.Context, key, group string, ids ...string) (int64, error) {
+	return call(ctx, c, c.cmdXAck(key, group, ids...))
+}
+
+// XAck queues the command of [Client.XAck]; its Future holds what that
+// method returns.
+func (b *Batch) XAck(key, group string, ids ...string) Future[int64] {
+	return enqueue(b, b.c.cmdXAck(key, group, ids...))
+}
+
+// XAckDel acknowledges the entries with the given IDs in the group group
+// of the stream at key and deletes them from the stream as policy says
+// (XACKDEL, Redis 8.2+), returning one result per ID in order. No IDs or
+// an unknown policy fail with [ErrInvalidArgument] before anything is
+// sent. Its retry category is [WriteAccumulating].
+func (c *Client) XAckDel(ctx context.Context, key, group string, policy XRefPolicy, ids ...string) ([]XDelResult, error) {
+	return call(ctx, c, c.cmdXAckDel(key, group, policy, ids...))
+}
+
+// XAckDel queues the command of [Client.XAckDel]; its Future holds what that
+// method returns.
+func (b *Batch) XAckDel(key, group string, policy XRefPolicy, ids ...string) Future[[]XDelResult] {
+	return enqueue(b, b.c.cmdXAckDel(key, group, policy, ids...))
+}
+
+// XAutoClaim gives consumer the ownership of up to opt.Count pending
+// entries of the group group of the stream at key idle at least
+// opt.MinIdle, scanning from opt.Start, and returns them with the cursor
+// to pass as the next Start. A negative Count, or a negative MinIdle or
+// one that is not a whole number of milliseconds, fails with [ErrInvalidArgument] before anything is sent.
+// Its retry category is [WriteAccumulating]: a resend counts another
+// delivery.
+func (c *Client) XAutoClaim(ctx context.Context, key, group, consumer string, opt XAutoClaimOptions) (XAutoClaimResult, error) {
+	return call(ctx, c, c.cmdXAutoClaim(key, group, consumer, opt))
+}
+
+// XAutoClaim queues the command of [Client.XAutoClaim]; its Future holds what that
+// method returns.
+func (b *Batch) XAutoClaim(key, group, consumer string, opt XAutoClaimOptions) Future[XAutoClaimResult] {
+	return enqueue(b, b.c.cmdXAutoClaim(key, group, consumer, opt))
+}
+
+// XAutoClaimJustID is [Client.XAutoClaim] with JUSTID: it returns only
+// the claimed IDs and does not count a delivery. Its retry category is
+// [WriteAccumulating].
+func (c *Client) XAutoClaimJustID(ctx context.Context, key, group, consumer string, opt XAutoClaimOptions) (XAutoClaimJustIDResult, error) {
+	return call(ctx, c, c.cmdXAutoClaimJustID(key, group, consumer, opt))
+}
+
+// XAutoClaimJustID queues the command of [Client.XAutoClaimJustID]; its Future holds what that
+// method returns.
+func (b *Batch) XAutoClaimJustID(key, group, consumer string, opt XAutoClaimOptions) Future[XAutoClaimJustIDResult] {
+	return enqueue(b, b.c.cmdXAutoClaimJustID(key, group, consumer, opt))
+}
+
+// XCfgSet queues the command of [Client.XCfgSet]; its Future holds the
+// member's result as a struct{}.
+func (b *Batch) XCfgSet(key string, opt XCfgOptions) Future[struct{}] {
+	return enqueue(b, b.c.cmdXCfgSet(key, opt))
+}
+
+// XClaim gives consumer the ownership of the pending entries with the
+// given IDs of the group group of the stream at key that are idle at least
+// opt.MinIdle, and returns the claimed entries (deleted entries are left
+// out). No IDs, a negative duration or one that is not a whole number of
+// milliseconds, both Idle and Time, or a negative RetryCount fail with
+// [ErrInvalidArgument] before anything is sent. Its retry category is
+// [WriteAccumulating]: a resend counts another delivery.
+func (c *Client) XClaim(ctx context.Context, key, group, consumer string, opt XClaimOptions, ids ...string) ([]XMessage, error) {
+	return call(ctx, c, c.cmdXClaim(key, group, consumer, opt, ids...))
+}
+
+// XClaim queues the command of [Client.XClaim]; its Future holds what that
+// method returns.
+func (b *Batch) XClaim(key, group, consumer string, opt XClaimOptions, ids ...string) Future[[]XMessage] {
+	return enqueue(b, b.c.cmdXClaim(key, group, consumer, opt, ids...))
+}
+
+// XClaimJustID is [Client.XClaim] with JUSTID: it returns only the
+// claimed IDs and does not count a delivery. Its retry category is
+// [WriteAccumulating].
+func (c *Client) XClaimJustID(ctx context.Context, key, group, consumer string, opt XClaimOptions, ids ...string) ([]string, error) {
+	return call(ctx, c, c.cmdXClaimJustID(key, group, consumer, opt, ids...))
+}
+
+// XClaimJustID queues the command of [Client.XClaimJustID]; its Future holds what that
+// method returns.
+func (b *Batch) XClaimJustID(key, group, consumer string, opt XClaimOptions, ids ...string) Future[[]string] {
+	return enqueue(b, b.c.cmdXClaimJustID(key, group, consumer, opt, ids...))
+}
+
+// XDel removes the entries with the given IDs from the stream at key and
+// returns how many existed. No IDs fails with [ErrInvalidArgument] before
+// anything is sent. Its retry category is [WriteAccumulating].
+func (c *Client) XDel(ctx context.Context, key string, ids ...string) (int64, error) {
+	return call(ctx, c, c.cmdXDel(key, ids...))
+}
+
+// XDel queues the command of [Client.XDel]; its Future holds what that
+// method returns.
+func (b *Batch) XDel(key string, ids ...string) Future[int64] {
+	return enqueue(b, b.c.cmdXDel(key, ids...))
+}
+
+// XDelEx deletes the entries with the given IDs from the stream at key as
+// policy says (XDELEX, Redis 8.2+), returning one result per ID in order.
+// No IDs or an unknown policy fail with [ErrInvalidArgument] before
+// anything is sent. Its retry category is [WriteAccumulating].
+func (c *Client) XDelEx(ctx context.Context, key string, policy XRefPolicy, ids ...string) ([]XDelResult, error) {
+	return call(ctx, c, c.cmdXDelEx(key, policy, ids...))
+}
+
+// XDelEx queues the command of [Client.XDelEx]; its Future holds what that
+// method returns.
+func (b *Batch) XDelEx(key string, policy XRefPolicy, ids ...string) Future[[]XDelResult] {
+	return enqueue(b, b.c.cmdXDelEx(key, policy, ids...))
+}
+
+// XGroupCreate queues the command of [Client.XGroupCreate]; its Future holds the
+// member's result as a struct{}.
+func (b *Batch) XGroupCreate(key, group, start string, opt XGroupCreateOptions) Future[struct{}] {
+	return enqueue(b, b.c.cmdXGroupCreate(key, group, start, opt))
+}
+
+// XGroupCreateConsumer creates consumer in the group group of the stream
+// at key and reports whether it was new (false when it existed). Its
+// retry category is [WriteAccumulating].
+func (c *Client) XGroupCreateConsumer(ctx context.Context, key, group, consumer string) (bool, error) {
+	return call(ctx, c, c.cmdXGroupCreateConsumer(key, group, consumer))
+}
+
+// XGroupCreateConsumer queues the command of [Client.XGroupCreateConsumer]; its Future holds what that
+// method returns.
+func (b *Batch) XGroupCreateConsumer(key, group, consumer string) Future[bool] {
+	return enqueue(b, b.c.cmdXGroupCreateConsumer(key, group, consumer))
+}
+
+// XGroupDelConsumer deletes consumer from the group group of the stream
+// at key and returns how many entries it had pending (they are no longer
+// pending for anyone). Its retry category is [WriteAccumulating]: a
+// resend after a lost reply returns 0.
+func (c *Client) XGroupDelConsumer(ctx context.Context, key, group, consumer string) (int64, error) {
+	return call(ctx, c, c.cmdXGroupDelConsumer(key, group, consumer))
+}
+
+// XGroupDelConsumer queues the command of [Client.XGroupDelConsumer]; its Future holds what that
+// method returns.
+func (b *Batch) XGroupDelConsumer(key, group, consumer string) Future[int64] {
+	return enqueue(b, b.c.cmdXGroupDelConsumer(key, group, consumer))
+}
+
+// XGroupDestroy deletes the consumer group group of the stream at key and
+// reports whether it existed. Its retry category is [WriteAccumulating].
+func (c *Client) XGroupDestroy(ctx context.Context, key, group string) (bool, error) {
+	return call(ctx, c, c.cmdXGroupDestroy(key, group))
+}
+
+// XGroupDestroy queues the command of [Client.XGroupDestroy]; its Future holds what that
+// method returns.
+func (b *Batch) XGroupDestroy(key, group string) Future[bool] {
+	return enqueue(b, b.c.cmdXGroupDestroy(key, group))
+}
+
+// XGroupSetID queues the command of [Client.XGroupSetID]; its Future holds the
+// member's result as a struct{}.
+func (b *Batch) XGroupSetID(key, group, id string, opt XGroupSetIDOptions) Future[struct{}] {
+	return enqueue(b, b.c.cmdXGroupSetID(key, group, id, opt))
+}
+
+// XInfoConsumers describes the consumers of the group group of the
+// stream at key. A missing key or group is a server error. Its retry
+// category is [ReadOnly].
+func (c *Client) XInfoConsumers(ctx context.Context, key, group string) ([]XConsumerInfo, error) {
+	return call(ctx, c, c.cmdXInfoConsumers(key, group))
+}
+
+// XInfoConsumers queues the command of [Client.XInfoConsumers]; its Future holds what that
+// method returns.
+func (b *Batch) XInfoConsumers(key, group string) Future[[]XConsumerInfo] {
+	return enqueue(b, b.c.cmdXInfoConsumers(key, group))
+}
+
+// XInfoGroups describes the consumer groups of the stream at key. A
+// missing key is a server error. Its retry category is [ReadOnly].
+func (c *Client) XInfoGroups(ctx context.Context, key string) ([]XGroupInfo, error) {
+	return call(ctx, c, c.cmdXInfoGroups(key))
+}
+
+// XInfoGroups queues the command of [Client.XInfoGroups]; its Future holds what that
+// method returns.
+func (b *Batch) XInfoGroups(key string) Future[[]XGroupInfo] {
+	return enqueue(b, b.c.cmdXInfoGroups(key))
+}
+
+// XInfoStream describes the stream at key (XINFO STREAM;
+// [Client.XInfoStreamFull] sends FULL). A missing key is a server error. Its retry
+// category is [ReadOnly].
+func (c *Client) XInfoStream(ctx context.Context, key string) (XStreamInfo, error) {
+	return call(ctx, c, c.cmdXInfoStream(key))
+}
+
+// XInfoStream queues the command of [Client.XInfoStream]; its Future holds what that
+// method returns.
+func (b *Batch) XInfoStream(key string) Future[XStreamInfo] {
+	return enqueue(b, b.c.cmdXInfoStream(key))
+}
+
+// XInfoStreamFull describes the stream at key with its entries, pending
+// entries and consumers (XINFO STREAM FULL COUNT count): count > 0 limits
+// the entries and each pending list to count, 0 lists them all (which may
+// be slow on a large stream). A negative count fails with
+// [ErrInvalidArgument] before anything is sent; a missing key is a server
+// error. Its retry category is [ReadOnly].
+func (c *Client) XInfoStreamFull(ctx context.Context, key string, count int64) (XStreamFullInfo, error) {
+	return call(ctx, c, c.cmdXInfoStreamFull(key, count))
+}
+
+// XInfoStreamFull queues the command of [Client.XInfoStreamFull]; its Future holds what that
+// method returns.
+func (b *Batch) XInfoStreamFull(key string, count int64) Future[XStreamFullInfo] {
+	return enqueue(b, b.c.cmdXInfoStreamFull(key, count))
+}
+
+// XLen returns the number of entries in the stream at key.
+func (c *Client) XLen(ctx context.Context, key string) (int64, error) {
+	return call(ctx, c, c.cmdXLen(key))
+}
+
+// XLen queues the command of [Client.XLen]; its Future holds what that
+// method returns.
+func (b *Batch) XLen(key string) Future[int64] {
+	return enqueue(b, b.c.cmdXLen(key))
+}
+
+// XPending returns the summary of the pending entries of the group group
+// of the stream at key; [Client.XPendingExt] lists them. Its retry
+// category is [ReadOnly].
+func (c *Client) XPending(ctx context.Context, key, group string) (XPendingSummary, error) {
+	return call(ctx, c, c.cmdXPending(key, group))
+}
+
+// XPending queues the command of [Client.XPending]; its Future holds what that
+// method returns.
+func (b *Batch) XPending(key, group string) Future[XPendingSummary] {
+	return enqueue(b, b.c.cmdXPending(key, group))
+}
+
+// XPendingExt lists the pending entries of the group group of the stream
+// at key as opt selects, in ID order. A Count that is not positive, or a
+// negative Idle or one that is not a whole number of milliseconds, fails
+// with [ErrInvalidArgument] before anything is sent. Its retry category is
+// [ReadOnly].
+func (c *Client) XPendingExt(ctx context.Context, key, group string, opt XPendingExtOptions) ([]XPendingEntry, error) {
+	return call(ctx, c, c.cmdXPendingExt(key, group, opt))
+}
+
+// XPendingExt queues the command of [Client.XPendingExt]; its Future holds what that
+// method returns.
+func (b *Batch) XPendingExt(key, group string, opt XPendingExtOptions) Future[[]XPendingEntry] {
+	return enqueue(b, b.c.cmdXPendingExt(key, group, opt))
+}
+
+// XRange returns entries with IDs from start to end ("-" and "+" for the
+// extremes); count > 0 limits how many. Its retry category is [ReadOnly].
+func (c *Client) XRange(ctx context.Context, key, start, end string, count int64) ([]XMessage, error) {
+	return call(ctx, c, c.cmdXRange(key, start, end, count))
+}
+
+// XRange queues the command of [Client.XRange]; its Future holds what that
+// method returns.
+func (b *Batch) XRange(key, start, end string, count int64) Future[[]XMessage] {
+	return enqueue(b, b.c.cmdXRange(key, start, end, count))
+}
+
+// XRead queues the command of [Client.XRead]; its Future holds the
+// member's result as a []XStream.
+func (b *Batch) XRead(opt XReadOptions, streams ...string) Future[[]XStream] {
+	return enqueue(b, b.c.cmdXRead(opt, streams...))
+}
+
+// XReadGroup queues the command of [Client.XReadGroup]; its Future holds the
+// member's result as a []XStream.
+func (b *Batch) XReadGroup(group, consumer string, opt XReadGroupOptions, streams ...string) Future[[]XStream] {
+	return enqueue(b, b.c.cmdXReadGroup(group, consumer, opt, streams...))
+}
+
+// XRevRange returns entries with IDs from end down to start ("+" and "-"
+// for the extremes), the newest first; count > 0 limits how many. Its
+// retry category is [ReadOnly].
+func (c *Client) XRevRange(ctx context.Context, key, end, start string, count int64) ([]XMessage, error) {
+	return call(ctx, c, c.cmdXRevRange(key, end, start, count))
+}
+
+// XRevRange queues the command of [Client.XRevRange]; its Future holds what that
+// method returns.
+func (b *Batch) XRevRange(key, end, start string, count int64) Future[[]XMessage] {
+	return enqueue(b, b.c.cmdXRevRange(key, end, start, count))
+}
+
+// XSetID queues the command of [Client.XSetID]; its Future holds the
+// member's result as a struct{}.
+func (b *Batch) XSetID(key, lastID string, opt XSetIDOptions) Future[struct{}] {
+	return enqueue(b, b.c.cmdXSetID(key, lastID, opt))
+}
+
+// XTrim trims the stream at key as opt says and returns how many entries
+// it evicted. Options that set neither or both of MaxLen and MinID, a
+// negative value, or a Limit without Approximate fail with
+// [ErrInvalidArgument] before anything is sent, as does an unknown Ref.
+// Its retry category is [WriteAccumulating]: a resend after newer appends
+// evicts again.
+func (c *Client) XTrim(ctx context.Context, key string, opt XTrimOptions) (int64, error) {
+	return call(ctx, c, c.cmdXTrim(key, opt))
+}
+
+// XTrim queues the command of [Client.XTrim]; its Future holds what that
+// method returns.
+func (b *Batch) XTrim(key string, opt XTrimOptions) Future[int64] {
+	return enqueue(b, b.c.cmdXTrim(key, opt))
+}
+
 // ZAdd adds or updates members of the sorted set at key and returns how
 // many were added (or changed, with Changed).
 func (c *Client) ZAdd(ctx context.Context, key string, opt ZAddOptions, members ...Z) (int64, error) {

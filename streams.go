@@ -316,25 +316,26 @@ type XMessage struct {
 }
 
 // XRange returns entries with IDs from start to end ("-" and "+" for the
-// extremes); count > 0 limits how many.
-func (c *Client) XRange(ctx context.Context, key, start, end string, count int64) ([]XMessage, error) {
+// extremes); count > 0 limits how many. Its retry category is [ReadOnly].
+func (c *Client) cmdXRange(key, start, end string, count int64) cmd[[]XMessage] {
+	return c.xrangeCmd(specXRANGE, key, start, end, count)
+}
+
+// xrangeCmd encodes "NAME key a b [COUNT count]" (XRANGE, XREVRANGE).
+func (c *Client) xrangeCmd(s *spec, key, a, b string, count int64) cmd[[]XMessage] {
 	n := 4
 	if count > 0 {
 		n += 2
 	}
-	f := c.newFrame(n, "XRANGE")
+	f := c.newFrame(n, s.name)
 	arg(f, key)
-	arg(f, start)
-	arg(f, end)
+	arg(f, a)
+	arg(f, b)
 	if count > 0 {
 		arg(f, "COUNT")
 		argInt(f, count)
 	}
-	v, err := c.doValue(ctx, f, specXRANGE)
-	if err != nil {
-		return nil, err
-	}
-	return toXMessages(v)
+	return typedCmd(f, s, wire.WantValue, toXMessages)
 }
 
 func toXMessages(v resp.Value) ([]XMessage, error) {
@@ -356,10 +357,8 @@ func toXMessages(v resp.Value) ([]XMessage, error) {
 }
 
 // XLen returns the number of entries in the stream at key.
-func (c *Client) XLen(ctx context.Context, key string) (int64, error) {
-	f := c.newFrame(2, "XLEN")
-	arg(f, key)
-	return c.doInt(ctx, f, specXLEN)
+func (c *Client) cmdXLen(key string) cmd[int64] {
+	return keyArgsCmd(c, specXLEN, key, nil, intOf)
 }
 
 // XCfgOptions are XCFGSET's settings of a stream's IDMP deduplication
@@ -391,13 +390,22 @@ type XCfgOptions struct {
 // whole number of seconds) fail with [ErrInvalidArgument] before anything
 // is sent; the server judges the upper bounds.
 func (c *Client) XCfgSet(ctx context.Context, key string, opt XCfgOptions) error {
+	_, err := call(ctx, c, c.cmdXCfgSet(key, opt))
+	return err
+}
+
+// XCfgSet sets the IDMP deduplication limits of the stream at key; see
+// the Client method, which returns only the error.
+//
+// respire:client manual
+func (c *Client) cmdXCfgSet(key string, opt XCfgOptions) cmd[struct{}] {
 	switch {
 	case opt.Duration < 0 || opt.MaxSize < 0:
-		return errInvalid("XCFGSET", "Duration and MaxSize must not be negative")
+		return invalidCmd[struct{}](specXCFGSET, "Duration and MaxSize must not be negative")
 	case opt.Duration == 0 && opt.MaxSize == 0:
-		return errInvalid("XCFGSET", "set Duration or MaxSize")
+		return invalidCmd[struct{}](specXCFGSET, "set Duration or MaxSize")
 	case opt.Duration%time.Second != 0:
-		return errInvalid("XCFGSET", "Duration must be a whole number of seconds")
+		return invalidCmd[struct{}](specXCFGSET, "Duration must be a whole number of seconds")
 	}
 	n := 2
 	if opt.Duration != 0 {
@@ -416,5 +424,5 @@ func (c *Client) XCfgSet(ctx context.Context, key string, opt XCfgOptions) error
 		arg(f, "IDMP-MAXSIZE")
 		argInt(f, opt.MaxSize)
 	}
-	return c.doStatus(ctx, f, specXCFGSET)
+	return typedCmd(f, specXCFGSET, wire.WantNone, statusOf)
 }
