@@ -487,8 +487,8 @@ var streamCases = []streamCase{
 
 	// XINFO.
 	{name: "XInfoStream", setup: seedStream,
-		want: XStreamInfo{Length: 4, LastGeneratedID: "4-1", MaxDeletedEntryID: "0-0", EntriesAdded: 4,
-			RecordedFirstEntryID: "1-1", Groups: 1, FirstEntry: &streamSeedS[0], LastEntry: &streamSeedS[3]},
+		want: XStreamInfo{XStreamState: XStreamState{Length: 4, LastGeneratedID: "4-1", MaxDeletedEntryID: "0-0", EntriesAdded: 4,
+			RecordedFirstEntryID: "1-1"}, Groups: 1, FirstEntry: &streamSeedS[0], LastEntry: &streamSeedS[3]},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			v, err := c.XInfoStream(ctx, k("s"))
 			if err == nil && (v.RadixTreeKeys <= 0 || v.RadixTreeNodes <= 0) {
@@ -497,7 +497,7 @@ var streamCases = []streamCase{
 			return streamTimeless(v), err
 		}},
 	{name: "XInfoStreamEmpty",
-		want: XStreamInfo{LastGeneratedID: "0-0", MaxDeletedEntryID: "0-0", RecordedFirstEntryID: "0-0", Groups: 1},
+		want: XStreamInfo{XStreamState: XStreamState{LastGeneratedID: "0-0", MaxDeletedEntryID: "0-0", RecordedFirstEntryID: "0-0"}, Groups: 1},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			if err := c.XGroupCreate(ctx, k("new"), "g", "$", XGroupCreateOptions{MkStream: true}); err != nil {
 				return nil, err
@@ -510,8 +510,8 @@ var streamCases = []streamCase{
 			return c.XInfoStream(ctx, k("missing"))
 		}},
 	{name: "XInfoStreamFull", setup: seedStream,
-		want: XStreamFullInfo{Length: 4, LastGeneratedID: "4-1", MaxDeletedEntryID: "0-0", EntriesAdded: 4,
-			RecordedFirstEntryID: "1-1", Entries: streamSeedS,
+		want: XStreamFullInfo{XStreamState: XStreamState{Length: 4, LastGeneratedID: "4-1", MaxDeletedEntryID: "0-0", EntriesAdded: 4,
+			RecordedFirstEntryID: "1-1"}, Entries: streamSeedS,
 			Groups: []XGroupFullInfo{{Name: "g", LastDeliveredID: "2-1", EntriesRead: 2, Lag: 2, PelCount: 2,
 				Pending: []XStreamPendingEntry{{ID: "1-1", Consumer: "c1", Deliveries: 1}, {ID: "2-1", Consumer: "c1", Deliveries: 1}},
 				Consumers: []XConsumerFullInfo{{Name: "c1", PelCount: 2,

@@ -125,26 +125,7 @@ func (c *Client) cmdSDiff(keys ...string) cmd[[]string] {
 // before anything is sent. On a Cluster client the keys must share a
 // slot. Its retry category is [ReadOnly].
 func (c *Client) cmdSInterCard(limit int64, keys ...string) cmd[int64] {
-	switch {
-	case len(keys) == 0:
-		return invalidCmd[int64](specSINTERCARD, "no keys")
-	case limit < 0:
-		return invalidCmd[int64](specSINTERCARD, "negative limit")
-	}
-	n := 2 + len(keys)
-	if limit > 0 {
-		n += 2
-	}
-	f := c.newFrame(n, "SINTERCARD")
-	argInt(f, int64(len(keys)))
-	for _, k := range keys {
-		arg(f, k)
-	}
-	if limit > 0 {
-		arg(f, "LIMIT")
-		argInt(f, limit)
-	}
-	return typedCmd(f, specSINTERCARD, wire.WantInt, intOf)
+	return interCardCmd(c, specSINTERCARD, limit, keys)
 }
 
 // SPop removes and returns a random member of the set at key, or [ErrNil]
@@ -228,4 +209,29 @@ func flagOf(v resp.Value) (bool, error) {
 		return false, ErrNil
 	}
 	return false, unexpected("integer 0 or 1", v)
+}
+
+// interCardCmd defines SINTERCARD and ZINTERCARD: "NAME numkeys keys...
+// [LIMIT limit]", limit 0 meaning none.
+func interCardCmd(c *Client, s *spec, limit int64, keys []string) cmd[int64] {
+	switch {
+	case len(keys) == 0:
+		return invalidCmd[int64](s, "no keys")
+	case limit < 0:
+		return invalidCmd[int64](s, "negative limit")
+	}
+	n := 2 + len(keys)
+	if limit > 0 {
+		n += 2
+	}
+	f := c.newFrame(n, s.name)
+	argInt(f, int64(len(keys)))
+	for _, k := range keys {
+		arg(f, k)
+	}
+	if limit > 0 {
+		arg(f, "LIMIT")
+		argInt(f, limit)
+	}
+	return typedCmd(f, s, wire.WantInt, intOf)
 }

@@ -273,25 +273,7 @@ func (c *Client) xaddFrame(key string, opt XAddOptions, pairs []string) (*wire.F
 		}
 	}
 	if trim {
-		if opt.MaxLen != 0 {
-			arg(f, "MAXLEN")
-		} else {
-			arg(f, "MINID")
-		}
-		if opt.Approximate {
-			arg(f, "~")
-		} else {
-			arg(f, "=")
-		}
-		if opt.MaxLen != 0 {
-			argInt(f, opt.MaxLen)
-		} else {
-			arg(f, opt.MinID)
-		}
-		if opt.Limit != 0 {
-			arg(f, "LIMIT")
-			argInt(f, opt.Limit)
-		}
+		argTrim(f, opt.MaxLen, opt.MinID, opt.Approximate, opt.Limit)
 	}
 	if opt.ID == "" {
 		arg(f, "*")
@@ -425,4 +407,29 @@ func (c *Client) cmdXCfgSet(key string, opt XCfgOptions) cmd[struct{}] {
 		argInt(f, opt.MaxSize)
 	}
 	return typedCmd(f, specXCFGSET, wire.WantNone, statusOf)
+}
+
+// argTrim encodes a stream trim (XADD and XTRIM): MAXLEN maxLen when it
+// is set, else MINID minID; "~" when approximate, else "="; LIMIT limit
+// when it is set.
+func argTrim(f *wire.Frame, maxLen int64, minID string, approximate bool, limit int64) {
+	if maxLen != 0 {
+		arg(f, "MAXLEN")
+	} else {
+		arg(f, "MINID")
+	}
+	if approximate {
+		arg(f, "~")
+	} else {
+		arg(f, "=")
+	}
+	if maxLen != 0 {
+		argInt(f, maxLen)
+	} else {
+		arg(f, minID)
+	}
+	if limit != 0 {
+		arg(f, "LIMIT")
+		argInt(f, limit)
+	}
 }

@@ -110,25 +110,7 @@ func (c *Client) cmdXTrim(key string, opt XTrimOptions) cmd[int64] {
 	}
 	f := c.newFrame(n, "XTRIM")
 	arg(f, key)
-	if opt.MaxLen != 0 {
-		arg(f, "MAXLEN")
-	} else {
-		arg(f, "MINID")
-	}
-	if opt.Approximate {
-		arg(f, "~")
-	} else {
-		arg(f, "=")
-	}
-	if opt.MaxLen != 0 {
-		argInt(f, opt.MaxLen)
-	} else {
-		arg(f, opt.MinID)
-	}
-	if opt.Limit != 0 {
-		arg(f, "LIMIT")
-		argInt(f, opt.Limit)
-	}
+	argTrim(f, opt.MaxLen, opt.MinID, opt.Approximate, opt.Limit)
 	if ref != "" {
 		arg(f, ref)
 	}

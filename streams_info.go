@@ -12,6 +12,17 @@ import (
 // XStreamInfo is what XINFO STREAM reports of a stream. Fields a server
 // does not report (the Redis 7.0 ones on an older server) stay zero.
 type XStreamInfo struct {
+	XStreamState
+	// Groups is the number of consumer groups.
+	Groups int64
+	// FirstEntry and LastEntry are the first and last entries; nil for an
+	// empty stream.
+	FirstEntry, LastEntry *XMessage
+}
+
+// XStreamState is what XINFO STREAM reports of a stream with or without
+// FULL: its size and IDs.
+type XStreamState struct {
 	// Length is the number of entries.
 	Length int64
 	// RadixTreeKeys and RadixTreeNodes describe the stream's radix tree.
@@ -25,11 +36,30 @@ type XStreamInfo struct {
 	EntriesAdded int64
 	// RecordedFirstEntryID is the first entry's ID as recorded (Redis 7.0+).
 	RecordedFirstEntryID string
-	// Groups is the number of consumer groups.
-	Groups int64
-	// FirstEntry and LastEntry are the first and last entries; nil for an
-	// empty stream.
-	FirstEntry, LastEntry *XMessage
+}
+
+// field sets the field XINFO STREAM names k, reporting whether k is one.
+func (st *XStreamState) field(k string, val resp.Value) (bool, error) {
+	var err error
+	switch k {
+	case "length":
+		st.Length, err = convInt64(val)
+	case "radix-tree-keys":
+		st.RadixTreeKeys, err = convInt64(val)
+	case "radix-tree-nodes":
+		st.RadixTreeNodes, err = convInt64(val)
+	case "last-generated-id":
+		st.LastGeneratedID, err = xoptText(val)
+	case "max-deleted-entry-id":
+		st.MaxDeletedEntryID, err = xoptText(val)
+	case "entries-added":
+		st.EntriesAdded, err = convInt64(val)
+	case "recorded-first-entry-id":
+		st.RecordedFirstEntryID, err = xoptText(val)
+	default:
+		return false, nil
+	}
+	return true, err
 }
 
 // XInfoStream describes the stream at key (XINFO STREAM;
@@ -45,22 +75,13 @@ func xstreamInfoOf(v resp.Value) (XStreamInfo, error) {
 		return out, unexpected("map", v)
 	}
 	err := convPairs(v, func(k []byte, val resp.Value) error {
+		if ok, err := out.field(string(k), val); ok && err != nil {
+			return atValue(k, err)
+		} else if ok {
+			return nil
+		}
 		var err error
 		switch string(k) {
-		case "length":
-			out.Length, err = convInt64(val)
-		case "radix-tree-keys":
-			out.RadixTreeKeys, err = convInt64(val)
-		case "radix-tree-nodes":
-			out.RadixTreeNodes, err = convInt64(val)
-		case "last-generated-id":
-			out.LastGeneratedID, err = xoptText(val)
-		case "max-deleted-entry-id":
-			out.MaxDeletedEntryID, err = xoptText(val)
-		case "entries-added":
-			out.EntriesAdded, err = convInt64(val)
-		case "recorded-first-entry-id":
-			out.RecordedFirstEntryID, err = xoptText(val)
 		case "groups":
 			out.Groups, err = convInt64(val)
 		case "first-entry":
@@ -91,15 +112,7 @@ func xoptMessage(v resp.Value) (*XMessage, error) {
 // XStreamFullInfo is what XINFO STREAM FULL reports of a stream: its
 // entries and every group's pending entries and consumers.
 type XStreamFullInfo struct {
-	// Length, RadixTreeKeys, RadixTreeNodes, LastGeneratedID,
-	// MaxDeletedEntryID, EntriesAdded and RecordedFirstEntryID are as in
-	// [XStreamInfo].
-	Length                        int64
-	RadixTreeKeys, RadixTreeNodes int64
-	LastGeneratedID               string
-	MaxDeletedEntryID             string
-	EntriesAdded                  int64
-	RecordedFirstEntryID          string
+	XStreamState
 	// Entries are the stream's entries, from the first, as many as the
 	// call's count allows.
 	Entries []XMessage
@@ -171,22 +184,13 @@ func xstreamFullInfoOf(v resp.Value) (XStreamFullInfo, error) {
 		return out, unexpected("map", v)
 	}
 	err := convPairs(v, func(k []byte, val resp.Value) error {
+		if ok, err := out.field(string(k), val); ok && err != nil {
+			return atValue(k, err)
+		} else if ok {
+			return nil
+		}
 		var err error
 		switch string(k) {
-		case "length":
-			out.Length, err = convInt64(val)
-		case "radix-tree-keys":
-			out.RadixTreeKeys, err = convInt64(val)
-		case "radix-tree-nodes":
-			out.RadixTreeNodes, err = convInt64(val)
-		case "last-generated-id":
-			out.LastGeneratedID, err = xoptText(val)
-		case "max-deleted-entry-id":
-			out.MaxDeletedEntryID, err = xoptText(val)
-		case "entries-added":
-			out.EntriesAdded, err = convInt64(val)
-		case "recorded-first-entry-id":
-			out.RecordedFirstEntryID, err = xoptText(val)
 		case "entries":
 			out.Entries, err = xclaimedOf(val)
 		case "groups":

@@ -157,26 +157,7 @@ func (c *Client) cmdZInterStore(destination string, opt ZCombineOptions, keys ..
 // when it is positive (0: no limit). No keys or a negative limit fails
 // with [ErrInvalidArgument]. Its retry category is ReadOnly.
 func (c *Client) cmdZInterCard(limit int64, keys ...string) cmd[int64] {
-	switch {
-	case len(keys) == 0:
-		return invalidCmd[int64](specZINTERCARD, "no keys")
-	case limit < 0:
-		return invalidCmd[int64](specZINTERCARD, "limit is negative")
-	}
-	n := 2 + len(keys)
-	if limit > 0 {
-		n += 2
-	}
-	f := c.newFrame(n, "ZINTERCARD")
-	argInt(f, int64(len(keys)))
-	for _, k := range keys {
-		arg(f, k)
-	}
-	if limit > 0 {
-		arg(f, "LIMIT")
-		argInt(f, limit)
-	}
-	return typedCmd(f, specZINTERCARD, wire.WantInt, intOf)
+	return interCardCmd(c, specZINTERCARD, limit, keys)
 }
 
 // ZUnion returns the members present in any key's sorted set (ZUNION;
