@@ -695,41 +695,46 @@ func TestHashListSetCommands(t *testing.T) {
 		name  string
 		cases []hlsCase
 	}{{"Hash", hashCases}, {"List", listCases}, {"Set", setCases}} {
-		t.Run(family.name, func(t *testing.T) {
-			forEachProtocol(t, Options{Endpoints: []string{rec.proxy.Addr()}}, func(t *testing.T, c *Client) {
-				for _, tt := range family.cases {
-					t.Run(tt.name, func(t *testing.T) {
-						ctx := testCtx(t)
-						k := func(s string) string { return key(t, s) }
-						if tt.setup != nil {
-							if err := tt.setup(ctx, c, k); err != nil {
-								t.Fatalf("setup: %v", err)
-							}
+		t.Run(family.name, func(t *testing.T) { runCases(t, rec, family.cases) })
+	}
+}
+
+// runCases runs rows against the real server under RESP2 and RESP3
+// through rec's proxy; a row expecting ErrInvalidArgument also checks
+// that nothing was sent.
+func runCases(t *testing.T, rec *recorder, cases []hlsCase) {
+	forEachProtocol(t, Options{Endpoints: []string{rec.proxy.Addr()}}, func(t *testing.T, c *Client) {
+		for _, tt := range cases {
+			t.Run(tt.name, func(t *testing.T) {
+				ctx := testCtx(t)
+				k := func(s string) string { return key(t, s) }
+				if tt.setup != nil {
+					if err := tt.setup(ctx, c, k); err != nil {
+						t.Fatalf("setup: %v", err)
+					}
+				}
+				before := rec.count()
+				got, err := tt.do(ctx, c, k)
+				if tt.wantErr != nil {
+					if !errors.Is(err, tt.wantErr) {
+						t.Fatalf("error = %v; want %v", err, tt.wantErr)
+					}
+					if errors.Is(tt.wantErr, ErrInvalidArgument) {
+						if n := rec.count() - before; n != 0 {
+							t.Errorf("the server received %d frames; want 0", n)
 						}
-						before := rec.count()
-						got, err := tt.do(ctx, c, k)
-						if tt.wantErr != nil {
-							if !errors.Is(err, tt.wantErr) {
-								t.Fatalf("error = %v; want %v", err, tt.wantErr)
-							}
-							if errors.Is(tt.wantErr, ErrInvalidArgument) {
-								if n := rec.count() - before; n != 0 {
-									t.Errorf("the server received %d frames; want 0", n)
-								}
-							}
-							return
-						}
-						if err != nil {
-							t.Fatalf("error = %v; want nil", err)
-						}
-						if !reflect.DeepEqual(got, tt.want) {
-							t.Errorf("got %#v; want %#v", got, tt.want)
-						}
-					})
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("error = %v; want nil", err)
+				}
+				if !reflect.DeepEqual(got, tt.want) {
+					t.Errorf("got %#v; want %#v", got, tt.want)
 				}
 			})
-		})
-	}
+		}
+	})
 }
 
 // TestHashListSetRetryCategories pins the retry category each new method's
