@@ -40,14 +40,6 @@ func (b *Batch) keyValues(s *spec, key string, values []string, what string) Fut
 	return future(b, b.addKey(s, key, true, values), intOf)
 }
 
-// keys queues "NAME keys..." with at least one key.
-func (b *Batch) keys(s *spec, keys []string) Future[int64] {
-	if len(keys) == 0 {
-		return future(b, b.reject(s.name, errInvalid(s.name, "no keys")), intOf)
-	}
-	return future(b, b.add(s, keys...), intOf)
-}
-
 func strOf(v resp.Value) (string, error) { return Reply{v: v}.String() }
 
 func statusOf(v resp.Value) (struct{}, error) { return struct{}{}, nil }
@@ -111,54 +103,6 @@ func (b *Batch) Incr(key string) Future[int64] {
 // IncrBy queues INCRBY; see [Client.IncrBy].
 func (b *Batch) IncrBy(key string, delta int64) Future[int64] {
 	return future(b, b.add(specINCRBY, key, strconv.FormatInt(delta, 10)), intOf)
-}
-
-// Decr queues DECR; see [Client.Decr].
-func (b *Batch) Decr(key string) Future[int64] {
-	return future(b, b.add(specDECR, key), intOf)
-}
-
-// Append queues APPEND; see [Client.Append].
-func (b *Batch) Append(key, value string) Future[int64] {
-	return future(b, b.add(specAPPEND, key, value), intOf)
-}
-
-// StrLen queues STRLEN; see [Client.StrLen].
-func (b *Batch) StrLen(key string) Future[int64] {
-	return future(b, b.add(specSTRLEN, key), intOf)
-}
-
-// Del queues DEL; see [Client.Del]. On a Cluster client its keys must
-// share a slot (a batch member is never split).
-func (b *Batch) Del(keys ...string) Future[int64] { return b.keys(specDEL, keys) }
-
-// Exists queues EXISTS; see [Client.Exists].
-func (b *Batch) Exists(keys ...string) Future[int64] { return b.keys(specEXISTS, keys) }
-
-// Expire queues EXPIRE; see [Client.Expire].
-func (b *Batch) Expire(key string, ttl time.Duration) Future[bool] {
-	if ttl > 0 && ttl < time.Second {
-		return future(b, b.reject("EXPIRE", errInvalid("EXPIRE", "ttl below 1s would delete the key (use PExpire)")), flagOf)
-	}
-	return future(b, b.add(specEXPIRE, key, strconv.FormatInt(int64(ttl/time.Second), 10)), flagOf)
-}
-
-// PExpire queues PEXPIRE; see [Client.PExpire].
-func (b *Batch) PExpire(key string, ttl time.Duration) Future[bool] {
-	if ttl > 0 && ttl < time.Millisecond {
-		return future(b, b.reject("PEXPIRE", errInvalid("PEXPIRE", "ttl below 1ms would delete the key")), flagOf)
-	}
-	return future(b, b.add(specPEXPIRE, key, strconv.FormatInt(ttl.Milliseconds(), 10)), flagOf)
-}
-
-// TTL queues TTL; see [Client.TTL].
-func (b *Batch) TTL(key string) Future[time.Duration] {
-	return future(b, b.add(specTTL, key), ttlSeconds)
-}
-
-// PTTL queues PTTL; see [Client.PTTL].
-func (b *Batch) PTTL(key string) Future[time.Duration] {
-	return future(b, b.add(specPTTL, key), ttlMillis)
 }
 
 // XAdd queues XADD; see [Client.XAdd]. A batch member never gets an
@@ -263,20 +207,3 @@ func (b *Batch) Function(fn *Function, keys []string, args ...string) Future[Rep
 	return future(b, b.addFrame(sp.name, callFrame(b.c, cmd, fn.name, keys, args), sp, nil), replyOf)
 }
 
-// DecrBy queues DECRBY; see [Client.DecrBy].
-func (b *Batch) DecrBy(key string, delta int64) Future[int64] {
-	return future(b, b.add(specDECRBY, key, strconv.FormatInt(delta, 10)), intOf)
-}
-
-// GetDel queues GETDEL; see [Client.GetDel].
-func (b *Batch) GetDel(key string) Future[string] { return future(b, b.add(specGETDEL, key), strOf) }
-
-// Unlink queues UNLINK; see [Client.Unlink]. On a Cluster client its keys
-// must share a slot (a batch member is never split).
-func (b *Batch) Unlink(keys ...string) Future[int64] { return b.keys(specUNLINK, keys) }
-
-// Persist queues PERSIST; see [Client.Persist].
-func (b *Batch) Persist(key string) Future[bool] { return future(b, b.add(specPERSIST, key), flagOf) }
-
-// Type queues TYPE; see [Client.Type].
-func (b *Batch) Type(key string) Future[string] { return future(b, b.add(specTYPE, key), strOf) }

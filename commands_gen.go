@@ -7,6 +7,106 @@ import (
 	"time"
 )
 
+// Append appends value to the string at key and returns the new length.
+func (c *Client) Append(ctx context.Context, key, value string) (int64, error) {
+	return call(ctx, c, c.cmdAppend(key, value))
+}
+
+// Append queues the command of [Client.Append]; its Future holds what that
+// method returns.
+func (b *Batch) Append(key, value string) Future[int64] {
+	return enqueue(b, b.c.cmdAppend(key, value))
+}
+
+// BitCount returns how many bits are set in the string at key (BITCOUNT),
+// within rng when it is not nil; 0 when key does not exist. An undefined
+// rng.Unit fails with [ErrInvalidArgument]. Its retry category is
+// ReadOnly.
+func (c *Client) BitCount(ctx context.Context, key string, rng *BitRange) (int64, error) {
+	return call(ctx, c, c.cmdBitCount(key, rng))
+}
+
+// BitCount queues the command of [Client.BitCount]; its Future holds what that
+// method returns.
+func (b *Batch) BitCount(key string, rng *BitRange) Future[int64] {
+	return enqueue(b, b.c.cmdBitCount(key, rng))
+}
+
+// BitField runs ops on the string at key in order (BITFIELD) and returns
+// one result per GET, SET and INCRBY, in order: nil for a SET or INCRBY
+// that overflowed under [OverflowFail]. No ops, an invalid field or an
+// undefined overflow mode fails with [ErrInvalidArgument] before anything
+// is sent. Its retry category is WriteAccumulating, the catalog's, even
+// for GETs only: use [Client.BitFieldRO] to read.
+func (c *Client) BitField(ctx context.Context, key string, ops ...BitFieldOp) ([]*int64, error) {
+	return call(ctx, c, c.cmdBitField(key, ops...))
+}
+
+// BitField queues the command of [Client.BitField]; its Future holds what that
+// method returns.
+func (b *Batch) BitField(key string, ops ...BitFieldOp) Future[[]*int64] {
+	return enqueue(b, b.c.cmdBitField(key, ops...))
+}
+
+// BitFieldRO reads fields of the string at key (BITFIELD_RO; Redis 6.0 or
+// later) and returns their values in order; a missing key reads as zeros.
+// No fields or an invalid field fails with [ErrInvalidArgument] before
+// anything is sent. Its retry category is ReadOnly.
+func (c *Client) BitFieldRO(ctx context.Context, key string, fields ...BitField) ([]int64, error) {
+	return call(ctx, c, c.cmdBitFieldRO(key, fields...))
+}
+
+// BitFieldRO queues the command of [Client.BitFieldRO]; its Future holds what that
+// method returns.
+func (b *Batch) BitFieldRO(key string, fields ...BitField) Future[[]int64] {
+	return enqueue(b, b.c.cmdBitFieldRO(key, fields...))
+}
+
+// BitOp stores at dest the bitwise op of the strings at keys (BITOP),
+// replacing dest, and returns dest's length in bytes (the longest
+// source's; a missing source counts as zero bytes). No keys, more than
+// one key for BitNot, or an undefined op fails with [ErrInvalidArgument].
+// On a Cluster client dest and keys must share a slot. Its retry category
+// is WriteAccumulating, the catalog's.
+func (c *Client) BitOp(ctx context.Context, op BitOperation, dest string, keys ...string) (int64, error) {
+	return call(ctx, c, c.cmdBitOp(op, dest, keys...))
+}
+
+// BitOp queues the command of [Client.BitOp]; its Future holds what that
+// method returns.
+func (b *Batch) BitOp(op BitOperation, dest string, keys ...string) Future[int64] {
+	return enqueue(b, b.c.cmdBitOp(op, dest, keys...))
+}
+
+// BitPos returns the position, in bits from the start of the string, of
+// the first bit set to bit (true: 1) in the string at key (BITPOS),
+// searching where opt says, or -1 when there is none (see
+// [BitPosOptions] for a search for a clear bit). An undefined Unit, or
+// BitUnitBit without HasEnd, fails with [ErrInvalidArgument]. Its retry
+// category is ReadOnly.
+func (c *Client) BitPos(ctx context.Context, key string, bit bool, opt BitPosOptions) (int64, error) {
+	return call(ctx, c, c.cmdBitPos(key, bit, opt))
+}
+
+// BitPos queues the command of [Client.BitPos]; its Future holds what that
+// method returns.
+func (b *Batch) BitPos(key string, bit bool, opt BitPosOptions) Future[int64] {
+	return enqueue(b, b.c.cmdBitPos(key, bit, opt))
+}
+
+// Copy copies the value at src to dst (COPY; Redis 6.2 or later), replacing
+// an existing dst only when replace is set (REPLACE), and reports whether
+// it copied. Its retry category is WriteAccumulating.
+func (c *Client) Copy(ctx context.Context, src, dst string, replace bool) (bool, error) {
+	return call(ctx, c, c.cmdCopy(src, dst, replace))
+}
+
+// Copy queues the command of [Client.Copy]; its Future holds what that
+// method returns.
+func (b *Batch) Copy(src, dst string, replace bool) Future[bool] {
+	return enqueue(b, b.c.cmdCopy(src, dst, replace))
+}
+
 // DBSize returns the number of keys in the selected database (DBSIZE).
 // On a Cluster client it sums the counts of every primary; a Batch
 // member, like every keyless member, runs on one node and counts only
@@ -21,10 +121,89 @@ func (b *Batch) DBSize() Future[int64] {
 	return enqueue(b, b.c.cmdDBSize())
 }
 
+// Decr decrements the integer at key by one and returns the new value.
+func (c *Client) Decr(ctx context.Context, key string) (int64, error) {
+	return call(ctx, c, c.cmdDecr(key))
+}
+
+// Decr queues the command of [Client.Decr]; its Future holds what that
+// method returns.
+func (b *Batch) Decr(key string) Future[int64] {
+	return enqueue(b, b.c.cmdDecr(key))
+}
+
+// DecrBy decrements the integer at key by delta (DECRBY) and returns the
+// new value. Its retry category is WriteAccumulating.
+func (c *Client) DecrBy(ctx context.Context, key string, delta int64) (int64, error) {
+	return call(ctx, c, c.cmdDecrBy(key, delta))
+}
+
+// DecrBy queues the command of [Client.DecrBy]; its Future holds what that
+// method returns.
+func (b *Batch) DecrBy(key string, delta int64) Future[int64] {
+	return enqueue(b, b.c.cmdDecrBy(key, delta))
+}
+
+// Del queues the command of [Client.Del]; its Future holds the
+// member's result as a int64.
+func (b *Batch) Del(keys ...string) Future[int64] {
+	return enqueue(b, b.c.cmdDel(keys...))
+}
+
+// DelEx deletes key under opt's condition (DELEX; Redis 8.4 or later) and
+// reports whether it deleted it (false when key does not exist or the
+// condition does not hold). With a condition the key must hold a string
+// (else a [*ServerError]). An undefined condition, an empty digest, or a
+// Value without a condition fails with [ErrInvalidArgument] before
+// anything is sent. Its retry category is WriteAccumulating, the
+// catalog's.
+func (c *Client) DelEx(ctx context.Context, key string, opt DelExOptions) (bool, error) {
+	return call(ctx, c, c.cmdDelEx(key, opt))
+}
+
+// DelEx queues the command of [Client.DelEx]; its Future holds what that
+// method returns.
+func (b *Batch) DelEx(key string, opt DelExOptions) Future[bool] {
+	return enqueue(b, b.c.cmdDelEx(key, opt))
+}
+
+// Digest returns the hash digest of the string at key as hexadecimal text
+// (DIGEST; Redis 8.4 or later), for [DelExOptions], or [ErrNil] when key
+// does not exist. A key that holds another type is a [*ServerError]. Its
+// retry category is ReadOnly.
+func (c *Client) Digest(ctx context.Context, key string) (string, error) {
+	return call(ctx, c, c.cmdDigest(key))
+}
+
+// Digest queues the command of [Client.Digest]; its Future holds what that
+// method returns.
+func (b *Batch) Digest(key string) Future[string] {
+	return enqueue(b, b.c.cmdDigest(key))
+}
+
+// Dump returns the value at key serialized in Redis's format (DUMP), for
+// [Client.Restore], or [ErrNil] when key does not exist. The result holds
+// binary data. Its retry category is ReadOnly.
+func (c *Client) Dump(ctx context.Context, key string) (string, error) {
+	return call(ctx, c, c.cmdDump(key))
+}
+
+// Dump queues the command of [Client.Dump]; its Future holds what that
+// method returns.
+func (b *Batch) Dump(key string) Future[string] {
+	return enqueue(b, b.c.cmdDump(key))
+}
+
 // Echo queues the command of [Client.Echo]; its Future holds the
 // member's result as a string.
 func (b *Batch) Echo(message string) Future[string] {
 	return enqueue(b, b.c.cmdEcho(message))
+}
+
+// Exists queues the command of [Client.Exists]; its Future holds the
+// member's result as a int64.
+func (b *Batch) Exists(keys ...string) Future[int64] {
+	return enqueue(b, b.c.cmdExists(keys...))
 }
 
 // GeoAdd adds members with their positions to the geospatial index (a
@@ -130,6 +309,80 @@ func (c *Client) GeoSearchStore(ctx context.Context, destination, source string,
 // method returns.
 func (b *Batch) GeoSearchStore(destination, source string, q GeoSearchQuery, storeDist bool) Future[int64] {
 	return enqueue(b, b.c.cmdGeoSearchStore(destination, source, q, storeDist))
+}
+
+// GetBit returns the bit at offset in the string at key (GETBIT; true:
+// 1); false when key does not exist or the string is shorter. An offset
+// outside 0 to 2^32-1 fails with [ErrInvalidArgument]. Its retry category
+// is ReadOnly.
+func (c *Client) GetBit(ctx context.Context, key string, offset int64) (bool, error) {
+	return call(ctx, c, c.cmdGetBit(key, offset))
+}
+
+// GetBit queues the command of [Client.GetBit]; its Future holds what that
+// method returns.
+func (b *Batch) GetBit(key string, offset int64) Future[bool] {
+	return enqueue(b, b.c.cmdGetBit(key, offset))
+}
+
+// GetDel returns the value of key and deletes the key (GETDEL; Redis 6.2
+// or later), or [ErrNil] when it does not exist. Its retry category is
+// WriteAccumulating: a resend after the delete took effect returns
+// [ErrNil].
+func (c *Client) GetDel(ctx context.Context, key string) (string, error) {
+	return call(ctx, c, c.cmdGetDel(key))
+}
+
+// GetDel queues the command of [Client.GetDel]; its Future holds what that
+// method returns.
+func (b *Batch) GetDel(key string) Future[string] {
+	return enqueue(b, b.c.cmdGetDel(key))
+}
+
+// GetEx returns the value of key and changes its expiry as opt says
+// (GETEX; Redis 6.2 or later), or [ErrNil] when key does not exist.
+// Contradictory options (more than one of TTL, ExpireAt and Persist, a TTL
+// below 1ms, an ExpireAt not after the epoch) fail with
+// [ErrInvalidArgument] naming the field before anything is sent. Its retry
+// category is WriteAccumulating, the catalog's: kept for every option,
+// since a resent relative TTL restarts the countdown.
+func (c *Client) GetEx(ctx context.Context, key string, opt GetExOptions) (string, error) {
+	return call(ctx, c, c.cmdGetEx(key, opt))
+}
+
+// GetEx queues the command of [Client.GetEx]; its Future holds what that
+// method returns.
+func (b *Batch) GetEx(key string, opt GetExOptions) Future[string] {
+	return enqueue(b, b.c.cmdGetEx(key, opt))
+}
+
+// GetRange returns the bytes start to end (inclusive; negative offsets
+// count from the end) of the string at key (GETRANGE); "" when key does not
+// exist or the range is empty. Its retry category is ReadOnly.
+func (c *Client) GetRange(ctx context.Context, key string, start, end int64) (string, error) {
+	return call(ctx, c, c.cmdGetRange(key, start, end))
+}
+
+// GetRange queues the command of [Client.GetRange]; its Future holds what that
+// method returns.
+func (b *Batch) GetRange(key string, start, end int64) Future[string] {
+	return enqueue(b, b.c.cmdGetRange(key, start, end))
+}
+
+// GetSet sets key to value and returns the value it held (GETSET), or
+// [ErrNil] when key did not exist (it is set all the same). GETSET is
+// deprecated since Redis 6.2 in favour of SET with GET
+// ([Client.SetWithOptions] with Get). Its retry category is
+// WriteAccumulating: a resend returns the value the first attempt wrote
+// instead of the original.
+func (c *Client) GetSet(ctx context.Context, key, value string) (string, error) {
+	return call(ctx, c, c.cmdGetSet(key, value))
+}
+
+// GetSet queues the command of [Client.GetSet]; its Future holds what that
+// method returns.
+func (b *Batch) GetSet(key, value string) Future[string] {
+	return enqueue(b, b.c.cmdGetSet(key, value))
 }
 
 // HDel removes fields from the hash at key and returns how many existed.
@@ -485,6 +738,20 @@ func (b *Batch) HVals(key string) Future[[]string] {
 	return enqueue(b, b.c.cmdHVals(key))
 }
 
+// IncrByFloat adds delta to the number at key (INCRBYFLOAT), treating a
+// missing key as 0, and returns the new value. A NaN or infinite delta
+// fails with [ErrInvalidArgument]. Its retry category is
+// WriteAccumulating.
+func (c *Client) IncrByFloat(ctx context.Context, key string, delta float64) (float64, error) {
+	return call(ctx, c, c.cmdIncrByFloat(key, delta))
+}
+
+// IncrByFloat queues the command of [Client.IncrByFloat]; its Future holds what that
+// method returns.
+func (b *Batch) IncrByFloat(key string, delta float64) Future[float64] {
+	return enqueue(b, b.c.cmdIncrByFloat(key, delta))
+}
+
 // Info returns the server's information and statistics (INFO), parsed
 // into sections. With no sections the server picks its default ones;
 // sections name others ("all", "everything", "commandstats", or several
@@ -500,6 +767,47 @@ func (c *Client) Info(ctx context.Context, sections ...string) (Info, error) {
 // method returns.
 func (b *Batch) Info(sections ...string) Future[Info] {
 	return enqueue(b, b.c.cmdInfo(sections...))
+}
+
+// LCS returns the longest common subsequence of the strings at key1 and
+// key2 (LCS; Redis 7.0 or later); a missing key counts as "". On a
+// Cluster client the keys must share a slot. Its retry category is
+// ReadOnly.
+func (c *Client) LCS(ctx context.Context, key1, key2 string) (string, error) {
+	return call(ctx, c, c.cmdLCS(key1, key2))
+}
+
+// LCS queues the command of [Client.LCS]; its Future holds what that
+// method returns.
+func (b *Batch) LCS(key1, key2 string) Future[string] {
+	return enqueue(b, b.c.cmdLCS(key1, key2))
+}
+
+// LCSIdx returns where the longest common subsequence of the strings at
+// key1 and key2 lies in each of them (LCS IDX WITHMATCHLEN), leaving out
+// the runs shorter than minMatchLen (MINMATCHLEN; 0 or 1 keeps every run).
+// A negative minMatchLen fails with [ErrInvalidArgument]. The result is
+// the same under RESP2 and RESP3; see [Client.LCS].
+func (c *Client) LCSIdx(ctx context.Context, key1, key2 string, minMatchLen int64) (LCSResult, error) {
+	return call(ctx, c, c.cmdLCSIdx(key1, key2, minMatchLen))
+}
+
+// LCSIdx queues the command of [Client.LCSIdx]; its Future holds what that
+// method returns.
+func (b *Batch) LCSIdx(key1, key2 string, minMatchLen int64) Future[LCSResult] {
+	return enqueue(b, b.c.cmdLCSIdx(key1, key2, minMatchLen))
+}
+
+// LCSLen returns the length of the longest common subsequence of the
+// strings at key1 and key2 (LCS LEN); see [Client.LCS].
+func (c *Client) LCSLen(ctx context.Context, key1, key2 string) (int64, error) {
+	return call(ctx, c, c.cmdLCSLen(key1, key2))
+}
+
+// LCSLen queues the command of [Client.LCSLen]; its Future holds what that
+// method returns.
+func (b *Batch) LCSLen(key1, key2 string) Future[int64] {
+	return enqueue(b, b.c.cmdLCSLen(key1, key2))
 }
 
 // LIndex returns the element at index of the list at key as a string
@@ -667,6 +975,41 @@ func (b *Batch) LTrim(key string, start, stop int64) Future[struct{}] {
 	return enqueue(b, b.c.cmdLTrim(key, start, stop))
 }
 
+// MSetEx sets several keys at once with a shared expiry and condition
+// (MSETEX; Redis 8.4 or later) and reports whether it set them (false when
+// opt.Condition did not hold; then it set none). pairs alternate keys and
+// values. No pairs, an odd count, or contradictory options (more than one
+// of TTL, ExpireAt and KeepTTL, a TTL below 1ms, an ExpireAt not after the
+// epoch, an undefined condition) fail with [ErrInvalidArgument] before
+// anything is sent. On a Cluster client the keys must share a slot. Its
+// retry category is WriteAccumulating, the catalog's: a resent relative
+// TTL restarts the countdown.
+func (c *Client) MSetEx(ctx context.Context, opt MSetExOptions, pairs ...string) (bool, error) {
+	return call(ctx, c, c.cmdMSetEx(opt, pairs...))
+}
+
+// MSetEx queues the command of [Client.MSetEx]; its Future holds what that
+// method returns.
+func (b *Batch) MSetEx(opt MSetExOptions, pairs ...string) Future[bool] {
+	return enqueue(b, b.c.cmdMSetEx(opt, pairs...))
+}
+
+// MSetNX sets several keys only when none of them exists (MSETNX) and
+// reports whether it set them; pairs alternate keys and values. No pairs
+// or an odd count fails with [ErrInvalidArgument]. On a Cluster client the
+// keys must share a slot (MSETNX is never split). Its retry category is
+// WriteChecked (a resend re-checks, so it may report false for a write the
+// first attempt made).
+func (c *Client) MSetNX(ctx context.Context, pairs ...string) (bool, error) {
+	return call(ctx, c, c.cmdMSetNX(pairs...))
+}
+
+// MSetNX queues the command of [Client.MSetNX]; its Future holds what that
+// method returns.
+func (b *Batch) MSetNX(pairs ...string) Future[bool] {
+	return enqueue(b, b.c.cmdMSetNX(pairs...))
+}
+
 // MemoryUsage returns how many bytes the key and its value take in
 // memory, estimated from samples of a collection (MEMORY USAGE), or
 // [ErrNil] when key does not exist. A negative Samples, or Samples with
@@ -680,6 +1023,109 @@ func (c *Client) MemoryUsage(ctx context.Context, key string, opt MemoryUsageOpt
 // method returns.
 func (b *Batch) MemoryUsage(key string, opt MemoryUsageOptions) Future[int64] {
 	return enqueue(b, b.c.cmdMemoryUsage(key, opt))
+}
+
+// Move moves key to database db of the same server (MOVE) and reports
+// whether it moved it (false when key does not exist, or db already holds
+// it). A negative db fails with [ErrInvalidArgument]; a Cluster server has
+// only database 0 and refuses MOVE. Its retry category is
+// WriteAccumulating.
+func (c *Client) Move(ctx context.Context, key string, db int) (bool, error) {
+	return call(ctx, c, c.cmdMove(key, db))
+}
+
+// Move queues the command of [Client.Move]; its Future holds what that
+// method returns.
+func (b *Batch) Move(key string, db int) Future[bool] {
+	return enqueue(b, b.c.cmdMove(key, db))
+}
+
+// ObjectEncoding returns the internal encoding of the value at key (OBJECT
+// ENCODING), such as "int", "embstr", "listpack" or "hashtable", or
+// [ErrNil] when key does not exist. Its retry category is ReadOnly.
+func (c *Client) ObjectEncoding(ctx context.Context, key string) (string, error) {
+	return call(ctx, c, c.cmdObjectEncoding(key))
+}
+
+// ObjectEncoding queues the command of [Client.ObjectEncoding]; its Future holds what that
+// method returns.
+func (b *Batch) ObjectEncoding(key string) Future[string] {
+	return enqueue(b, b.c.cmdObjectEncoding(key))
+}
+
+// ObjectFreq returns the logarithmic access frequency counter of the value
+// at key (OBJECT FREQ), or [ErrNil] when key does not exist. The server
+// answers only under an LFU maxmemory policy (else a [*ServerError]). Its
+// retry category is ReadOnly.
+func (c *Client) ObjectFreq(ctx context.Context, key string) (int64, error) {
+	return call(ctx, c, c.cmdObjectFreq(key))
+}
+
+// ObjectFreq queues the command of [Client.ObjectFreq]; its Future holds what that
+// method returns.
+func (b *Batch) ObjectFreq(key string) Future[int64] {
+	return enqueue(b, b.c.cmdObjectFreq(key))
+}
+
+// ObjectRefCount returns the reference count of the value at key (OBJECT
+// REFCOUNT), or [ErrNil] when key does not exist. Its retry category is
+// ReadOnly.
+func (c *Client) ObjectRefCount(ctx context.Context, key string) (int64, error) {
+	return call(ctx, c, c.cmdObjectRefCount(key))
+}
+
+// ObjectRefCount queues the command of [Client.ObjectRefCount]; its Future holds what that
+// method returns.
+func (b *Batch) ObjectRefCount(key string) Future[int64] {
+	return enqueue(b, b.c.cmdObjectRefCount(key))
+}
+
+// PFAdd adds elements to the HyperLogLog at key (PFADD), creating it when
+// missing (also with no elements), and reports whether its estimate may
+// have changed. Its retry category is WriteChecked: a resend changes
+// nothing and reports false.
+func (c *Client) PFAdd(ctx context.Context, key string, elements ...string) (bool, error) {
+	return call(ctx, c, c.cmdPFAdd(key, elements...))
+}
+
+// PFAdd queues the command of [Client.PFAdd]; its Future holds what that
+// method returns.
+func (b *Batch) PFAdd(key string, elements ...string) Future[bool] {
+	return enqueue(b, b.c.cmdPFAdd(key, elements...))
+}
+
+// PFCount returns the estimated number of distinct elements added to the
+// HyperLogLogs at keys (PFCOUNT; of their union when there are several);
+// a missing key counts as empty. No keys fails with [ErrInvalidArgument].
+// On a Cluster client the keys must share a slot. Its retry category is
+// ReadOnly.
+func (c *Client) PFCount(ctx context.Context, keys ...string) (int64, error) {
+	return call(ctx, c, c.cmdPFCount(keys...))
+}
+
+// PFCount queues the command of [Client.PFCount]; its Future holds what that
+// method returns.
+func (b *Batch) PFCount(keys ...string) Future[int64] {
+	return enqueue(b, b.c.cmdPFCount(keys...))
+}
+
+// PFMerge queues the command of [Client.PFMerge]; its Future holds the
+// member's result as a struct{}.
+func (b *Batch) PFMerge(dest string, sources ...string) Future[struct{}] {
+	return enqueue(b, b.c.cmdPFMerge(dest, sources...))
+}
+
+// Persist removes key's expiry (PERSIST) and reports whether it had one
+// (false also when key does not exist). Its retry category is
+// WriteAccumulating.
+func (c *Client) Persist(ctx context.Context, key string) (bool, error) {
+	return call(ctx, c, c.cmdPersist(key))
+}
+
+// Persist queues the command of [Client.Persist]; its Future holds what that
+// method returns.
+func (b *Batch) Persist(key string) Future[bool] {
+	return enqueue(b, b.c.cmdPersist(key))
 }
 
 // Ping queues the command of [Client.Ping]; its Future holds the
@@ -742,6 +1188,44 @@ func (c *Client) RPushX(ctx context.Context, key string, values ...string) (int6
 // method returns.
 func (b *Batch) RPushX(key string, values ...string) Future[int64] {
 	return enqueue(b, b.c.cmdRPushX(key, values...))
+}
+
+// RandomKey returns a random key of the database (RANDOMKEY), or [ErrNil]
+// when it is empty. On a Cluster client it comes from one node's keys. Its
+// retry category is ReadOnly.
+func (c *Client) RandomKey(ctx context.Context) (string, error) {
+	return call(ctx, c, c.cmdRandomKey())
+}
+
+// RandomKey queues the command of [Client.RandomKey]; its Future holds what that
+// method returns.
+func (b *Batch) RandomKey() Future[string] {
+	return enqueue(b, b.c.cmdRandomKey())
+}
+
+// Rename queues the command of [Client.Rename]; its Future holds the
+// member's result as a struct{}.
+func (b *Batch) Rename(key, newKey string) Future[struct{}] {
+	return enqueue(b, b.c.cmdRename(key, newKey))
+}
+
+// RenameNX renames key to newKey only when newKey does not exist
+// (RENAMENX) and reports whether it did. A missing key is a
+// [*ServerError]. Its retry category is WriteAccumulating.
+func (c *Client) RenameNX(ctx context.Context, key, newKey string) (bool, error) {
+	return call(ctx, c, c.cmdRenameNX(key, newKey))
+}
+
+// RenameNX queues the command of [Client.RenameNX]; its Future holds what that
+// method returns.
+func (b *Batch) RenameNX(key, newKey string) Future[bool] {
+	return enqueue(b, b.c.cmdRenameNX(key, newKey))
+}
+
+// Restore queues the command of [Client.Restore]; its Future holds the
+// member's result as a struct{}.
+func (b *Batch) Restore(key, data string, opt RestoreOptions) Future[struct{}] {
+	return enqueue(b, b.c.cmdRestore(key, data, opt))
 }
 
 // SAdd adds members to the set at key and returns how many were new. No
@@ -962,6 +1446,103 @@ func (b *Batch) SUnionStore(dst string, keys ...string) Future[int64] {
 	return enqueue(b, b.c.cmdSUnionStore(dst, keys...))
 }
 
+// SetBit sets the bit at offset in the string at key to value (SETBIT;
+// true: 1), growing the string as needed, and returns the bit it held. An
+// offset outside 0 to 2^32-1 fails with [ErrInvalidArgument]. Its retry
+// category is WriteLastWins: a resend writes the same bit, and reports the
+// bit the first attempt wrote.
+func (c *Client) SetBit(ctx context.Context, key string, offset int64, value bool) (bool, error) {
+	return call(ctx, c, c.cmdSetBit(key, offset, value))
+}
+
+// SetBit queues the command of [Client.SetBit]; its Future holds what that
+// method returns.
+func (b *Batch) SetBit(key string, offset int64, value bool) Future[bool] {
+	return enqueue(b, b.c.cmdSetBit(key, offset, value))
+}
+
+// SetNX sets key to value only when key does not exist (SETNX) and reports
+// whether it did. For an expiry as well, use [Client.SetWithOptions] with
+// [SetIfNotExists]. Its retry category is WriteChecked (a resend re-checks,
+// so it may report false for a write the first attempt made).
+func (c *Client) SetNX(ctx context.Context, key, value string) (bool, error) {
+	return call(ctx, c, c.cmdSetNX(key, value))
+}
+
+// SetNX queues the command of [Client.SetNX]; its Future holds what that
+// method returns.
+func (b *Batch) SetNX(key, value string) Future[bool] {
+	return enqueue(b, b.c.cmdSetNX(key, value))
+}
+
+// SetRange overwrites the string at key from offset with value (SETRANGE),
+// padding with zero bytes as needed, and returns the new length. A
+// negative offset fails with [ErrInvalidArgument]. Its retry category is
+// WriteLastWins.
+func (c *Client) SetRange(ctx context.Context, key string, offset int64, value string) (int64, error) {
+	return call(ctx, c, c.cmdSetRange(key, offset, value))
+}
+
+// SetRange queues the command of [Client.SetRange]; its Future holds what that
+// method returns.
+func (b *Batch) SetRange(key string, offset int64, value string) Future[int64] {
+	return enqueue(b, b.c.cmdSetRange(key, offset, value))
+}
+
+// Sort returns the elements of the list, set or sorted set at key sorted
+// as opt says (SORT); empty when key does not exist. Invalid options (a
+// negative Offset, a negative Count other than -1) fail with
+// [ErrInvalidArgument] before anything is sent. Its retry category is
+// ReadOnly: without STORE, SORT only reads (the catalog's ServerAdmin
+// covers SORT ... STORE, see [Client.SortStore]).
+func (c *Client) Sort(ctx context.Context, key string, opt SortOptions) ([]string, error) {
+	return call(ctx, c, c.cmdSort(key, opt))
+}
+
+// Sort queues the command of [Client.Sort]; its Future holds what that
+// method returns.
+func (b *Batch) Sort(key string, opt SortOptions) Future[[]string] {
+	return enqueue(b, b.c.cmdSort(key, opt))
+}
+
+// SortRO is [Client.Sort] as SORT_RO (Redis 7.0 or later), which a
+// replica serves and which a read-only ACL user may run. Its retry
+// category is ReadOnly.
+func (c *Client) SortRO(ctx context.Context, key string, opt SortOptions) ([]string, error) {
+	return call(ctx, c, c.cmdSortRO(key, opt))
+}
+
+// SortRO queues the command of [Client.SortRO]; its Future holds what that
+// method returns.
+func (b *Batch) SortRO(key string, opt SortOptions) Future[[]string] {
+	return enqueue(b, b.c.cmdSortRO(key, opt))
+}
+
+// SortStore sorts as [Client.Sort] does and stores the result as a list
+// at dest, replacing it (SORT ... STORE), and returns the list's length.
+// An empty dest fails with [ErrInvalidArgument]. Its retry category is
+// ServerAdmin, the catalog's SORT.
+func (c *Client) SortStore(ctx context.Context, key, dest string, opt SortOptions) (int64, error) {
+	return call(ctx, c, c.cmdSortStore(key, dest, opt))
+}
+
+// SortStore queues the command of [Client.SortStore]; its Future holds what that
+// method returns.
+func (b *Batch) SortStore(key, dest string, opt SortOptions) Future[int64] {
+	return enqueue(b, b.c.cmdSortStore(key, dest, opt))
+}
+
+// StrLen returns the length of the string at key (0 when missing).
+func (c *Client) StrLen(ctx context.Context, key string) (int64, error) {
+	return call(ctx, c, c.cmdStrLen(key))
+}
+
+// StrLen queues the command of [Client.StrLen]; its Future holds what that
+// method returns.
+func (b *Batch) StrLen(key string) Future[int64] {
+	return enqueue(b, b.c.cmdStrLen(key))
+}
+
 // Time returns the server's clock (TIME), to the microsecond, in the
 // local time zone. On a Cluster client it answers for one node. Its
 // retry category is Connection: a resend reads the clock again, later.
@@ -973,6 +1554,31 @@ func (c *Client) Time(ctx context.Context) (time.Time, error) {
 // method returns.
 func (b *Batch) Time() Future[time.Time] {
 	return enqueue(b, b.c.cmdTime())
+}
+
+// Touch queues the command of [Client.Touch]; its Future holds the
+// member's result as a int64.
+func (b *Batch) Touch(keys ...string) Future[int64] {
+	return enqueue(b, b.c.cmdTouch(keys...))
+}
+
+// Type returns the type of the value at key (TYPE): "string", "list",
+// "set", "zset", "hash", "stream" (or a module type's name), or "none"
+// when key does not exist. Its retry category is ReadOnly.
+func (c *Client) Type(ctx context.Context, key string) (string, error) {
+	return call(ctx, c, c.cmdType(key))
+}
+
+// Type queues the command of [Client.Type]; its Future holds what that
+// method returns.
+func (b *Batch) Type(key string) Future[string] {
+	return enqueue(b, b.c.cmdType(key))
+}
+
+// Unlink queues the command of [Client.Unlink]; its Future holds the
+// member's result as a int64.
+func (b *Batch) Unlink(keys ...string) Future[int64] {
+	return enqueue(b, b.c.cmdUnlink(keys...))
 }
 
 // XAck acknowledges the entries with the given IDs in the group group of

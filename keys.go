@@ -2,9 +2,12 @@ package respire
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/wire"
+	"github.com/respire-go/respire/resp"
 )
 
 var (
@@ -29,6 +32,21 @@ var (
 	specOBJECTENCODING = specOf(catalog.Generic.OBJECT_ENCODING())
 	specEXPIRETIME     = specOf(catalog.Generic.EXPIRETIME())
 	specPEXPIRETIME    = specOf(catalog.Generic.PEXPIRETIME())
+	specDUMP           = specOf(catalog.Generic.DUMP())
+	specRESTORE        = specOf(catalog.Generic.RESTORE())
+	specKEYS           = specOf(catalog.Generic.KEYS())
+	specMOVE           = specOf(catalog.Generic.MOVE())
+	specOBJECTFREQ     = specOf(catalog.Generic.OBJECT_FREQ())
+	specOBJECTIDLETIME = specOf(catalog.Generic.OBJECT_IDLETIME())
+	specOBJECTREFCOUNT = specOf(catalog.Generic.OBJECT_REFCOUNT())
+	specRANDOMKEY      = specOf(catalog.Generic.RANDOMKEY())
+	specSORTRO         = specOf(catalog.Generic.SORT_RO())
+
+	// Typed SORT without STORE only reads, as SORT_RO does: it refines the
+	// catalog's ServerAdmin (SORT's @dangerous class) to ReadOnly. SORT
+	// STORE keeps the catalog's category.
+	specSORT     = specOf(catalog.Generic.SORT())
+	specSORTRead = &spec{name: "SORT", cat: ReadOnly, desc: catalog.Generic.SORT()}
 )
 
 // Ping checks the connection (PING).
@@ -43,7 +61,10 @@ func (c *Client) Echo(ctx context.Context, message string) (string, error) {
 	return c.doString(ctx, f, specECHO)
 }
 
-// Del deletes keys and returns how many existed.
+// Del deletes keys and returns how many existed. On a Cluster client
+// keys in different slots are deleted by one DEL per slot; queued on a
+// batch ([Batch.Del]) the keys must share a slot, since a batch member is
+// never split.
 func (c *Client) Del(ctx context.Context, keys ...string) (int64, error) {
 	if len(keys) == 0 {
 		return 0, errInvalid("DEL", "no keys")
@@ -55,7 +76,15 @@ func (c *Client) Del(ctx context.Context, keys ...string) (int64, error) {
 	return c.doInt(ctx, f, specDEL)
 }
 
+// Del deletes keys; see [Client.Del], written by hand because a Cluster
+// client splits it per slot.
+//
+// respire:client manual
+func (c *Client) cmdDel(keys ...string) cmd[int64] { return keysCmd(c, specDEL, keys) }
+
 // Exists returns how many of keys exist (a key named twice counts twice).
+// On a Cluster client keys in different slots are counted by one EXISTS
+// per slot; queued on a batch ([Batch.Exists]) they must share a slot.
 func (c *Client) Exists(ctx context.Context, keys ...string) (int64, error) {
 	if len(keys) == 0 {
 		return 0, errInvalid("EXISTS", "no keys")
@@ -67,20 +96,62 @@ func (c *Client) Exists(ctx context.Context, keys ...string) (int64, error) {
 	return c.doInt(ctx, f, specEXISTS)
 }
 
+// Exists counts keys; see [Client.Exists], written by hand because a
+// Cluster client splits it per slot.
+//
+// respire:client manual
+func (c *Client) cmdExists(keys ...string) cmd[int64] { return keysCmd(c, specEXISTS, keys) }
+
+// keysCmd defines "NAME keys..." with at least one key, whose integer
+// reply intOf converts.
+func keysCmd(c *Client, s *spec, keys []string) cmd[int64] {
+	if len(keys) == 0 {
+		return invalidCmd[int64](s, "no keys")
+	}
+	f := c.newFrame(1+len(keys), s.name)
+	for _, k := range keys {
+		arg(f, k)
+	}
+	return typedCmd(f, s, wire.WantInt, intOf)
+}
+
+// expireCmd defines Expire; its Client method and Batch member are
+// written by hand (the generated file imports only context).
+func (c *Client) expireCmd(key string, ttl time.Duration) cmd[bool] {
+	if ttl > 0 && ttl < time.Second {
+		return invalidCmd[bool](specEXPIRE, "ttl below 1s would delete the key (use PExpire)")
+	}
+	f := c.newFrame(3, "EXPIRE")
+	arg(f, key)
+	argInt(f, int64(ttl/time.Second))
+	return typedCmd(f, specEXPIRE, wire.WantInt, flagOf)
+}
+
 // Expire sets key's time to live in whole seconds (EXPIRE) and reports
 // whether the key exists. ttl is truncated to seconds; a positive ttl
 // below one second fails with [ErrInvalidArgument] (it would be sent as 0,
 // which deletes the key: use [Client.PExpire]). A ttl of 0 or less deletes
 // the key, as in Redis.
 func (c *Client) Expire(ctx context.Context, key string, ttl time.Duration) (bool, error) {
-	if ttl > 0 && ttl < time.Second {
-		return false, errInvalid("EXPIRE", "ttl below 1s would delete the key (use PExpire)")
+	return call(ctx, c, c.expireCmd(key, ttl))
+}
+
+// Expire queues the command of [Client.Expire]; its Future holds what that
+// method returns.
+func (b *Batch) Expire(key string, ttl time.Duration) Future[bool] {
+	return enqueue(b, b.c.expireCmd(key, ttl))
+}
+
+// pexpireCmd defines PExpire; its Client method and Batch member are
+// written by hand (the generated file imports only context).
+func (c *Client) pexpireCmd(key string, ttl time.Duration) cmd[bool] {
+	if ttl > 0 && ttl < time.Millisecond {
+		return invalidCmd[bool](specPEXPIRE, "ttl below 1ms would delete the key")
 	}
-	f := c.newFrame(3, "EXPIRE")
+	f := c.newFrame(3, "PEXPIRE")
 	arg(f, key)
-	argInt(f, int64(ttl/time.Second))
-	n, err := c.doInt(ctx, f, specEXPIRE)
-	return n == 1, err
+	argInt(f, ttl.Milliseconds())
+	return typedCmd(f, specPEXPIRE, wire.WantInt, flagOf)
 }
 
 // PExpire sets key's time to live in milliseconds (PEXPIRE) and reports
@@ -88,14 +159,13 @@ func (c *Client) Expire(ctx context.Context, key string, ttl time.Duration) (boo
 // below one millisecond fails with [ErrInvalidArgument] (it would delete
 // the key). A ttl of 0 or less deletes the key, as in Redis.
 func (c *Client) PExpire(ctx context.Context, key string, ttl time.Duration) (bool, error) {
-	if ttl > 0 && ttl < time.Millisecond {
-		return false, errInvalid("PEXPIRE", "ttl below 1ms would delete the key")
-	}
-	f := c.newFrame(3, "PEXPIRE")
-	arg(f, key)
-	argInt(f, ttl.Milliseconds())
-	n, err := c.doInt(ctx, f, specPEXPIRE)
-	return n == 1, err
+	return call(ctx, c, c.pexpireCmd(key, ttl))
+}
+
+// PExpire queues the command of [Client.PExpire]; its Future holds what that
+// method returns.
+func (b *Batch) PExpire(key string, ttl time.Duration) Future[bool] {
+	return enqueue(b, b.c.pexpireCmd(key, ttl))
 }
 
 // Special results of [Client.TTL] and [Client.PTTL].
@@ -106,22 +176,44 @@ const (
 	TTLPersistent time.Duration = -1
 )
 
+// ttlCmd defines TTL; its Client method and Batch member are
+// written by hand (the generated file imports only context).
+func (c *Client) ttlCmd(key string) cmd[time.Duration] {
+	f := c.newFrame(2, "TTL")
+	arg(f, key)
+	return typedCmd(f, specTTL, wire.WantInt, ttlSeconds)
+}
+
 // TTL returns key's remaining time to live in whole seconds, or
 // [TTLMissing] or [TTLPersistent].
 func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {
-	f := c.newFrame(2, "TTL")
+	return call(ctx, c, c.ttlCmd(key))
+}
+
+// TTL queues the command of [Client.TTL]; its Future holds what that
+// method returns.
+func (b *Batch) TTL(key string) Future[time.Duration] {
+	return enqueue(b, b.c.ttlCmd(key))
+}
+
+// pttlCmd defines PTTL; its Client method and Batch member are
+// written by hand (the generated file imports only context).
+func (c *Client) pttlCmd(key string) cmd[time.Duration] {
+	f := c.newFrame(2, "PTTL")
 	arg(f, key)
-	n, err := c.doInt(ctx, f, specTTL)
-	return ttlResult(n, time.Second), err
+	return typedCmd(f, specPTTL, wire.WantInt, ttlMillis)
 }
 
 // PTTL returns key's remaining time to live in milliseconds, or
 // [TTLMissing] or [TTLPersistent].
 func (c *Client) PTTL(ctx context.Context, key string) (time.Duration, error) {
-	f := c.newFrame(2, "PTTL")
-	arg(f, key)
-	n, err := c.doInt(ctx, f, specPTTL)
-	return ttlResult(n, time.Millisecond), err
+	return call(ctx, c, c.pttlCmd(key))
+}
+
+// PTTL queues the command of [Client.PTTL]; its Future holds what that
+// method returns.
+func (b *Batch) PTTL(key string) Future[time.Duration] {
+	return enqueue(b, b.c.pttlCmd(key))
 }
 
 func ttlResult(n int64, unit time.Duration) time.Duration {
@@ -134,41 +226,59 @@ func ttlResult(n int64, unit time.Duration) time.Duration {
 // Type returns the type of the value at key (TYPE): "string", "list",
 // "set", "zset", "hash", "stream" (or a module type's name), or "none"
 // when key does not exist. Its retry category is ReadOnly.
-func (c *Client) Type(ctx context.Context, key string) (string, error) {
+func (c *Client) cmdType(key string) cmd[string] {
 	f := c.newFrame(2, "TYPE")
 	arg(f, key)
-	return c.doString(ctx, f, specTYPE)
+	return typedCmd(f, specTYPE, wire.WantBytes, strOf)
+}
+
+// Rename renames key to newKey; see [Client.Rename].
+//
+// respire:client manual
+func (c *Client) cmdRename(key, newKey string) cmd[struct{}] {
+	f := c.newFrame(3, "RENAME")
+	arg(f, key)
+	arg(f, newKey)
+	return typedCmd(f, specRENAME, wire.WantNone, statusOf)
 }
 
 // Rename renames key to newKey (RENAME), overwriting newKey. A missing key
 // is a [*ServerError] ("no such key"). Its retry category is
 // WriteAccumulating: a resend after a rename that took effect fails.
 func (c *Client) Rename(ctx context.Context, key, newKey string) error {
-	f := c.newFrame(3, "RENAME")
-	arg(f, key)
-	arg(f, newKey)
-	return c.doStatus(ctx, f, specRENAME)
+	_, err := call(ctx, c, c.cmdRename(key, newKey))
+	return err
 }
 
 // RenameNX renames key to newKey only when newKey does not exist
 // (RENAMENX) and reports whether it did. A missing key is a
 // [*ServerError]. Its retry category is WriteAccumulating.
-func (c *Client) RenameNX(ctx context.Context, key, newKey string) (bool, error) {
+func (c *Client) cmdRenameNX(key, newKey string) cmd[bool] {
 	f := c.newFrame(3, "RENAMENX")
 	arg(f, key)
 	arg(f, newKey)
-	n, err := c.doInt(ctx, f, specRENAMENX)
-	return n == 1, err
+	return typedCmd(f, specRENAMENX, wire.WantInt, flagOf)
 }
 
 // Persist removes key's expiry (PERSIST) and reports whether it had one
 // (false also when key does not exist). Its retry category is
 // WriteAccumulating.
-func (c *Client) Persist(ctx context.Context, key string) (bool, error) {
+func (c *Client) cmdPersist(key string) cmd[bool] {
 	f := c.newFrame(2, "PERSIST")
 	arg(f, key)
-	n, err := c.doInt(ctx, f, specPERSIST)
-	return n == 1, err
+	return typedCmd(f, specPERSIST, wire.WantInt, flagOf)
+}
+
+// expireAtCmd defines ExpireAt; its Client method and Batch member are
+// written by hand (the generated file imports only context).
+func (c *Client) expireAtCmd(key string, tm time.Time) cmd[bool] {
+	if tm.IsZero() {
+		return invalidCmd[bool](specEXPIREAT, "zero time")
+	}
+	f := c.newFrame(3, "EXPIREAT")
+	arg(f, key)
+	argInt(f, tm.Unix())
+	return typedCmd(f, specEXPIREAT, wire.WantInt, flagOf)
 }
 
 // ExpireAt makes key expire at tm (EXPIREAT, in Unix seconds) and reports
@@ -177,14 +287,25 @@ func (c *Client) Persist(ctx context.Context, key string) (bool, error) {
 // key, as in Redis. The zero time fails with [ErrInvalidArgument]. Its
 // retry category is WriteAccumulating.
 func (c *Client) ExpireAt(ctx context.Context, key string, tm time.Time) (bool, error) {
+	return call(ctx, c, c.expireAtCmd(key, tm))
+}
+
+// ExpireAt queues the command of [Client.ExpireAt]; its Future holds what that
+// method returns.
+func (b *Batch) ExpireAt(key string, tm time.Time) Future[bool] {
+	return enqueue(b, b.c.expireAtCmd(key, tm))
+}
+
+// pexpireAtCmd defines PExpireAt; its Client method and Batch member are
+// written by hand (the generated file imports only context).
+func (c *Client) pexpireAtCmd(key string, tm time.Time) cmd[bool] {
 	if tm.IsZero() {
-		return false, errInvalid("EXPIREAT", "zero time")
+		return invalidCmd[bool](specPEXPIREAT, "zero time")
 	}
-	f := c.newFrame(3, "EXPIREAT")
+	f := c.newFrame(3, "PEXPIREAT")
 	arg(f, key)
-	argInt(f, tm.Unix())
-	n, err := c.doInt(ctx, f, specEXPIREAT)
-	return n == 1, err
+	argInt(f, tm.UnixMilli())
+	return typedCmd(f, specPEXPIREAT, wire.WantInt, flagOf)
 }
 
 // PExpireAt makes key expire at tm (PEXPIREAT, in Unix milliseconds) and
@@ -192,29 +313,43 @@ func (c *Client) ExpireAt(ctx context.Context, key string, tm time.Time) (bool, 
 // time in the past deletes the key, as in Redis. The zero time fails with
 // [ErrInvalidArgument]. Its retry category is WriteAccumulating.
 func (c *Client) PExpireAt(ctx context.Context, key string, tm time.Time) (bool, error) {
-	if tm.IsZero() {
-		return false, errInvalid("PEXPIREAT", "zero time")
-	}
-	f := c.newFrame(3, "PEXPIREAT")
-	arg(f, key)
-	argInt(f, tm.UnixMilli())
-	n, err := c.doInt(ctx, f, specPEXPIREAT)
-	return n == 1, err
+	return call(ctx, c, c.pexpireAtCmd(key, tm))
+}
+
+// PExpireAt queues the command of [Client.PExpireAt]; its Future holds what that
+// method returns.
+func (b *Batch) PExpireAt(key string, tm time.Time) Future[bool] {
+	return enqueue(b, b.c.pexpireAtCmd(key, tm))
 }
 
 // Unlink deletes keys like [Client.Del], reclaiming their memory in the
 // background (UNLINK), and returns how many existed. No keys fails with
-// [ErrInvalidArgument]. Its retry category is WriteAccumulating.
+// [ErrInvalidArgument]. On a Cluster client keys in different slots are
+// unlinked by one UNLINK per slot; queued on a batch ([Batch.Unlink]) they
+// must share a slot. Its retry category is WriteAccumulating.
 func (c *Client) Unlink(ctx context.Context, keys ...string) (int64, error) {
 	return c.keysInt(ctx, specUNLINK, keys)
 }
 
+// Unlink deletes keys; see [Client.Unlink], written by hand because a
+// Cluster client splits it per slot.
+//
+// respire:client manual
+func (c *Client) cmdUnlink(keys ...string) cmd[int64] { return keysCmd(c, specUNLINK, keys) }
+
 // Touch updates the last access time of keys (TOUCH) and returns how many
-// exist. No keys fails with [ErrInvalidArgument]. Its retry category is
-// ReadOnly.
+// exist. No keys fails with [ErrInvalidArgument]. On a Cluster client keys
+// in different slots are touched by one TOUCH per slot; queued on a batch
+// ([Batch.Touch]) they must share a slot. Its retry category is ReadOnly.
 func (c *Client) Touch(ctx context.Context, keys ...string) (int64, error) {
 	return c.keysInt(ctx, specTOUCH, keys)
 }
+
+// Touch touches keys; see [Client.Touch], written by hand because a
+// Cluster client splits it per slot.
+//
+// respire:client manual
+func (c *Client) cmdTouch(keys ...string) cmd[int64] { return keysCmd(c, specTOUCH, keys) }
 
 // keysInt sends "NAME keys..." and returns its integer reply.
 func (c *Client) keysInt(ctx context.Context, s *spec, keys []string) (int64, error) {
@@ -231,7 +366,7 @@ func (c *Client) keysInt(ctx context.Context, s *spec, keys []string) (int64, er
 // Copy copies the value at src to dst (COPY; Redis 6.2 or later), replacing
 // an existing dst only when replace is set (REPLACE), and reports whether
 // it copied. Its retry category is WriteAccumulating.
-func (c *Client) Copy(ctx context.Context, src, dst string, replace bool) (bool, error) {
+func (c *Client) cmdCopy(src, dst string, replace bool) cmd[bool] {
 	n := 3
 	if replace {
 		n++
@@ -242,18 +377,25 @@ func (c *Client) Copy(ctx context.Context, src, dst string, replace bool) (bool,
 	if replace {
 		arg(f, "REPLACE")
 	}
-	r, err := c.doInt(ctx, f, specCOPY)
-	return r == 1, err
+	return typedCmd(f, specCOPY, wire.WantInt, flagOf)
 }
 
 // ObjectEncoding returns the internal encoding of the value at key (OBJECT
 // ENCODING), such as "int", "embstr", "listpack" or "hashtable", or
 // [ErrNil] when key does not exist. Its retry category is ReadOnly.
-func (c *Client) ObjectEncoding(ctx context.Context, key string) (string, error) {
+func (c *Client) cmdObjectEncoding(key string) cmd[string] {
 	f := c.newFrame(3, "OBJECT")
 	arg(f, "ENCODING")
 	arg(f, key)
-	return c.doString(ctx, f, specOBJECTENCODING)
+	return typedCmd(f, specOBJECTENCODING, wire.WantBytes, strOf)
+}
+
+// expireTimeCmd defines ExpireTime; its Client method and Batch member are
+// written by hand (the generated file imports only context).
+func (c *Client) expireTimeCmd(key string) cmd[time.Time] {
+	f := c.newFrame(2, "EXPIRETIME")
+	arg(f, key)
+	return typedCmd(f, specEXPIRETIME, wire.WantInt, expireTimeSeconds)
 }
 
 // ExpireTime returns the time at which key expires (EXPIRETIME, in whole
@@ -262,19 +404,43 @@ func (c *Client) ObjectEncoding(ctx context.Context, key string) (string, error)
 // expiry (Redis's -1): check with [time.Time.IsZero]. Its retry category
 // is ReadOnly.
 func (c *Client) ExpireTime(ctx context.Context, key string) (time.Time, error) {
-	f := c.newFrame(2, "EXPIRETIME")
+	return call(ctx, c, c.expireTimeCmd(key))
+}
+
+// ExpireTime queues the command of [Client.ExpireTime]; its Future holds what that
+// method returns.
+func (b *Batch) ExpireTime(key string) Future[time.Time] {
+	return enqueue(b, b.c.expireTimeCmd(key))
+}
+
+// pexpireTimeCmd defines PExpireTime; its Client method and Batch member are
+// written by hand (the generated file imports only context).
+func (c *Client) pexpireTimeCmd(key string) cmd[time.Time] {
+	f := c.newFrame(2, "PEXPIRETIME")
 	arg(f, key)
-	n, err := c.doInt(ctx, f, specEXPIRETIME)
-	return expireTimeResult(n, err, time.Unix)
+	return typedCmd(f, specPEXPIRETIME, wire.WantInt, expireTimeMillis)
 }
 
 // PExpireTime is [Client.ExpireTime] in milliseconds (PEXPIRETIME): it
 // returns [ErrNil] when key does not exist and the zero time when it has
 // no expiry. Its retry category is ReadOnly.
 func (c *Client) PExpireTime(ctx context.Context, key string) (time.Time, error) {
-	f := c.newFrame(2, "PEXPIRETIME")
-	arg(f, key)
-	n, err := c.doInt(ctx, f, specPEXPIRETIME)
+	return call(ctx, c, c.pexpireTimeCmd(key))
+}
+
+// PExpireTime queues the command of [Client.PExpireTime]; its Future holds what that
+// method returns.
+func (b *Batch) PExpireTime(key string) Future[time.Time] {
+	return enqueue(b, b.c.pexpireTimeCmd(key))
+}
+
+func expireTimeSeconds(v resp.Value) (time.Time, error) {
+	n, err := toInt64(v)
+	return expireTimeResult(n, err, time.Unix)
+}
+
+func expireTimeMillis(v resp.Value) (time.Time, error) {
+	n, err := toInt64(v)
 	return expireTimeResult(n, err, func(ms, _ int64) time.Time { return time.UnixMilli(ms) })
 }
 
@@ -289,4 +455,378 @@ func expireTimeResult(n int64, err error, at func(n, nsec int64) time.Time) (tim
 		return time.Time{}, nil
 	}
 	return at(n, 0), nil
+}
+
+// Dump returns the value at key serialized in Redis's format (DUMP), for
+// [Client.Restore], or [ErrNil] when key does not exist. The result holds
+// binary data. Its retry category is ReadOnly.
+func (c *Client) cmdDump(key string) cmd[string] {
+	f := c.newFrame(2, "DUMP")
+	arg(f, key)
+	return typedCmd(f, specDUMP, wire.WantBytes, strOf)
+}
+
+// RestoreOptions are RESTORE's options. The zero value creates a key
+// without expiry, and fails when key exists.
+type RestoreOptions struct {
+	// TTL sets a relative expiry, truncated to milliseconds. Must be at
+	// least 1ms when set. Defaults to none.
+	TTL time.Duration
+	// ExpireAt sets an absolute expiry, truncated to milliseconds
+	// (ABSTTL). Must be after the Unix epoch when set; not with TTL.
+	// Defaults to none.
+	ExpireAt time.Time
+	// Replace overwrites an existing key (REPLACE). Defaults to false.
+	Replace bool
+	// IdleTime sets the key's idle time, truncated to seconds (IDLETIME;
+	// for an LRU maxmemory policy). Must not be negative; 0 sends none.
+	IdleTime time.Duration
+	// Freq, when HasFreq, sets the key's LFU access counter, 0 to 255
+	// (FREQ; for an LFU maxmemory policy). Not with IdleTime.
+	Freq    int
+	HasFreq bool
+}
+
+// Restore creates key from data, a value serialized by [Client.Dump];
+// see [Client.Restore].
+//
+// respire:client manual
+func (c *Client) cmdRestore(key, data string, opt RestoreOptions) cmd[struct{}] {
+	switch {
+	case opt.TTL != 0 && opt.TTL < time.Millisecond:
+		return invalidCmd[struct{}](specRESTORE, "TTL must be at least 1ms")
+	case !opt.ExpireAt.IsZero() && opt.ExpireAt.UnixMilli() <= 0:
+		return invalidCmd[struct{}](specRESTORE, "ExpireAt must be after the Unix epoch")
+	case opt.TTL != 0 && !opt.ExpireAt.IsZero():
+		return invalidCmd[struct{}](specRESTORE, "TTL and ExpireAt are mutually exclusive")
+	case opt.IdleTime < 0:
+		return invalidCmd[struct{}](specRESTORE, "IdleTime is negative")
+	case opt.HasFreq && (opt.Freq < 0 || opt.Freq > 255):
+		return invalidCmd[struct{}](specRESTORE, "Freq must be 0 to 255")
+	case opt.HasFreq && opt.IdleTime != 0:
+		return invalidCmd[struct{}](specRESTORE, "IdleTime and Freq are mutually exclusive")
+	}
+	idle := opt.IdleTime >= time.Second
+	n := 4
+	if !opt.ExpireAt.IsZero() {
+		n++
+	}
+	if opt.Replace {
+		n++
+	}
+	if idle {
+		n += 2
+	}
+	if opt.HasFreq {
+		n += 2
+	}
+	f := c.newFrame(n, "RESTORE")
+	arg(f, key)
+	switch {
+	case !opt.ExpireAt.IsZero():
+		argInt(f, opt.ExpireAt.UnixMilli())
+	default:
+		argInt(f, opt.TTL.Milliseconds())
+	}
+	arg(f, data)
+	if opt.Replace {
+		arg(f, "REPLACE")
+	}
+	if !opt.ExpireAt.IsZero() {
+		arg(f, "ABSTTL")
+	}
+	if idle {
+		arg(f, "IDLETIME")
+		argInt(f, int64(opt.IdleTime/time.Second))
+	}
+	if opt.HasFreq {
+		arg(f, "FREQ")
+		argInt(f, int64(opt.Freq))
+	}
+	return typedCmd(f, specRESTORE, wire.WantNone, statusOf)
+}
+
+// Restore creates key from data, a value serialized by [Client.Dump]
+// (RESTORE), with the expiry, idle time or frequency opt gives. An
+// existing key is a [*ServerError] (BUSYKEY) unless opt.Replace is set.
+// Contradictory options (TTL with ExpireAt, IdleTime with Freq, a TTL
+// below 1ms, an ExpireAt not after the epoch, a negative IdleTime, a Freq
+// out of range) fail with [ErrInvalidArgument] naming the field before
+// anything is sent. Its retry category is ServerAdmin, the catalog's
+// (RESTORE is @dangerous: it writes any payload it is given).
+func (c *Client) Restore(ctx context.Context, key, data string, opt RestoreOptions) error {
+	_, err := call(ctx, c, c.cmdRestore(key, data, opt))
+	return err
+}
+
+// Keys returns the keys matching the glob-style pattern (KEYS), in no
+// particular order. It scans the whole keyspace at once and blocks the
+// server meanwhile: prefer [Client.Scan] outside of tests and tools. On a
+// Cluster client it runs on every primary and concatenates their keys,
+// which is why it has no Batch member (a batch member runs on one node).
+// Its retry category is ReadOnly.
+func (c *Client) Keys(ctx context.Context, pattern string) ([]string, error) {
+	f := c.newFrame(2, "KEYS")
+	arg(f, pattern)
+	return call(ctx, c, typedCmd(f, specKEYS, wire.WantValue, strsOf))
+}
+
+// Move moves key to database db of the same server (MOVE) and reports
+// whether it moved it (false when key does not exist, or db already holds
+// it). A negative db fails with [ErrInvalidArgument]; a Cluster server has
+// only database 0 and refuses MOVE. Its retry category is
+// WriteAccumulating.
+func (c *Client) cmdMove(key string, db int) cmd[bool] {
+	if db < 0 {
+		return invalidCmd[bool](specMOVE, "db is negative")
+	}
+	f := c.newFrame(3, "MOVE")
+	arg(f, key)
+	argInt(f, int64(db))
+	return typedCmd(f, specMOVE, wire.WantInt, flagOf)
+}
+
+// ObjectFreq returns the logarithmic access frequency counter of the value
+// at key (OBJECT FREQ), or [ErrNil] when key does not exist. The server
+// answers only under an LFU maxmemory policy (else a [*ServerError]). Its
+// retry category is ReadOnly.
+func (c *Client) cmdObjectFreq(key string) cmd[int64] {
+	f := c.newFrame(3, "OBJECT")
+	arg(f, "FREQ")
+	arg(f, key)
+	return typedCmd(f, specOBJECTFREQ, wire.WantInt, intOf)
+}
+
+// objectIdleTimeCmd defines ObjectIdleTime; its Client method and Batch member are
+// written by hand (the generated file imports only context).
+func (c *Client) objectIdleTimeCmd(key string) cmd[time.Duration] {
+	f := c.newFrame(3, "OBJECT")
+	arg(f, "IDLETIME")
+	arg(f, key)
+	return typedCmd(f, specOBJECTIDLETIME, wire.WantInt, ttlSeconds)
+}
+
+// ObjectIdleTime returns how long the value at key has not been read or
+// written (OBJECT IDLETIME), in whole seconds, or [ErrNil] when key does
+// not exist. The server refuses it under an LFU maxmemory policy (a
+// [*ServerError]). Its retry category is ReadOnly.
+func (c *Client) ObjectIdleTime(ctx context.Context, key string) (time.Duration, error) {
+	return call(ctx, c, c.objectIdleTimeCmd(key))
+}
+
+// ObjectIdleTime queues the command of [Client.ObjectIdleTime]; its Future holds what that
+// method returns.
+func (b *Batch) ObjectIdleTime(key string) Future[time.Duration] {
+	return enqueue(b, b.c.objectIdleTimeCmd(key))
+}
+
+// ObjectRefCount returns the reference count of the value at key (OBJECT
+// REFCOUNT), or [ErrNil] when key does not exist. Its retry category is
+// ReadOnly.
+func (c *Client) cmdObjectRefCount(key string) cmd[int64] {
+	f := c.newFrame(3, "OBJECT")
+	arg(f, "REFCOUNT")
+	arg(f, key)
+	return typedCmd(f, specOBJECTREFCOUNT, wire.WantInt, intOf)
+}
+
+// RandomKey returns a random key of the database (RANDOMKEY), or [ErrNil]
+// when it is empty. On a Cluster client it comes from one node's keys. Its
+// retry category is ReadOnly.
+func (c *Client) cmdRandomKey() cmd[string] {
+	return typedCmd(c.newFrame(1, "RANDOMKEY"), specRANDOMKEY, wire.WantBytes, strOf)
+}
+
+// SortOptions are the options of [Client.Sort], [Client.SortRO] and
+// [Client.SortStore]. The zero value sorts the elements as numbers,
+// ascending.
+type SortOptions struct {
+	// By sorts by the values of the keys this pattern names, its first
+	// "*" replaced by each element (BY); "nosort" skips sorting. A
+	// Cluster server accepts only patterns in the key's slot. Defaults to
+	// none: the elements themselves.
+	By string
+	// Offset skips that many sorted elements (LIMIT). Must not be
+	// negative. Defaults to 0.
+	Offset int64
+	// Count returns at most that many elements (LIMIT); 0 or -1 means no
+	// limit. Other negative values are invalid. Defaults to 0.
+	Count int64
+	// Get returns, for each element, the values the patterns name
+	// instead of the element ("#" is the element itself), one per
+	// pattern in order (GET); a missing value is "". Defaults to none.
+	Get []string
+	// Desc sorts in descending order (DESC). Defaults to ascending.
+	Desc bool
+	// Alpha sorts the elements as strings (ALPHA) instead of numbers.
+	Alpha bool
+}
+
+// sortFrame validates opt and encodes name key with its options, and STORE
+// dest when dest is not empty.
+func (c *Client) sortFrame(s *spec, key string, opt SortOptions, dest string) (*wire.Frame, error) {
+	switch {
+	case opt.Offset < 0:
+		return nil, errInvalid(s.name, "Offset is negative")
+	case opt.Count < -1:
+		return nil, errInvalid(s.name, "Count is negative (only -1 means no limit)")
+	}
+	limit := opt.Offset != 0 || opt.Count > 0
+	n := 2 + 2*len(opt.Get)
+	if opt.By != "" {
+		n += 2
+	}
+	if limit {
+		n += 3
+	}
+	if opt.Desc {
+		n++
+	}
+	if opt.Alpha {
+		n++
+	}
+	if dest != "" {
+		n += 2
+	}
+	f := c.newFrame(n, s.desc.Name())
+	arg(f, key)
+	if opt.By != "" {
+		arg(f, "BY")
+		arg(f, opt.By)
+	}
+	if limit {
+		count := opt.Count
+		if count == 0 {
+			count = -1
+		}
+		arg(f, "LIMIT")
+		argInt(f, opt.Offset)
+		argInt(f, count)
+	}
+	for _, g := range opt.Get {
+		arg(f, "GET")
+		arg(f, g)
+	}
+	if opt.Desc {
+		arg(f, "DESC")
+	}
+	if opt.Alpha {
+		arg(f, "ALPHA")
+	}
+	if dest != "" {
+		arg(f, "STORE")
+		arg(f, dest)
+	}
+	return f, nil
+}
+
+// Sort returns the elements of the list, set or sorted set at key sorted
+// as opt says (SORT); empty when key does not exist. Invalid options (a
+// negative Offset, a negative Count other than -1) fail with
+// [ErrInvalidArgument] before anything is sent. Its retry category is
+// ReadOnly: without STORE, SORT only reads (the catalog's ServerAdmin
+// covers SORT ... STORE, see [Client.SortStore]).
+func (c *Client) cmdSort(key string, opt SortOptions) cmd[[]string] {
+	f, err := c.sortFrame(specSORTRead, key, opt, "")
+	if err != nil {
+		return cmd[[]string]{s: specSORTRead, err: err}
+	}
+	return typedCmd(f, specSORTRead, wire.WantValue, strsOf)
+}
+
+// SortRO is [Client.Sort] as SORT_RO (Redis 7.0 or later), which a
+// replica serves and which a read-only ACL user may run. Its retry
+// category is ReadOnly.
+func (c *Client) cmdSortRO(key string, opt SortOptions) cmd[[]string] {
+	f, err := c.sortFrame(specSORTRO, key, opt, "")
+	if err != nil {
+		return cmd[[]string]{s: specSORTRO, err: err}
+	}
+	return typedCmd(f, specSORTRO, wire.WantValue, strsOf)
+}
+
+// SortStore sorts as [Client.Sort] does and stores the result as a list
+// at dest, replacing it (SORT ... STORE), and returns the list's length.
+// An empty dest fails with [ErrInvalidArgument]. Its retry category is
+// ServerAdmin, the catalog's SORT.
+func (c *Client) cmdSortStore(key, dest string, opt SortOptions) cmd[int64] {
+	if dest == "" {
+		return invalidCmd[int64](specSORT, "empty dest")
+	}
+	f, err := c.sortFrame(specSORT, key, opt, dest)
+	if err != nil {
+		return cmd[int64]{s: specSORT, err: err}
+	}
+	return typedCmd(f, specSORT, wire.WantInt, intOf)
+}
+
+// waitTimeout formats a WAIT or WAITAOF timeout in milliseconds: 0 waits
+// until the count is reached; a negative timeout, or a positive one under
+// a millisecond (which the server would read as 0, forever), is an
+// [ErrInvalidArgument].
+func waitTimeout(name string, timeout time.Duration) (string, error) {
+	switch {
+	case timeout < 0:
+		return "", errInvalid(name, "negative timeout "+timeout.String())
+	case timeout > 0 && timeout < time.Millisecond:
+		return "", errInvalid(name, "timeout "+timeout.String()+" is under a millisecond (the server would wait forever)")
+	}
+	return strconv.FormatInt(timeout.Milliseconds(), 10), nil
+}
+
+// Wait blocks until numReplicas replicas have acknowledged every write
+// sent earlier on this connection, or timeout passes (WAIT; 0 waits until
+// they have), and returns how many replicas acknowledged them, which is
+// less than numReplicas when timeout passed. WAIT counts the writes of the
+// connection it runs on, which is why it is a method of a dedicated
+// connection: write on conn, then Wait on conn. A negative numReplicas or
+// timeout, or a timeout under a millisecond, fails with
+// [ErrInvalidArgument] before anything is sent. Like every command on a
+// Conn it is never resent.
+func (conn *Conn) Wait(ctx context.Context, numReplicas int, timeout time.Duration) (int64, error) {
+	if numReplicas < 0 {
+		return 0, errInvalid("WAIT", "numReplicas is negative")
+	}
+	ms, err := waitTimeout("WAIT", timeout)
+	if err != nil {
+		return 0, err
+	}
+	r, err := conn.doRaw(ctx, catalog.Generic.WAIT(), []string{strconv.Itoa(numReplicas), ms})
+	if err != nil {
+		return 0, err
+	}
+	return r.Int64()
+}
+
+// WaitAOF blocks until every write sent earlier on this connection is in
+// the append-only file of the primary (when numLocal is 1) and of
+// numReplicas replicas, or timeout passes (WAITAOF; Redis 7.2 or later; 0
+// waits until they are), and returns how many of each acknowledged them:
+// local is 1 or 0, replicas a count. As with [Conn.Wait], it counts the
+// writes of this connection. numLocal other than 0 or 1, a negative
+// numReplicas or timeout, or a timeout under a millisecond fails with
+// [ErrInvalidArgument] before anything is sent. It is never resent.
+func (conn *Conn) WaitAOF(ctx context.Context, numLocal, numReplicas int, timeout time.Duration) (local, replicas int64, err error) {
+	if numLocal != 0 && numLocal != 1 {
+		return 0, 0, errInvalid("WAITAOF", "numLocal must be 0 or 1")
+	}
+	if numReplicas < 0 {
+		return 0, 0, errInvalid("WAITAOF", "numReplicas is negative")
+	}
+	ms, err := waitTimeout("WAITAOF", timeout)
+	if err != nil {
+		return 0, 0, err
+	}
+	r, err := conn.doRaw(ctx, catalog.Generic.WAITAOF(), []string{strconv.Itoa(numLocal), strconv.Itoa(numReplicas), ms})
+	if err != nil {
+		return 0, 0, err
+	}
+	n, err := r.Int64s()
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(n) != 2 {
+		return 0, 0, unexpected("array of two counts", r.v)
+	}
+	return n[0], n[1], nil
 }
