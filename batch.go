@@ -445,10 +445,14 @@ func (b *Batch) publish(ms []int, replies []resp.Value, whole resp.Value) {
 // repliesOf returns the replies of a completed unit frame: Values, or
 // the one Value of a one-member frame, held in the caller's one.
 func repliesOf(f *wire.Frame, one *[1]resp.Value) []resp.Value {
-	if f.Replies > 1 {
+	switch {
+	case f.Replies > 1:
 		return f.Values
+	case f.IsErr: // the reader keeps a lone error reply's text, not a Value
+		one[0] = resp.Value{Type: resp.SimpleError, Str: f.ErrReply}
+	default:
+		one[0] = f.Value
 	}
-	one[0] = f.Value
 	return one[:]
 }
 

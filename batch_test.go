@@ -578,3 +578,28 @@ func TestBatchMoreTypedMembers(t *testing.T) {
 		}
 	})
 }
+
+// TestOneMemberBatchKeepsServerError: the only member of a batch whose
+// reply is an error holds that *ServerError, as a member of a larger
+// batch does (a one-member unit frame keeps its reply differently).
+func TestOneMemberBatchKeepsServerError(t *testing.T) {
+	s := respiretest.NewServer(t)
+	c := retryMemClient(t, s, Options{})
+	ctx := testCtx(t)
+	if _, err := c.LPush(ctx, "list", "x"); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 2} {
+		b := c.NewBatch()
+		incr := b.Incr("list")
+		for range n - 1 {
+			b.Get("other")
+		}
+		if err := b.Execute(ctx); err != nil {
+			t.Fatalf("%d members: Execute = %v", n, err)
+		}
+		if _, err := incr.Result(); !errors.Is(err, &ServerError{Code: "WRONGTYPE"}) {
+			t.Errorf("%d members: INCR on a list = %v, want WRONGTYPE", n, err)
+		}
+	}
+}
