@@ -206,4 +206,3 @@ func (b *Batch) Function(fn *Function, keys []string, args ...string) Future[Rep
 	sp := &spec{name: cmd.Name(), cat: fn.cat, desc: cmd}
 	return future(b, b.addFrame(sp.name, callFrame(b.c, cmd, fn.name, keys, args), sp, nil), replyOf)
 }
-

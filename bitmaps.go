@@ -405,4 +405,3 @@ func (c *Client) cmdBitFieldRO(key string, fields ...BitField) cmd[[]int64] {
 	}
 	return typedCmd(f, specBITFIELDRO, wire.WantValue, int64sOf)
 }
-

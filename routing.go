@@ -467,6 +467,8 @@ func movableKeys(name string, args [][]byte) (first, count, step int, ok bool) {
 		return 3, numkeys(2), 1, true
 	case "ZUNION", "ZINTER", "ZDIFF", "ZINTERCARD", "SINTERCARD", "LMPOP", "ZMPOP":
 		return 2, numkeys(1), 1, true
+	case "MSETEX": // MSETEX numkeys key value [key value ...] [options]
+		return 2, numkeys(1), 2, true
 	case "XREAD", "XREADGROUP":
 		for i := 1; i < len(args); i++ {
 			if strings.EqualFold(string(args[i]), "STREAMS") {

@@ -282,10 +282,11 @@ func TestSentinelKillPrimaryUnderLoad(t *testing.T) {
 	if _, err := c.Del(ctx, hash); err != nil { // left by an earlier run (-count)
 		t.Fatal(err)
 	}
-	// The keys must reach the replica before the primary dies.
-	if _, err := c.Do(ctx, NewCommand("WAIT"), "1", "2000"); err != nil {
-		t.Fatal(err)
-	}
+	// The keys must reach the replica before the primary dies: WAIT counts
+	// the writes of its own connection, so a marker written on a
+	// dedicated connection after them waits for them too (one replication
+	// stream per primary).
+	bcSeedReplicated(t, c, p+"replicated", "1")
 	stop := make(chan struct{})
 	res, wait := runLoad(t, c, keys, hash, stop)
 	eventually(t, 5*time.Second, "load before the kill", func() bool { return res.reads.Load() > 100 && res.writes.Load() > 20 })

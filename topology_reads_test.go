@@ -44,13 +44,7 @@ func TestReadFromReplica(t *testing.T) {
 			if !replica.Replica || replica == primary {
 				t.Fatalf("read node %s is not a replica", replica.Addr)
 			}
-			if err := c.Set(ctx, k, "v"); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _, _ = c.Del(testCtx(t), k) })
-			if _, err := c.Do(ctx, NewCommand("WAIT"), "1", "2000"); err != nil {
-				t.Fatal(err)
-			}
+			bcSeedReplicated(t, c, k, "v") // on the replica before the reads
 			getsBefore := commandCalls(t, replica.Addr, "get")
 			primaryGets := commandCalls(t, primary.Addr, "get")
 			for range 5 {

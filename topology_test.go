@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/testenv"
 	"github.com/respire-go/respire/resp"
@@ -379,4 +380,43 @@ func TestClusterSeedsSkipANonClusterSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = c.Del(testCtx(t), keyPrefix(t)+"k")
+}
+
+// TestKeySlotMovableKeys: commands whose keys follow a numkeys argument
+// route by those keys: MSETEX's keys are every other argument after
+// numkeys, its values and options never count.
+func TestKeySlotMovableKeys(t *testing.T) {
+	words := func(ws ...string) [][]byte {
+		out := make([][]byte, len(ws))
+		for i, w := range ws {
+			out[i] = []byte(w)
+		}
+		return out
+	}
+	a, b := "{tag}a", "{tag}b"
+	slot := route.Slot(a)
+	other := "x"
+	for route.Slot(other) == slot {
+		other += "x"
+	}
+	tests := []struct {
+		name      string
+		cmd       catalog.Command
+		args      [][]byte
+		slot      int
+		wantCross bool
+	}{
+		{"one slot", catalog.String.MSETEX(), words("MSETEX", "2", a, other, b, other, "PX", "100"), slot, false},
+		{"values ignored", catalog.String.MSETEX(), words("MSETEX", "1", a, other), slot, false},
+		{"cross slot", catalog.String.MSETEX(), words("MSETEX", "2", a, "v", other, "v"), slot, true},
+		{"ZINTERCARD", catalog.SortedSet.ZINTERCARD(), words("ZINTERCARD", "2", a, b, "LIMIT", other), slot, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, cross := keySlot(tt.cmd, tt.args)
+			if got != tt.slot || cross != tt.wantCross {
+				t.Errorf("keySlot = %d, %v; want %d, %v", got, cross, tt.slot, tt.wantCross)
+			}
+		})
+	}
 }
