@@ -206,6 +206,51 @@ func (b *Batch) Exists(keys ...string) Future[int64] {
 	return enqueue(b, b.c.cmdExists(keys...))
 }
 
+// Expire sets key's time to live in whole seconds (EXPIRE) and reports
+// whether the key exists. ttl is truncated to seconds; a positive ttl
+// below one second fails with [ErrInvalidArgument] (it would be sent as 0,
+// which deletes the key: use [Client.PExpire]). A ttl of 0 or less deletes
+// the key, as in Redis.
+func (c *Client) Expire(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	return call(ctx, c, c.cmdExpire(key, ttl))
+}
+
+// Expire queues the command of [Client.Expire]; its Future holds what that
+// method returns.
+func (b *Batch) Expire(key string, ttl time.Duration) Future[bool] {
+	return enqueue(b, b.c.cmdExpire(key, ttl))
+}
+
+// ExpireAt makes key expire at tm (EXPIREAT, in Unix seconds) and reports
+// whether the key exists. tm is truncated to the second (use
+// [Client.PExpireAt] for milliseconds); a time in the past deletes the
+// key, as in Redis. The zero time fails with [ErrInvalidArgument]. Its
+// retry category is WriteAccumulating.
+func (c *Client) ExpireAt(ctx context.Context, key string, tm time.Time) (bool, error) {
+	return call(ctx, c, c.cmdExpireAt(key, tm))
+}
+
+// ExpireAt queues the command of [Client.ExpireAt]; its Future holds what that
+// method returns.
+func (b *Batch) ExpireAt(key string, tm time.Time) Future[bool] {
+	return enqueue(b, b.c.cmdExpireAt(key, tm))
+}
+
+// ExpireTime returns the time at which key expires (EXPIRETIME, in whole
+// seconds; Redis 7.0 or later). It returns [ErrNil] when key does not
+// exist (Redis's -2) and the zero time with no error when key has no
+// expiry (Redis's -1): check with [time.Time.IsZero]. Its retry category
+// is ReadOnly.
+func (c *Client) ExpireTime(ctx context.Context, key string) (time.Time, error) {
+	return call(ctx, c, c.cmdExpireTime(key))
+}
+
+// ExpireTime queues the command of [Client.ExpireTime]; its Future holds what that
+// method returns.
+func (b *Batch) ExpireTime(key string) Future[time.Time] {
+	return enqueue(b, b.c.cmdExpireTime(key))
+}
+
 // GeoAdd adds members with their positions to the geospatial index (a
 // sorted set) at key, or moves existing ones (GEOADD), and returns how
 // many were added (or changed, with opt.Changed). No members, a position
@@ -1067,6 +1112,20 @@ func (b *Batch) ObjectFreq(key string) Future[int64] {
 	return enqueue(b, b.c.cmdObjectFreq(key))
 }
 
+// ObjectIdleTime returns how long the value at key has not been read or
+// written (OBJECT IDLETIME), in whole seconds, or [ErrNil] when key does
+// not exist. The server refuses it under an LFU maxmemory policy (a
+// [*ServerError]). Its retry category is ReadOnly.
+func (c *Client) ObjectIdleTime(ctx context.Context, key string) (time.Duration, error) {
+	return call(ctx, c, c.cmdObjectIdleTime(key))
+}
+
+// ObjectIdleTime queues the command of [Client.ObjectIdleTime]; its Future holds what that
+// method returns.
+func (b *Batch) ObjectIdleTime(key string) Future[time.Duration] {
+	return enqueue(b, b.c.cmdObjectIdleTime(key))
+}
+
 // ObjectRefCount returns the reference count of the value at key (OBJECT
 // REFCOUNT), or [ErrNil] when key does not exist. Its retry category is
 // ReadOnly.
@@ -1078,6 +1137,47 @@ func (c *Client) ObjectRefCount(ctx context.Context, key string) (int64, error) 
 // method returns.
 func (b *Batch) ObjectRefCount(key string) Future[int64] {
 	return enqueue(b, b.c.cmdObjectRefCount(key))
+}
+
+// PExpire sets key's time to live in milliseconds (PEXPIRE) and reports
+// whether the key exists. ttl is truncated to milliseconds; a positive ttl
+// below one millisecond fails with [ErrInvalidArgument] (it would delete
+// the key). A ttl of 0 or less deletes the key, as in Redis.
+func (c *Client) PExpire(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	return call(ctx, c, c.cmdPExpire(key, ttl))
+}
+
+// PExpire queues the command of [Client.PExpire]; its Future holds what that
+// method returns.
+func (b *Batch) PExpire(key string, ttl time.Duration) Future[bool] {
+	return enqueue(b, b.c.cmdPExpire(key, ttl))
+}
+
+// PExpireAt makes key expire at tm (PEXPIREAT, in Unix milliseconds) and
+// reports whether the key exists. tm is truncated to the millisecond; a
+// time in the past deletes the key, as in Redis. The zero time fails with
+// [ErrInvalidArgument]. Its retry category is WriteAccumulating.
+func (c *Client) PExpireAt(ctx context.Context, key string, tm time.Time) (bool, error) {
+	return call(ctx, c, c.cmdPExpireAt(key, tm))
+}
+
+// PExpireAt queues the command of [Client.PExpireAt]; its Future holds what that
+// method returns.
+func (b *Batch) PExpireAt(key string, tm time.Time) Future[bool] {
+	return enqueue(b, b.c.cmdPExpireAt(key, tm))
+}
+
+// PExpireTime is [Client.ExpireTime] in milliseconds (PEXPIRETIME): it
+// returns [ErrNil] when key does not exist and the zero time when it has
+// no expiry. Its retry category is ReadOnly.
+func (c *Client) PExpireTime(ctx context.Context, key string) (time.Time, error) {
+	return call(ctx, c, c.cmdPExpireTime(key))
+}
+
+// PExpireTime queues the command of [Client.PExpireTime]; its Future holds what that
+// method returns.
+func (b *Batch) PExpireTime(key string) Future[time.Time] {
+	return enqueue(b, b.c.cmdPExpireTime(key))
 }
 
 // PFAdd adds elements to the HyperLogLog at key (PFADD), creating it when
@@ -1113,6 +1213,24 @@ func (b *Batch) PFCount(keys ...string) Future[int64] {
 // member's result as a struct{}.
 func (b *Batch) PFMerge(dest string, sources ...string) Future[struct{}] {
 	return enqueue(b, b.c.cmdPFMerge(dest, sources...))
+}
+
+// PSetEx queues the command of [Client.PSetEx]; its Future holds the
+// member's result as a struct{}.
+func (b *Batch) PSetEx(key, value string, ttl time.Duration) Future[struct{}] {
+	return enqueue(b, b.c.cmdPSetEx(key, value, ttl))
+}
+
+// PTTL returns key's remaining time to live in milliseconds, or
+// [TTLMissing] or [TTLPersistent].
+func (c *Client) PTTL(ctx context.Context, key string) (time.Duration, error) {
+	return call(ctx, c, c.cmdPTTL(key))
+}
+
+// PTTL queues the command of [Client.PTTL]; its Future holds what that
+// method returns.
+func (b *Batch) PTTL(key string) Future[time.Duration] {
+	return enqueue(b, b.c.cmdPTTL(key))
 }
 
 // Persist removes key's expiry (PERSIST) and reports whether it had one
@@ -1461,6 +1579,12 @@ func (b *Batch) SetBit(key string, offset int64, value bool) Future[bool] {
 	return enqueue(b, b.c.cmdSetBit(key, offset, value))
 }
 
+// SetEx queues the command of [Client.SetEx]; its Future holds the
+// member's result as a struct{}.
+func (b *Batch) SetEx(key, value string, ttl time.Duration) Future[struct{}] {
+	return enqueue(b, b.c.cmdSetEx(key, value, ttl))
+}
+
 // SetNX sets key to value only when key does not exist (SETNX) and reports
 // whether it did. For an expiry as well, use [Client.SetWithOptions] with
 // [SetIfNotExists]. Its retry category is WriteChecked (a resend re-checks,
@@ -1541,6 +1665,18 @@ func (c *Client) StrLen(ctx context.Context, key string) (int64, error) {
 // method returns.
 func (b *Batch) StrLen(key string) Future[int64] {
 	return enqueue(b, b.c.cmdStrLen(key))
+}
+
+// TTL returns key's remaining time to live in whole seconds, or
+// [TTLMissing] or [TTLPersistent].
+func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {
+	return call(ctx, c, c.cmdTTL(key))
+}
+
+// TTL queues the command of [Client.TTL]; its Future holds what that
+// method returns.
+func (b *Batch) TTL(key string) Future[time.Duration] {
+	return enqueue(b, b.c.cmdTTL(key))
 }
 
 // Time returns the server's clock (TIME), to the microsecond, in the

@@ -115,9 +115,12 @@ func keysCmd(c *Client, s *spec, keys []string) cmd[int64] {
 	return typedCmd(f, s, wire.WantInt, intOf)
 }
 
-// expireCmd defines Expire; its Client method and Batch member are
-// written by hand (the generated file imports only context).
-func (c *Client) expireCmd(key string, ttl time.Duration) cmd[bool] {
+// Expire sets key's time to live in whole seconds (EXPIRE) and reports
+// whether the key exists. ttl is truncated to seconds; a positive ttl
+// below one second fails with [ErrInvalidArgument] (it would be sent as 0,
+// which deletes the key: use [Client.PExpire]). A ttl of 0 or less deletes
+// the key, as in Redis.
+func (c *Client) cmdExpire(key string, ttl time.Duration) cmd[bool] {
 	if ttl > 0 && ttl < time.Second {
 		return invalidCmd[bool](specEXPIRE, "ttl below 1s would delete the key (use PExpire)")
 	}
@@ -127,24 +130,11 @@ func (c *Client) expireCmd(key string, ttl time.Duration) cmd[bool] {
 	return typedCmd(f, specEXPIRE, wire.WantInt, flagOf)
 }
 
-// Expire sets key's time to live in whole seconds (EXPIRE) and reports
-// whether the key exists. ttl is truncated to seconds; a positive ttl
-// below one second fails with [ErrInvalidArgument] (it would be sent as 0,
-// which deletes the key: use [Client.PExpire]). A ttl of 0 or less deletes
-// the key, as in Redis.
-func (c *Client) Expire(ctx context.Context, key string, ttl time.Duration) (bool, error) {
-	return call(ctx, c, c.expireCmd(key, ttl))
-}
-
-// Expire queues the command of [Client.Expire]; its Future holds what that
-// method returns.
-func (b *Batch) Expire(key string, ttl time.Duration) Future[bool] {
-	return enqueue(b, b.c.expireCmd(key, ttl))
-}
-
-// pexpireCmd defines PExpire; its Client method and Batch member are
-// written by hand (the generated file imports only context).
-func (c *Client) pexpireCmd(key string, ttl time.Duration) cmd[bool] {
+// PExpire sets key's time to live in milliseconds (PEXPIRE) and reports
+// whether the key exists. ttl is truncated to milliseconds; a positive ttl
+// below one millisecond fails with [ErrInvalidArgument] (it would delete
+// the key). A ttl of 0 or less deletes the key, as in Redis.
+func (c *Client) cmdPExpire(key string, ttl time.Duration) cmd[bool] {
 	if ttl > 0 && ttl < time.Millisecond {
 		return invalidCmd[bool](specPEXPIRE, "ttl below 1ms would delete the key")
 	}
@@ -152,20 +142,6 @@ func (c *Client) pexpireCmd(key string, ttl time.Duration) cmd[bool] {
 	arg(f, key)
 	argInt(f, ttl.Milliseconds())
 	return typedCmd(f, specPEXPIRE, wire.WantInt, flagOf)
-}
-
-// PExpire sets key's time to live in milliseconds (PEXPIRE) and reports
-// whether the key exists. ttl is truncated to milliseconds; a positive ttl
-// below one millisecond fails with [ErrInvalidArgument] (it would delete
-// the key). A ttl of 0 or less deletes the key, as in Redis.
-func (c *Client) PExpire(ctx context.Context, key string, ttl time.Duration) (bool, error) {
-	return call(ctx, c, c.pexpireCmd(key, ttl))
-}
-
-// PExpire queues the command of [Client.PExpire]; its Future holds what that
-// method returns.
-func (b *Batch) PExpire(key string, ttl time.Duration) Future[bool] {
-	return enqueue(b, b.c.pexpireCmd(key, ttl))
 }
 
 // Special results of [Client.TTL] and [Client.PTTL].
@@ -176,44 +152,20 @@ const (
 	TTLPersistent time.Duration = -1
 )
 
-// ttlCmd defines TTL; its Client method and Batch member are
-// written by hand (the generated file imports only context).
-func (c *Client) ttlCmd(key string) cmd[time.Duration] {
+// TTL returns key's remaining time to live in whole seconds, or
+// [TTLMissing] or [TTLPersistent].
+func (c *Client) cmdTTL(key string) cmd[time.Duration] {
 	f := c.newFrame(2, "TTL")
 	arg(f, key)
 	return typedCmd(f, specTTL, wire.WantInt, ttlSeconds)
 }
 
-// TTL returns key's remaining time to live in whole seconds, or
+// PTTL returns key's remaining time to live in milliseconds, or
 // [TTLMissing] or [TTLPersistent].
-func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {
-	return call(ctx, c, c.ttlCmd(key))
-}
-
-// TTL queues the command of [Client.TTL]; its Future holds what that
-// method returns.
-func (b *Batch) TTL(key string) Future[time.Duration] {
-	return enqueue(b, b.c.ttlCmd(key))
-}
-
-// pttlCmd defines PTTL; its Client method and Batch member are
-// written by hand (the generated file imports only context).
-func (c *Client) pttlCmd(key string) cmd[time.Duration] {
+func (c *Client) cmdPTTL(key string) cmd[time.Duration] {
 	f := c.newFrame(2, "PTTL")
 	arg(f, key)
 	return typedCmd(f, specPTTL, wire.WantInt, ttlMillis)
-}
-
-// PTTL returns key's remaining time to live in milliseconds, or
-// [TTLMissing] or [TTLPersistent].
-func (c *Client) PTTL(ctx context.Context, key string) (time.Duration, error) {
-	return call(ctx, c, c.pttlCmd(key))
-}
-
-// PTTL queues the command of [Client.PTTL]; its Future holds what that
-// method returns.
-func (b *Batch) PTTL(key string) Future[time.Duration] {
-	return enqueue(b, b.c.pttlCmd(key))
 }
 
 func ttlResult(n int64, unit time.Duration) time.Duration {
@@ -269,9 +221,12 @@ func (c *Client) cmdPersist(key string) cmd[bool] {
 	return typedCmd(f, specPERSIST, wire.WantInt, flagOf)
 }
 
-// expireAtCmd defines ExpireAt; its Client method and Batch member are
-// written by hand (the generated file imports only context).
-func (c *Client) expireAtCmd(key string, tm time.Time) cmd[bool] {
+// ExpireAt makes key expire at tm (EXPIREAT, in Unix seconds) and reports
+// whether the key exists. tm is truncated to the second (use
+// [Client.PExpireAt] for milliseconds); a time in the past deletes the
+// key, as in Redis. The zero time fails with [ErrInvalidArgument]. Its
+// retry category is WriteAccumulating.
+func (c *Client) cmdExpireAt(key string, tm time.Time) cmd[bool] {
 	if tm.IsZero() {
 		return invalidCmd[bool](specEXPIREAT, "zero time")
 	}
@@ -281,24 +236,11 @@ func (c *Client) expireAtCmd(key string, tm time.Time) cmd[bool] {
 	return typedCmd(f, specEXPIREAT, wire.WantInt, flagOf)
 }
 
-// ExpireAt makes key expire at tm (EXPIREAT, in Unix seconds) and reports
-// whether the key exists. tm is truncated to the second (use
-// [Client.PExpireAt] for milliseconds); a time in the past deletes the
-// key, as in Redis. The zero time fails with [ErrInvalidArgument]. Its
-// retry category is WriteAccumulating.
-func (c *Client) ExpireAt(ctx context.Context, key string, tm time.Time) (bool, error) {
-	return call(ctx, c, c.expireAtCmd(key, tm))
-}
-
-// ExpireAt queues the command of [Client.ExpireAt]; its Future holds what that
-// method returns.
-func (b *Batch) ExpireAt(key string, tm time.Time) Future[bool] {
-	return enqueue(b, b.c.expireAtCmd(key, tm))
-}
-
-// pexpireAtCmd defines PExpireAt; its Client method and Batch member are
-// written by hand (the generated file imports only context).
-func (c *Client) pexpireAtCmd(key string, tm time.Time) cmd[bool] {
+// PExpireAt makes key expire at tm (PEXPIREAT, in Unix milliseconds) and
+// reports whether the key exists. tm is truncated to the millisecond; a
+// time in the past deletes the key, as in Redis. The zero time fails with
+// [ErrInvalidArgument]. Its retry category is WriteAccumulating.
+func (c *Client) cmdPExpireAt(key string, tm time.Time) cmd[bool] {
 	if tm.IsZero() {
 		return invalidCmd[bool](specPEXPIREAT, "zero time")
 	}
@@ -306,20 +248,6 @@ func (c *Client) pexpireAtCmd(key string, tm time.Time) cmd[bool] {
 	arg(f, key)
 	argInt(f, tm.UnixMilli())
 	return typedCmd(f, specPEXPIREAT, wire.WantInt, flagOf)
-}
-
-// PExpireAt makes key expire at tm (PEXPIREAT, in Unix milliseconds) and
-// reports whether the key exists. tm is truncated to the millisecond; a
-// time in the past deletes the key, as in Redis. The zero time fails with
-// [ErrInvalidArgument]. Its retry category is WriteAccumulating.
-func (c *Client) PExpireAt(ctx context.Context, key string, tm time.Time) (bool, error) {
-	return call(ctx, c, c.pexpireAtCmd(key, tm))
-}
-
-// PExpireAt queues the command of [Client.PExpireAt]; its Future holds what that
-// method returns.
-func (b *Batch) PExpireAt(key string, tm time.Time) Future[bool] {
-	return enqueue(b, b.c.pexpireAtCmd(key, tm))
 }
 
 // Unlink deletes keys like [Client.Del], reclaiming their memory in the
@@ -390,48 +318,24 @@ func (c *Client) cmdObjectEncoding(key string) cmd[string] {
 	return typedCmd(f, specOBJECTENCODING, wire.WantBytes, strOf)
 }
 
-// expireTimeCmd defines ExpireTime; its Client method and Batch member are
-// written by hand (the generated file imports only context).
-func (c *Client) expireTimeCmd(key string) cmd[time.Time] {
-	f := c.newFrame(2, "EXPIRETIME")
-	arg(f, key)
-	return typedCmd(f, specEXPIRETIME, wire.WantInt, expireTimeSeconds)
-}
-
 // ExpireTime returns the time at which key expires (EXPIRETIME, in whole
 // seconds; Redis 7.0 or later). It returns [ErrNil] when key does not
 // exist (Redis's -2) and the zero time with no error when key has no
 // expiry (Redis's -1): check with [time.Time.IsZero]. Its retry category
 // is ReadOnly.
-func (c *Client) ExpireTime(ctx context.Context, key string) (time.Time, error) {
-	return call(ctx, c, c.expireTimeCmd(key))
-}
-
-// ExpireTime queues the command of [Client.ExpireTime]; its Future holds what that
-// method returns.
-func (b *Batch) ExpireTime(key string) Future[time.Time] {
-	return enqueue(b, b.c.expireTimeCmd(key))
-}
-
-// pexpireTimeCmd defines PExpireTime; its Client method and Batch member are
-// written by hand (the generated file imports only context).
-func (c *Client) pexpireTimeCmd(key string) cmd[time.Time] {
-	f := c.newFrame(2, "PEXPIRETIME")
+func (c *Client) cmdExpireTime(key string) cmd[time.Time] {
+	f := c.newFrame(2, "EXPIRETIME")
 	arg(f, key)
-	return typedCmd(f, specPEXPIRETIME, wire.WantInt, expireTimeMillis)
+	return typedCmd(f, specEXPIRETIME, wire.WantInt, expireTimeSeconds)
 }
 
 // PExpireTime is [Client.ExpireTime] in milliseconds (PEXPIRETIME): it
 // returns [ErrNil] when key does not exist and the zero time when it has
 // no expiry. Its retry category is ReadOnly.
-func (c *Client) PExpireTime(ctx context.Context, key string) (time.Time, error) {
-	return call(ctx, c, c.pexpireTimeCmd(key))
-}
-
-// PExpireTime queues the command of [Client.PExpireTime]; its Future holds what that
-// method returns.
-func (b *Batch) PExpireTime(key string) Future[time.Time] {
-	return enqueue(b, b.c.pexpireTimeCmd(key))
+func (c *Client) cmdPExpireTime(key string) cmd[time.Time] {
+	f := c.newFrame(2, "PEXPIRETIME")
+	arg(f, key)
+	return typedCmd(f, specPEXPIRETIME, wire.WantInt, expireTimeMillis)
 }
 
 func expireTimeSeconds(v resp.Value) (time.Time, error) {
@@ -597,27 +501,15 @@ func (c *Client) cmdObjectFreq(key string) cmd[int64] {
 	return typedCmd(f, specOBJECTFREQ, wire.WantInt, intOf)
 }
 
-// objectIdleTimeCmd defines ObjectIdleTime; its Client method and Batch member are
-// written by hand (the generated file imports only context).
-func (c *Client) objectIdleTimeCmd(key string) cmd[time.Duration] {
-	f := c.newFrame(3, "OBJECT")
-	arg(f, "IDLETIME")
-	arg(f, key)
-	return typedCmd(f, specOBJECTIDLETIME, wire.WantInt, ttlSeconds)
-}
-
 // ObjectIdleTime returns how long the value at key has not been read or
 // written (OBJECT IDLETIME), in whole seconds, or [ErrNil] when key does
 // not exist. The server refuses it under an LFU maxmemory policy (a
 // [*ServerError]). Its retry category is ReadOnly.
-func (c *Client) ObjectIdleTime(ctx context.Context, key string) (time.Duration, error) {
-	return call(ctx, c, c.objectIdleTimeCmd(key))
-}
-
-// ObjectIdleTime queues the command of [Client.ObjectIdleTime]; its Future holds what that
-// method returns.
-func (b *Batch) ObjectIdleTime(key string) Future[time.Duration] {
-	return enqueue(b, b.c.objectIdleTimeCmd(key))
+func (c *Client) cmdObjectIdleTime(key string) cmd[time.Duration] {
+	f := c.newFrame(3, "OBJECT")
+	arg(f, "IDLETIME")
+	arg(f, key)
+	return typedCmd(f, specOBJECTIDLETIME, wire.WantInt, ttlSeconds)
 }
 
 // ObjectRefCount returns the reference count of the value at key (OBJECT

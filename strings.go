@@ -589,9 +589,14 @@ func lcsMatchOf(v resp.Value, m *LCSMatch) error {
 	return nil
 }
 
-// setExCmd defines SetEx; its Client method and Batch member are
-// written by hand (the generated file imports only context).
-func (c *Client) setExCmd(key, value string, ttl time.Duration) cmd[struct{}] {
+// SetEx sets key to value with a time to live in whole seconds (SETEX),
+// like [Client.SetWithOptions] with a TTL. ttl is truncated to seconds; a
+// ttl under one second fails with [ErrInvalidArgument] (use
+// [Client.PSetEx]). Its retry category is WriteAccumulating: a resend
+// restarts the countdown.
+//
+// respire:client manual
+func (c *Client) cmdSetEx(key, value string, ttl time.Duration) cmd[struct{}] {
 	if ttl < time.Second {
 		return invalidCmd[struct{}](specSETEX, "ttl must be at least 1s (use PSetEx)")
 	}
@@ -602,25 +607,23 @@ func (c *Client) setExCmd(key, value string, ttl time.Duration) cmd[struct{}] {
 	return typedCmd(f, specSETEX, wire.WantNone, statusOf)
 }
 
-// SetEx queues the command of [Client.SetEx]; its Future holds what that
-// method returns.
-func (b *Batch) SetEx(key, value string, ttl time.Duration) Future[struct{}] {
-	return enqueue(b, b.c.setExCmd(key, value, ttl))
-}
-
 // SetEx sets key to value with a time to live in whole seconds (SETEX),
 // like [Client.SetWithOptions] with a TTL. ttl is truncated to seconds; a
 // ttl under one second fails with [ErrInvalidArgument] (use
 // [Client.PSetEx]). Its retry category is WriteAccumulating: a resend
 // restarts the countdown.
 func (c *Client) SetEx(ctx context.Context, key, value string, ttl time.Duration) error {
-	_, err := call(ctx, c, c.setExCmd(key, value, ttl))
+	_, err := call(ctx, c, c.cmdSetEx(key, value, ttl))
 	return err
 }
 
-// psetExCmd defines PSetEx; its Client method and Batch member are
-// written by hand (the generated file imports only context).
-func (c *Client) psetExCmd(key, value string, ttl time.Duration) cmd[struct{}] {
+// PSetEx sets key to value with a time to live in milliseconds (PSETEX).
+// ttl is truncated to milliseconds; a ttl under one millisecond fails with
+// [ErrInvalidArgument]. Its retry category is WriteAccumulating: a resend
+// restarts the countdown.
+//
+// respire:client manual
+func (c *Client) cmdPSetEx(key, value string, ttl time.Duration) cmd[struct{}] {
 	if ttl < time.Millisecond {
 		return invalidCmd[struct{}](specPSETEX, "ttl must be at least 1ms")
 	}
@@ -631,18 +634,12 @@ func (c *Client) psetExCmd(key, value string, ttl time.Duration) cmd[struct{}] {
 	return typedCmd(f, specPSETEX, wire.WantNone, statusOf)
 }
 
-// PSetEx queues the command of [Client.PSetEx]; its Future holds what that
-// method returns.
-func (b *Batch) PSetEx(key, value string, ttl time.Duration) Future[struct{}] {
-	return enqueue(b, b.c.psetExCmd(key, value, ttl))
-}
-
 // PSetEx sets key to value with a time to live in milliseconds (PSETEX).
 // ttl is truncated to milliseconds; a ttl under one millisecond fails with
 // [ErrInvalidArgument]. Its retry category is WriteAccumulating: a resend
 // restarts the countdown.
 func (c *Client) PSetEx(ctx context.Context, key, value string, ttl time.Duration) error {
-	_, err := call(ctx, c, c.psetExCmd(key, value, ttl))
+	_, err := call(ctx, c, c.cmdPSetEx(key, value, ttl))
 	return err
 }
 

@@ -137,9 +137,9 @@ func (r *results) svg() string {
 	if len(r.batches) > 0 {
 		title = "Pipelines: members per second against concurrency"
 	}
-	subtitle := fmt.Sprintf("Median of %d rounds; bars: min–max over rounds; logarithmic y axis, shared by every panel; markers nudged sideways to keep them apart", r.rounds)
+	subtitle := fmt.Sprintf("Median of %d rounds, bars min–max; log y axis shared by all panels; markers nudged apart", r.rounds)
 	width := left + float64(len(ops))*panelW + float64(len(ops)-1)*gapX + right
-	width = max(width, left+textWidth(title, 8.5)+right, left+textWidth(subtitle, 6.5)+right)
+	width = max(width, left+textWidth(title, 8.5)+right, left+textWidth(subtitle, 6.2)+right)
 
 	// Legend entries, wrapped to the width.
 	type entry struct {
@@ -163,7 +163,7 @@ func (r *results) svg() string {
 	var legend strings.Builder
 	lx, ly := left, 66.0
 	for _, e := range entries {
-		w := 44 + textWidth(e.label, 6.8) + 22
+		w := 44 + textWidth(e.label, 6.2) + 20
 		if lx > left && lx+w > width-right {
 			lx, ly = left, ly+20
 		}
@@ -217,6 +217,10 @@ func (r *results) svg() string {
 				b.WriteString("\n")
 			}
 			for i, n := range concs {
+				if !r.measured(cell{Op: op, Concurrency: n, ValueBytes: pr.size, Batch: pr.batch}) {
+					x, y := xAt(i)+4, y0+panelH/2
+					fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" transform="rotate(-90 %.1f %.0f)" text-anchor="middle" font-size="11" fill="#999">not measured</text>`+"\n", x, y, x, y)
+				}
 				fmt.Fprintf(&b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#999"/>`, xAt(i), y0+panelH, xAt(i), y0+panelH+4)
 				fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%d</text>`+"\n", xAt(i), y0+panelH+17, n)
 			}
@@ -229,7 +233,11 @@ func (r *results) svg() string {
 				if len(r.batches) > 0 {
 					word = "reference"
 				}
-				fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end" fill="%s">%s %s</text>`+"\n", x0+panelW-4, y-4, ceilingColor, word, siLabel(ceil.OpsPerSec))
+				ty := y - 4 // above the line, unless that leaves the panel
+				if y-y0 < 16 {
+					ty = y + 14
+				}
+				fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" fill="%s">%s %s</text>`+"\n", x0+4, ty, ceilingColor, word, kops(ceil.OpsPerSec))
 			}
 			for ci, name := range r.clients {
 				st := styles[name]
@@ -273,6 +281,9 @@ func (r *results) svg() string {
 	b.WriteString("</svg>\n")
 	return b.String()
 }
+
+// measured reports whether c is one of r's cells.
+func (r *results) measured(c cell) bool { return slices.Contains(r.cells, c) }
 
 // hasCeiling reports whether r holds a ceiling row.
 func (r *results) hasCeiling() bool {
