@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/respire-go/respire"
 )
@@ -55,4 +56,25 @@ func ExampleBatch_Incr() {
 	// Output:
 	// true ERR
 	// 1 <nil>
+}
+
+// Run members atomically as MULTI/EXEC: a rate-limit counter that expires.
+func ExampleClient_NewTransaction() {
+	client, stop := exampleClient()
+	defer stop()
+	ctx := context.Background()
+	tx := client.NewTransaction()
+	count := tx.Incr("rate:ada")
+	tx.Expire("rate:ada", time.Minute)
+	ttl := tx.TTL("rate:ada")
+	if err := tx.Execute(ctx); err != nil {
+		log.Fatal(err)
+	}
+	n, err := count.Result()
+	if err != nil {
+		log.Fatal(err)
+	}
+	t, err := ttl.Result()
+	fmt.Println(n, t > 55*time.Second, err)
+	// Output: 1 true <nil>
 }
