@@ -269,7 +269,8 @@ launch_cluster() {
 # cluster_node_ready PORT reports whether the node on PORT sees a healthy
 # cluster: state ok, all slots served, 3 primaries each with one replica and no
 # node flagged as failing or still in handshake; a replica must also have
-# finished syncing with its primary.
+# finished syncing with its primary, and CLUSTER SHARDS must report every
+# node online.
 cluster_node_ready() {
   local port=$1 info nodes
   info=$(cli "$port" CLUSTER INFO) || return 1
@@ -292,6 +293,12 @@ cluster_node_ready() {
   if grep -q 'myself,slave' <<<"$nodes"; then
     replica_synced "$port" || return 1
   fi
+  # CLUSTER SHARDS (what the client reads) reports a replica "loading"
+  # until this node has heard of its replication offset: clients would
+  # not route reads to it yet.
+  local shards
+  shards=$(cli "$port" CLUSTER SHARDS) || return 1
+  ! grep -qx -e loading -e fail <<<"$shards"
 }
 
 ready_cluster() {
