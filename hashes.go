@@ -495,31 +495,6 @@ type HGetExOptions struct {
 	Persist bool
 }
 
-// expiryWords validates an expiry given as a TTL, a time or a flag (at
-// most one) and returns how many words it takes.
-func expiryWords(ttl time.Duration, at time.Time, flag bool, flagName string) (int, string) {
-	set, words := 0, 0
-	if ttl != 0 {
-		set, words = set+1, 2
-		if ttl < time.Millisecond {
-			return 0, "TTL must be at least 1ms"
-		}
-	}
-	if !at.IsZero() {
-		set, words = set+1, 2
-		if at.UnixMilli() <= 0 {
-			return 0, "ExpireAt must be after the Unix epoch"
-		}
-	}
-	if flag {
-		set, words = set+1, 1
-	}
-	if set > 1 {
-		return 0, "TTL, ExpireAt and " + flagName + " are mutually exclusive"
-	}
-	return words, ""
-}
-
 // HGetEx returns the values of fields of the hash at key and changes
 // their expiry as opt says (HGETEX; Redis 8.0 or later). No fields or
 // contradictory options (more than one set, a TTL below 1ms, an ExpireAt

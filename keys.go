@@ -312,10 +312,7 @@ func (c *Client) cmdCopy(src, dst string, replace bool) cmd[bool] {
 // ENCODING), such as "int", "embstr", "listpack" or "hashtable", or
 // [ErrNil] when key does not exist. Its retry category is ReadOnly.
 func (c *Client) cmdObjectEncoding(key string) cmd[string] {
-	f := c.newFrame(3, "OBJECT")
-	arg(f, "ENCODING")
-	arg(f, key)
-	return typedCmd(f, specOBJECTENCODING, wire.WantBytes, strOf)
+	return subCmd(c, specOBJECTENCODING, wire.WantBytes, strOf, key)
 }
 
 // ExpireTime returns the time at which key expires (EXPIRETIME, in whole
@@ -495,10 +492,7 @@ func (c *Client) cmdMove(key string, db int) cmd[bool] {
 // answers only under an LFU maxmemory policy (else a [*ServerError]). Its
 // retry category is ReadOnly.
 func (c *Client) cmdObjectFreq(key string) cmd[int64] {
-	f := c.newFrame(3, "OBJECT")
-	arg(f, "FREQ")
-	arg(f, key)
-	return typedCmd(f, specOBJECTFREQ, wire.WantInt, intOf)
+	return subCmd(c, specOBJECTFREQ, wire.WantInt, intOf, key)
 }
 
 // ObjectIdleTime returns how long the value at key has not been read or
@@ -506,20 +500,14 @@ func (c *Client) cmdObjectFreq(key string) cmd[int64] {
 // not exist. The server refuses it under an LFU maxmemory policy (a
 // [*ServerError]). Its retry category is ReadOnly.
 func (c *Client) cmdObjectIdleTime(key string) cmd[time.Duration] {
-	f := c.newFrame(3, "OBJECT")
-	arg(f, "IDLETIME")
-	arg(f, key)
-	return typedCmd(f, specOBJECTIDLETIME, wire.WantInt, ttlSeconds)
+	return subCmd(c, specOBJECTIDLETIME, wire.WantInt, ttlSeconds, key)
 }
 
 // ObjectRefCount returns the reference count of the value at key (OBJECT
 // REFCOUNT), or [ErrNil] when key does not exist. Its retry category is
 // ReadOnly.
 func (c *Client) cmdObjectRefCount(key string) cmd[int64] {
-	f := c.newFrame(3, "OBJECT")
-	arg(f, "REFCOUNT")
-	arg(f, key)
-	return typedCmd(f, specOBJECTREFCOUNT, wire.WantInt, intOf)
+	return subCmd(c, specOBJECTREFCOUNT, wire.WantInt, intOf, key)
 }
 
 // RandomKey returns a random key of the database (RANDOMKEY), or [ErrNil]

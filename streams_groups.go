@@ -5,7 +5,6 @@ import (
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/wire"
-	"github.com/respire-go/respire/resp"
 )
 
 // Stream commands beyond XADD, XRANGE, XLEN and XCFGSET (streams.go):
@@ -223,21 +222,11 @@ func (c *Client) cmdXGroupCreate(key, group, start string, opt XGroupCreateOptio
 	return typedCmd(f, specXGROUPCREATE, wire.WantNone, statusOf)
 }
 
-// xsubCmd encodes "NAME SUB args..." whose whole reply conv converts.
-func xsubCmd[T any](c *Client, s *spec, want wire.Want, conv func(resp.Value) (T, error), args ...string) cmd[T] {
-	f := c.newFrame(2+len(args), s.desc.Name())
-	arg(f, s.desc.Subcommand())
-	for _, a := range args {
-		arg(f, a)
-	}
-	return typedCmd(f, s, want, conv)
-}
-
 // XGroupCreateConsumer creates consumer in the group group of the stream
 // at key and reports whether it was new (false when it existed). Its
 // retry category is [WriteAccumulating].
 func (c *Client) cmdXGroupCreateConsumer(key, group, consumer string) cmd[bool] {
-	return xsubCmd(c, specXGROUPCREATECONSUMER, wire.WantInt, flagOf, key, group, consumer)
+	return subCmd(c, specXGROUPCREATECONSUMER, wire.WantInt, flagOf, key, group, consumer)
 }
 
 // XGroupDelConsumer deletes consumer from the group group of the stream
@@ -245,13 +234,13 @@ func (c *Client) cmdXGroupCreateConsumer(key, group, consumer string) cmd[bool] 
 // pending for anyone). Its retry category is [WriteAccumulating]: a
 // resend after a lost reply returns 0.
 func (c *Client) cmdXGroupDelConsumer(key, group, consumer string) cmd[int64] {
-	return xsubCmd(c, specXGROUPDELCONSUMER, wire.WantInt, intOf, key, group, consumer)
+	return subCmd(c, specXGROUPDELCONSUMER, wire.WantInt, intOf, key, group, consumer)
 }
 
 // XGroupDestroy deletes the consumer group group of the stream at key and
 // reports whether it existed. Its retry category is [WriteAccumulating].
 func (c *Client) cmdXGroupDestroy(key, group string) cmd[bool] {
-	return xsubCmd(c, specXGROUPDESTROY, wire.WantInt, flagOf, key, group)
+	return subCmd(c, specXGROUPDESTROY, wire.WantInt, flagOf, key, group)
 }
 
 // XGroupSetIDOptions are XGROUP SETID's optional arguments.
@@ -282,7 +271,7 @@ func (c *Client) cmdXGroupSetID(key, group, id string, opt XGroupSetIDOptions) c
 		return invalidCmd[struct{}](specXGROUPSETID, "EntriesRead must not be negative")
 	}
 	if opt.EntriesRead == 0 {
-		return xsubCmd(c, specXGROUPSETID, wire.WantNone, statusOf, key, group, id)
+		return subCmd(c, specXGROUPSETID, wire.WantNone, statusOf, key, group, id)
 	}
 	f := c.newFrame(7, "XGROUP")
 	arg(f, "SETID")

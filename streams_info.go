@@ -66,7 +66,7 @@ func (st *XStreamState) field(k string, val resp.Value) (bool, error) {
 // [Client.XInfoStreamFull] sends FULL). A missing key is a server error. Its retry
 // category is [ReadOnly].
 func (c *Client) cmdXInfoStream(key string) cmd[XStreamInfo] {
-	return xsubCmd(c, specXINFOSTREAM, wire.WantValue, xstreamInfoOf, key)
+	return subCmd(c, specXINFOSTREAM, wire.WantValue, xstreamInfoOf, key)
 }
 
 func xstreamInfoOf(v resp.Value) (XStreamInfo, error) {
@@ -353,7 +353,7 @@ type XGroupInfo struct {
 // XInfoGroups describes the consumer groups of the stream at key. A
 // missing key is a server error. Its retry category is [ReadOnly].
 func (c *Client) cmdXInfoGroups(key string) cmd[[]XGroupInfo] {
-	return xsubCmd(c, specXINFOGROUPS, wire.WantValue, xgroupInfosOf, key)
+	return subCmd(c, specXINFOGROUPS, wire.WantValue, xgroupInfosOf, key)
 }
 
 func xgroupInfosOf(v resp.Value) ([]XGroupInfo, error) {
@@ -419,7 +419,7 @@ type XConsumerInfo struct {
 // stream at key. A missing key or group is a server error. Its retry
 // category is [ReadOnly].
 func (c *Client) cmdXInfoConsumers(key, group string) cmd[[]XConsumerInfo] {
-	return xsubCmd(c, specXINFOCONSUMERS, wire.WantValue, xconsumerInfosOf, key, group)
+	return subCmd(c, specXINFOCONSUMERS, wire.WantValue, xconsumerInfosOf, key, group)
 }
 
 func xconsumerInfosOf(v resp.Value) ([]XConsumerInfo, error) {

@@ -130,37 +130,16 @@ func (c *Client) SetWithOptions(ctx context.Context, key, value string, opt SetO
 
 // setFrame validates opt and encodes SET with it, with its category.
 func (c *Client) setFrame(key, value string, opt SetOptions) (*wire.Frame, *spec, error) {
-	expiries := 0
-	if opt.TTL != 0 {
-		expiries++
-		if opt.TTL < time.Millisecond {
-			return nil, nil, errInvalid("SET", "TTL must be at least 1ms")
-		}
-	}
-	if !opt.ExpireAt.IsZero() {
-		expiries++
-		if opt.ExpireAt.UnixMilli() <= 0 {
-			return nil, nil, errInvalid("SET", "ExpireAt must be after the Unix epoch")
-		}
-	}
-	if opt.KeepTTL {
-		expiries++
-	}
-	if expiries > 1 {
-		return nil, nil, errInvalid("SET", "TTL, ExpireAt and KeepTTL are mutually exclusive")
+	expiry, bad := expiryWords(opt.TTL, opt.ExpireAt, opt.KeepTTL, "KeepTTL")
+	if bad != "" {
+		return nil, nil, errInvalid("SET", bad)
 	}
 	if opt.Condition > SetIfExists {
 		return nil, nil, errInvalid("SET", "undefined condition")
 	}
-	n := 3
+	n := 3 + expiry
 	if opt.Condition != SetAlways {
 		n++
-	}
-	if expiries > 0 {
-		n += 2
-		if opt.KeepTTL {
-			n--
-		}
 	}
 	if opt.Get {
 		n++
@@ -181,7 +160,7 @@ func (c *Client) setFrame(key, value string, opt SetOptions) (*wire.Frame, *spec
 		arg(f, "GET")
 	}
 	s := specSET
-	if expiries == 0 && !opt.Get {
+	if expiry == 0 && !opt.Get {
 		switch opt.Condition {
 		case SetAlways, SetIfExists:
 			s = specSETLastWins
@@ -393,38 +372,41 @@ type GetExOptions struct {
 // category is WriteAccumulating, the catalog's: kept for every option,
 // since a resent relative TTL restarts the countdown.
 func (c *Client) cmdGetEx(key string, opt GetExOptions) cmd[string] {
-	set := 0
-	if opt.TTL != 0 {
-		set++
-		if opt.TTL < time.Millisecond {
-			return invalidCmd[string](specGETEX, "TTL must be at least 1ms")
-		}
+	expiry, bad := expiryWords(opt.TTL, opt.ExpireAt, opt.Persist, "Persist")
+	if bad != "" {
+		return invalidCmd[string](specGETEX, bad)
 	}
-	if !opt.ExpireAt.IsZero() {
-		set++
-		if opt.ExpireAt.UnixMilli() <= 0 {
-			return invalidCmd[string](specGETEX, "ExpireAt must be after the Unix epoch")
-		}
-	}
-	if opt.Persist {
-		set++
-	}
-	if set > 1 {
-		return invalidCmd[string](specGETEX, "TTL, ExpireAt and Persist are mutually exclusive")
-	}
-	n := 2
-	switch {
-	case opt.Persist:
-		n++
-	case set == 1:
-		n += 2
-	}
-	f := c.newFrame(n, "GETEX")
+	f := c.newFrame(2+expiry, "GETEX")
 	arg(f, key)
 	if !argExpiry(f, opt.TTL, opt.ExpireAt) && opt.Persist {
 		arg(f, "PERSIST")
 	}
 	return typedCmd(f, specGETEX, wire.WantBytes, strOf)
+}
+
+// expiryWords validates an expiry given as a TTL, a time or a flag (at
+// most one) and returns how many words it takes.
+func expiryWords(ttl time.Duration, at time.Time, flag bool, flagName string) (int, string) {
+	set, words := 0, 0
+	if ttl != 0 {
+		set, words = set+1, 2
+		if ttl < time.Millisecond {
+			return 0, "TTL must be at least 1ms"
+		}
+	}
+	if !at.IsZero() {
+		set, words = set+1, 2
+		if at.UnixMilli() <= 0 {
+			return 0, "ExpireAt must be after the Unix epoch"
+		}
+	}
+	if flag {
+		set, words = set+1, 1
+	}
+	if set > 1 {
+		return 0, "TTL, ExpireAt and " + flagName + " are mutually exclusive"
+	}
+	return words, ""
 }
 
 // argExpiry appends the expiry of ttl or at (EX/PX for whole seconds or
@@ -672,37 +654,16 @@ func (c *Client) cmdMSetEx(opt MSetExOptions, pairs ...string) cmd[bool] {
 	if len(pairs) == 0 || len(pairs)%2 != 0 {
 		return invalidCmd[bool](specMSETEX, "want key-value pairs")
 	}
-	expiries := 0
-	if opt.TTL != 0 {
-		expiries++
-		if opt.TTL < time.Millisecond {
-			return invalidCmd[bool](specMSETEX, "TTL must be at least 1ms")
-		}
-	}
-	if !opt.ExpireAt.IsZero() {
-		expiries++
-		if opt.ExpireAt.UnixMilli() <= 0 {
-			return invalidCmd[bool](specMSETEX, "ExpireAt must be after the Unix epoch")
-		}
-	}
-	if opt.KeepTTL {
-		expiries++
-	}
-	if expiries > 1 {
-		return invalidCmd[bool](specMSETEX, "TTL, ExpireAt and KeepTTL are mutually exclusive")
+	expiry, bad := expiryWords(opt.TTL, opt.ExpireAt, opt.KeepTTL, "KeepTTL")
+	if bad != "" {
+		return invalidCmd[bool](specMSETEX, bad)
 	}
 	if opt.Condition > SetIfExists {
 		return invalidCmd[bool](specMSETEX, "undefined condition")
 	}
-	n := 2 + len(pairs)
+	n := 2 + len(pairs) + expiry
 	if opt.Condition != SetAlways {
 		n++
-	}
-	switch {
-	case opt.KeepTTL:
-		n++
-	case expiries == 1:
-		n += 2
 	}
 	f := c.newFrame(n, "MSETEX")
 	argInt(f, int64(len(pairs)/2))

@@ -90,6 +90,17 @@ func enqueue[T any](b *Batch, x cmd[T]) Future[T] {
 	return future(b, b.addFrame(x.s.name, x.f, x.s, x.err), x.conv)
 }
 
+// subCmd defines "NAME SUB args..." for the subcommand s (OBJECT
+// ENCODING, XINFO STREAM, ...), whose reply want keeps and conv converts.
+func subCmd[T any](c *Client, s *spec, want wire.Want, conv func(resp.Value) (T, error), args ...string) cmd[T] {
+	f := c.newFrame(2+len(args), s.desc.Name())
+	arg(f, s.desc.Subcommand())
+	for _, a := range args {
+		arg(f, a)
+	}
+	return typedCmd(f, s, want, conv)
+}
+
 // keyArgsCmd defines "NAME key args..." whose whole reply conv converts.
 func keyArgsCmd[T any](c *Client, s *spec, key string, args []string, conv func(resp.Value) (T, error)) cmd[T] {
 	f := c.newFrame(2+len(args), s.name)
