@@ -166,17 +166,17 @@ type FieldValues struct {
 // fieldValuesOf converts an array of strings or nulls.
 func fieldValuesOf(v resp.Value) (FieldValues, error) {
 	if !v.Type.Aggregate() {
-		return FieldValues{}, unexpected("array of one value per field", v)
+		return FieldValues{}, unexpected("array of one value per key or field", v)
 	}
 	values, found, err := valuesFound(v, len(v.Elems))
 	return FieldValues{Values: values, Found: found}, err
 }
 
-// valuesFound converts an array of n strings or nulls, such as HMGET's
-// reply, to values and whether each was present.
+// valuesFound converts an array of n strings or nulls, such as MGET's and
+// HMGET's replies, to values and whether each was present.
 func valuesFound(v resp.Value, n int) (values []string, found []bool, err error) {
 	if !v.Type.Aggregate() || len(v.Elems) != n {
-		return nil, nil, unexpected("array of one value per field", v)
+		return nil, nil, unexpected("array of one value per key or field", v)
 	}
 	values, found = make([]string, n), make([]bool, n)
 	for i, e := range v.Elems {

@@ -244,15 +244,7 @@ func (c *Client) MGet(ctx context.Context, keys ...string) (values []string, fou
 	if err != nil {
 		return nil, nil, err
 	}
-	if v.Type.Aggregate() == false || len(v.Elems) != len(keys) {
-		return nil, nil, unexpected("array of one value per key", v)
-	}
-	values, found = make([]string, len(keys)), make([]bool, len(keys))
-	for i, e := range v.Elems {
-		found[i] = !e.IsNull()
-		values[i] = string(e.TextBytes())
-	}
-	return values, found, nil
+	return valuesFound(v, len(keys))
 }
 
 // MSet sets several keys; pairs alternate keys and values.
