@@ -110,8 +110,9 @@ type Conn struct {
 	fifoMu sync.Mutex
 	fifo   ring
 
-	seq       uint64 // writer-owned: sequence of the next frame pushed to the FIFO
-	firstLost uint64 // writer-owned: first sequence whose last byte was not accepted (0: none)
+	seq       uint64    // writer-owned: sequence of the next frame pushed to the FIFO
+	firstLost uint64    // writer-owned: first sequence whose last byte was not accepted (0: none)
+	rest      restWrite // writer-owned: what a caller's own write left unwritten
 
 	// partial is reader-owned: a frame popped from the FIFO that has
 	// received some but not all of its replies when the reader stopped.
@@ -202,11 +203,115 @@ func (c *Conn) Submit(ctx context.Context, deadline time.Time, f *Frame) error {
 		return c.refuseLocked()
 	}
 	if len(c.waiters) == 0 && c.fitsLocked(size) {
+		if !c.writing && c.owed.Load() == 0 && c.nc.canTryWrite() {
+			// The connection is idle (nobody writing, nothing queued,
+			// nothing owed): the caller writes its own frame, which saves
+			// waking the writer goroutine. While frames are in flight the
+			// writer goroutine gathers the next callers' frames into one
+			// write instead.
+			c.reserve(size)
+			c.writing = true
+			c.mu.Unlock()
+			c.writeOwn(f)
+			return nil
+		}
 		c.admitLocked(f, size)
 		c.mu.Unlock()
 		return nil
 	}
 	return c.awaitRoomLocked(ctx, deadline, f, size)
+}
+
+// writeOwn writes f, admitted and counted, on the caller's goroutine,
+// without waiting for the socket. The caller holds the writer's role
+// (writing was false and it set it), so it owns seq, firstLost, rest and
+// the socket's write side until it hands the role back: to nobody when the
+// write completed and nothing was queued meanwhile, else to the writer
+// goroutine, which writes what the socket did not accept, then the queue,
+// and exits when the connection closed (shutdown does not wake a busy
+// writer).
+func (c *Conn) writeOwn(f *Frame) {
+	f.pending = max(f.Replies, 1)
+	f.state.Store(stateSent)
+	seq := c.seq
+	c.seq++
+	c.fifoMu.Lock()
+	f.seq = seq
+	c.fifo.push(f)
+	c.fifoMu.Unlock()
+	// The reader may complete f once its last byte is written; f.Buf stays
+	// unchanged until then, and nothing else of f is touched.
+	buf, replies := f.Buf, f.Replies
+	w, err := c.nc.tryWrite(buf)
+	switch {
+	case err != nil:
+		c.markLost(seq, []int{len(buf)}, []int{replies}, w, err)
+	case w < len(buf):
+		c.rest = restWrite{buf: buf, off: w, seq: seq, replies: replies}
+	}
+	c.mu.Lock()
+	if c.closed || len(c.queue) > 0 || c.rest.buf != nil {
+		c.wake <- struct{}{} // writing stays true: the writer goroutine takes over
+	} else {
+		c.writing = false
+	}
+	c.mu.Unlock()
+}
+
+// restWrite is the part of a caller's own write that the socket did not
+// accept at once; the writer goroutine writes it before anything else.
+type restWrite struct {
+	buf     []byte // the frame's whole Buf
+	off     int    // bytes of buf already written
+	seq     uint64 // the frame's sequence
+	replies int    // the frame's Replies
+}
+
+// writeRest writes the rest of a caller's own write, if any; false when
+// the connection failed.
+func (c *Conn) writeRest() bool {
+	r := c.rest
+	if r.buf == nil {
+		return true
+	}
+	c.rest = restWrite{}
+	w, err := c.nc.Write(r.buf[r.off:])
+	if err != nil || r.off+w < len(r.buf) {
+		c.markLost(r.seq, []int{len(r.buf)}, []int{r.replies}, r.off+w, err)
+		return false
+	}
+	return true
+}
+
+// markLost records which frames of a failed write never reached the server
+// whole (first is the sequence of the write's first frame, ends the end
+// offsets of its frames and replies their Replies, w the bytes accepted),
+// then shuts the connection down. Only the writer's role calls it.
+func (c *Conn) markLost(first uint64, ends, replies []int, w int, err error) {
+	// Frames whose last byte was not accepted never reached the server
+	// whole; the server ignores an incomplete frame on a connection that
+	// is now closed.
+	c.firstLost = c.seq
+	for i, end := range ends {
+		if end > w {
+			c.firstLost = first + uint64(i)
+			// A frame of several commands cut after its first byte may
+			// have had whole commands before the cut executed: only its
+			// untouched successors are definitely unwritten.
+			start := 0
+			if i > 0 {
+				start = ends[i-1]
+			}
+			if w > start && replies[i] > 1 {
+				c.firstLost++
+			}
+			break
+		}
+	}
+	if err == nil {
+		err = errors.New("short write")
+	}
+	c.shutdown(Lost, err)
 }
 
 // refuseLocked unlocks mu and returns the error of a frame refused by a
@@ -270,6 +375,9 @@ func (c *Conn) writeLoop() {
 	var ends []int
 	var batchReplies []int // Replies of each frame in buf, read before the frame is in the FIFO
 	for range c.wake {
+		if !c.writeRest() {
+			return
+		}
 		for {
 			// Let callers that were just woken (by replies) queue their
 			// next frames first: one write then carries many frames, which
@@ -320,31 +428,7 @@ func (c *Conn) writeLoop() {
 			}
 			w, err := c.nc.Write(buf)
 			if err != nil || w < len(buf) {
-				// Frames whose last byte was not accepted never reached
-				// the server whole; the server ignores an incomplete frame
-				// on a connection that is now closed.
-				c.firstLost = c.seq
-				for i, end := range ends {
-					if end > w {
-						c.firstLost = first + uint64(i)
-						// A frame of several commands cut after its first
-						// byte may have had whole commands before the cut
-						// executed: only its untouched successors are
-						// definitely unwritten.
-						start := 0
-						if i > 0 {
-							start = ends[i-1]
-						}
-						if w > start && batchReplies[i] > 1 {
-							c.firstLost++
-						}
-						break
-					}
-				}
-				if err == nil {
-					err = errors.New("short write")
-				}
-				c.shutdown(Lost, err)
+				c.markLost(first, ends, batchReplies, w, err)
 				return
 			}
 			if cap(buf) > maxRetainedWriteBuf {

@@ -177,7 +177,7 @@ func dialPrepared(ctx context.Context, cfg Config) (*meteredConn, *resp.Reader, 
 	if err != nil {
 		return nil, nil, 0, 0, &ConnError{Reason: DialFailed, Evidence: Unwritten, Cause: err}
 	}
-	nc := &meteredConn{Conn: raw}
+	nc := newMeteredConn(raw)
 	// The handshake obeys ctx through the socket deadline.
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
 	rd := resp.NewReader(nc)

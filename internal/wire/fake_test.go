@@ -186,7 +186,7 @@ func (fakeAddr) String() string  { return "fake" }
 // startOn starts a Conn over nc speaking proto, configured by cfg (OnPush,
 // MaxBulk, health and bounds), as Dial does after the handshake.
 func startOn(nc net.Conn, proto int, cfg Config) *Conn {
-	mc := &meteredConn{Conn: nc}
+	mc := newMeteredConn(nc)
 	rd := resp.NewReader(mc)
 	rd.MaxBulk = cfg.MaxBulk
 	return start(mc, rd, proto, cfg, nil)

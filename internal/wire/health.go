@@ -32,6 +32,7 @@ type meteredConn struct {
 	reads  atomic.Uint64
 	_      [56]byte // reads and writes belong to different goroutines
 	writes atomic.Uint64
+	try    nonBlockingWriter // nil: writes wait (see trywrite.go)
 }
 
 // Read reads from the socket and counts the call if it returned bytes.

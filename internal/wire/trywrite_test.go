@@ -1,0 +1,247 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// tryRule scripts one tryWrite call of a tryFake: accept bytes are taken
+// (-1: all of them), then err is returned.
+type tryRule struct {
+	accept int
+	err    error
+}
+
+// tryFake is a fakeConn with a scripted non-blocking write: call i follows
+// rules[i] (default: accept everything) and records the bytes it was given.
+type tryFake struct {
+	*fakeConn
+	tmu   sync.Mutex
+	rules map[int]tryRule
+	tried [][]byte
+}
+
+func (tf *tryFake) tryWrite(p []byte) (int, error) {
+	tf.tmu.Lock()
+	r, ok := tf.rules[len(tf.tried)]
+	tf.tried = append(tf.tried, bytes.Clone(p))
+	tf.tmu.Unlock()
+	n := len(p)
+	if ok && r.accept >= 0 {
+		n = r.accept
+	}
+	tf.fakeConn.mu.Lock()
+	tf.fakeConn.written.Write(p[:n])
+	tf.fakeConn.cond.Broadcast()
+	tf.fakeConn.mu.Unlock()
+	return n, r.err
+}
+
+func (tf *tryFake) tries() [][]byte {
+	tf.tmu.Lock()
+	defer tf.tmu.Unlock()
+	return append([][]byte(nil), tf.tried...)
+}
+
+func startTryFake(t *testing.T, rules map[int]tryRule) (*Conn, *tryFake) {
+	t.Helper()
+	tf := &tryFake{fakeConn: newFakeConn(), rules: rules}
+	c := startOn(tf, 3, Config{})
+	t.Cleanup(func() { _ = c.Close() })
+	return c, tf
+}
+
+// TestIdleConnectionCallerWritesOwnFrame proves that a frame submitted on
+// an idle connection is written by Submit itself, through the socket's
+// non-blocking write: its bytes are on the socket when Submit returns and
+// the writer goroutine made no Write call.
+func TestIdleConnectionCallerWritesOwnFrame(t *testing.T) {
+	c, tf := startTryFake(t, nil)
+	for i, key := range []string{"a", "b"} {
+		f := newFrame(WantBytes, "GET", key)
+		want := bytes.Clone(f.Buf)
+		submit(t, c, f)
+		if got := tf.tries(); len(got) != i+1 || !bytes.Equal(got[i], want) {
+			t.Fatalf("after Submit of %s: non-blocking writes %q, want call %d to carry %q", key, got, i, want)
+		}
+		if got := tf.writtenBytes(); !bytes.HasSuffix(got, want) {
+			t.Fatalf("after Submit of %s the socket holds %q, want it to end with the frame", key, got)
+		}
+		tf.reply(bulk("v" + key))
+		waitOK(t, f)
+		if string(f.Bytes) != "v"+key {
+			t.Fatalf("GET %s: got %q, want %q", key, f.Bytes, "v"+key)
+		}
+		f.Release()
+	}
+	tf.fakeConn.mu.Lock()
+	calls := tf.fakeConn.calls
+	tf.fakeConn.mu.Unlock()
+	if calls != 0 {
+		t.Fatalf("the writer goroutine made %d Write calls, want 0", calls)
+	}
+}
+
+// TestBusyConnectionQueuesForWriter proves that while a frame is owed, the
+// next one goes to the writer goroutine (which gathers frames into one
+// write) instead of being written by its caller.
+func TestBusyConnectionQueuesForWriter(t *testing.T) {
+	c, tf := startTryFake(t, nil)
+	a := newFrame(WantBytes, "GET", "a")
+	submit(t, c, a)
+	b := newFrame(WantBytes, "GET", "b")
+	bBuf := bytes.Clone(b.Buf)
+	submit(t, c, b)
+	tf.awaitWrite(t, 0)
+	if got := tf.call(0); !bytes.Equal(got, bBuf) {
+		t.Fatalf("writer goroutine wrote %q, want the second frame %q", got, bBuf)
+	}
+	if got := len(tf.tries()); got != 1 {
+		t.Fatalf("%d non-blocking writes, want 1 (the first frame only)", got)
+	}
+	tf.reply(bulk("va"))
+	tf.reply(bulk("vb"))
+	waitOK(t, a)
+	waitOK(t, b)
+	if string(a.Bytes) != "va" || string(b.Bytes) != "vb" {
+		t.Fatalf("got a=%q b=%q, want va and vb", a.Bytes, b.Bytes)
+	}
+	a.Release()
+	b.Release()
+}
+
+// TestOwnWriteRestGoesToWriter proves that what the socket does not accept
+// at once (part of the frame, or nothing) is written by the writer
+// goroutine before any later frame, so the bytes on the socket stay whole
+// and in order and every caller gets its own reply.
+func TestOwnWriteRestGoesToWriter(t *testing.T) {
+	for _, accept := range []int{0, 5} {
+		c, tf := startTryFake(t, map[int]tryRule{0: {accept: accept}})
+		gate := make(chan struct{})
+		tf.rule(0, writeRule{gate: gate})
+		a := newFrame(WantBytes, "GET", "first-key")
+		aBuf := bytes.Clone(a.Buf)
+		submit(t, c, a)
+		tf.awaitWrite(t, 0)
+		if got := tf.call(0); !bytes.Equal(got, aBuf[accept:]) {
+			t.Fatalf("accept %d: writer goroutine wrote %q, want the rest %q", accept, got, aBuf[accept:])
+		}
+		b := newFrame(WantBytes, "GET", "second")
+		bBuf := bytes.Clone(b.Buf)
+		submit(t, c, b) // queued behind the held rest
+		close(gate)
+		tf.waitWritten(t, bBuf)
+		if got, want := tf.writtenBytes(), append(bytes.Clone(aBuf), bBuf...); !bytes.Equal(got, want) {
+			t.Fatalf("accept %d: socket holds %q, want %q", accept, got, want)
+		}
+		tf.reply(bulk("va"))
+		tf.reply(bulk("vb"))
+		waitOK(t, a)
+		waitOK(t, b)
+		if string(a.Bytes) != "va" || string(b.Bytes) != "vb" {
+			t.Fatalf("accept %d: got a=%q b=%q, want va and vb", accept, a.Bytes, b.Bytes)
+		}
+		a.Release()
+		b.Release()
+	}
+}
+
+// TestOwnWriteFailureEvidence proves that a failed non-blocking write
+// kills the connection with the writer's evidence rule: a frame whose
+// bytes were not all accepted never ran (unwritten), except a frame of
+// several commands cut after its first byte (possibly executed); and
+// that later submissions are refused as unwritten.
+func TestOwnWriteFailureEvidence(t *testing.T) {
+	broken := errors.New("broken pipe")
+	rows := []struct {
+		name    string
+		accept  int
+		replies int
+		want    Evidence
+	}{
+		{"nothing accepted", 0, 1, Unwritten},
+		{"part of one command", 4, 1, Unwritten},
+		{"part of a pipeline", 4, 2, PossiblyExecuted},
+		{"pipeline untouched", 0, 2, Unwritten},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			c, _ := startTryFake(t, map[int]tryRule{0: {accept: r.accept, err: broken}})
+			f := GetFrame()
+			f.Buf = append(append(f.Buf[:0], cmd("INCR", "a")...), cmd("INCR", "b")...)
+			if r.replies == 1 {
+				f.Buf = append(f.Buf[:0], cmd("INCR", "a")...)
+			}
+			f.Replies = r.replies
+			f.Want = WantValue
+			submit(t, c, f)
+			waitOK(t, f)
+			if f.Err == nil || f.Err.Evidence != r.want || f.Err.Reason != Lost || !errors.Is(f.Err, broken) {
+				t.Fatalf("got Err %v, want Lost, %v, caused by %v", f.Err, r.want, broken)
+			}
+			<-c.Dead()
+			g := newFrame(WantBytes, "GET", "x")
+			var ce *ConnError
+			if err := c.Submit(t.Context(), time.Time{}, g); !errors.As(err, &ce) || ce.Evidence != Unwritten {
+				t.Fatalf("Submit on the dead connection: got %v, want an unwritten ConnError", err)
+			}
+			g.Release()
+		})
+	}
+}
+
+// TestRawWriterOnlyForStandardSockets proves that the non-blocking write
+// is used for the standard library's TCP sockets and never for another
+// connection type that could transform what it writes.
+func TestRawWriterOnlyForStandardSockets(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		s, err := ln.Accept()
+		if err == nil {
+			accepted <- s
+		}
+		close(accepted)
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	srv := <-accepted
+	if srv == nil {
+		t.Fatal("accept failed")
+	}
+	defer srv.Close()
+	m := newMeteredConn(nc)
+	if !m.canTryWrite() {
+		t.Fatal("a *net.TCPConn has no non-blocking write")
+	}
+	msg := cmd("PING")
+	if n, err := m.tryWrite(msg); n != len(msg) || err != nil {
+		t.Fatalf("tryWrite: %d, %v; want %d, nil", n, err, len(msg))
+	}
+	got := make([]byte, len(msg))
+	if _, err := io.ReadFull(srv, got); err != nil || !bytes.Equal(got, msg) {
+		t.Fatalf("server read %q (%v), want %q", got, err, msg)
+	}
+	if newMeteredConn(wrappedConn{nc}).canTryWrite() {
+		t.Fatal("a wrapping connection got the raw non-blocking write")
+	}
+	_ = nc.Close()
+	if _, err := m.tryWrite(msg); err == nil {
+		t.Fatal("tryWrite on a closed socket: no error")
+	}
+}
+
+// wrappedConn is a net.Conn of another type around a TCP socket.
+type wrappedConn struct{ net.Conn }
