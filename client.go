@@ -232,10 +232,9 @@ func (c *Client) send(ctx context.Context, f *wire.Frame, waitDL time.Time, s *s
 			return c.failedBeforeSend(ctx, err, s)
 		}
 	}
-	if err := conn.Submit(ctx, waitDL, f); err != nil {
+	if sent, err := conn.Do(ctx, waitDL, f); !sent {
 		return c.failedBeforeSend(ctx, err, s)
-	}
-	if err := f.Wait(ctx, waitDL); err != nil {
+	} else if err != nil {
 		// The frame now belongs to the connection, which drains its reply.
 		return attemptResult{err: &ContextError{Command: s.name, Sent: true, Err: err}, failure: retry.Fatal, accepted: true}
 	}

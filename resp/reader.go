@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"os"
 	"strconv"
 )
 
@@ -106,7 +107,9 @@ func (r *Reader) Reset(rd io.Reader) {
 func (r *Reader) Buffered() int { return r.w - r.r }
 
 // ReadValue decodes the next value. At a clean end of input it returns
-// io.EOF; inside a value, io.ErrUnexpectedEOF.
+// io.EOF; inside a value, io.ErrUnexpectedEOF. Errors are final, except a
+// read that failed with [os.ErrDeadlineExceeded]: the next call decodes
+// the interrupted value again from its start.
 func (r *Reader) ReadValue() (Value, error) {
 	v, _, err := r.ReadValueRaw()
 	return v, err
@@ -122,6 +125,12 @@ func (r *Reader) ReadValueRaw() (Value, []byte, error) {
 	v, err := r.readValue(0)
 	r.in = false
 	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// A read deadline is not a broken stream: the next call reads
+			// this value again from its first byte, which is still buffered.
+			r.r = r.mark
+			return Value{}, nil, err
+		}
 		if err == io.EOF && r.w != r.mark {
 			err = io.ErrUnexpectedEOF
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -797,5 +798,44 @@ func TestReaderErrorsFromTheSource(t *testing.T) {
 	}
 	if _, err := r.ReadValue(); err != boom {
 		t.Errorf("second read got %v, want the sticky source error", err)
+	}
+}
+
+// deadlineReader returns its chunks one per Read, failing with
+// os.ErrDeadlineExceeded where a chunk is nil.
+type deadlineReader struct{ chunks [][]byte }
+
+func (d *deadlineReader) Read(p []byte) (int, error) {
+	if len(d.chunks) == 0 {
+		return 0, io.EOF
+	}
+	c := d.chunks[0]
+	d.chunks = d.chunks[1:]
+	if c == nil {
+		return 0, fmt.Errorf("read: %w", os.ErrDeadlineExceeded)
+	}
+	return copy(p, c), nil
+}
+
+// TestReadDeadlineResumesValue proves that a read deadline in the middle
+// of a value is not a protocol failure: the next ReadValue decodes the
+// whole value from its first byte, then the values after it.
+func TestReadDeadlineResumesValue(t *testing.T) {
+	d := &deadlineReader{chunks: [][]byte{
+		[]byte("*2\r\n$3\r\nfo"), nil, []byte("o\r\n:7\r\n"), nil, []byte("+OK\r\n"),
+	}}
+	r := NewReader(d)
+	if _, err := r.ReadValue(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("first ReadValue: got %v, want the deadline error", err)
+	}
+	v, err := r.ReadValue()
+	if err != nil || v.Type != Array || len(v.Elems) != 2 || string(v.Elems[0].Str) != "foo" || v.Elems[1].Int != 7 {
+		t.Fatalf("resumed ReadValue: got %v, %v; want [foo 7]", v, err)
+	}
+	if _, err := r.ReadValue(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("deadline between values: got %v", err)
+	}
+	if v, err := r.ReadValue(); err != nil || string(v.Str) != "OK" {
+		t.Fatalf("value after the deadline: got %v, %v; want OK", v, err)
 	}
 }

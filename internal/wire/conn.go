@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"errors"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -114,15 +115,27 @@ type Conn struct {
 	firstLost uint64    // writer-owned: first sequence whose last byte was not accepted (0: none)
 	rest      restWrite // writer-owned: what a caller's own write left unwritten
 
-	// partial is reader-owned: a frame popped from the FIFO that has
-	// received some but not all of its replies when the reader stopped.
-	partial *Frame
-	// taken is reader-owned: frames moved out of the FIFO that got no
-	// reply yet when the reader stopped.
-	taken []*Frame
-	// blamed is reader-owned: the frame whose reply was malformed, the
-	// only one that fails with Reason Protocol (nil: none).
-	blamed *Frame
+	// The reader's role: the reader goroutine, or a caller reading its
+	// own reply ([Conn.Do]), holds it; these fields belong to its holder.
+	// cur is the frame popped from the FIFO that has received some but
+	// not all of its replies; took[next:] are frames moved out of the
+	// FIFO that got no reply yet; blamed is the frame whose reply was
+	// malformed, the only one that fails with Reason Protocol (nil: none);
+	// timedOut says that the caller's read deadline passed.
+	cur      *Frame
+	took     []*Frame
+	next     int
+	blamed   *Frame
+	timedOut bool
+	// rdDeadline: a caller's read deadline is still set on the socket.
+	rdDeadline bool
+
+	// reader says who holds the reader's role; guarded by mu.
+	reader   readerRole
+	readWake chan struct{} // wakes the parked reader goroutine
+	// syncOK: callers may read their own replies (the connection has a
+	// non-blocking write, no push handler and a health monitor).
+	syncOK bool
 
 	loops  atomic.Int32
 	dead   chan struct{} // closed after cleanup: every frame has completed
@@ -167,6 +180,12 @@ func start(nc *meteredConn, rd *resp.Reader, proto int, cfg Config, onDead func(
 	}
 	c.alive.Store(true)
 	monitor := cfg.HealthTimeout > 0 || cfg.IdlePing > 0
+	// A caller reading its own reply needs a write that never blocks it,
+	// no push handler waiting for pushes while nobody reads, and the
+	// monitor's tick, which gives an idle connection back to the reader
+	// goroutine (so a server's close is seen before the next command).
+	c.syncOK = nc.canTryWrite() && c.onPush == nil && monitor
+	c.readWake = make(chan struct{}, 1)
 	loops := int32(2)
 	if monitor {
 		loops++
@@ -211,6 +230,7 @@ func (c *Conn) Submit(ctx context.Context, deadline time.Time, f *Frame) error {
 			// write instead.
 			c.reserve(size)
 			c.writing = true
+			c.wakeReaderLocked()
 			c.mu.Unlock()
 			c.writeOwn(f)
 			return nil
@@ -334,6 +354,7 @@ func (c *Conn) admitLocked(f *Frame, size int64) {
 	f.pending = max(f.Replies, 1)
 	f.state.Store(stateQueued)
 	c.queue = append(c.queue, f)
+	c.wakeReaderLocked()
 	if !c.writing {
 		c.writing = true
 		c.wake <- struct{}{}
@@ -362,6 +383,7 @@ func (c *Conn) shutdown(reason Reason, cause error) {
 	close(c.stop) // waiting Submits and the health monitor leave
 	idle := !c.writing
 	c.writing = true
+	c.wakeReaderLocked()
 	c.mu.Unlock()
 	_ = c.nc.Close()
 	if idle {
@@ -440,82 +462,137 @@ func (c *Conn) writeLoop() {
 
 func (c *Conn) readLoop() {
 	defer c.loopDone()
-	var cur *Frame
-	// taken holds frames moved out of the FIFO in one locked step, so the
-	// reader locks once per batch of replies, not once per reply.
-	var taken []*Frame
-	next := 0
 	for {
-		v, err := c.rd.ReadValue()
-		if err != nil {
-			if errors.Is(err, resp.ErrProtocol) {
-				// The malformed reply belongs to the frame being answered,
-				// else to the next one waiting; the others only lose
-				// their connection.
-				if cur == nil && next == len(taken) {
-					clear(taken)
-					c.fifoMu.Lock()
-					taken = c.fifo.drain(taken[:0])
-					c.fifoMu.Unlock()
-					next = 0
-				}
-				c.blamed = cur
-				if c.blamed == nil && next < len(taken) {
-					c.blamed = taken[next]
-				}
-			}
-			c.partial = cur
-			c.taken = taken[next:]
-			if errors.Is(err, resp.ErrProtocol) {
-				c.shutdown(Protocol, err)
-			} else {
-				c.shutdown(Lost, err)
-			}
+		if !c.readOne() {
 			return
 		}
-		if v.Type == resp.Push && c.proto == 3 {
-			if c.onPush != nil {
-				c.onPush(v)
-			}
-			continue
-		}
-		if cur == nil {
-			if next == len(taken) {
-				clear(taken)
-				c.fifoMu.Lock()
-				taken = c.fifo.drain(taken[:0])
-				c.fifoMu.Unlock()
-				next = 0
-			}
-			if next < len(taken) {
-				cur = taken[next]
-				next++
-			}
-			if cur == nil {
-				// Nobody's reply: no frame is blamed.
-				c.shutdown(Protocol, errors.New("reply without a pending command"))
-				return
-			}
-		}
-		idx := max(cur.Replies, 1) - cur.pending
-		cur.pending--
-		last := cur.pending == 0
-		if cur.state.CompareAndSwap(stateSent, stateDecoding) {
-			decode(cur, v, idx)
-			if last {
-				c.settle(cur)
-				cur.finish()
-			} else {
-				cur.state.Store(stateSent)
-			}
-		} else if last {
-			c.settle(cur)
-			cur.recycle() // abandoned: every reply drained, the slot is free
-		}
-		if last {
-			cur = nil
+		if c.syncOK && c.owed.Load() == 0 && c.readerIdle() && !c.park() {
+			return
 		}
 	}
+}
+
+// readerIdle reports whether the reader's role holds no frame and no
+// buffered byte: it may be parked or passed to a caller.
+func (c *Conn) readerIdle() bool {
+	return c.cur == nil && c.next == len(c.took) && c.rd.Buffered() == 0
+}
+
+// park parks the reader goroutine while the connection owes nothing, so
+// that the next caller can read its own reply ([Conn.Do]). It returns
+// false when the connection closed. Whoever admits a frame while the
+// reader is parked wakes it, and so do shutdown and the health monitor's
+// tick (an idle connection is read again, and a server's close seen,
+// within a tick).
+func (c *Conn) park() bool {
+	c.mu.Lock()
+	if c.closed || c.owed.Load() != 0 {
+		closed := c.closed
+		c.mu.Unlock()
+		return !closed
+	}
+	c.reader = readerParked
+	c.mu.Unlock()
+	<-c.readWake
+	if c.rdDeadline {
+		_ = c.nc.SetReadDeadline(time.Time{}) // a caller's, left when it parked the reader
+		c.rdDeadline = false
+	}
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	return !closed
+}
+
+// wakeReaderLocked gives the reader's role back to the reader goroutine
+// if it is parked; the caller holds mu.
+func (c *Conn) wakeReaderLocked() {
+	if c.reader == readerParked {
+		c.reader = readerGoroutine
+		c.readWake <- struct{}{}
+	}
+}
+
+// readOne reads one reply and hands it to its frame; false when the
+// connection failed (it is shut down) or the read deadline of a caller
+// reading its own reply passed (c.timedOut is set). Only the holder of
+// the reader's role calls it.
+func (c *Conn) readOne() bool {
+	v, err := c.rd.ReadValue()
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) && c.reader == readerCaller {
+			c.timedOut = true
+			return false
+		}
+		if errors.Is(err, resp.ErrProtocol) {
+			// The malformed reply belongs to the frame being answered,
+			// else to the next one waiting; the others only lose
+			// their connection.
+			if c.cur == nil && c.next == len(c.took) {
+				c.takeFIFO()
+			}
+			c.blamed = c.cur
+			if c.blamed == nil && c.next < len(c.took) {
+				c.blamed = c.took[c.next]
+			}
+			c.shutdown(Protocol, err)
+		} else {
+			c.shutdown(Lost, err)
+		}
+		return false
+	}
+	if v.Type == resp.Push && c.proto == 3 {
+		if c.onPush != nil {
+			c.onPush(v)
+		}
+		return true
+	}
+	cur := c.cur
+	if cur == nil {
+		if c.next == len(c.took) {
+			c.takeFIFO()
+		}
+		if c.next < len(c.took) {
+			cur = c.took[c.next]
+			c.took[c.next] = nil
+			c.next++
+		}
+		if cur == nil {
+			// Nobody's reply: no frame is blamed.
+			c.shutdown(Protocol, errors.New("reply without a pending command"))
+			return false
+		}
+	}
+	idx := max(cur.Replies, 1) - cur.pending
+	cur.pending--
+	last := cur.pending == 0
+	if cur.state.CompareAndSwap(stateSent, stateDecoding) {
+		decode(cur, v, idx)
+		if last {
+			c.settle(cur)
+			cur.finish()
+		} else {
+			cur.state.Store(stateSent)
+		}
+	} else if last {
+		c.settle(cur)
+		cur.recycle() // abandoned: every reply drained, the slot is free
+	}
+	if last {
+		cur = nil
+	}
+	c.cur = cur
+	return true
+}
+
+// takeFIFO moves every frame of the FIFO to took in one locked step, so
+// the reader locks once per batch of replies, not once per reply.
+func (c *Conn) takeFIFO() {
+	clear(c.took)
+	c.fifoMu.Lock()
+	c.took = c.fifo.drain(c.took[:0])
+	c.fifoMu.Unlock()
+	c.next = 0
 }
 
 func decode(f *Frame, v resp.Value, idx int) {
@@ -598,16 +675,16 @@ func (c *Conn) loopDone() {
 	for _, f := range queued {
 		fail(f, Unwritten)
 	}
-	if f := c.partial; f != nil {
+	if f := c.cur; f != nil {
 		// Some of its replies arrived: it reached the server.
-		c.partial = nil
+		c.cur = nil
 		fail(f, PossiblyExecuted)
 	}
-	for i, f := range c.taken {
-		c.taken[i] = nil
+	for i, f := range c.took[c.next:] {
+		c.took[c.next+i] = nil
 		fail(f, c.evidence(f))
 	}
-	c.taken = nil
+	c.took = nil
 	c.fifoMu.Lock()
 	rest := c.fifo.drain(nil)
 	c.fifoMu.Unlock()

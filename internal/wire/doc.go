@@ -5,6 +5,24 @@
 // socket write; a reader matches replies to frames by FIFO position only and
 // routes RESP3 push frames aside. No lock is held across I/O.
 //
+// The writer's and the reader's roles pass between goroutines rather than
+// belonging to them, so that a connection used by one caller at a time
+// costs no goroutine handoff (see trywrite.go and sync.go):
+//
+//   - A caller that finds the connection idle (nothing owed, nobody
+//     writing) writes its own frame with a non-blocking write; the writer
+//     goroutine writes whatever the socket did not accept, and every frame
+//     submitted while others are owed, gathered into one write.
+//   - When a reply leaves nothing owed, the reader goroutine parks. The
+//     next caller through [Conn.Do] whose context cannot be cancelled then
+//     reads its own reply, with its deadline as the socket's read
+//     deadline; when it has its reply, the role goes back to the parked
+//     reader goroutine, or to the running one if others are owed. A
+//     deadline that passes mid-reply hands the partly read reply to the
+//     reader goroutine, which drains it. Any other admission wakes the
+//     parked reader, and so does the health monitor's tick, so an idle
+//     connection is read again (and a server's close seen) within a tick.
+//
 // Two facts are recorded here because nothing above can add them later:
 //
 //   - Write evidence. Every frame that fails reports exactly one

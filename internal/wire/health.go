@@ -122,6 +122,9 @@ func (c *Conn) healthLoop(cfg Config) {
 			continue
 		case now = <-t.C:
 		}
+		if c.syncOK {
+			c.resumeReader()
+		}
 		r, w, owed := c.nc.reads.Load(), c.nc.writes.Load(), c.owed.Load()
 		heard, wrote := r != reads, w != writes
 		reads, writes = r, w

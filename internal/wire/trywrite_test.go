@@ -199,28 +199,8 @@ func TestOwnWriteFailureEvidence(t *testing.T) {
 // is used for the standard library's TCP sockets and never for another
 // connection type that could transform what it writes.
 func TestRawWriterOnlyForStandardSockets(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		s, err := ln.Accept()
-		if err == nil {
-			accepted <- s
-		}
-		close(accepted)
-	}()
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, srv := tcpPair(t)
 	defer nc.Close()
-	srv := <-accepted
-	if srv == nil {
-		t.Fatal("accept failed")
-	}
 	defer srv.Close()
 	m := newMeteredConn(nc)
 	if !m.canTryWrite() {

@@ -1,0 +1,92 @@
+package wire
+
+import (
+	"context"
+	"time"
+)
+
+// readerRole says who reads the connection's replies.
+type readerRole uint8
+
+const (
+	// readerGoroutine: the reader goroutine reads (or is about to).
+	readerGoroutine readerRole = iota
+	// readerParked: nobody reads; the connection owes nothing.
+	readerParked
+	// readerCaller: a caller reads its own reply (Do).
+	readerCaller
+)
+
+// Do submits f and waits for it, as [Conn.Submit] then [Frame.Wait] do. On
+// an idle connection (nothing owed, the reader goroutine parked) and with a
+// ctx that can never be cancelled, the caller writes its frame and reads
+// its own reply itself, as a client with one connection per caller does:
+// no goroutine hands the frame over in either direction. deadline then
+// becomes the socket's read deadline; when it passes, the reader goroutine
+// takes over the reply and the call gives up as Wait does. sent reports
+// whether f was admitted: when it is false, err is Submit's; otherwise
+// err is Wait's.
+func (c *Conn) Do(ctx context.Context, deadline time.Time, f *Frame) (sent bool, err error) {
+	if c.syncOK && ctx.Done() == nil && len(f.Buf) > 0 && c.beginSync(f) {
+		c.exchange(f, deadline)
+		if f.state.Load() == stateDone {
+			<-f.done // completed: no timer needed
+			return true, nil
+		}
+		return true, f.Wait(ctx, deadline)
+	}
+	if err := c.Submit(ctx, deadline, f); err != nil {
+		return false, err
+	}
+	return true, f.Wait(ctx, deadline)
+}
+
+// beginSync takes the writer's and the reader's roles for f when the
+// connection is idle, and admits f.
+func (c *Conn) beginSync(f *Frame) bool {
+	c.mu.Lock()
+	if c.closed || c.writing || c.reader != readerParked || len(c.waiters) > 0 || c.owed.Load() != 0 {
+		c.mu.Unlock()
+		return false
+	}
+	c.reserve(int64(len(f.Buf)))
+	c.writing = true
+	c.reader = readerCaller
+	c.mu.Unlock()
+	f.bytesBase = len(f.Bytes)
+	return true
+}
+
+// exchange writes f and reads replies until f's last one, holding the
+// reader's role, then hands the role back: parked when nothing is owed,
+// else to the reader goroutine (which also exits when the connection
+// failed meanwhile).
+func (c *Conn) exchange(f *Frame, deadline time.Time) {
+	if !deadline.IsZero() || c.rdDeadline {
+		// A deadline left by an earlier exchange is replaced (or cleared):
+		// the reader goroutine clears it only when it takes over.
+		_ = c.nc.SetReadDeadline(deadline)
+		c.rdDeadline = !deadline.IsZero()
+	}
+	c.writeOwn(f)
+	for f.state.Load() != stateDone && c.readOne() {
+	}
+	c.timedOut = false
+	c.mu.Lock()
+	if !c.closed && c.owed.Load() == 0 && c.readerIdle() {
+		c.reader = readerParked
+	} else {
+		c.reader = readerGoroutine
+		c.readWake <- struct{}{}
+	}
+	c.mu.Unlock()
+}
+
+// resumeReader gives an idle connection's reads back to the reader
+// goroutine (the health monitor's tick), so that a close or a push from
+// the server is seen while no caller reads.
+func (c *Conn) resumeReader() {
+	c.mu.Lock()
+	c.wakeReaderLocked()
+	c.mu.Unlock()
+}
