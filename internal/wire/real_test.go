@@ -179,7 +179,8 @@ func TestGetAllocs(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cfg  Config
-	}{{"plain", Config{}}, {"health and bounds", guarded}} {
+		do   bool // through Do with a deadline: the caller writes and reads for itself
+	}{{"plain", Config{}, false}, {"health and bounds", guarded, false}, {"Do with a deadline", guarded, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := dialRealConfig(t, tc.cfg)
 			key := "respire:wire:allocs"
@@ -190,11 +191,17 @@ func TestGetAllocs(t *testing.T) {
 				f := GetFrame()
 				f.Buf = append(f.Buf[:0], get...)
 				f.Want, f.Bytes = WantBytes, buf[:0]
-				if err := c.Submit(context.Background(), time.Time{}, f); err != nil {
-					t.Fatal(err)
-				}
-				if err := f.Wait(context.Background(), time.Time{}); err != nil || f.Err != nil {
-					t.Fatal(err, f.Err)
+				if tc.do {
+					if sent, err := c.Do(context.Background(), time.Now().Add(5*time.Second), f); !sent || err != nil || f.Err != nil {
+						t.Fatal(sent, err, f.Err)
+					}
+				} else {
+					if err := c.Submit(context.Background(), time.Time{}, f); err != nil {
+						t.Fatal(err)
+					}
+					if err := f.Wait(context.Background(), time.Time{}); err != nil || f.Err != nil {
+						t.Fatal(err, f.Err)
+					}
 				}
 				buf = f.Bytes
 				f.Release()
