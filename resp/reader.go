@@ -106,6 +106,56 @@ func (r *Reader) Reset(rd io.Reader) {
 // Buffered returns how many bytes are buffered and not yet decoded.
 func (r *Reader) Buffered() int { return r.w - r.r }
 
+// NextBuffered reports whether the next value is a scalar (simple string,
+// error, number, null, boolean, double, big number or bulk string) whose
+// every byte is already buffered, so that reading it needs no I/O. It
+// decodes nothing, and it answers false when unsure: for aggregates,
+// attributes and pushes, for partial input, and after an error.
+func (r *Reader) NextBuffered() bool {
+	if r.err != nil {
+		return false
+	}
+	b := r.buf[r.r:r.w]
+	if len(b) < 3 {
+		return false
+	}
+	i := bytes.IndexByte(b[:min(len(b), MaxLine+2)], '\n')
+	if i < 2 || b[i-1] != '\r' {
+		return false
+	}
+	switch b[0] {
+	case '+', '-', ':', '_', '#', ',', '(':
+		return true
+	case '$', '!', '=':
+		n, ok := parseSmallLen(b[1 : i-1])
+		if !ok {
+			return false
+		}
+		return n < 0 || len(b)-(i+1) >= n+2
+	}
+	return false
+}
+
+// parseSmallLen parses a bulk length header: -1 or a decimal of at most
+// nine digits (larger lengths answer false, which [Reader.NextBuffered]
+// reads as "unsure").
+func parseSmallLen(b []byte) (int, bool) {
+	if len(b) == 2 && b[0] == '-' && b[1] == '1' {
+		return -1, true
+	}
+	if len(b) == 0 || len(b) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
 // ReadValue decodes the next value. At a clean end of input it returns
 // io.EOF; inside a value, io.ErrUnexpectedEOF. Errors are final, except a
 // read that failed with [os.ErrDeadlineExceeded]: the next call decodes

@@ -839,3 +839,87 @@ func TestReadDeadlineResumesValue(t *testing.T) {
 		t.Fatalf("value after the deadline: got %v, %v; want OK", v, err)
 	}
 }
+
+// countingSource hands out its bytes in one read and then counts every
+// further read, which fails: a read after that would have blocked on a
+// connection.
+type countingSource struct {
+	data  []byte
+	after int
+}
+
+func (s *countingSource) Read(p []byte) (int, error) {
+	if len(s.data) == 0 {
+		s.after++
+		return 0, os.ErrDeadlineExceeded
+	}
+	n := copy(p, s.data)
+	s.data = s.data[n:]
+	return n, nil
+}
+
+// TestNextBufferedPromisesNoIO: after a first value, NextBuffered answers
+// for every prefix of the next one; when it answers true the next value
+// decodes with no read at all, and for a whole scalar it answers true.
+func TestNextBufferedPromisesNoIO(t *testing.T) {
+	next := []struct {
+		enc    string
+		scalar bool
+	}{
+		{"+OK\r\n", true},
+		{"-ERR boom\r\n", true},
+		{":-42\r\n", true},
+		{"_\r\n", true},
+		{"#t\r\n", true},
+		{",1.5\r\n", true},
+		{"(123456789012345678901\r\n", true},
+		{"$5\r\nhello\r\n", true},
+		{"$0\r\n\r\n", true},
+		{"$-1\r\n", true},
+		{"!3\r\nbad\r\n", true},
+		{"=7\r\ntxt:abc\r\n", true},
+		{"$12\r\nline\r\nbreaks\r\n", true},
+		{"*2\r\n:1\r\n:2\r\n", false},
+		{"%1\r\n+k\r\n+v\r\n", false},
+		{">2\r\n+message\r\n+x\r\n", false},
+		{"|1\r\n+a\r\n+b\r\n+OK\r\n", false},
+		{"*-1\r\n", false},
+	}
+	for _, tc := range next {
+		for cut := 0; cut <= len(tc.enc); cut++ {
+			src := &countingSource{data: []byte("+first\r\n" + tc.enc[:cut])}
+			r := NewReader(src)
+			if v, err := r.ReadValue(); err != nil || string(v.Str) != "first" {
+				t.Fatalf("%q: first value %s, %v", tc.enc, show(v), err)
+			}
+			got := r.NextBuffered()
+			whole := cut == len(tc.enc)
+			if whole && tc.scalar && !got {
+				t.Errorf("%q whole and scalar: NextBuffered = false, want true", tc.enc)
+			}
+			if got && (!whole || !tc.scalar) {
+				t.Errorf("%q cut at %d: NextBuffered = true for partial or aggregate input", tc.enc, cut)
+			}
+			if got {
+				before := src.after
+				if _, err := r.ReadValue(); err != nil {
+					t.Errorf("%q: ReadValue after NextBuffered: %v", tc.enc, err)
+				}
+				if src.after != before {
+					t.Errorf("%q: ReadValue after NextBuffered read the source %d times", tc.enc, src.after-before)
+				}
+			}
+		}
+	}
+	var empty Reader
+	if empty.NextBuffered() {
+		t.Error("a reader with nothing buffered answered true")
+	}
+	bad := NewReader(strings.NewReader("?\r\n+OK\r\n"))
+	if _, err := bad.ReadValue(); !errors.Is(err, ErrProtocol) {
+		t.Fatalf("got %v, want ErrProtocol", err)
+	}
+	if bad.NextBuffered() {
+		t.Error("a reader with a sticky error answered true")
+	}
+}

@@ -180,3 +180,54 @@ func TestCancelledCallerOfFailedFrame(t *testing.T) {
 		t.Fatalf("FIFO holds %d frames after Close, want 0", got)
 	}
 }
+
+// TestGiveUpWhileLaterRepliesAreNotBuffered proves that the reader keeps a
+// multi-reply frame in stateDecoding only across replies that are already
+// buffered: once it has decoded the two replies that arrived and waits on
+// the socket for the third, a caller giving up returns at once, the late
+// reply is drained, and the next frame gets its own reply. A frame whose
+// replies all arrive in one read completes with every one of them.
+func TestGiveUpWhileLaterRepliesAreNotBuffered(t *testing.T) {
+	c, fc := startFake(t, 3, nil)
+	f := newFrame(WantValue, "GET", "a")
+	f.Buf = append(f.Buf, cmd("GET", "b")...)
+	f.Buf = append(f.Buf, cmd("GET", "c")...)
+	f.Replies = 3
+	submit(t, c, f)
+	fc.waitWritten(t, f.Buf)
+
+	drained := make(chan int, 16)
+	fc.mu.Lock()
+	fc.drained = drained
+	fc.mu.Unlock()
+	two := append(bulk("va"), bulk("vb")...)
+	fc.reply(two)
+	for n := range drained {
+		if n == len(two) {
+			break // both replies read and decoded; the reader waits for more
+		}
+	}
+	if s := f.state.Load(); s != stateSent {
+		t.Fatalf("frame state %d while the reader waits on the socket, want stateSent (%d)", s, stateSent)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := f.Wait(ctx, time.Time{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait: got %v, want context.Canceled", err)
+	}
+
+	g := newFrame(WantValue, "GET", "x")
+	g.Buf = append(g.Buf, cmd("GET", "y")...)
+	g.Replies = 2
+	submit(t, c, g)
+	fc.waitWritten(t, append(append([]byte{}, f.Buf...), g.Buf...))
+	fc.reply(append(append(bulk("vc"), bulk("vx")...), bulk("vy")...)) // f's late reply, then g's two in one read
+	waitOK(t, g)
+	if g.Err != nil || len(g.Values) != 2 || string(g.Values[0].Str) != "vx" || string(g.Values[1].Str) != "vy" {
+		t.Fatalf("next frame: Err %v, %d values %v, want its own [vx vy]", g.Err, len(g.Values), g.Values)
+	}
+	g.Release()
+	if got := fifoLen(c); got != 0 {
+		t.Errorf("FIFO holds %d frames, want 0", got)
+	}
+}

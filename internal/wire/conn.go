@@ -123,6 +123,7 @@ type Conn struct {
 	// malformed, the only one that fails with Reason Protocol (nil: none);
 	// timedOut says that the caller's read deadline passed.
 	cur      *Frame
+	held     bool // cur stays in stateDecoding: its next reply is buffered
 	took     []*Frame
 	next     int
 	blamed   *Frame
@@ -520,6 +521,11 @@ func (c *Conn) wakeReaderLocked() {
 func (c *Conn) readOne() bool {
 	v, err := c.rd.ReadValue()
 	if err != nil {
+		if c.held {
+			// Only a malformed buffered reply can fail while cur is held.
+			c.held = false
+			c.cur.state.Store(stateSent)
+		}
 		if errors.Is(err, os.ErrDeadlineExceeded) && c.reader == readerCaller {
 			c.timedOut = true
 			return false
@@ -566,12 +572,20 @@ func (c *Conn) readOne() bool {
 	idx := max(cur.Replies, 1) - cur.pending
 	cur.pending--
 	last := cur.pending == 0
-	if cur.state.CompareAndSwap(stateSent, stateDecoding) {
+	if c.held || cur.state.CompareAndSwap(stateSent, stateDecoding) {
 		decode(cur, v, idx)
-		if last {
+		c.held = false
+		switch {
+		case last:
 			c.settle(cur)
 			cur.finish()
-		} else {
+		case c.rd.NextBuffered():
+			// cur's next reply is in the buffer: it stays in
+			// stateDecoding, which saves two atomic operations per
+			// reply of a batch. A caller giving up waits for that
+			// decode only, never for I/O.
+			c.held = true
+		default:
 			cur.state.Store(stateSent)
 		}
 	} else if last {

@@ -42,6 +42,10 @@ type fakeConn struct {
 	closed   bool
 	closedCh chan struct{}
 	started  chan int // receives the index of each Write call as it starts
+	// drained, when set, receives how many reply bytes have been read in
+	// all each time a Read finds nothing to return and waits.
+	drained   chan int
+	readSoFar int
 }
 
 func newFakeConn() *fakeConn {
@@ -99,10 +103,18 @@ func (fc *fakeConn) Read(p []byte) (int, error) {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	for fc.incoming.Len() == 0 && !fc.closed {
+		if fc.drained != nil {
+			select {
+			case fc.drained <- fc.readSoFar:
+			default:
+			}
+		}
 		fc.cond.Wait()
 	}
 	if fc.incoming.Len() > 0 {
-		return fc.incoming.Read(p)
+		n, err := fc.incoming.Read(p)
+		fc.readSoFar += n
+		return n, err
 	}
 	return 0, net.ErrClosed
 }

@@ -257,9 +257,10 @@ func (f *Frame) WaitFor(ctx context.Context, deadline time.Time) error {
 
 // giveUp abandons the frame if the connection still owns its slot; if the
 // result is done, it drops it and releases the frame. While the reader is
-// decoding one reply it waits for that reply only (microseconds): a frame
-// expecting more replies goes back to stateSent and is abandoned then, so a
-// caller never waits for replies that may not come.
+// decoding it waits for the replies already buffered only (CPU time, no
+// I/O): a frame expecting more replies goes back to stateSent before the
+// reader reads from the socket and is abandoned then, so a caller never
+// waits for replies that may not come.
 func (f *Frame) giveUp(err error) error {
 	for {
 		switch s := f.state.Load(); s {
