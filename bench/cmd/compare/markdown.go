@@ -193,25 +193,24 @@ func (r *results) markdown() string {
 	}
 
 	if len(r.Goals) > 0 {
-		b.WriteString("\n## Goals\n\n| goal | met | worst cell (median ratio) |\n|---|---|---|\n")
+		b.WriteString("\n## Goals\n\n| goal | met | cells met | worst cell (median; bound) |\n|---|---|---|---|\n")
 	}
 	for _, g := range r.Goals {
-		worst := ""
+		worst, n := "", 0
 		var wv float64
 		for i, gc := range g.Cells {
-			dist := gc.Median - g.Threshold
-			if g.Ratio == nameRespireEnabled+"/"+nameRespire {
-				dist = (1 - g.Threshold) - abs(gc.Median-1) // distance to the edge of the band
+			if gc.Met {
+				n++
 			}
-			if i == 0 || dist < wv {
-				wv, worst = dist, fmt.Sprintf("%s: %.3f", gc.Ratio, gc.Median)
+			if i == 0 || gc.Slack < wv {
+				wv, worst = gc.Slack, fmt.Sprintf("%s: %.3f; %.3f", gc.Ratio, gc.Median, gc.Bound)
 			}
 		}
 		met := "no"
 		if g.Met {
 			met = "yes"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", g.Goal, met, worst)
+		fmt.Fprintf(&b, "| %s | %s | %d/%d | %s |\n", g.Goal, met, n, len(g.Cells), worst)
 	}
 
 	per := "op"
