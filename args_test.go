@@ -63,12 +63,12 @@ func TestDoArgumentTypes(t *testing.T) {
 		}
 	}
 	for _, bad := range []any{nil, struct{}{}, []int{1}, map[string]string{}, failingMarshaler{}, make(chan int)} {
-		before := px.Forwarded("")
+		before := framesSent(px)
 		_, err := c.Do(ctx, echo, bad)
 		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "argument 1") {
 			t.Errorf("ECHO %T = %v, want an ErrInvalidArgument naming argument 1", bad, err)
 		}
-		if n := px.Forwarded("") - before; n != 0 {
+		if n := framesSent(px) - before; n != 0 {
 			t.Errorf("ECHO %T sent %d frames", bad, n)
 		}
 	}

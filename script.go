@@ -34,7 +34,8 @@ type ScriptOptions struct {
 // know what a script does. The declaration replaces any judgement of the
 // client and is not checked against the source. A declared script retries
 // its complete exchange (EVALSHA, and EVAL when the fallback is needed),
-// and every failed attempt that sent anything counts as possibly executed.
+// and every failed attempt counts as possibly executed, one that failed
+// before sending anything included.
 // Raw EVAL and EVALSHA through [Client.Do] are never retried.
 //
 // A Script is immutable and safe for concurrent use.
@@ -226,8 +227,9 @@ func (x *exchange) step(s *spec, f *wire.Frame, t *target) attemptResult {
 }
 
 // attempt runs the exchange once: the call, and the recovery when the
-// server lacks the code. A failure after any send counts as possibly
-// executed: the exchange's commands run code the client cannot see into.
+// server lacks the code. Every failed attempt counts as possibly executed,
+// one that failed before sending included (the spec's rule for scripts
+// and functions): only the declared category can permit a resend.
 func (x *exchange) attempt() attemptResult {
 	t := x.route()
 	r := x.step(&x.s, x.main(), t)
@@ -237,7 +239,7 @@ func (x *exchange) attempt() attemptResult {
 		r = x.recover(x, t)
 		r.started = r.started || sent.started || sent.accepted
 	}
-	if r.accepted || r.started {
+	if r.err != nil || r.accepted || r.started {
 		r.started, r.unwritten = true, false
 		if ce, ok := r.err.(*ConnError); ok {
 			ce.Unwritten = false

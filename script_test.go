@@ -1,9 +1,12 @@
 package respire
 
 import (
+	"context"
 	"errors"
+	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -227,11 +230,11 @@ func TestScriptAndFunctionBadInput(t *testing.T) {
 		"LoadWithoutSource": func() error { return NewFunction("a", "f", FunctionOptions{}).Load(ctx, c) },
 	}
 	for name, run := range runs {
-		before := px.Forwarded("")
+		before := framesSent(px)
 		if err := run(); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("%s = %v, want ErrInvalidArgument", name, err)
 		}
-		if n := px.Forwarded("") - before; n != 0 {
+		if n := framesSent(px) - before; n != 0 {
 			t.Errorf("%s sent %d frames", name, n)
 		}
 	}
@@ -327,5 +330,56 @@ func TestReadOnlyScriptOnReplica(t *testing.T) {
 	}
 	if got := commandCalls(t, primary.Addr, "eval") - evals; got != 1 {
 		t.Errorf("the primary ran EVAL %d times, want 1", got)
+	}
+}
+
+// TestScriptFailedAcquisitionCountsAsPossiblyExecuted: the spec's rule
+// for scripts and functions is that every failed attempt counts as
+// possibly executed, one that never reached a connection included. A
+// script declared WriteAccumulating under the default maximum (ReadOnly)
+// whose connection is lost and cannot be re-dialled runs one attempt and
+// reports possible execution; one declared ReadOnly is retried up to the
+// policy's attempts. Neither ever reaches the server.
+func TestScriptFailedAcquisitionCountsAsPossiblyExecuted(t *testing.T) {
+	for _, tc := range []struct {
+		cat      RetryCategory
+		attempts int
+	}{{WriteAccumulating, 1}, {ReadOnly, 3}} {
+		t.Run(tc.cat.String(), func(t *testing.T) {
+			s := respiretest.NewServer(t, respiretest.InMemory())
+			var dials atomic.Int32
+			dialer := func(ctx context.Context, network, addr string) (net.Conn, error) {
+				if dials.Add(1) >= 2 {
+					return nil, errors.New("test: dial refused")
+				}
+				return s.Dial(ctx, network, addr)
+			}
+			c := retryMemClient(t, s, Options{Dialer: dialer, RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff, MaxAttempts: 3}})
+			// Lose the only connection: the ECHO's frame is dropped and
+			// the connection with it.
+			s.MustAddRule(t, respiretest.Rule{Command: "ECHO", Action: respiretest.DropBeforeForward})
+			if _, err := c.Do(bg, NewCommand("ECHO"), "x"); err == nil {
+				t.Fatal("ECHO through a dropped connection succeeded")
+			}
+			sent := s.MustAddRule(t, respiretest.Rule{Command: "EVALSHA", Times: respiretest.Always, Action: respiretest.Pass})
+			_, err := NewScript("return 1", ScriptOptions{}).WithRetryCategory(tc.cat).Run(bg, c, nil)
+			if err == nil {
+				t.Fatal("script without a connection succeeded")
+			}
+			if !MayHaveExecuted(err) {
+				t.Errorf("MayHaveExecuted = false for a failed script attempt: %v", err)
+			}
+			attempts := 1
+			var re *RetryError
+			if errors.As(err, &re) {
+				attempts = re.Attempts
+			}
+			if attempts != tc.attempts {
+				t.Errorf("attempts = %d, want %d (%v)", attempts, tc.attempts, err)
+			}
+			if n := sent.Matched(); n != 0 {
+				t.Errorf("EVALSHA reached the server %d times, want 0", n)
+			}
+		})
 	}
 }

@@ -292,6 +292,7 @@ func (c *Client) xaddFrame(key string, opt XAddOptions, pairs []string) (*wire.F
 
 // XMessage is one stream entry.
 type XMessage struct {
+	// ID is the entry's ID ("<ms>-<seq>").
 	ID string
 	// Fields alternates field names and values, in insertion order.
 	Fields []string

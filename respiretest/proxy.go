@@ -259,7 +259,16 @@ type TB interface {
 
 // Stats returns the counts of one command name (case-insensitive; the
 // first word of the frame, so "CLIENT" counts every CLIENT subcommand).
+// The empty name counts the frames of every command.
 func (p *Proxy) Stats(command string) CommandStats {
+	if command == "" {
+		var all CommandStats
+		for _, c := range p.AllStats() {
+			all.Received += c.Received
+			all.Forwarded += c.Forwarded
+		}
+		return all
+	}
 	p.mu.Lock()
 	c := p.stats[strings.ToUpper(command)]
 	p.mu.Unlock()
@@ -282,7 +291,7 @@ func (p *Proxy) AllStats() map[string]CommandStats {
 }
 
 // Forwarded returns how many frames of command were completely written to
-// the backend (Stats(command).Forwarded).
+// the backend (Stats(command).Forwarded); "" counts every command.
 func (p *Proxy) Forwarded(command string) int { return int(p.Stats(command).Forwarded) }
 
 func (p *Proxy) counter(name string) *cmdCounter {

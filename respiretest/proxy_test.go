@@ -60,6 +60,13 @@ func TestProxyForwardsInOrderAndCounts(t *testing.T) {
 	if got := p.Stats("setrange").Forwarded; got != 2 {
 		t.Errorf("Stats(setrange).Forwarded = %d, want 2", got)
 	}
+	var sum int64
+	for _, st := range p.AllStats() {
+		sum += st.Forwarded
+	}
+	if got := p.Stats("").Forwarded; got != sum || got < 4 {
+		t.Errorf(`Stats("").Forwarded = %d, want every command's frames (%d, at least the 4 sent here)`, got, sum)
+	}
 }
 
 func TestDropBeforeForwardNeverReachesServer(t *testing.T) {
