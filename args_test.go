@@ -99,9 +99,13 @@ func TestDoArgumentAllocations(t *testing.T) {
 	for range 100 {
 		op()
 	}
-	const calls = 2000
-	// Per call: the reply's owned copy and the dispatch spec.
-	if got := allocsOver(calls, op); got > 2*calls+calls/100 {
-		t.Errorf("%d allocations in %d calls, want at most 2 per call", got, calls)
+	// Per call: the reply's owned copy and the dispatch spec. The runtime
+	// also allocates now and then while the connection's reader parks and
+	// wakes (a sudog for the channel it waits on: 20-130 in 2,000 calls
+	// here, with or without this package's changes), so the average is
+	// taken whole, as testing.AllocsPerRun does: an argument encoding that
+	// allocated would make it 3.
+	if got := testing.AllocsPerRun(2000, op); got > 2 {
+		t.Errorf("%v allocations per call, want at most 2", got)
 	}
 }

@@ -87,6 +87,10 @@ done
 step "go test -race -count=1 -timeout 20m ${pkgs[*]} $*"
 go test -race -count=1 -timeout 20m "${pkgs[@]}" "$@" 9>&- || fail "go test"
 if [ ${#pkgs[@]} -gt 0 ] && [ $# -eq 0 ]; then
+  # The race detector allocates, so the allocation tests skip themselves
+  # above; they run here without it.
+  step "go test -count=1 -run 'Alloc' ./... (allocation tests, no race detector)"
+  go test -count=1 -run 'Alloc' ./... 9>&- || fail "go test (allocation tests)"
   step "(cd respireotel && go test -race -count=1 ./...)"
   (cd respireotel && go test -race -count=1 ./... 9>&-) || fail "go test in respireotel/"
 fi

@@ -111,6 +111,9 @@ type Conn struct {
 	fifoMu sync.Mutex
 	fifo   ring
 
+	// alarm wakes the frames' callers whose deadlines pass (Frame.Wait).
+	alarm alarm
+
 	seq       uint64    // writer-owned: sequence of the next frame pushed to the FIFO
 	firstLost uint64    // writer-owned: first sequence whose last byte was not accepted (0: none)
 	rest      restWrite // writer-owned: what a caller's own write left unwritten
@@ -179,6 +182,7 @@ func start(nc *meteredConn, rd *resp.Reader, proto int, cfg Config, onDead func(
 	if cfg.OnEvent != nil {
 		c.cfg = &cfg
 	}
+	c.alarm.init()
 	c.alive.Store(true)
 	monitor := cfg.HealthTimeout > 0 || cfg.IdlePing > 0
 	// A caller reading its own reply needs a write that never blocks it,
@@ -218,6 +222,7 @@ func (c *Conn) Submit(ctx context.Context, deadline time.Time, f *Frame) error {
 	}
 	size := int64(len(f.Buf))
 	f.bytesBase = len(f.Bytes)
+	f.alarm = &c.alarm
 	c.mu.Lock()
 	if c.closed {
 		return c.refuseLocked()
@@ -712,6 +717,7 @@ func (c *Conn) loopDone() {
 	// onDead runs before dead is closed so that Close, which waits for
 	// dead, returns only after the callback (and no goroutine of the
 	// connection is left running).
+	c.alarm.stop()
 	if c.onDead != nil {
 		c.onDead(c)
 	}

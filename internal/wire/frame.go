@@ -109,12 +109,13 @@ type Frame struct {
 	pending int // replies still expected (reader-owned)
 	seq     uint64
 	done    chan struct{}
-	timer   *time.Timer
+	alarm   *alarm // the connection's, set when the frame is admitted
+	shard   uint32 // the frame's channel of the alarm
 	pool    *FramePool
 }
 
 // FramePool recycles frames. Each client owns one, so that a frame (whose
-// channel and timer belong to the goroutine group that created them, such
+// channel belongs to the goroutine group that created them, such
 // as a testing/synctest bubble) never moves to another client. The zero
 // value is ready to use; a FramePool is safe for concurrent use.
 type FramePool struct{ p sync.Pool }
@@ -124,8 +125,11 @@ func (fp *FramePool) Get() *Frame {
 	if f, ok := fp.p.Get().(*Frame); ok {
 		return f
 	}
-	return &Frame{done: make(chan struct{}, 1), pool: fp}
+	return &Frame{done: make(chan struct{}, 1), pool: fp, shard: frameShards.Add(1)}
 }
+
+// frameShards spreads frames over the shards of a connection's alarm.
+var frameShards atomic.Uint32
 
 var defaultPool FramePool
 
@@ -153,6 +157,7 @@ func (f *Frame) recycle() {
 	f.Bytes, f.Int, f.Null, f.Value, f.Values, f.Arena = nil, 0, false, resp.Value{}, nil, nil
 	f.ErrReply, f.IsErr, f.ErrIndex, f.Err = f.ErrReply[:0], false, 0, nil
 	f.pending, f.seq, f.bytesBase = 0, 0, 0
+	f.alarm = nil
 	select {
 	case <-f.done:
 	default:
@@ -183,29 +188,46 @@ func (f *Frame) Reset() {
 // for (it takes microseconds) and discarded, so a late reply never
 // completes a call that has ended.
 func (f *Frame) Wait(ctx context.Context, deadline time.Time) error {
-	var timeout <-chan time.Time
-	if !deadline.IsZero() {
-		d := time.Until(deadline)
-		if d <= 0 {
-			return f.giveUp(context.DeadlineExceeded)
+	if deadline.IsZero() {
+		select {
+		case <-f.done:
+			return nil
+		case <-ctx.Done():
+			return f.giveUp(ctx.Err())
 		}
-		if f.timer == nil {
-			f.timer = time.NewTimer(d)
-		} else {
-			f.timer.Reset(d)
-		}
-		timeout = f.timer.C
 	}
+	if f.alarm == nil { // never submitted to a connection
+		return f.waitTimer(ctx, deadline)
+	}
+	// The connection's alarm stands in for a timer per call; a deadline
+	// that has passed already makes it fire at once.
+	wake := f.alarm.watch(deadline, f.shard)
+	for {
+		select {
+		case <-f.done:
+			return nil
+		case <-ctx.Done():
+			return f.giveUp(ctx.Err())
+		case <-wake:
+			if !time.Now().Before(deadline) {
+				return f.giveUp(context.DeadlineExceeded)
+			}
+			wake = f.alarm.watch(deadline, f.shard) // another waiter's deadline
+		}
+	}
+}
+
+// waitTimer is Wait with a timer of its own.
+func (f *Frame) waitTimer(ctx context.Context, deadline time.Time) error {
+	timeout, stopTimer, expired := deadlineTimer(deadline)
+	if expired {
+		return f.giveUp(context.DeadlineExceeded)
+	}
+	defer stopTimer()
 	select {
 	case <-f.done:
-		if timeout != nil {
-			f.timer.Stop()
-		}
 		return nil
 	case <-ctx.Done():
-		if timeout != nil {
-			f.timer.Stop()
-		}
 		return f.giveUp(ctx.Err())
 	case <-timeout:
 		return f.giveUp(context.DeadlineExceeded)
