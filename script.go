@@ -238,6 +238,9 @@ func (x *exchange) attempt() attemptResult {
 		sent := r
 		r = x.recover(x, t)
 		r.started = r.started || sent.started || sent.accepted
+		// A read a replica served is never resent, even when the
+		// recovery ran on the primary.
+		r.replica = r.replica || sent.replica
 	}
 	if r.err != nil || r.accepted || r.started {
 		r.started, r.unwritten = true, false

@@ -136,9 +136,12 @@ func TestScriptFallback(t *testing.T) {
 
 const libSrc = "#!lua name=%s\nredis.register_function{function_name='%s_get', callback=function(keys, args) return redis.call('GET', keys[1]) end, flags={'no-writes'}}"
 
-// testLibrary returns a library with one read function, named for t.
+// testLibrary returns a library with one read function, named for t and
+// for this run of it (-count), so that no server, replicas included,
+// holds it yet.
 func testLibrary(t *testing.T) (library, function, src string) {
-	library = "lib_" + strings.NewReplacer("/", "_", "-", "_", ":", "_", ".", "_").Replace(strings.Trim(keyPrefix(t), "{}:"))
+	library = "lib_" + strings.NewReplacer("/", "_", "-", "_", ":", "_", ".", "_").Replace(strings.Trim(keyPrefix(t), "{}:")) +
+		"_" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	function = library + "_get"
 	src = strings.ReplaceAll(strings.Replace(libSrc, "%s", library, 1), "%s", library)
 	return

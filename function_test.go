@@ -1,0 +1,137 @@
+package respire
+
+// Functions on topologies: the library reload of a read served by a
+// replica goes to the primary, Function.Load reaches every Cluster
+// primary, and a lost reply after a reload resends the whole exchange.
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/internal/route"
+)
+
+// deleteLibrary registers a cleanup that deletes library on every addr
+// that holds it.
+func deleteLibrary(t *testing.T, library string, addrs ...string) {
+	t.Cleanup(func() {
+		for _, addr := range addrs {
+			c := newAdmin(t, addr)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, _ = c.Do(ctx, NewCommand("FUNCTION"), "DELETE", library) // absent: nothing to delete
+			cancel()
+			_ = c.Close()
+		}
+	})
+}
+
+// nodeAddrs returns the addresses of nodes.
+func nodeAddrs(nodes []*route.Node) []string {
+	addrs := make([]string, len(nodes))
+	for i, n := range nodes {
+		addrs[i] = n.Addr
+	}
+	return addrs
+}
+
+// hasLibrary reports whether the server at addr holds library.
+func hasLibrary(t *testing.T, addr, library string) bool {
+	t.Helper()
+	return len(admin(t, addr, "FUNCTION", "LIST", "LIBRARYNAME", library).Elements()) == 1
+}
+
+// TestFunctionReloadFromReplicaRead: a read-only function with a Source,
+// routed to a replica (ReadReplica) that lacks its library, loads the
+// library on the primary (a replica refuses FUNCTION LOAD) and calls
+// again there, within the call. The servers' commandstats witness each
+// step: FCALL_RO once on the replica ("Function not found") and once on
+// the primary, FUNCTION LOAD once on the primary.
+func TestFunctionReloadFromReplicaRead(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		connect func(t *testing.T, opts Options) *Client
+	}{
+		{"Sentinel", func(t *testing.T, o Options) *Client { return sentinelClient(t, o) }},
+		{"Cluster", func(t *testing.T, o Options) *Client { return clusterClient(t, o) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.connect(t, Options{ReadFrom: ReadReplica})
+			ctx := testCtx(t)
+			k := keyPrefix(t) + "k"
+			if err := c.Set(ctx, k, "v"); err != nil {
+				t.Fatal(err)
+			}
+			replica := readNode(t, c, route.Slot(k))
+			primary, err := c.topo.Pick(route.Slot(k), false)
+			if err != nil || !replica.Replica || replica == primary {
+				t.Fatalf("no replica for the key's slot (%v)", err)
+			}
+			lib, name, src := testLibrary(t)
+			deleteLibrary(t, lib, nodeAddrs(c.topo.Primaries())...)
+			fn := NewFunction(lib, name, FunctionOptions{ReadOnly: true, Source: src})
+
+			loads := commandCalls(t, primary.Addr, "function|load")
+			replicaLoads := commandCalls(t, replica.Addr, "function|load")
+			onReplica, onPrimary := commandCalls(t, replica.Addr, "fcall_ro"), commandCalls(t, primary.Addr, "fcall_ro")
+			r, err := fn.Call(ctx, c, []string{k})
+			if v, _ := r.String(); err != nil || v != "v" {
+				t.Fatalf("Call = %q, %v; want \"v\"", v, err)
+			}
+			if got := commandCalls(t, primary.Addr, "function|load") - loads; got != 1 {
+				t.Errorf("the primary ran FUNCTION LOAD %d times, want 1", got)
+			}
+			if got := commandCalls(t, replica.Addr, "fcall_ro") - onReplica; got != 1 {
+				t.Errorf("the replica ran FCALL_RO %d times, want 1 (Function not found)", got)
+			}
+			if got := commandCalls(t, primary.Addr, "fcall_ro") - onPrimary; got != 1 {
+				t.Errorf("the primary ran FCALL_RO %d times, want 1 (after the reload)", got)
+			}
+			if !hasLibrary(t, primary.Addr, lib) {
+				t.Errorf("the primary %s lacks %s after the reload", primary.Addr, lib)
+			}
+			// The replica gets the library only by replication: the client
+			// never sent it FUNCTION LOAD (a replicated load may count at
+			// most once).
+			if got := commandCalls(t, replica.Addr, "function|load") - replicaLoads; got > 1 {
+				t.Errorf("the replica ran FUNCTION LOAD %d times, want at most the replicated one", got)
+			}
+		})
+	}
+}
+
+// TestClusterFunctionLoad: Function.Load installs the library on every
+// primary of a Cluster, and a call then needs no reload.
+func TestClusterFunctionLoad(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	lib, name, src := testLibrary(t)
+	primaries := nodeAddrs(c.topo.Primaries())
+	deleteLibrary(t, lib, primaries...)
+	fn := NewFunction(lib, name, FunctionOptions{ReadOnly: true, Source: src})
+	if err := fn.Load(ctx, c); err != nil {
+		t.Fatalf("Load = %v", err)
+	}
+	for _, addr := range primaries {
+		if !hasLibrary(t, addr, lib) {
+			t.Errorf("primary %s lacks %s after Load", addr, lib)
+		}
+	}
+	k := keyPrefix(t) + "k"
+	if err := c.Set(ctx, k, "v"); err != nil {
+		t.Fatal(err)
+	}
+	owner, err := c.topo.Pick(route.Slot(k), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loads := commandCalls(t, owner.Addr, "function|load")
+	if r, err := fn.Call(ctx, c, []string{k}); err != nil {
+		t.Fatalf("Call = %v", err)
+	} else if v, _ := r.String(); v != "v" {
+		t.Errorf("Call = %q, want v", v)
+	}
+	if got := commandCalls(t, owner.Addr, "function|load") - loads; got != 0 {
+		t.Errorf("Call after Load ran FUNCTION LOAD %d times, want 0", got)
+	}
+}
