@@ -308,8 +308,9 @@ type resender interface {
 	// drop releases what the final failed attempt r still holds.
 	drop(r attemptResult)
 	// countsStarted reports whether a resend counts as attempted once
-	// started (Cluster, exchanges), rather than once the transport
-	// accepted it (standalone and Sentinel frames).
+	// started on a node (Cluster), rather than once the transport
+	// accepted it (standalone and Sentinel). An exchange's resend is
+	// accepted or started when any of its commands was.
 	countsStarted() bool
 }
 
@@ -387,7 +388,7 @@ func (c *Client) retryOp(ctx context.Context, waitDL time.Time, s *spec, r attem
 		}
 		ran = ran || !r.unwritten
 		// Standalone and Sentinel count the resends the transport
-		// accepted; Cluster and exchanges count the resends started.
+		// accepted; Cluster counts the resends started on a node.
 		if r.accepted || (r.started && rs.countsStarted()) {
 			resent = true
 			c.record(s.cat, outcomeAttempted, true)

@@ -137,13 +137,14 @@ func (fn *Function) Call(ctx context.Context, c *Client, keys []string, args ...
 			f := c.frames.Get()
 			f.Buf = appendCommand(f.Buf, load, []string{"REPLACE", fn.opt.Source})
 			f.Want = wire.WantValue
-			if r := x.step(&spec{name: load.FullName(), cat: fn.cat, desc: load}, f, lt); r.err != nil {
+			r := x.step(&spec{name: load.FullName(), cat: fn.cat, desc: load}, f, lt)
+			if r.err != nil {
 				return r
 			}
 			if lt != nil {
 				ct = &target{slot: t.slot, pinned: lt.served}
 			}
-			return x.step(&x.s, x.main(), ct)
+			return followed(r, x.step(&x.s, x.main(), ct))
 		}
 	}
 	return x.run(ctx, keys, fn.opt.ReadOnly)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/respiretest"
 )
 
 // deleteLibrary registers a cleanup that deletes library on every addr
@@ -134,4 +135,37 @@ func TestClusterFunctionLoad(t *testing.T) {
 	if got := commandCalls(t, owner.Addr, "function|load") - loads; got != 0 {
 		t.Errorf("Call after Load ran FUNCTION LOAD %d times, want 0", got)
 	}
+}
+
+// TestFunctionRetryMetrics: a function's resend that reloads its library
+// (FCALL_RO "Function not found", FUNCTION LOAD, FCALL_RO) counts as one
+// attempted resend; a resend that got no connection counts nothing. The
+// kit's engine has no functions: rules answer for it.
+func TestFunctionRetryMetrics(t *testing.T) {
+	retrySynctest(t, func(t *testing.T) {
+		s := respiretest.NewServer(t)
+		c, reader := retryMetricsClient(t, s, Options{RetryPolicy: &RetryPolicy{MaxAttempts: 5, InitialBackoff: NoBackoff}})
+		// Attempt 1: FCALL_RO is dropped with its connection. The
+		// replacement dial and the next are refused, so one or two
+		// resends get no connection. The next resend is the reload.
+		s.MustAddRule(t, respiretest.Rule{Command: "FCALL_RO", Action: respiretest.DropBeforeForward})
+		notFound := s.MustAddRule(t, respiretest.Rule{Command: "FCALL_RO", Nth: 2, Action: respiretest.Inject("ERR Function not found")})
+		called := s.MustAddRule(t, respiretest.Rule{Command: "FCALL_RO", Nth: 3, Times: respiretest.Always, Action: respiretest.Reply([]byte(":7\r\n"))})
+		load := s.MustAddRule(t, respiretest.Rule{Command: "FUNCTION", Arg: "LOAD", Times: respiretest.Always, Action: respiretest.Reply([]byte("$3\r\nlib\r\n"))})
+		if err := s.RefuseDials(2); err != nil {
+			t.Fatal(err)
+		}
+		fn := NewFunction("lib", "f", FunctionOptions{ReadOnly: true, Source: "#!lua name=lib\n"}).WithRetryCategory(ReadOnly)
+		r, err := fn.Call(bg, c, nil)
+		if n, _ := r.Int64(); err != nil || n != 7 {
+			t.Fatalf("Call = %d, %v; want 7", n, err)
+		}
+		if nf, l, cl := notFound.Applied(), load.Applied(), called.Applied(); nf != 1 || l != 1 || cl != 1 {
+			t.Errorf("Function not found %d, FUNCTION LOAD %d, answered FCALL_RO %d times; want 1 each", nf, l, cl)
+		}
+		want := retryCounts{"read_only/attempted": 1, "read_only/succeeded": 1}
+		if got := retryCollect(t, reader); !got.equal(want) {
+			t.Errorf("counts = %v, want %v", got, want)
+		}
+	})
 }

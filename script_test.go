@@ -243,23 +243,61 @@ func TestScriptAndFunctionBadInput(t *testing.T) {
 	}
 }
 
-// TestScriptMetrics: a script retry counts its started resends, the EVAL
-// fallback included, and one outcome, tagged with the declared category.
+// TestScriptMetrics: a script retry counts as attempted each resend in
+// which the transport accepted some command of the exchange (the EVAL
+// fallback included), never a resend that could not get a connection,
+// and one outcome, tagged with the declared category.
 func TestScriptMetrics(t *testing.T) {
+	retrySynctest(t, func(t *testing.T) {
+		s := respiretest.NewServer(t)
+		c, reader := retryMetricsClient(t, s, Options{RetryPolicy: &RetryPolicy{MaxAttempts: 6, InitialBackoff: NoBackoff}})
+		// Attempt 1: EVALSHA is dropped with its connection. The
+		// replacement dial and the next are refused, so one or two
+		// resends get no connection (not attempted). Then a resend sends
+		// EVALSHA (NOSCRIPT) and the EVAL fallback, answered LOADING
+		// (attempted), and the next both again (attempted, succeeded).
+		s.MustAddRule(t, respiretest.Rule{Command: "EVALSHA", Action: respiretest.DropBeforeForward})
+		loading := s.MustAddRule(t, respiretest.Rule{Command: "EVAL", Action: respiretest.Inject(respiretest.ErrLoading)})
+		if err := s.RefuseDials(2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := NewScript("return 1", ScriptOptions{}).WithRetryCategory(ReadOnly).Run(bg, c, nil); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if n, l := s.Executed("EVAL"), loading.Applied(); n != 1 || l != 1 {
+			t.Errorf("EVAL ran %d times after %d LOADING, want 1 after 1", n, l)
+		}
+		if n := s.Executed("EVALSHA"); n != 2 {
+			t.Errorf("EVALSHA ran %d times, want 2", n)
+		}
+		want := retryCounts{"read_only/attempted": 2, "read_only/succeeded": 1}
+		if got := retryCollect(t, reader); !got.equal(want) {
+			t.Errorf("counts = %v, want %v", got, want)
+		}
+	})
+}
+
+// TestExchangeOnClosedClientStartsNothing: an exchange attempt that finds
+// the client closed sends nothing, so a resend that does is not counted
+// as attempted; like every failed attempt of a script it still counts as
+// possibly executed.
+func TestExchangeOnClosedClientStartsNothing(t *testing.T) {
 	s := respiretest.NewServer(t, respiretest.InMemory())
-	c, reader := retryMetricsClient(t, s, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
-	s.MustAddRule(t, respiretest.Rule{Command: "EVALSHA", Times: 1, Action: respiretest.Inject(respiretest.ErrLoading)})
-	// Attempt 1: EVALSHA answered LOADING; attempt 2: EVALSHA (NOSCRIPT),
-	// then the EVAL fallback.
-	if _, err := NewScript("return 1", ScriptOptions{}).WithRetryCategory(ReadOnly).Run(bg, c, nil); err != nil {
-		t.Fatalf("Run = %v", err)
+	c := retryMemClient(t, s, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
 	}
-	if n := s.Executed("EVAL"); n != 1 {
-		t.Errorf("EVAL ran %d times, want 1", n)
+	x := NewScript("return 1", ScriptOptions{}).WithRetryCategory(ReadOnly).exchange(c, nil, nil)
+	x.ctx = bg
+	r := x.attempt()
+	if !errors.Is(r.err, ErrClosed) || !r.closed {
+		t.Fatalf("attempt = %v (closed %v), want ErrClosed", r.err, r.closed)
 	}
-	want := retryCounts{"read_only/attempted": 1, "read_only/succeeded": 1}
-	if got := retryCollect(t, reader); !got.equal(want) {
-		t.Errorf("counts = %v, want %v", got, want)
+	if r.accepted || r.started {
+		t.Errorf("accepted %v, started %v; want neither: nothing was sent", r.accepted, r.started)
+	}
+	if r.unwritten || !MayHaveExecuted(r.err) {
+		t.Errorf("unwritten %v, MayHaveExecuted %v; want a possibly executed attempt", r.unwritten, MayHaveExecuted(r.err))
 	}
 }
 
