@@ -6,6 +6,7 @@ package respire
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -168,4 +169,57 @@ func TestFunctionRetryMetrics(t *testing.T) {
 			t.Errorf("counts = %v, want %v", got, want)
 		}
 	})
+}
+
+// TestFunctionLostReplyAfterReload: a reply lost after the library reload
+// (FUNCTION LOAD's own, or that of the call after it) resends the whole
+// exchange of a declared function, which then finds the library; an
+// undeclared function is not resent.
+func TestFunctionLostReplyAfterReload(t *testing.T) {
+	addr := standaloneAddr(t)
+	for _, tc := range []struct {
+		name     string
+		declared bool
+		rule     respiretest.Rule
+		wantErr  bool
+		fcalls   int // FCALL_RO runs: "Function not found", ..., the successful one
+	}{
+		{"LoadReplyLost", true, respiretest.Rule{Command: "FUNCTION", Arg: "LOAD", Action: respiretest.DropAfterForward}, false, 2},
+		{"CallReplyLost", true, respiretest.Rule{Command: "FCALL_RO", Nth: 2, Action: respiretest.DropAfterForward}, false, 3},
+		{"UndeclaredLoadReplyLost", false, respiretest.Rule{Command: "FUNCTION", Arg: "LOAD", Action: respiretest.DropAfterForward}, true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
+			ctx := testCtx(t)
+			k := keyPrefix(t) + "k"
+			if err := c.Set(ctx, k, "v"); err != nil {
+				t.Fatal(err)
+			}
+			lib, name, src := testLibrary(t)
+			deleteLibrary(t, lib, addr)
+			fn := NewFunction(lib, name, FunctionOptions{ReadOnly: true, Source: src})
+			if tc.declared {
+				fn = fn.WithRetryCategory(ReadOnly)
+			}
+			lost := px.MustAddRule(t, tc.rule)
+			loads, fcalls := commandCalls(t, addr, "function|load"), commandCalls(t, addr, "fcall_ro")
+			r, err := fn.Call(ctx, c, []string{k})
+			if lost.Applied() != 1 {
+				t.Fatalf("the rule applied %d times, want 1", lost.Applied())
+			}
+			if tc.wantErr {
+				if !errors.Is(err, ErrConnectionLost) || !MayHaveExecuted(err) {
+					t.Errorf("Call = %v; want the lost reply, possibly executed", err)
+				}
+			} else if v, _ := r.String(); err != nil || v != "v" {
+				t.Errorf("Call = %q, %v; want \"v\" from the resend", v, err)
+			}
+			if got := commandCalls(t, addr, "function|load") - loads; got != 1 {
+				t.Errorf("FUNCTION LOAD ran %d times, want 1", got)
+			}
+			if got := commandCalls(t, addr, "fcall_ro") - fcalls; got != tc.fcalls {
+				t.Errorf("FCALL_RO ran %d times, want %d", got, tc.fcalls)
+			}
+		})
+	}
 }

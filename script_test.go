@@ -12,6 +12,7 @@ import (
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/internal/testenv"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -301,8 +302,10 @@ func TestExchangeOnClosedClientStartsNothing(t *testing.T) {
 	}
 }
 
-// TestClusterScripts: on a Cluster a script runs on its keys' slot owner,
-// keys in two slots fail before any I/O, and Load reaches every primary.
+// TestClusterScripts: on a Cluster a script is sent straight to its keys'
+// slot owner (per-node commandstats: the owner runs EVALSHA and the EVAL
+// fallback, no other node sees either, not even to answer MOVED), keys
+// in two slots fail before any I/O, and Load reaches every primary.
 func TestClusterScripts(t *testing.T) {
 	c := clusterClient(t, Options{})
 	ctx := testCtx(t)
@@ -311,10 +314,32 @@ func TestClusterScripts(t *testing.T) {
 	if err := c.Set(ctx, k, "v"); err != nil {
 		t.Fatal(err)
 	}
+	owner, err := c.topo.Pick(route.Slot(k), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := testenv.ClusterAddrs(t)
+	seen := func() map[string][2]int {
+		m := map[string][2]int{}
+		for _, addr := range nodes {
+			m[addr] = [2]int{commandSeen(t, addr, "evalsha"), commandSeen(t, addr, "eval")}
+		}
+		return m
+	}
+	before := seen()
 	if r, err := s.Run(ctx, c, []string{k}); err != nil {
 		t.Fatalf("Run = %v", err)
 	} else if v, _ := r.String(); v != "v" {
 		t.Errorf("Run = %q, want v", v)
+	}
+	for addr, n := range seen() {
+		want := [2]int{}
+		if addr == owner.Addr {
+			want = [2]int{1, 1} // EVALSHA (NOSCRIPT), then EVAL
+		}
+		if got := [2]int{n[0] - before[addr][0], n[1] - before[addr][1]}; got != want {
+			t.Errorf("%s saw EVALSHA and EVAL %v times, want %v (the owner is %s)", addr, got, want, owner.Addr)
+		}
 	}
 	other := keyPrefix(t) + "{other}k"
 	if route.Slot(other) == route.Slot(k) {
