@@ -27,11 +27,12 @@ type FunctionOptions struct {
 
 // Function is a function of a server-side library, called with FCALL.
 //
-// Retries follow the rules of [Script]: Never until declared with
-// [Function.WithRetryCategory], read-only functions included; a declared
-// function retries its complete exchange, the library reload included, and
-// every failed attempt that sent anything counts as possibly executed. Raw
-// FCALL through [Client.Do] is never retried.
+// Retries and their metrics follow the rules of [Script]: Never until
+// declared with [Function.WithRetryCategory], read-only functions
+// included; a declared function retries its complete exchange, the
+// library reload included, and every failed attempt counts as possibly
+// executed, one that failed before sending anything included. Raw FCALL
+// through [Client.Do] is never retried.
 //
 // A Function is immutable and safe for concurrent use.
 type Function struct {
