@@ -28,6 +28,29 @@ func deleteLibrary(t *testing.T, library string, addrs ...string) {
 	})
 }
 
+// functionFixture is a proxied standalone client whose retry policy
+// resends ReadOnly without delay, key k set to "v", and a library no
+// server holds yet, deleted when the test ends.
+type functionFixture struct {
+	c              *Client
+	px             *respiretest.Proxy
+	ctx            context.Context
+	addr, k        string
+	lib, name, src string
+}
+
+func newFunctionFixture(t *testing.T) *functionFixture {
+	t.Helper()
+	fx := &functionFixture{addr: standaloneAddr(t), ctx: testCtx(t), k: keyPrefix(t) + "k"}
+	fx.c, fx.px = proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
+	if err := fx.c.Set(fx.ctx, fx.k, "v"); err != nil {
+		t.Fatal(err)
+	}
+	fx.lib, fx.name, fx.src = testLibrary(t)
+	deleteLibrary(t, fx.lib, fx.addr)
+	return fx
+}
+
 // nodeAddrs returns the addresses of nodes.
 func nodeAddrs(nodes []*route.Node) []string {
 	addrs := make([]string, len(nodes))
@@ -50,56 +73,43 @@ func hasLibrary(t *testing.T, addr, library string) bool {
 // step: FCALL_RO once on the replica ("Function not found") and once on
 // the primary, FUNCTION LOAD once on the primary.
 func TestFunctionReloadFromReplicaRead(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		connect func(t *testing.T, opts Options) *Client
-	}{
-		{"Sentinel", func(t *testing.T, o Options) *Client { return sentinelClient(t, o) }},
-		{"Cluster", func(t *testing.T, o Options) *Client { return clusterClient(t, o) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := tc.connect(t, Options{ReadFrom: ReadReplica})
-			ctx := testCtx(t)
-			k := keyPrefix(t) + "k"
-			if err := c.Set(ctx, k, "v"); err != nil {
-				t.Fatal(err)
-			}
-			replica := readNode(t, c, route.Slot(k))
-			primary, err := c.topo.Pick(route.Slot(k), false)
-			if err != nil || !replica.Replica || replica == primary {
-				t.Fatalf("no replica for the key's slot (%v)", err)
-			}
-			lib, name, src := testLibrary(t)
-			deleteLibrary(t, lib, nodeAddrs(c.topo.Primaries())...)
-			fn := NewFunction(lib, name, FunctionOptions{ReadOnly: true, Source: src})
+	replicaTopologies(t, Options{ReadFrom: ReadReplica}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		k := keyPrefix(t) + "k"
+		if err := c.Set(ctx, k, "v"); err != nil {
+			t.Fatal(err)
+		}
+		replica, primary := readReplica(t, c, route.Slot(k))
+		lib, name, src := testLibrary(t)
+		deleteLibrary(t, lib, nodeAddrs(c.topo.Primaries())...)
+		fn := NewFunction(lib, name, FunctionOptions{ReadOnly: true, Source: src})
 
-			loads := commandCalls(t, primary.Addr, "function|load")
-			replicaLoads := commandCalls(t, replica.Addr, "function|load")
-			onReplica, onPrimary := commandCalls(t, replica.Addr, "fcall_ro"), commandCalls(t, primary.Addr, "fcall_ro")
-			r, err := fn.Call(ctx, c, []string{k})
-			if v, _ := r.String(); err != nil || v != "v" {
-				t.Fatalf("Call = %q, %v; want \"v\"", v, err)
-			}
-			if got := commandCalls(t, primary.Addr, "function|load") - loads; got != 1 {
-				t.Errorf("the primary ran FUNCTION LOAD %d times, want 1", got)
-			}
-			if got := commandCalls(t, replica.Addr, "fcall_ro") - onReplica; got != 1 {
-				t.Errorf("the replica ran FCALL_RO %d times, want 1 (Function not found)", got)
-			}
-			if got := commandCalls(t, primary.Addr, "fcall_ro") - onPrimary; got != 1 {
-				t.Errorf("the primary ran FCALL_RO %d times, want 1 (after the reload)", got)
-			}
-			if !hasLibrary(t, primary.Addr, lib) {
-				t.Errorf("the primary %s lacks %s after the reload", primary.Addr, lib)
-			}
-			// The replica gets the library only by replication: the client
-			// never sent it FUNCTION LOAD (a replicated load may count at
-			// most once).
-			if got := commandCalls(t, replica.Addr, "function|load") - replicaLoads; got > 1 {
-				t.Errorf("the replica ran FUNCTION LOAD %d times, want at most the replicated one", got)
-			}
-		})
-	}
+		loads := commandCalls(t, primary.Addr, "function|load")
+		replicaLoads := commandCalls(t, replica.Addr, "function|load")
+		onReplica, onPrimary := commandCalls(t, replica.Addr, "fcall_ro"), commandCalls(t, primary.Addr, "fcall_ro")
+		r, err := fn.Call(ctx, c, []string{k})
+		if v, _ := r.String(); err != nil || v != "v" {
+			t.Fatalf("Call = %q, %v; want \"v\"", v, err)
+		}
+		if got := commandCalls(t, primary.Addr, "function|load") - loads; got != 1 {
+			t.Errorf("the primary ran FUNCTION LOAD %d times, want 1", got)
+		}
+		if got := commandCalls(t, replica.Addr, "fcall_ro") - onReplica; got != 1 {
+			t.Errorf("the replica ran FCALL_RO %d times, want 1 (Function not found)", got)
+		}
+		if got := commandCalls(t, primary.Addr, "fcall_ro") - onPrimary; got != 1 {
+			t.Errorf("the primary ran FCALL_RO %d times, want 1 (after the reload)", got)
+		}
+		if !hasLibrary(t, primary.Addr, lib) {
+			t.Errorf("the primary %s lacks %s after the reload", primary.Addr, lib)
+		}
+		// The replica gets the library only by replication: the client
+		// never sent it FUNCTION LOAD (a replicated load may count at
+		// most once).
+		if got := commandCalls(t, replica.Addr, "function|load") - replicaLoads; got > 1 {
+			t.Errorf("the replica ran FUNCTION LOAD %d times, want at most the replicated one", got)
+		}
+	})
 }
 
 // TestClusterFunctionLoad: Function.Load installs the library on every
@@ -123,10 +133,7 @@ func TestClusterFunctionLoad(t *testing.T) {
 	if err := c.Set(ctx, k, "v"); err != nil {
 		t.Fatal(err)
 	}
-	owner, err := c.topo.Pick(route.Slot(k), false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	owner := slotPrimary(t, c, route.Slot(k))
 	loads := commandCalls(t, owner.Addr, "function|load")
 	if r, err := fn.Call(ctx, c, []string{k}); err != nil {
 		t.Fatalf("Call = %v", err)
@@ -176,7 +183,6 @@ func TestFunctionRetryMetrics(t *testing.T) {
 // exchange of a declared function, which then finds the library; an
 // undeclared function is not resent.
 func TestFunctionLostReplyAfterReload(t *testing.T) {
-	addr := standaloneAddr(t)
 	for _, tc := range []struct {
 		name     string
 		declared bool
@@ -189,21 +195,15 @@ func TestFunctionLostReplyAfterReload(t *testing.T) {
 		{"UndeclaredLoadReplyLost", false, respiretest.Rule{Command: "FUNCTION", Arg: "LOAD", Action: respiretest.DropAfterForward}, true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
-			ctx := testCtx(t)
-			k := keyPrefix(t) + "k"
-			if err := c.Set(ctx, k, "v"); err != nil {
-				t.Fatal(err)
-			}
-			lib, name, src := testLibrary(t)
-			deleteLibrary(t, lib, addr)
-			fn := NewFunction(lib, name, FunctionOptions{ReadOnly: true, Source: src})
+			fx := newFunctionFixture(t)
+			addr := fx.addr
+			fn := NewFunction(fx.lib, fx.name, FunctionOptions{ReadOnly: true, Source: fx.src})
 			if tc.declared {
 				fn = fn.WithRetryCategory(ReadOnly)
 			}
-			lost := px.MustAddRule(t, tc.rule)
+			lost := fx.px.MustAddRule(t, tc.rule)
 			loads, fcalls := commandCalls(t, addr, "function|load"), commandCalls(t, addr, "fcall_ro")
-			r, err := fn.Call(ctx, c, []string{k})
+			r, err := fn.Call(fx.ctx, fx.c, []string{fx.k})
 			if lost.Applied() != 1 {
 				t.Fatalf("the rule applied %d times, want 1", lost.Applied())
 			}

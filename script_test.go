@@ -154,15 +154,8 @@ func testLibrary(t *testing.T) (library, function, src string) {
 // resent, an undeclared one's is not; without a Source the error reaches
 // the caller.
 func TestFunctionReloadAndRetries(t *testing.T) {
-	addr := standaloneAddr(t)
-	c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
-	ctx := testCtx(t)
-	k := keyPrefix(t) + "k"
-	if err := c.Set(ctx, k, "v"); err != nil {
-		t.Fatal(err)
-	}
-	lib, name, src := testLibrary(t)
-	t.Cleanup(func() { _, _ = admin(t, addr, "FUNCTION", "DELETE", lib).String() })
+	fx := newFunctionFixture(t)
+	addr, c, px, ctx, k, lib, name, src := fx.addr, fx.c, fx.px, fx.ctx, fx.k, fx.lib, fx.name, fx.src
 	fn := NewFunction(lib, name, FunctionOptions{ReadOnly: true, Source: src}).WithRetryCategory(ReadOnly)
 	call := func(wantLoads int) {
 		t.Helper()
@@ -314,10 +307,7 @@ func TestClusterScripts(t *testing.T) {
 	if err := c.Set(ctx, k, "v"); err != nil {
 		t.Fatal(err)
 	}
-	owner, err := c.topo.Pick(route.Slot(k), false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	owner := slotPrimary(t, c, route.Slot(k))
 	nodes := testenv.ClusterAddrs(t)
 	seen := func() map[string][2]int {
 		m := map[string][2]int{}
@@ -372,11 +362,7 @@ func TestReadOnlyScriptOnReplica(t *testing.T) {
 	if err := c.Set(ctx, k, "v"); err != nil {
 		t.Fatal(err)
 	}
-	replica := readNode(t, c, route.Slot(k))
-	primary, err := c.topo.Pick(route.Slot(k), false)
-	if err != nil || !replica.Replica || replica == primary {
-		t.Fatalf("no replica for the slot (%v)", err)
-	}
+	replica, primary := readReplica(t, c, route.Slot(k))
 	ro := uniqueScript(t, ScriptOptions{ReadOnly: true})
 	onReplica, onPrimary := commandCalls(t, replica.Addr, "eval_ro"), commandCalls(t, primary.Addr, "eval_ro")
 	// The replica has not seen the script: EVALSHA_RO, then EVAL_RO, there.
