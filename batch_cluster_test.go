@@ -114,14 +114,7 @@ func TestClusterBatchReplicaGroupRetriesOnReplica(t *testing.T) {
 	p := keyPrefix(t) + "{r}"
 	ka, kb, kc := p+"a", p+"b", p+"c"
 	slot := route.Slot(ka)
-	replica := readNode(t, c, slot)
-	primary, err := c.topo.Pick(slot, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !replica.Replica || replica.Addr == primary.Addr {
-		t.Fatalf("the read node %s of slot %d is not a replica", replica.Addr, slot)
-	}
+	replica, primary := readReplica(t, c, slot)
 	bcSeedReplicated(t, seed, ka, "va", kb, "vbb", kc, "vccc")
 	px := proxies[replica.Addr]
 	rule := px.MustAddRule(t, respiretest.Rule{Command: "GETRANGE", Action: respiretest.DropAfterForward})
@@ -162,7 +155,7 @@ func TestClusterBatchReplicaGroupRetriesOnReplica(t *testing.T) {
 	single := px.MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.DropAfterForward})
 	defer single.Remove()
 	gets := commandCalls(t, replica.Addr, "get")
-	_, err = c.Get(ctx, ka)
+	_, err := c.Get(ctx, ka)
 	var re *RetryError
 	if !errors.Is(err, ErrConnectionLost) || errors.As(err, &re) {
 		t.Errorf("single replica GET = %v, want the lost reply, not retried", err)
@@ -381,14 +374,7 @@ func TestClusterBatchScanKeepsReplicaServer(t *testing.T) {
 	c := clusterClient(t, Options{ReadFrom: ReadReplica})
 	ctx := testCtx(t)
 	// Without keys, the batch's SCAN goes the way of slot 0.
-	replica := readNode(t, c, 0)
-	primary, err := c.topo.Pick(0, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !replica.Replica || replica.Addr == primary.Addr {
-		t.Fatalf("the read node %s of slot 0 is not a replica", replica.Addr)
-	}
+	replica, primary := readReplica(t, c, 0)
 	ph := bcTagOn(t, c, primary.Addr)
 	var pairs []string
 	for i := range 32 {

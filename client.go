@@ -308,8 +308,9 @@ type resender interface {
 	// drop releases what the final failed attempt r still holds.
 	drop(r attemptResult)
 	// countsStarted reports whether a resend counts as attempted once
-	// started (Cluster, exchanges), rather than once the transport
-	// accepted it (standalone and Sentinel frames).
+	// started on a node (Cluster), rather than once the transport
+	// accepted it (standalone and Sentinel). An exchange's resend is
+	// accepted or started when any of its commands was.
 	countsStarted() bool
 }
 
@@ -346,6 +347,7 @@ func (c *Client) retryOp(ctx context.Context, waitDL time.Time, s *spec, r attem
 	}
 	attempts, resent := 1, false
 	ran := !r.unwritten // some attempt of this call may have executed
+	earlier := false    // some attempt before the last may have executed
 	for {
 		stop := !r.owned || (r.replica && s.unit == nil) || c.cfg.policy.Decide(retry.Input{
 			Category:  s.cat,
@@ -361,10 +363,10 @@ func (c *Client) retryOp(ctx context.Context, waitDL time.Time, s *spec, r attem
 				rs.drop(r)
 				c.record(s.cat, outcomeExhausted, resent)
 				if err == ErrClosed {
-					return &RetryError{Command: s.name, Attempts: attempts, ran: ran,
+					return &RetryError{Command: s.name, Attempts: attempts, ran: ran, earlier: earlier,
 						Err: errors.Join(&ConnError{Command: s.name, Unwritten: true, Err: ErrClosed}, r.err)}
 				}
-				return &RetryError{Command: s.name, Attempts: attempts, ran: ran,
+				return &RetryError{Command: s.name, Attempts: attempts, ran: ran, earlier: earlier,
 					Err: &ContextError{Command: s.name, Sent: ran, Err: err, Last: r.err}}
 			} else if !deadline.IsZero() && !time.Now().Before(deadline) {
 				stop = true
@@ -374,11 +376,12 @@ func (c *Client) retryOp(ctx context.Context, waitDL time.Time, s *spec, r attem
 			rs.drop(r)
 			c.record(s.cat, outcomeExhausted, resent)
 			if attempts > 1 {
-				return &RetryError{Command: s.name, Attempts: attempts, ran: ran, Err: markRan(r.err, ran)}
+				return &RetryError{Command: s.name, Attempts: attempts, ran: ran, earlier: earlier, Err: markRan(r.err, ran)}
 			}
 			return r.err
 		}
 		attempts++
+		earlier = ran
 		r = rs.resend()
 		if r.closed {
 			// The client closed between the backoff and the resend:
@@ -387,7 +390,7 @@ func (c *Client) retryOp(ctx context.Context, waitDL time.Time, s *spec, r attem
 		}
 		ran = ran || !r.unwritten
 		// Standalone and Sentinel count the resends the transport
-		// accepted; Cluster and exchanges count the resends started.
+		// accepted; Cluster counts the resends started on a node.
 		if r.accepted || (r.started && rs.countsStarted()) {
 			resent = true
 			c.record(s.cat, outcomeAttempted, true)

@@ -45,7 +45,8 @@
 // it selects (connection loss, LOADING, TRYAGAIN, MASTERDOWN, READONLY),
 // and either the transport proved the command was never written, or the
 // command's [RetryCategory] is at most the policy's maximum (ReadOnly by
-// default). Retries never provide exactly-once execution.//
+// default). Retries never provide exactly-once execution.
+//
 // # Batches, transactions, scripts and failover groups
 //
 // [Client.NewBatch] and [Client.NewTransaction] queue members that travel
@@ -55,7 +56,9 @@
 // category the caller declares (Never otherwise), retrying the whole
 // exchange, EVAL fallback or library reload included. A typed
 // [Client.XAdd] carries an idempotency identity on its own when the policy
-// accepts WriteChecked, so its resend cannot append twice on Redis 8.6.
-// [NewFailoverGroup] and [Execute] span independent deployments
-// (docs/failover-groups.md).
+// accepts WriteChecked, so that on Redis 8.6 its resend returns the entry
+// already appended; a resend that arrives after the stream forgot the
+// identity (expired after IDMP-DURATION or evicted beyond IDMP-MAXSIZE,
+// see [Client.XCfgSet]) appends again. [NewFailoverGroup] and [Execute]
+// span independent deployments (docs/failover-groups.md).
 package respire

@@ -138,6 +138,9 @@ type RetryError struct {
 	Err error
 	// ran reports whether any attempt may have executed.
 	ran bool
+	// earlier reports whether an attempt before the last may have
+	// executed (set by the command retry loop).
+	earlier bool
 }
 
 func (e *RetryError) Error() string {

@@ -18,18 +18,21 @@ type FunctionOptions struct {
 	ReadOnly bool
 	// Source is the library's code ("#!lua name=<library>" ...), optional.
 	// When set, a call answered "Function not found" loads the library
-	// with FUNCTION LOAD REPLACE on that server and calls again, within
-	// the same attempt.
+	// with FUNCTION LOAD REPLACE on the primary (on a Cluster client, the
+	// primary of the keys' slot), even when a replica gave that answer,
+	// and calls again on that primary, within the same attempt. Replicas
+	// receive the library by replication.
 	Source string
 }
 
 // Function is a function of a server-side library, called with FCALL.
 //
-// Retries follow the rules of [Script]: Never until declared with
-// [Function.WithRetryCategory], read-only functions included; a declared
-// function retries its complete exchange, the library reload included, and
-// every failed attempt that sent anything counts as possibly executed. Raw
-// FCALL through [Client.Do] is never retried.
+// Retries and their metrics follow the rules of [Script]: Never until
+// declared with [Function.WithRetryCategory], read-only functions
+// included; a declared function retries its complete exchange, the
+// library reload included, and every failed attempt counts as possibly
+// executed, one that failed before sending anything included. Raw FCALL
+// through [Client.Do] is never retried.
 //
 // A Function is immutable and safe for concurrent use.
 type Function struct {
@@ -123,19 +126,26 @@ func (fn *Function) Call(ctx context.Context, c *Client, keys []string, args ...
 	}
 	if fn.opt.Source != "" {
 		x.recover = func(x *exchange, t *target) attemptResult {
-			// Load on the server that lacks the library, then call again.
+			// Load on the primary: the node that lacks the library may be
+			// a replica, which refuses FUNCTION LOAD. Then call again on
+			// that primary, which now holds the library (a replica may
+			// not have it yet).
 			load := catalog.Scripting.FUNCTION_LOAD()
-			var lt *target
+			var lt, ct *target
 			if t != nil {
-				lt = &target{slot: -1, pinned: t.served}
+				lt = &target{slot: t.slot}
 			}
 			f := c.frames.Get()
 			f.Buf = appendCommand(f.Buf, load, []string{"REPLACE", fn.opt.Source})
 			f.Want = wire.WantValue
-			if r := x.step(&spec{name: load.FullName(), cat: fn.cat, desc: load}, f, lt); r.err != nil {
+			r := x.step(&spec{name: load.FullName(), cat: fn.cat, desc: load}, f, lt)
+			if r.err != nil {
 				return r
 			}
-			return x.step(&x.s, x.main(), x.route())
+			if lt != nil {
+				ct = &target{slot: t.slot, pinned: lt.served}
+			}
+			return followed(r, x.step(&x.s, x.main(), ct))
 		}
 	}
 	return x.run(ctx, keys, fn.opt.ReadOnly)

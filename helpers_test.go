@@ -107,6 +107,22 @@ func newAdmin(t testing.TB, addr string) *Client {
 // after an action: the counts are server-wide.
 func commandCalls(t testing.TB, addr, name string) int {
 	t.Helper()
+	return commandStat(t, addr, name, "calls")
+}
+
+// commandSeen returns how many times command name reached addr: its
+// calls and its rejected calls (a Cluster node counts a command it
+// answers with MOVED or ASK as rejected, not as a call).
+func commandSeen(t testing.TB, addr, name string) int {
+	t.Helper()
+	return commandStat(t, addr, name, "calls") + commandStat(t, addr, name, "rejected_calls")
+}
+
+// commandStat returns field ("calls", "rejected_calls", "failed_calls")
+// of command name in addr's INFO commandstats, 0 when the command never
+// ran.
+func commandStat(t testing.TB, addr, name, field string) int {
+	t.Helper()
 	testenv.CountCommands(t, addr)
 	info, err := admin(t, addr, "INFO", "commandstats").String()
 	if err != nil {
@@ -118,11 +134,11 @@ func commandCalls(t testing.TB, addr, name string) int {
 		if !ok {
 			continue
 		}
-		for field := range strings.SplitSeq(strings.TrimSpace(rest), ",") {
-			if v, ok := strings.CutPrefix(field, "calls="); ok {
+		for f := range strings.SplitSeq(strings.TrimSpace(rest), ",") {
+			if v, ok := strings.CutPrefix(f, field+"="); ok {
 				n, err := strconv.Atoi(v)
 				if err != nil {
-					t.Fatalf("INFO commandstats: bad calls in %q", line)
+					t.Fatalf("INFO commandstats: bad %s in %q", field, line)
 				}
 				return n
 			}

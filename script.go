@@ -38,6 +38,12 @@ type ScriptOptions struct {
 // before sending anything included.
 // Raw EVAL and EVALSHA through [Client.Do] are never retried.
 //
+// Metrics ([MetricsResiliency]): a resend counts as attempted when the
+// transport accepted some command of its exchange, the EVAL fallback
+// included (on a Cluster client, when one was started on a node); a
+// resend that got no connection, or found the client closed, counts
+// nothing.
+//
 // A Script is immutable and safe for concurrent use.
 type Script struct {
 	src, sha string
@@ -99,11 +105,18 @@ func (s *Script) Run(ctx context.Context, c *Client, keys []string, args ...stri
 	if s.err != nil {
 		return Reply{}, s.err
 	}
+	x := s.exchange(c, keys, args)
+	return x.run(ctx, keys, s.readOnly)
+}
+
+// exchange returns the exchange of one Run: EVALSHA, and EVAL with the
+// source on NOSCRIPT.
+func (s *Script) exchange(c *Client, keys, args []string) exchange {
 	evalsha, eval := catalog.Scripting.EVALSHA(), catalog.Scripting.EVAL()
 	if s.readOnly {
 		evalsha, eval = catalog.Scripting.EVALSHA_RO(), catalog.Scripting.EVAL_RO()
 	}
-	x := exchange{
+	return exchange{
 		c:       c,
 		s:       spec{name: s.name(), cat: s.cat, desc: evalsha},
 		missing: func(se *ServerError) bool { return se.Code == "NOSCRIPT" },
@@ -113,7 +126,6 @@ func (s *Script) Run(ctx context.Context, c *Client, keys []string, args ...stri
 			return x.step(&spec{name: eval.Name(), cat: s.cat, desc: eval}, callFrame(c, eval, s.src, keys, args), t)
 		},
 	}
-	return x.run(ctx, keys, s.readOnly)
 }
 
 // Load sends SCRIPT LOAD to the server (on a Cluster client, to every
@@ -227,20 +239,25 @@ func (x *exchange) step(s *spec, f *wire.Frame, t *target) attemptResult {
 }
 
 // attempt runs the exchange once: the call, and the recovery when the
-// server lacks the code. Every failed attempt counts as possibly executed,
-// one that failed before sending included (the spec's rule for scripts
-// and functions): only the declared category can permit a resend.
+// server lacks the code.
+//
+// Two facts about a failed attempt are kept apart. For the retry
+// decision every failed attempt counts as possibly executed, one that
+// failed before sending included (the spec's rule for scripts and
+// functions): only the declared category can permit a resend. For the
+// metrics the attempt is counted as its commands would be: accepted when
+// the transport accepted any of them (the EVAL fallback or the library
+// reload included), started when any was started on a Cluster node; an
+// attempt that got no connection or found the client closed is neither.
 func (x *exchange) attempt() attemptResult {
 	t := x.route()
 	r := x.step(&x.s, x.main(), t)
 	var se *ServerError
 	if r.err != nil && x.recover != nil && errors.As(r.err, &se) && x.missing(se) {
-		sent := r
-		r = x.recover(x, t)
-		r.started = r.started || sent.started || sent.accepted
+		r = followed(r, x.recover(x, t))
 	}
-	if r.err != nil || r.accepted || r.started {
-		r.started, r.unwritten = true, false
+	if r.err != nil {
+		r.unwritten = false
 		if ce, ok := r.err.(*ConnError); ok {
 			ce.Unwritten = false
 		}
@@ -248,8 +265,24 @@ func (x *exchange) attempt() attemptResult {
 	return r
 }
 
+// followed returns next, the result of a step that ran after prev within
+// one attempt of an exchange, with what prev adds to the attempt: a
+// command the transport accepted or a Cluster node started, and a
+// replica's service (a read a replica served is never resent, even when
+// the recovery ran on the primary). Having sent prev, the attempt did not
+// find the client closed before sending anything.
+func followed(prev, next attemptResult) attemptResult {
+	next.accepted = next.accepted || prev.accepted
+	next.started = next.started || prev.started
+	next.replica = next.replica || prev.replica
+	next.closed = next.closed && prev.closed
+	return next
+}
+
 func (x *exchange) resend() attemptResult { return x.attempt() }
 
 func (x *exchange) drop(attemptResult) {} // every step released its frame
 
-func (x *exchange) countsStarted() bool { return true }
+// countsStarted: a resend of an exchange counts like its commands, as
+// started on a Cluster and as accepted elsewhere.
+func (x *exchange) countsStarted() bool { return x.c.isCluster() }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/internal/testenv"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -136,9 +137,12 @@ func TestScriptFallback(t *testing.T) {
 
 const libSrc = "#!lua name=%s\nredis.register_function{function_name='%s_get', callback=function(keys, args) return redis.call('GET', keys[1]) end, flags={'no-writes'}}"
 
-// testLibrary returns a library with one read function, named for t.
+// testLibrary returns a library with one read function, named for t and
+// for this run of it (-count), so that no server, replicas included,
+// holds it yet.
 func testLibrary(t *testing.T) (library, function, src string) {
-	library = "lib_" + strings.NewReplacer("/", "_", "-", "_", ":", "_", ".", "_").Replace(strings.Trim(keyPrefix(t), "{}:"))
+	library = "lib_" + strings.NewReplacer("/", "_", "-", "_", ":", "_", ".", "_").Replace(strings.Trim(keyPrefix(t), "{}:")) +
+		"_" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	function = library + "_get"
 	src = strings.ReplaceAll(strings.Replace(libSrc, "%s", library, 1), "%s", library)
 	return
@@ -150,15 +154,8 @@ func testLibrary(t *testing.T) (library, function, src string) {
 // resent, an undeclared one's is not; without a Source the error reaches
 // the caller.
 func TestFunctionReloadAndRetries(t *testing.T) {
-	addr := standaloneAddr(t)
-	c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
-	ctx := testCtx(t)
-	k := keyPrefix(t) + "k"
-	if err := c.Set(ctx, k, "v"); err != nil {
-		t.Fatal(err)
-	}
-	lib, name, src := testLibrary(t)
-	t.Cleanup(func() { _, _ = admin(t, addr, "FUNCTION", "DELETE", lib).String() })
+	fx := newFunctionFixture(t)
+	addr, c, px, ctx, k, lib, name, src := fx.addr, fx.c, fx.px, fx.ctx, fx.k, fx.lib, fx.name, fx.src
 	fn := NewFunction(lib, name, FunctionOptions{ReadOnly: true, Source: src}).WithRetryCategory(ReadOnly)
 	call := func(wantLoads int) {
 		t.Helper()
@@ -240,28 +237,68 @@ func TestScriptAndFunctionBadInput(t *testing.T) {
 	}
 }
 
-// TestScriptMetrics: a script retry counts its started resends, the EVAL
-// fallback included, and one outcome, tagged with the declared category.
+// TestScriptMetrics: a script retry counts as attempted each resend in
+// which the transport accepted some command of the exchange (the EVAL
+// fallback included), never a resend that could not get a connection,
+// and one outcome, tagged with the declared category.
 func TestScriptMetrics(t *testing.T) {
+	retrySynctest(t, func(t *testing.T) {
+		s := respiretest.NewServer(t)
+		c, reader := retryMetricsClient(t, s, Options{RetryPolicy: &RetryPolicy{MaxAttempts: 6, InitialBackoff: NoBackoff}})
+		// Attempt 1: EVALSHA is dropped with its connection. The
+		// replacement dial and the next are refused, so one or two
+		// resends get no connection (not attempted). Then a resend sends
+		// EVALSHA (NOSCRIPT) and the EVAL fallback, answered LOADING
+		// (attempted), and the next both again (attempted, succeeded).
+		s.MustAddRule(t, respiretest.Rule{Command: "EVALSHA", Action: respiretest.DropBeforeForward})
+		loading := s.MustAddRule(t, respiretest.Rule{Command: "EVAL", Action: respiretest.Inject(respiretest.ErrLoading)})
+		if err := s.RefuseDials(2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := NewScript("return 1", ScriptOptions{}).WithRetryCategory(ReadOnly).Run(bg, c, nil); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if n, l := s.Executed("EVAL"), loading.Applied(); n != 1 || l != 1 {
+			t.Errorf("EVAL ran %d times after %d LOADING, want 1 after 1", n, l)
+		}
+		if n := s.Executed("EVALSHA"); n != 2 {
+			t.Errorf("EVALSHA ran %d times, want 2", n)
+		}
+		want := retryCounts{"read_only/attempted": 2, "read_only/succeeded": 1}
+		if got := retryCollect(t, reader); !got.equal(want) {
+			t.Errorf("counts = %v, want %v", got, want)
+		}
+	})
+}
+
+// TestExchangeOnClosedClientStartsNothing: an exchange attempt that finds
+// the client closed sends nothing, so a resend that does is not counted
+// as attempted; like every failed attempt of a script it still counts as
+// possibly executed.
+func TestExchangeOnClosedClientStartsNothing(t *testing.T) {
 	s := respiretest.NewServer(t, respiretest.InMemory())
-	c, reader := retryMetricsClient(t, s, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
-	s.MustAddRule(t, respiretest.Rule{Command: "EVALSHA", Times: 1, Action: respiretest.Inject(respiretest.ErrLoading)})
-	// Attempt 1: EVALSHA answered LOADING; attempt 2: EVALSHA (NOSCRIPT),
-	// then the EVAL fallback.
-	if _, err := NewScript("return 1", ScriptOptions{}).WithRetryCategory(ReadOnly).Run(bg, c, nil); err != nil {
-		t.Fatalf("Run = %v", err)
+	c := retryMemClient(t, s, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
 	}
-	if n := s.Executed("EVAL"); n != 1 {
-		t.Errorf("EVAL ran %d times, want 1", n)
+	x := NewScript("return 1", ScriptOptions{}).WithRetryCategory(ReadOnly).exchange(c, nil, nil)
+	x.ctx = bg
+	r := x.attempt()
+	if !errors.Is(r.err, ErrClosed) || !r.closed {
+		t.Fatalf("attempt = %v (closed %v), want ErrClosed", r.err, r.closed)
 	}
-	want := retryCounts{"read_only/attempted": 1, "read_only/succeeded": 1}
-	if got := retryCollect(t, reader); !got.equal(want) {
-		t.Errorf("counts = %v, want %v", got, want)
+	if r.accepted || r.started {
+		t.Errorf("accepted %v, started %v; want neither: nothing was sent", r.accepted, r.started)
+	}
+	if r.unwritten || !MayHaveExecuted(r.err) {
+		t.Errorf("unwritten %v, MayHaveExecuted %v; want a possibly executed attempt", r.unwritten, MayHaveExecuted(r.err))
 	}
 }
 
-// TestClusterScripts: on a Cluster a script runs on its keys' slot owner,
-// keys in two slots fail before any I/O, and Load reaches every primary.
+// TestClusterScripts: on a Cluster a script is sent straight to its keys'
+// slot owner (per-node commandstats: the owner runs EVALSHA and the EVAL
+// fallback, no other node sees either, not even to answer MOVED), keys
+// in two slots fail before any I/O, and Load reaches every primary.
 func TestClusterScripts(t *testing.T) {
 	c := clusterClient(t, Options{})
 	ctx := testCtx(t)
@@ -270,10 +307,29 @@ func TestClusterScripts(t *testing.T) {
 	if err := c.Set(ctx, k, "v"); err != nil {
 		t.Fatal(err)
 	}
+	owner := slotPrimary(t, c, route.Slot(k))
+	nodes := testenv.ClusterAddrs(t)
+	seen := func() map[string][2]int {
+		m := map[string][2]int{}
+		for _, addr := range nodes {
+			m[addr] = [2]int{commandSeen(t, addr, "evalsha"), commandSeen(t, addr, "eval")}
+		}
+		return m
+	}
+	before := seen()
 	if r, err := s.Run(ctx, c, []string{k}); err != nil {
 		t.Fatalf("Run = %v", err)
 	} else if v, _ := r.String(); v != "v" {
 		t.Errorf("Run = %q, want v", v)
+	}
+	for addr, n := range seen() {
+		want := [2]int{}
+		if addr == owner.Addr {
+			want = [2]int{1, 1} // EVALSHA (NOSCRIPT), then EVAL
+		}
+		if got := [2]int{n[0] - before[addr][0], n[1] - before[addr][1]}; got != want {
+			t.Errorf("%s saw EVALSHA and EVAL %v times, want %v (the owner is %s)", addr, got, want, owner.Addr)
+		}
 	}
 	other := keyPrefix(t) + "{other}k"
 	if route.Slot(other) == route.Slot(k) {
@@ -306,11 +362,7 @@ func TestReadOnlyScriptOnReplica(t *testing.T) {
 	if err := c.Set(ctx, k, "v"); err != nil {
 		t.Fatal(err)
 	}
-	replica := readNode(t, c, route.Slot(k))
-	primary, err := c.topo.Pick(route.Slot(k), false)
-	if err != nil || !replica.Replica || replica == primary {
-		t.Fatalf("no replica for the slot (%v)", err)
-	}
+	replica, primary := readReplica(t, c, route.Slot(k))
 	ro := uniqueScript(t, ScriptOptions{ReadOnly: true})
 	onReplica, onPrimary := commandCalls(t, replica.Addr, "eval_ro"), commandCalls(t, primary.Addr, "eval_ro")
 	// The replica has not seen the script: EVALSHA_RO, then EVAL_RO, there.

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 	"unicode"
@@ -96,6 +97,14 @@ type XAddOptions struct {
 // again, so such a server sees one rejected XADD per append; other
 // errors reach the caller.
 //
+// There is no fallback when an earlier attempt of the same call may have
+// executed: its reply was lost on a server with IDMP, and the resend met
+// a server without it (a Sentinel failover onto an older server, say).
+// That attempt may have appended the entry, and a plain XADD would
+// append it again. XAdd then returns the rejection wrapped in an error
+// that says so; errors.As still finds the [*ServerError] and the
+// [*RetryError], and [MayHaveExecuted] reports true.
+//
 // Warning: Redis remembers an identity only within the stream's
 // IDMP-DURATION and among the producer's IDMP-MAXSIZE most recent
 // identities (see [Client.XCfgSet]). A resend that arrives after its
@@ -141,6 +150,12 @@ func (c *Client) xaddAuto(ctx context.Context, key string, opt XAddOptions, pair
 	if err == nil || !isNoIDMP(err) {
 		return id, err
 	}
+	if ranBeforeLast(err) {
+		// An earlier attempt may have appended the entry before a server
+		// without IDMP answered the resend (a failover onto an older
+		// server): a plain XADD could append it a second time.
+		return "", fmt.Errorf("respire: XADD: the server rejected IDMP after an earlier attempt may have appended the entry; not sent again as a plain XADD: %w", err)
+	}
 	// The server has no IDMP: it rejected the identity before running the
 	// XADD. Send the call once more without it, as a plain XADD.
 	if !dl.IsZero() {
@@ -159,6 +174,13 @@ func (c *Client) xaddAuto(ctx context.Context, key string, opt XAddOptions, pair
 func isNoIDMP(err error) bool {
 	var se *ServerError
 	return errors.As(err, &se) && se.Message == errNoIDMP
+}
+
+// ranBeforeLast reports whether an attempt of the call that failed with
+// err, before its last one, may have executed.
+func ranBeforeLast(err error) bool {
+	var re *RetryError
+	return errors.As(err, &re) && re.earlier
 }
 
 // newStreamMessageID returns 16 random bytes in unpadded base64url.

@@ -10,10 +10,12 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"net"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -482,6 +484,67 @@ func TestXAddFallbackWithoutIDMPEmulated(t *testing.T) {
 	if _, err := c.XAdd(bg, "str", XAddOptions{}, "f", "v"); !errors.As(err, &se) || se.Code != "WRONGTYPE" {
 		t.Errorf("XAdd on a string = %v; want WRONGTYPE", err)
 	}
+}
+
+// No fallback after possible execution: when an earlier attempt of the
+// same call may have appended (its reply was lost on a server with IDMP)
+// and the resend meets a server without IDMP (a failover onto an older
+// server, injected here), a plain XADD could append the entry twice. The
+// call returns the rejection instead, still matched by errors.As. An
+// earlier attempt that never reached the server does not stop the
+// fallback.
+func TestXAddNoFallbackAfterPossibleExecution(t *testing.T) {
+	t.Run("LostReplyThenRejected", func(t *testing.T) {
+		s := respiretest.NewServer(t, respiretest.InMemory()) // with IDMP
+		rec := recordXAdds(t, s.Proxy, "s")
+		s.MustAddRule(t, respiretest.Rule{Command: "XADD", Action: respiretest.DropAfterForward})
+		s.MustAddRule(t, respiretest.Rule{Command: "XADD", Nth: 2, Action: respiretest.Inject(errNoIDMP)})
+		c := retryMemClient(t, s, Options{RetryPolicy: idmpChecked})
+		_, err := c.XAdd(bg, "s", XAddOptions{}, "f", "v")
+		var se *ServerError
+		var re *RetryError
+		if !errors.As(err, &se) || se.Message != errNoIDMP || !errors.As(err, &re) || re.Attempts != 2 {
+			t.Fatalf("XAdd = %v; want the rejection after 2 attempts", err)
+		}
+		if !MayHaveExecuted(err) {
+			t.Errorf("MayHaveExecuted = false; the first attempt appended")
+		}
+		if !strings.Contains(err.Error(), "may have appended") {
+			t.Errorf("XAdd = %q; want it to say why it did not fall back", err)
+		}
+		frames := rec.all()
+		if len(frames) != 2 {
+			t.Fatalf("%d XADD frames, want 2 (no plain fallback)", len(frames))
+		}
+		for _, f := range frames {
+			wantAutoIdentity(t, c, f)
+		}
+		wantXLen(t, c, "s", 1) // the first attempt's entry, once
+	})
+	t.Run("UnwrittenThenRejected", func(t *testing.T) {
+		s := respiretest.NewServer(t, respiretest.InMemory(), respiretest.WithIDMP(false))
+		rec := recordXAdds(t, s.Proxy, "s")
+		var dials atomic.Int32
+		unwritten := retryUnwrittenDialer(s)
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			return unwritten(ctx, network, addr)
+		}
+		c := retryMemClient(t, s, Options{RetryPolicy: idmpChecked, Dialer: dial})
+		if _, err := c.XAdd(bg, "s", XAddOptions{}, "f", "v"); err != nil {
+			t.Fatalf("XAdd = %v; want the fallback's entry", err)
+		}
+		if n := dials.Load(); n != 2 {
+			t.Fatalf("%d dials, want 2: the first attempt's write failed with its connection", n)
+		}
+		frames := rec.all()
+		if len(frames) != 2 {
+			t.Fatalf("%d XADD frames, want 2 (the rejected resend, the plain fallback)", len(frames))
+		}
+		wantAutoIdentity(t, c, frames[0])
+		wantNoIdentity(t, frames[1])
+		wantXLen(t, c, "s", 1)
+	})
 }
 
 // The fallback stays within the call's original deadline: with each reply

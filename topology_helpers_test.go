@@ -54,3 +54,10 @@ func topologies(t *testing.T, opts Options, body func(t *testing.T, c *Client)) 
 	t.Run("Sentinel", func(t *testing.T) { body(t, sentinelClient(t, opts)) })
 	t.Run("Cluster", func(t *testing.T) { body(t, clusterClient(t, opts)) })
 }
+
+// replicaTopologies runs body against a client of each topology with
+// replicas: the Sentinel group and the Cluster.
+func replicaTopologies(t *testing.T, opts Options, body func(t *testing.T, c *Client)) {
+	t.Run("Sentinel", func(t *testing.T) { body(t, sentinelClient(t, opts)) })
+	t.Run("Cluster", func(t *testing.T) { body(t, clusterClient(t, opts)) })
+}

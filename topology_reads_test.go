@@ -17,49 +17,59 @@ import (
 // read policy.
 func readNode(t *testing.T, c *Client, slot int) *route.Node {
 	t.Helper()
-	n, err := c.topo.Pick(slot, true)
+	return pickNode(t, c, slot, true)
+}
+
+// slotPrimary returns the primary of slot (any primary for -1).
+func slotPrimary(t *testing.T, c *Client, slot int) *route.Node {
+	t.Helper()
+	return pickNode(t, c, slot, false)
+}
+
+func pickNode(t *testing.T, c *Client, slot int, read bool) *route.Node {
+	t.Helper()
+	n, err := c.topo.Pick(slot, read)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return n
 }
 
+// readReplica returns the replica a read of slot goes to under the
+// client's replica read policy, and the slot's primary; the test fails
+// unless they are two nodes.
+func readReplica(t *testing.T, c *Client, slot int) (replica, primary *route.Node) {
+	t.Helper()
+	replica, primary = readNode(t, c, slot), slotPrimary(t, c, slot)
+	if !replica.Replica || replica.Addr == primary.Addr {
+		t.Fatalf("the read node %s of slot %d is not a replica", replica.Addr, slot)
+	}
+	return replica, primary
+}
+
 // TestReadFromReplica: under ReadReplica, read-only commands go to a
 // replica (READONLY on Cluster replica connections), writes to the
 // primary; the replica's own commandstats witness where each ran.
 func TestReadFromReplica(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		connect func(t *testing.T, opts Options) *Client
-	}{
-		{"Sentinel", func(t *testing.T, o Options) *Client { return sentinelClient(t, o) }},
-		{"Cluster", func(t *testing.T, o Options) *Client { return clusterClient(t, o) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := tc.connect(t, Options{ReadFrom: ReadReplica})
-			ctx := testCtx(t)
-			k := keyPrefix(t) + "k"
-			replica := readNode(t, c, route.Slot(k))
-			primary, _ := c.topo.Pick(route.Slot(k), false)
-			if !replica.Replica || replica == primary {
-				t.Fatalf("read node %s is not a replica", replica.Addr)
+	replicaTopologies(t, Options{ReadFrom: ReadReplica}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		k := keyPrefix(t) + "k"
+		replica, primary := readReplica(t, c, route.Slot(k))
+		bcSeedReplicated(t, c, k, "v") // on the replica before the reads
+		getsBefore := commandCalls(t, replica.Addr, "get")
+		primaryGets := commandCalls(t, primary.Addr, "get")
+		for range 5 {
+			if v, err := c.Get(ctx, k); err != nil || v != "v" {
+				t.Fatalf("GET = %q, %v", v, err)
 			}
-			bcSeedReplicated(t, c, k, "v") // on the replica before the reads
-			getsBefore := commandCalls(t, replica.Addr, "get")
-			primaryGets := commandCalls(t, primary.Addr, "get")
-			for range 5 {
-				if v, err := c.Get(ctx, k); err != nil || v != "v" {
-					t.Fatalf("GET = %q, %v", v, err)
-				}
-			}
-			if got := commandCalls(t, replica.Addr, "get") - getsBefore; got != 5 {
-				t.Errorf("the replica ran GET %d times, want 5", got)
-			}
-			if got := commandCalls(t, primary.Addr, "get") - primaryGets; got != 0 {
-				t.Errorf("the primary ran GET %d times, want 0", got)
-			}
-		})
-	}
+		}
+		if got := commandCalls(t, replica.Addr, "get") - getsBefore; got != 5 {
+			t.Errorf("the replica ran GET %d times, want 5", got)
+		}
+		if got := commandCalls(t, primary.Addr, "get") - primaryGets; got != 0 {
+			t.Errorf("the primary ran GET %d times, want 0", got)
+		}
+	})
 }
 
 // TestReplicaReadsAreNeverRetried: a read a replica served is not resent,
