@@ -138,6 +138,11 @@ type loadResult struct {
 func runLoad(t *testing.T, c *Client, keys []string, hash string, stop <-chan struct{}) (*loadResult, func()) {
 	res := &loadResult{done: map[string]bool{}, ambiguous: map[string]bool{}}
 	var wg sync.WaitGroup
+	// A test that fails before it closes stop still ends the load before
+	// its client closes (cleanups run last registered first), instead of
+	// leaving it spinning on a closed client for the rest of the run.
+	halt := make(chan struct{})
+	t.Cleanup(func() { close(halt); wg.Wait() })
 	for g := range 4 {
 		wg.Add(1)
 		go func() {
@@ -145,6 +150,8 @@ func runLoad(t *testing.T, c *Client, keys []string, hash string, stop <-chan st
 			for i := g; ; i++ {
 				select {
 				case <-stop:
+					return
+				case <-halt:
 					return
 				default:
 				}
@@ -168,6 +175,8 @@ func runLoad(t *testing.T, c *Client, keys []string, hash string, stop <-chan st
 		for i := 0; ; i++ {
 			select {
 			case <-stop:
+				return
+			case <-halt:
 				return
 			default:
 			}
