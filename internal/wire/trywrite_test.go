@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -87,31 +88,76 @@ func TestIdleConnectionCallerWritesOwnFrame(t *testing.T) {
 	}
 }
 
-// TestBusyConnectionQueuesForWriter proves that while a frame is owed, the
-// next one goes to the writer goroutine (which gathers frames into one
+// TestFewCallersWriteOwnFramesWhileOthersAreOwed proves that on a
+// connection few callers share (its recent peak of frames owed is at most
+// ownWriteMaxPeak), a caller that finds the writer idle writes its own
+// frame even while other replies are owed: commands leave at once instead
+// of waiting in waves for the writer goroutine.
+func TestFewCallersWriteOwnFramesWhileOthersAreOwed(t *testing.T) {
+	c, tf := startTryFake(t, nil)
+	frames := make([]*Frame, ownWriteMaxPeak+1)
+	for i := range frames {
+		frames[i] = newFrame(WantBytes, "GET", "k"+strconv.Itoa(i))
+		want := bytes.Clone(frames[i].Buf)
+		submit(t, c, frames[i]) // i frames are owed
+		if got := tf.tries(); len(got) != i+1 || !bytes.Equal(got[i], want) {
+			t.Fatalf("frame %d (%d owed): %d non-blocking writes, want its caller's write %q", i, i, len(got), want)
+		}
+	}
+	for i := range frames {
+		tf.reply(bulk("v" + strconv.Itoa(i)))
+	}
+	for i, f := range frames {
+		waitOK(t, f)
+		if string(f.Bytes) != "v"+strconv.Itoa(i) {
+			t.Fatalf("frame %d got %q", i, f.Bytes)
+		}
+		f.Release()
+	}
+	tf.fakeConn.mu.Lock()
+	calls := tf.fakeConn.calls
+	tf.fakeConn.mu.Unlock()
+	if calls != 0 {
+		t.Fatalf("the writer goroutine made %d Write calls, want 0", calls)
+	}
+}
+
+// TestBusyConnectionQueuesForWriter proves that once more than
+// ownWriteMaxPeak frames were owed at once, a frame submitted while others
+// are owed goes to the writer goroutine (which gathers frames into one
 // write) instead of being written by its caller.
 func TestBusyConnectionQueuesForWriter(t *testing.T) {
 	c, tf := startTryFake(t, nil)
-	a := newFrame(WantBytes, "GET", "a")
-	submit(t, c, a)
+	owed := make([]*Frame, ownWriteMaxPeak+1)
+	for i := range owed {
+		owed[i] = newFrame(WantBytes, "GET", "a"+strconv.Itoa(i))
+		submit(t, c, owed[i])
+	}
 	b := newFrame(WantBytes, "GET", "b")
 	bBuf := bytes.Clone(b.Buf)
-	submit(t, c, b)
+	submit(t, c, b) // ownWriteMaxPeak+1 owed: the peak is above the bound
 	tf.awaitWrite(t, 0)
 	if got := tf.call(0); !bytes.Equal(got, bBuf) {
-		t.Fatalf("writer goroutine wrote %q, want the second frame %q", got, bBuf)
+		t.Fatalf("writer goroutine wrote %q, want the last frame %q", got, bBuf)
 	}
-	if got := len(tf.tries()); got != 1 {
-		t.Fatalf("%d non-blocking writes, want 1 (the first frame only)", got)
+	if got := len(tf.tries()); got != len(owed) {
+		t.Fatalf("%d non-blocking writes, want %d (the frames before the peak passed the bound)", got, len(owed))
 	}
-	tf.reply(bulk("va"))
+	for i := range owed {
+		tf.reply(bulk("va" + strconv.Itoa(i)))
+	}
 	tf.reply(bulk("vb"))
-	waitOK(t, a)
-	waitOK(t, b)
-	if string(a.Bytes) != "va" || string(b.Bytes) != "vb" {
-		t.Fatalf("got a=%q b=%q, want va and vb", a.Bytes, b.Bytes)
+	for i, f := range owed {
+		waitOK(t, f)
+		if string(f.Bytes) != "va"+strconv.Itoa(i) {
+			t.Fatalf("frame %d got %q", i, f.Bytes)
+		}
+		f.Release()
 	}
-	a.Release()
+	waitOK(t, b)
+	if string(b.Bytes) != "vb" {
+		t.Fatalf("got b=%q, want vb", b.Bytes)
+	}
 	b.Release()
 }
 
