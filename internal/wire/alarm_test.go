@@ -22,6 +22,19 @@ func slowGets(args []string) []byte {
 	return defaultReply(args)
 }
 
+// dialFake connects to a fake server answering with handle; the
+// connection closes when the test ends.
+func dialFake(t *testing.T, handle func(args []string) []byte) *Conn {
+	t.Helper()
+	s := newFakeServer(t, handle)
+	c, err := Dial(context.Background(), Config{Addr: "fake:6379", Dial: s.dial}, nil)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // waitResult is what one Wait returned and how long after the start.
 type waitResult struct {
 	err     error
@@ -35,12 +48,7 @@ type waitResult struct {
 // keep waiting for theirs.
 func TestAlarmWakesEachWaiterAtItsOwnDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := newFakeServer(t, slowGets)
-		c, err := Dial(context.Background(), Config{Addr: "fake:6379", Dial: s.dial}, nil)
-		if err != nil {
-			t.Fatalf("Dial: %v", err)
-		}
-		defer c.Close()
+		c := dialFake(t, slowGets)
 		fp := new(FramePool)
 		timeouts := []time.Duration{3 * time.Second, time.Second, 2 * time.Second, 3 * time.Second}
 		start := time.Now()
@@ -74,18 +82,13 @@ func TestAlarmWakesEachWaiterAtItsOwnDeadline(t *testing.T) {
 func TestAlarmOfCompletedCallKeepsOthersWaiting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var release = make(chan struct{})
-		s := newFakeServer(t, func(args []string) []byte {
+		c := dialFake(t, func(args []string) []byte {
 			if strings.ToUpper(args[0]) == "GET" && args[1] == "late" {
 				<-release
 				return resp.AppendBulkString(nil, "late")
 			}
 			return slowGets(args)
 		})
-		c, err := Dial(context.Background(), Config{Addr: "fake:6379", Dial: s.dial}, nil)
-		if err != nil {
-			t.Fatalf("Dial: %v", err)
-		}
-		defer c.Close()
 		fp := new(FramePool)
 		start := time.Now()
 
@@ -127,12 +130,7 @@ func TestAlarmOfCompletedCallKeepsOthersWaiting(t *testing.T) {
 // ends Wait without waiting for anything.
 func TestAlarmPastDeadlineEndsWaitAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := newFakeServer(t, slowGets)
-		c, err := Dial(context.Background(), Config{Addr: "fake:6379", Dial: s.dial}, nil)
-		if err != nil {
-			t.Fatalf("Dial: %v", err)
-		}
-		defer c.Close()
+		c := dialFake(t, slowGets)
 		start := time.Now()
 		// A later deadline arms the alarm first: the past one must not wait for it.
 		f1 := frameIn(new(FramePool), WantBytes, "GET", "slow")
