@@ -9,10 +9,12 @@
 // belonging to them, so that a connection used by one caller at a time
 // costs no goroutine handoff (see trywrite.go and sync.go):
 //
-//   - A caller that finds the connection idle (nothing owed, nobody
-//     writing) writes its own frame with a non-blocking write; the writer
-//     goroutine writes whatever the socket did not accept, and every frame
-//     submitted while others are owed, gathered into one write.
+//   - A caller that finds nobody writing writes its own frame with a
+//     non-blocking write, when nothing is owed or when few callers share
+//     the connection (its recent peak of frames owed is at most
+//     ownWriteMaxPeak); the writer goroutine writes whatever the socket did
+//     not accept, and every frame submitted while many others are owed,
+//     gathered into one write.
 //   - When a reply leaves nothing owed, the reader goroutine parks. The
 //     next caller through [Conn.Do] whose context cannot be cancelled then
 //     reads its own reply, with its deadline as the socket's read
@@ -34,6 +36,11 @@
 //   - FIFO ownership. A caller that gives up (cancellation, deadline)
 //     abandons its wait, never its FIFO slot: the late reply is read and
 //     dropped, and only then does the frame return to the pool.
+//
+// Deadlines cost no timer per call: a caller waiting with a deadline
+// watches the connection's alarm (alarm.go), one timer armed for the
+// earliest deadline registered, which wakes the waiters when it fires;
+// each checks its own deadline and watches again if it lies ahead.
 //
 // A connection also guards itself, without a clock reading or an
 // allocation per command:
