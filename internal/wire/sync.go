@@ -27,7 +27,10 @@ const (
 // whether f was admitted: when it is false, err is Submit's; otherwise
 // err is Wait's.
 func (c *Conn) Do(ctx context.Context, deadline time.Time, f *Frame) (sent bool, err error) {
-	if c.syncOK && ctx.Done() == nil && len(f.Buf) > 0 && c.beginSync(f) {
+	// owed is read without the lock first: a connection that owes
+	// replies is not idle, and its callers (many, when it is busy) skip
+	// the second acquisition of mu that beginSync would cost them.
+	if c.syncOK && ctx.Done() == nil && len(f.Buf) > 0 && c.owed.Load() == 0 && c.beginSync(f) {
 		c.exchange(f, deadline)
 		if f.state.Load() == stateDone {
 			<-f.done // completed: no timer needed
