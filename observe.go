@@ -47,11 +47,19 @@ var opOutcomeNames = [numOpOutcomes]string{"", "server_error", "connection", "ti
 
 // outcomeOf classifies an operation's error.
 func outcomeOf(err error) int {
+	if err == nil {
+		return opOK
+	}
+	return failureOutcome(err)
+}
+
+// failureOutcome is outcomeOf for a non-nil err. It is apart because the
+// targets of errors.As escape to the heap: declared in outcomeOf, they
+// cost two allocations per successful command.
+func failureOutcome(err error) int {
 	var se *ServerError
 	var ce *ConnError
 	switch {
-	case err == nil:
-		return opOK
 	case errors.As(err, &se):
 		return opServerError
 	case errors.Is(err, context.DeadlineExceeded):
@@ -118,7 +126,10 @@ func (m *commandMetrics) options(desc catalog.Command, name string) *[numOpOutco
 func (c *Client) recordCommand(s *spec, began time.Time, err error) {
 	defer func() { _ = recover() }()
 	opts := c.cmdMetrics.options(s.desc, s.name)
-	c.cmdMetrics.duration.Record(context.Background(), time.Since(began).Seconds(), opts[outcomeOf(err)])
+	o := outcomeOf(err)
+	// A slice of the cached array: a variadic argument would be a new
+	// slice per call.
+	c.cmdMetrics.duration.Record(context.Background(), time.Since(began).Seconds(), opts[o:o+1]...)
 }
 
 // connMetrics records the connection group.
