@@ -185,7 +185,7 @@ func checkClusterDriver(ctx context.Context, ci *clusterInfo, d driver, valueByt
 // its default configuration, seeded with seeds.
 func newClusterDriver(ctx context.Context, name string, seeds []string) (driver, error) {
 	switch name {
-	case nameRespire, nameRespireDisabled, nameRespireEnabled:
+	case nameRespire, nameRespireDisabled, nameRespireEnabled, nameRespireObserved:
 		return newRespireDriver(ctx, name, respire.Options{Endpoints: seeds, Cluster: &respire.ClusterOptions{}})
 	case nameGoRedis:
 		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: seeds})

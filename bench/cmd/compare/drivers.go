@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/respire-go/respire"
 )
@@ -24,19 +25,20 @@ const (
 	nameRespire         = "respire"
 	nameRespireDisabled = "respire-retry-disabled"
 	nameRespireEnabled  = "respire-retry-enabled"
+	nameRespireObserved = "respire-observed"
 	nameGoRedis         = "go-redis"
 	nameRueidis         = "rueidis"
 	nameCeiling         = "redis-benchmark"
 )
 
 // allClients is the order of clients within a round (before rotation).
-var allClients = []string{nameRespire, nameRespireDisabled, nameRespireEnabled, nameGoRedis, nameRueidis}
+var allClients = []string{nameRespire, nameRespireDisabled, nameRespireEnabled, nameRespireObserved, nameGoRedis, nameRueidis}
 
 // newDriver connects the named client in its recommended high-throughput
 // configuration: the library's defaults.
 func newDriver(ctx context.Context, name, addr string) (driver, error) {
 	switch name {
-	case nameRespire, nameRespireDisabled, nameRespireEnabled:
+	case nameRespire, nameRespireDisabled, nameRespireEnabled, nameRespireObserved:
 		return newRespireDriver(ctx, name, respire.Options{Endpoints: []string{addr}})
 	case nameGoRedis:
 		c := redis.NewClient(&redis.Options{Addr: addr})
@@ -56,13 +58,19 @@ func newDriver(ctx context.Context, name, addr string) (driver, error) {
 }
 
 // newRespireDriver connects one of the respire variants with opts: the
-// retry policy nil, disabled (MaxAttempts 1) or at its defaults.
+// retry policy nil, disabled (MaxAttempts 1) or at its defaults, or at its
+// defaults with every metric group recorded by the OpenTelemetry SDK
+// (a manual reader, as an exporter that collects now and then).
 func newRespireDriver(ctx context.Context, name string, opts respire.Options) (driver, error) {
 	switch name {
 	case nameRespireDisabled:
 		opts.RetryPolicy = &respire.RetryPolicy{MaxAttempts: 1}
 	case nameRespireEnabled:
 		opts.RetryPolicy = &respire.RetryPolicy{} // every field at its default
+	case nameRespireObserved:
+		opts.RetryPolicy = &respire.RetryPolicy{}
+		opts.Metrics = respire.MetricsResiliency | respire.MetricsCommands | respire.MetricsConnections
+		opts.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 	}
 	c, err := respire.Connect(ctx, opts)
 	if err != nil {

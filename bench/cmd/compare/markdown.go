@@ -12,6 +12,8 @@ func shortName(client string) string {
 		return "respire (retry disabled)"
 	case nameRespireEnabled:
 		return "respire (retry enabled)"
+	case nameRespireObserved:
+		return "respire (retry and metrics enabled)"
 	}
 	return client
 }
@@ -162,7 +164,7 @@ func (r *results) markdown() string {
 	cols := [][2]string{
 		{nameRespire, nameRueidis}, {nameRespire, nameGoRedis}, {nameRespire, nameCeiling},
 		{nameRueidis, nameCeiling}, {nameGoRedis, nameCeiling},
-		{nameRespireEnabled, nameRespire}, {nameRespireDisabled, nameRespire},
+		{nameRespireEnabled, nameRespire}, {nameRespireObserved, nameRespire}, {nameRespireDisabled, nameRespire},
 	}
 	if len(r.batches) > 0 {
 		// Only the pairs of clients that ran, and rueidis / go-redis.

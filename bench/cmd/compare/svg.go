@@ -23,6 +23,7 @@ var clientStyles = map[string]clientStyle{
 	nameRespire:         {"#d62728", "circle", ""},
 	nameRespireDisabled: {"#ff7f0e", "square", "8,3"},
 	nameRespireEnabled:  {"#8c2d04", "triangle", "3,3"},
+	nameRespireObserved: {"#7f7f7f", "triangle", "1,2"},
 	nameGoRedis:         {"#1f77b4", "diamond", "10,3,2,3"},
 	nameRueidis:         {"#2ca02c", "cross", "1,3"},
 }
