@@ -62,6 +62,9 @@ go vet ./... 9>&- || fail "go vet"
 if [ -f bench/go.mod ]; then
   step "(cd bench && go vet ./...)"
   (cd bench && go vet ./... 9>&-) || fail "go vet in bench/"
+  # The harness's own tests (they render the committed results).
+  step "(cd bench && go test -count=1 ./...)"
+  (cd bench && go test -count=1 ./... 9>&-) || fail "go test in bench/"
 fi
 step "(cd respireotel && go vet ./...)"
 (cd respireotel && go vet ./... 9>&-) || fail "go vet in respireotel/"

@@ -13,7 +13,7 @@ import (
 // each tell the clients apart, so the chart also reads in greyscale.
 type clientStyle struct {
 	color  string
-	marker string // circle, square, triangle, diamond or cross
+	marker string // circle, square, triangle, invtriangle, diamond or cross
 	dash   string // stroke-dasharray; empty for a solid line
 }
 
@@ -23,7 +23,7 @@ var clientStyles = map[string]clientStyle{
 	nameRespire:         {"#d62728", "circle", ""},
 	nameRespireDisabled: {"#ff7f0e", "square", "8,3"},
 	nameRespireEnabled:  {"#8c2d04", "triangle", "3,3"},
-	nameRespireObserved: {"#7f7f7f", "triangle", "1,2"},
+	nameRespireObserved: {"#7f7f7f", "invtriangle", "1,2"},
 	nameGoRedis:         {"#1f77b4", "diamond", "10,3,2,3"},
 	nameRueidis:         {"#2ca02c", "cross", "1,3"},
 }
@@ -298,6 +298,8 @@ func writeMarker(b *strings.Builder, st clientStyle, x, y float64) {
 		fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="8" height="8" fill="%s"/>`, x-4, y-4, st.color)
 	case "triangle":
 		fmt.Fprintf(b, `<polygon points="%.1f,%.1f %.1f,%.1f %.1f,%.1f" fill="%s"/>`, x, y-5.5, x+5, y+3.5, x-5, y+3.5, st.color)
+	case "invtriangle":
+		fmt.Fprintf(b, `<polygon points="%.1f,%.1f %.1f,%.1f %.1f,%.1f" fill="%s"/>`, x, y+5.5, x+5, y-3.5, x-5, y-3.5, st.color)
 	case "diamond":
 		fmt.Fprintf(b, `<polygon points="%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f" fill="%s"/>`, x, y-5.5, x+5, y, x, y+5.5, x-5, y, st.color)
 	case "cross":
