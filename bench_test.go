@@ -98,29 +98,10 @@ func TestHealthyPathAllocations(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			c := newClient(t, Options{RetryPolicy: m.policy()})
 			ctx, k := context.Background(), key(t)
-			buf := make([]byte, 0, 128)
-			ops := []struct {
-				name string
-				op   func()
-			}{
-				{"Set", func() {
-					if err := c.Set(ctx, k, benchValue); err != nil {
-						t.Fatal(err)
-					}
-				}},
-				{"GetBytes", func() {
-					var err error
-					if buf, err = c.GetBytes(ctx, k, buf[:0]); err != nil || len(buf) != len(benchValue) {
-						t.Fatalf("GetBytes = %d bytes, %v", len(buf), err)
-					}
-				}},
-			}
+			ops := healthyOps(t, c, k)
 			batch := c.NewBatch()
 			var sets [100]Future[struct{}]
-			ops = append(ops, struct {
-				name string
-				op   func()
-			}{"BatchOf100Sets", func() {
+			ops = append(ops, namedOp{"BatchOf100Sets", func() {
 				// A reused batch: Reset keeps its buffer, members and
 				// reply memory, so its SET members cost nothing.
 				batch.Reset()
@@ -137,20 +118,50 @@ func TestHealthyPathAllocations(t *testing.T) {
 				}
 			}})
 			for _, o := range ops {
-				for range 100 { // warm the frame pool and buffers
-					o.op()
-				}
-				// Count every allocation: testing.AllocsPerRun truncates
-				// its average, so one allocation per ten calls would read
-				// 0. The runtime itself allocates a little after each GC
-				// (channel waiter records, pool refills), hence the slack
-				// of one allocation per hundred calls.
-				const calls = 5000
-				if got := allocsOver(calls, o.op); got > calls/100 {
-					t.Errorf("%s: %d allocations in %d calls; want none of ours (at most %d from the runtime)", o.name, got, calls, calls/100)
-				}
+				checkNoAllocs(t, o)
 			}
 		})
+	}
+}
+
+// namedOp is one operation of an allocation test.
+type namedOp struct {
+	name string
+	op   func()
+}
+
+// healthyOps returns a Set of benchValue to k and a GetBytes of k into a
+// reused buffer, each failing t on an error or a wrong reply.
+func healthyOps(t *testing.T, c *Client, k string) []namedOp {
+	ctx, buf := context.Background(), make([]byte, 0, 128)
+	return []namedOp{
+		{"Set", func() {
+			if err := c.Set(ctx, k, benchValue); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"GetBytes", func() {
+			var err error
+			if buf, err = c.GetBytes(ctx, k, buf[:0]); err != nil || len(buf) != len(benchValue) {
+				t.Fatalf("GetBytes = %d bytes, %v", len(buf), err)
+			}
+		}},
+	}
+}
+
+// checkNoAllocs fails t when o allocates on a warm client.
+func checkNoAllocs(t *testing.T, o namedOp) {
+	t.Helper()
+	for range 100 { // warm the frame pool and buffers
+		o.op()
+	}
+	// Count every allocation: testing.AllocsPerRun truncates its average,
+	// so one allocation per ten calls would read 0. The runtime itself
+	// allocates a little (channel waiter records), hence the slack of one
+	// allocation per hundred calls.
+	const calls = 5000
+	if got := allocsOver(calls, o.op); got > calls/100 {
+		t.Errorf("%s: %d allocations in %d calls; want none of ours (at most %d from the runtime)", o.name, got, calls, calls/100)
 	}
 }
 

@@ -1,7 +1,6 @@
 package respire
 
 import (
-	"context"
 	"testing"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -33,31 +32,8 @@ func TestHealthyPathAllocationsWithMetrics(t *testing.T) {
 				Metrics:       g.groups,
 				MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
 			})
-			ctx, k := context.Background(), key(t)
-			buf := make([]byte, 0, 128)
-			ops := []struct {
-				name string
-				op   func()
-			}{
-				{"Set", func() {
-					if err := c.Set(ctx, k, benchValue); err != nil {
-						t.Fatal(err)
-					}
-				}},
-				{"GetBytes", func() {
-					var err error
-					if buf, err = c.GetBytes(ctx, k, buf[:0]); err != nil || len(buf) != len(benchValue) {
-						t.Fatalf("GetBytes = %d bytes, %v", len(buf), err)
-					}
-				}},
-			}
-			for _, o := range ops {
-				for range 100 {
-					o.op()
-				}
-				if got := testing.AllocsPerRun(2000, o.op); got != 0 {
-					t.Errorf("%s with metric groups %s: %v allocations per call, want 0", o.name, g.name, got)
-				}
+			for _, o := range healthyOps(t, c, key(t)) {
+				checkNoAllocs(t, o)
 			}
 		})
 	}

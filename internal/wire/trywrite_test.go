@@ -104,16 +104,7 @@ func TestFewCallersWriteOwnFramesWhileOthersAreOwed(t *testing.T) {
 			t.Fatalf("frame %d (%d owed): %d non-blocking writes, want its caller's write %q", i, i, len(got), want)
 		}
 	}
-	for i := range frames {
-		tf.reply(bulk("v" + strconv.Itoa(i)))
-	}
-	for i, f := range frames {
-		waitOK(t, f)
-		if string(f.Bytes) != "v"+strconv.Itoa(i) {
-			t.Fatalf("frame %d got %q", i, f.Bytes)
-		}
-		f.Release()
-	}
+	answerInOrder(t, tf, frames, "v")
 	tf.fakeConn.mu.Lock()
 	calls := tf.fakeConn.calls
 	tf.fakeConn.mu.Unlock()
@@ -143,22 +134,23 @@ func TestBusyConnectionQueuesForWriter(t *testing.T) {
 	if got := len(tf.tries()); got != len(owed) {
 		t.Fatalf("%d non-blocking writes, want %d (the frames before the peak passed the bound)", got, len(owed))
 	}
-	for i := range owed {
-		tf.reply(bulk("va" + strconv.Itoa(i)))
+	answerInOrder(t, tf, append(owed, b), "v")
+}
+
+// answerInOrder replies prefix+i to frames[i], in order, and checks that
+// each frame got its own reply.
+func answerInOrder(t *testing.T, tf *tryFake, frames []*Frame, prefix string) {
+	t.Helper()
+	for i := range frames {
+		tf.reply(bulk(prefix + strconv.Itoa(i)))
 	}
-	tf.reply(bulk("vb"))
-	for i, f := range owed {
+	for i, f := range frames {
 		waitOK(t, f)
-		if string(f.Bytes) != "va"+strconv.Itoa(i) {
-			t.Fatalf("frame %d got %q", i, f.Bytes)
+		if want := prefix + strconv.Itoa(i); string(f.Bytes) != want {
+			t.Fatalf("frame %d got %q, want %q", i, f.Bytes, want)
 		}
 		f.Release()
 	}
-	waitOK(t, b)
-	if string(b.Bytes) != "vb" {
-		t.Fatalf("got b=%q, want vb", b.Bytes)
-	}
-	b.Release()
 }
 
 // TestOwnWriteRestGoesToWriter proves that what the socket does not accept
