@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/clock"
 	"github.com/respire-go/respire/internal/pool"
 	"github.com/respire-go/respire/internal/retry"
 	"github.com/respire-go/respire/internal/route"
@@ -155,7 +156,7 @@ func (c *Client) exec(ctx context.Context, f *wire.Frame, s *spec) error {
 func (c *Client) execObserved(ctx context.Context, f *wire.Frame, s *spec, bt *blockTime) error {
 	var began time.Time
 	if c.cmdMetrics != nil {
-		began = time.Now()
+		began = clock.Now()
 	}
 	var err error
 	switch {
@@ -199,10 +200,11 @@ func (c *Client) execResolved(ctx context.Context, f *wire.Frame, s *spec, t *ta
 }
 
 // waitDeadline is the command's own deadline when ctx has none: now plus
-// CommandTimeout; zero when ctx has one or there is no timeout.
+// CommandTimeout; zero when ctx has one or there is no timeout. It reads
+// the monotonic clock only (clock.Now), once per call on the healthy path.
 func (c *Client) waitDeadline(ctx context.Context) time.Time {
 	if _, ok := ctx.Deadline(); !ok && c.cfg.commandTimeout > 0 {
-		return time.Now().Add(c.cfg.commandTimeout)
+		return clock.Now().Add(c.cfg.commandTimeout)
 	}
 	return time.Time{}
 }

@@ -197,11 +197,11 @@ func activeIndex(g *FailoverGroup) int {
 	return -1
 }
 
-// clock sleeps the bubble to start+d and lets every goroutine settle.
+// bubbleClock sleeps the bubble to start+d and lets every goroutine settle.
 // Tests pick instants between probe ticks, so no two events coincide.
-type clock struct{ start time.Time }
+type bubbleClock struct{ start time.Time }
 
-func (c clock) at(d time.Duration) {
+func (c bubbleClock) at(d time.Duration) {
 	time.Sleep(time.Until(c.start.Add(d)))
 	synctest.Wait()
 }
@@ -226,7 +226,7 @@ func TestFailoverThresholdOfConsecutiveProbeFailuresOpensCircuit(t *testing.T) {
 			seen = append(seen, st)
 			seenMu.Unlock()
 		}
-		c := clock{time.Now()}
+		c := bubbleClock{time.Now()}
 		g := fakeGroup(t, members, opts, probes.probe)
 		gp.Store(g)
 		probes.down[0].Store(true) // probes at 100, 200, 300 ms fail
@@ -257,7 +257,7 @@ func TestFailoverSuccessfulProbeResetsConsecutiveFailures(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		members, _ := memMembers(t, 0, 1)
 		probes := newFakeProbes(2)
-		c := clock{time.Now()}
+		c := bubbleClock{time.Now()}
 		g := fakeGroup(t, members, bubbleOpts(), probes.probe)
 		// Probes at 100 to 500 ms: fail, fail, succeed, fail, fail.
 		for i, down := range []bool{true, true, false, true, true} {
@@ -278,7 +278,7 @@ func TestFailoverOpenCircuitIsNotProbedUntilOpenDurationThenOneProbeCloses(t *te
 	synctest.Test(t, func(t *testing.T) {
 		members, _ := memMembers(t, 0, 1)
 		probes := newFakeProbes(2)
-		c := clock{time.Now()}
+		c := bubbleClock{time.Now()}
 		g := fakeGroup(t, members, bubbleOpts(), probes.probe)
 		probes.down[0].Store(true)
 		c.at(350 * milli) // opened at 300 ms, open until 1300 ms
@@ -305,7 +305,7 @@ func TestFailoverFailedProbeAfterOpenDurationKeepsCircuitOpen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		members, _ := memMembers(t, 0, 1)
 		probes := newFakeProbes(2)
-		c := clock{time.Now()}
+		c := bubbleClock{time.Now()}
 		g := fakeGroup(t, members, bubbleOpts(), probes.probe)
 		probes.down[0].Store(true)
 		c.at(1350 * milli) // opened at 300, the probe at 1300 failed: open until 2300
@@ -329,7 +329,7 @@ func TestFailoverFailbackWaitsForGrace(t *testing.T) {
 		var log switchLog
 		opts := bubbleOpts()
 		opts.OnSwitch = log.on
-		c := clock{time.Now()}
+		c := bubbleClock{time.Now()}
 		g := fakeGroup(t, members, opts, probes.probe)
 		probes.down[0].Store(true)
 		c.at(350 * milli)
@@ -356,7 +356,7 @@ func TestFailoverFailbackGraceRestartsWhenMemberFailsAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		members, _ := memMembers(t, 0, 1)
 		probes := newFakeProbes(2)
-		c := clock{time.Now()}
+		c := bubbleClock{time.Now()}
 		g := fakeGroup(t, members, bubbleOpts(), probes.probe)
 		probes.down[0].Store(true)
 		c.at(350 * milli)
@@ -384,7 +384,7 @@ func TestFailoverPriorityOrdersMembersAndEqualPriorityNeverPreempts(t *testing.T
 	synctest.Test(t, func(t *testing.T) {
 		members, _ := memMembers(t, 2, 0, 1, 1)
 		probes := newFakeProbes(4)
-		c := clock{time.Now()}
+		c := bubbleClock{time.Now()}
 		g := fakeGroup(t, members, bubbleOpts(), probes.probe)
 		if got := activeIndex(g); got != 1 {
 			t.Fatalf("active %d at start, want 1 (priority 0)", got)
@@ -420,7 +420,7 @@ func TestFailoverNoHealthyMemberThenRecoveryWithoutGrace(t *testing.T) {
 		var log switchLog
 		opts := bubbleOpts()
 		opts.OnSwitch = log.on
-		c := clock{time.Now()}
+		c := bubbleClock{time.Now()}
 		g := fakeGroup(t, members, opts, probes.probe)
 		probes.down[1].Store(true)
 		c.at(350 * milli) // member 1 opened at 300 ms (open until 1300 ms)
@@ -450,7 +450,7 @@ func TestFailoverMemberUnreachableAtStartJoinsThroughProbes(t *testing.T) {
 		var log switchLog
 		opts := bubbleOpts()
 		opts.OnSwitch = log.on
-		c := clock{time.Now()}
+		c := bubbleClock{time.Now()}
 		g := fakeGroup(t, members, opts, nil) // real PING probes
 		st := g.Members()
 		if st[0].Healthy || st[0].Client != nil || !st[1].Active {
@@ -473,7 +473,7 @@ func TestFailoverMemberUnreachableAtStartJoinsThroughProbes(t *testing.T) {
 func TestFailoverRealPingProbesOpenCircuitOfUnreachableMember(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		members, srv := memMembers(t, 0, 1)
-		c := clock{time.Now()}
+		c := bubbleClock{time.Now()}
 		g := fakeGroup(t, members, bubbleOpts(), nil)
 		srv[0].Close() // the server is gone: PING fails, and so does redialing
 		c.at(350 * milli)
@@ -926,7 +926,7 @@ func TestFailoverExecuteNoHealthyMemberRetriesWithinBudget(t *testing.T) {
 		opts.RetryPolicy = &RetryPolicy{MaxAttempts: 20, InitialBackoff: 100 * milli, MaxBackoff: 100 * milli, Jitter: NoJitter}
 		reader := sdkmetric.NewManualReader()
 		opts.Metrics, opts.MeterProvider = MetricsResiliency, sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-		c := clock{time.Now()}
+		c := bubbleClock{time.Now()}
 		g := fakeGroup(t, members, opts, probes.probe)
 		probes.down[0].Store(true)
 		probes.down[1].Store(true)
@@ -956,7 +956,7 @@ func TestFailoverExecuteNoHealthyMemberExhaustsBudget(t *testing.T) {
 		opts.RetryPolicy = &RetryPolicy{MaxAttempts: 3, InitialBackoff: 10 * milli}
 		reader := sdkmetric.NewManualReader()
 		opts.Metrics, opts.MeterProvider = MetricsResiliency, sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-		c := clock{time.Now()}
+		c := bubbleClock{time.Now()}
 		g := fakeGroup(t, members, opts, probes.probe)
 		probes.down[0].Store(true)
 		probes.down[1].Store(true)
@@ -982,7 +982,7 @@ func TestFailoverExecuteCancellationDuringBackoffEndsWithCallersError(t *testing
 		probes := newFakeProbes(2)
 		opts := bubbleOpts()
 		opts.RetryPolicy = &RetryPolicy{MaxAttempts: 10, InitialBackoff: time.Second, MaxBackoff: time.Second, Jitter: NoJitter}
-		c := clock{time.Now()}
+		c := bubbleClock{time.Now()}
 		g := fakeGroup(t, members, opts, probes.probe)
 		probes.down[0].Store(true)
 		probes.down[1].Store(true)
@@ -1012,7 +1012,7 @@ func TestFailoverExecuteBackoffThatCannotFitDeadlineKeepsLastFailure(t *testing.
 		probes := newFakeProbes(2)
 		opts := bubbleOpts()
 		opts.RetryPolicy = &RetryPolicy{MaxAttempts: 10, InitialBackoff: 100 * milli, MaxBackoff: 100 * milli, Jitter: NoJitter}
-		c := clock{time.Now()}
+		c := bubbleClock{time.Now()}
 		g := fakeGroup(t, members, opts, probes.probe)
 		probes.down[0].Store(true)
 		probes.down[1].Store(true)
@@ -1033,7 +1033,7 @@ func TestFailoverCloseEndsBackoffAndLaterCalls(t *testing.T) {
 		probes := newFakeProbes(2)
 		opts := bubbleOpts()
 		opts.RetryPolicy = &RetryPolicy{MaxAttempts: 10, InitialBackoff: time.Second, MaxBackoff: time.Second}
-		c := clock{time.Now()}
+		c := bubbleClock{time.Now()}
 		g := fakeGroup(t, members, opts, probes.probe)
 		probes.down[0].Store(true)
 		probes.down[1].Store(true)
@@ -1106,7 +1106,7 @@ func TestFailoverMetricsCountProbesAndSwitches(t *testing.T) {
 		reader := sdkmetric.NewManualReader()
 		opts := bubbleOpts()
 		opts.Metrics, opts.MeterProvider = MetricsResiliency, sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-		c := clock{time.Now()}
+		c := bubbleClock{time.Now()}
 		fakeGroup(t, members, opts, probes.probe)
 		probes.down[0].Store(true)
 		c.at(350 * milli) // 3 failures of member 0: failover
