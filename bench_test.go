@@ -21,7 +21,12 @@ var policyModes = []struct {
 
 // parallelism is the number of goroutines per GOMAXPROCS in the parallel
 // benchmarks: enough concurrent callers for the connection to pipeline.
-const parallelism = 32
+// fewCallers is the number in the FewCallers benchmarks: 8 goroutines on
+// 2 cores, where the connection is shared by few callers.
+const (
+	parallelism = 32
+	fewCallers  = 4
+)
 
 const benchValue = "0123456789012345678901234567890123456789012345678901234567890123" // 64 bytes
 
@@ -52,7 +57,11 @@ func BenchmarkGetBytes(b *testing.B) {
 		})
 		b.Run(m.name+"/Parallel", func(b *testing.B) {
 			c, k := benchClient(b, m.policy())
-			parallelGetBytes(b, c, k)
+			parallelGetBytes(b, c, k, parallelism)
+		})
+		b.Run(m.name+"/FewCallers", func(b *testing.B) {
+			c, k := benchClient(b, m.policy())
+			parallelGetBytes(b, c, k, fewCallers)
 		})
 	}
 }
@@ -69,21 +78,26 @@ func BenchmarkSet(b *testing.B) {
 				}
 			}
 		})
-		b.Run(m.name+"/Parallel", func(b *testing.B) {
-			c, k := benchClient(b, m.policy())
-			ctx := context.Background()
-			b.ReportAllocs()
-			b.SetParallelism(parallelism)
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if err := c.Set(ctx, k, benchValue); err != nil {
-						b.Error(err)
-						return
+		for _, p := range []struct {
+			name string
+			per  int
+		}{{"Parallel", parallelism}, {"FewCallers", fewCallers}} {
+			b.Run(m.name+"/"+p.name, func(b *testing.B) {
+				c, k := benchClient(b, m.policy())
+				ctx := context.Background()
+				b.ReportAllocs()
+				b.SetParallelism(p.per)
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if err := c.Set(ctx, k, benchValue); err != nil {
+							b.Error(err)
+							return
+						}
 					}
-				}
+				})
 			})
-		})
+		}
 	}
 }
 
@@ -197,12 +211,12 @@ var raceEnabled = func() bool {
 	return false
 }()
 
-// parallelGetBytes measures GetBytes of k from parallelism goroutines per
-// core.
-func parallelGetBytes(b *testing.B, c *Client, k string) {
+// parallelGetBytes measures GetBytes of k from per goroutines per
+// GOMAXPROCS.
+func parallelGetBytes(b *testing.B, c *Client, k string, per int) {
 	ctx := context.Background()
 	b.ReportAllocs()
-	b.SetParallelism(parallelism)
+	b.SetParallelism(per)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		buf := make([]byte, 0, 128)

@@ -27,7 +27,7 @@ func BenchmarkGetWithSubscribers(b *testing.B) {
 				stop := busySubscriptions(b, c, 4)
 				defer stop()
 			}
-			parallelGetBytes(b, c, k)
+			parallelGetBytes(b, c, k, parallelism)
 		})
 	}
 }
