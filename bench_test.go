@@ -48,6 +48,7 @@ func BenchmarkGetBytes(b *testing.B) {
 			c, k := benchClient(b, m.policy())
 			ctx, buf := context.Background(), make([]byte, 0, 128)
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				var err error
 				if buf, err = c.GetBytes(ctx, k, buf[:0]); err != nil {
@@ -72,6 +73,7 @@ func BenchmarkSet(b *testing.B) {
 			c, k := benchClient(b, m.policy())
 			ctx := context.Background()
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				if err := c.Set(ctx, k, benchValue); err != nil {
 					b.Fatal(err)
@@ -88,6 +90,7 @@ func BenchmarkSet(b *testing.B) {
 				b.ReportAllocs()
 				b.SetParallelism(p.per)
 				b.ResetTimer()
+				defer reportCPU(b)()
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
 						if err := c.Set(ctx, k, benchValue); err != nil {
@@ -211,6 +214,18 @@ var raceEnabled = func() bool {
 	return false
 }()
 
+// reportCPU starts counting the process's CPU time; the returned function
+// reports it per operation as cpu-ns/op: the client's cost of a command,
+// since the server is another process. Call it after b.ResetTimer.
+func reportCPU(b *testing.B) (stop func()) {
+	start, ok := processCPU()
+	return func() {
+		if end, ok2 := processCPU(); ok && ok2 && b.N > 0 {
+			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
 // parallelGetBytes measures GetBytes of k from per goroutines per
 // GOMAXPROCS.
 func parallelGetBytes(b *testing.B, c *Client, k string, per int) {
@@ -218,6 +233,7 @@ func parallelGetBytes(b *testing.B, c *Client, k string, per int) {
 	b.ReportAllocs()
 	b.SetParallelism(per)
 	b.ResetTimer()
+	defer reportCPU(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		buf := make([]byte, 0, 128)
 		for pb.Next() {
