@@ -68,7 +68,11 @@ func role(addr string) string {
 func serverDir(t testing.TB, addr string) string {
 	t.Helper()
 	_, port, _ := net.SplitHostPort(addr)
-	d := filepath.Join(".servers", port)
+	root := os.Getenv("RESPIRE_SERVERS_DIR") // set by scripts/servers.sh
+	if root == "" {
+		root = ".servers"
+	}
+	d := filepath.Join(root, port)
 	if _, err := os.Stat(filepath.Join(d, "redis.conf")); err != nil {
 		t.Fatalf("no server directory for %s: %v", addr, err)
 	}

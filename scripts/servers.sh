@@ -387,6 +387,9 @@ write_env() {
   for g in "${ALL_GROUPS[@]}"; do
     [ -f "$DIR/env.d/$g" ] && cat "$DIR/env.d/$g" >>"$tmp"
   done
+  # The servers' directories (config, pid), for tests that kill and
+  # restart a server from another working directory (a git worktree).
+  [ -s "$tmp" ] && echo "export RESPIRE_SERVERS_DIR=$DIR" >>"$tmp"
   if [ -s "$tmp" ]; then mv "$tmp" "$DIR/env"; else rm -f "$tmp" "$DIR/env"; fi
 }
 
