@@ -49,6 +49,7 @@ type Batch struct {
 	members  []member
 	err      error // the first queueing error: Execute sends nothing
 	executed bool
+	watched  bool   // the queue of a Watch: Watch alone executes it, under WATCH
 	gen      uint32 // counts Resets: a Future of an older use is stale
 	raw      bool   // a Do member's Reply may alias arena: Reset drops it
 	// arena and vals are the reply memory of the last whole-unit
@@ -61,7 +62,6 @@ type Batch struct {
 type member struct {
 	name       string
 	cat        RetryCategory
-	known      bool
 	desc       Command
 	start, end int
 	pin        string // the server a cursor continuation must go to
@@ -179,7 +179,7 @@ func (b *Batch) addKey(s *spec, key string, hasKey bool, args []string) int {
 	for _, a := range args {
 		b.buf = resp.AppendBulkString(b.buf, a)
 	}
-	b.members = append(b.members, member{name: s.name, cat: s.cat, known: true, desc: s.desc, start: start, end: len(b.buf)})
+	b.members = append(b.members, member{name: s.name, cat: s.cat, desc: s.desc, start: start, end: len(b.buf)})
 	return len(b.members) - 1
 }
 
@@ -211,7 +211,7 @@ func (b *Batch) queue(cmd Command, args []any) int {
 		b.buf = b.buf[:start]
 		return b.reject(d.name, errInvalid(d.name, why))
 	}
-	b.members = append(b.members, member{name: d.name, cat: d.category, known: d.known, desc: d.desc, start: start, end: len(b.buf)})
+	b.members = append(b.members, member{name: d.name, cat: d.category, desc: d.desc, start: start, end: len(b.buf)})
 	return len(b.members) - 1
 }
 
@@ -232,6 +232,11 @@ func (b *Batch) Execute(ctx context.Context) error {
 	unit := "batch"
 	if b.tx {
 		unit = "MULTI"
+	}
+	if b.watched {
+		// Sent from the callback, MULTI ... EXEC would run on the shared
+		// connection, where no key is watched.
+		return errInvalid(unit, "the queue of a Watch is executed by Watch when the callback returns; do not call Execute on it")
 	}
 	if b.executed {
 		return errInvalid(unit, "executed already")
@@ -318,12 +323,13 @@ func (b *Batch) size(ms []int) int {
 func (b *Batch) enc(m *member) []byte { return b.buf[m.start:m.end] }
 
 // unitSpec is the dispatch of a unit of members: the riskiest member's
-// category, Never when one member has none.
+// category, Never when one member has none (a raw command the catalog
+// does not know has the category its caller declared, as on its own).
 func (b *Batch) unitSpec(ms []int) *spec {
 	cat := Always
 	for i := range b.size(ms) {
 		m := b.at(ms, i)
-		if !m.cat.Retryable() || !m.known {
+		if !m.cat.Retryable() {
 			cat = Never
 			break
 		}

@@ -27,7 +27,7 @@ func (b *Batch) addFrame(name string, f *wire.Frame, s *spec, err error) int {
 	}
 	start := len(b.buf)
 	b.buf = append(b.buf, f.Buf...)
-	b.members = append(b.members, member{name: s.name, cat: s.cat, known: true, desc: s.desc, start: start, end: len(b.buf)})
+	b.members = append(b.members, member{name: s.name, cat: s.cat, desc: s.desc, start: start, end: len(b.buf)})
 	return len(b.members) - 1
 }
 

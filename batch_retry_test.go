@@ -337,6 +337,21 @@ func TestBatchUnitMetrics(t *testing.T) {
 			b.Do(NewCommand("STRLEN"), "k")
 			return b
 		}, retryCounts{}},
+		// A command the catalog does not know has the category its caller
+		// declared, in a unit as on its own: ReadOnly lets the unit retry
+		// (its own "unknown command" reply is the member's error).
+		{"UnknownRawMemberWithDeclaredCategoryRetries", ptr(loading("GET", 1)), func(c *Client) *Batch {
+			b := c.NewBatch()
+			b.Get("k")
+			b.Do(NewCommand("MYMOD.GET").WithRetryCategory(ReadOnly), "k")
+			return b
+		}, retryCounts{"read_only/attempted": 1, "read_only/succeeded": 1}},
+		{"UnknownRawMemberWithoutCategoryBlocks", ptr(loading("GET", 1)), func(c *Client) *Batch {
+			b := c.NewBatch()
+			b.Get("k")
+			b.Do(NewCommand("MYMOD.GET"), "k")
+			return b
+		}, retryCounts{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

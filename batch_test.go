@@ -3,6 +3,7 @@ package respire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -303,6 +304,48 @@ func TestBatchLifetime(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestWatchQueueExecutedByCallbackIsRefused: Execute on a Watch's queue
+// from inside the callback would send MULTI ... EXEC on the shared
+// connection, where no key is watched: it is refused before any I/O, a
+// callback returning that error ends Watch with nothing applied, and a
+// callback that goes on returns normally and Watch executes the queue
+// under WATCH.
+func TestWatchQueueExecutedByCallbackIsRefused(t *testing.T) {
+	c := newClient(t, Options{})
+	ctx, k := testCtx(t), key(t)
+	if err := c.Set(ctx, k, "0"); err != nil {
+		t.Fatal(err)
+	}
+	var inner error
+	err := c.Watch(ctx, func(tx *Tx) error {
+		q := tx.Queue()
+		q.Incr(k)
+		inner = q.Execute(ctx)
+		return inner
+	}, k)
+	if !errors.Is(inner, ErrInvalidArgument) || !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("Execute in the callback = %v, Watch = %v; want ErrInvalidArgument for both", inner, err)
+	}
+	if v, err := c.Get(ctx, k); err != nil || v != "0" {
+		t.Fatalf("after the refused Execute GET = %q, %v; want \"0\" (nothing applied)", v, err)
+	}
+	var incr Future[int64]
+	err = c.Watch(ctx, func(tx *Tx) error {
+		q := tx.Queue()
+		incr = q.Incr(k)
+		if err := q.Execute(ctx); !errors.Is(err, ErrInvalidArgument) {
+			return fmt.Errorf("Execute in the callback = %v, want ErrInvalidArgument", err)
+		}
+		return nil
+	}, k)
+	if err != nil {
+		t.Fatalf("Watch: %v", err)
+	}
+	if n, err := incr.Result(); err != nil || n != 1 {
+		t.Fatalf("INCR executed by Watch = %d, %v; want 1", n, err)
 	}
 }
 

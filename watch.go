@@ -46,7 +46,10 @@ func (tx *Tx) Get(ctx context.Context, key string) (string, error) {
 
 // Queue returns the transaction's queue: its members run between MULTI
 // and EXEC after the callback returns nil, and their Futures are final
-// when Watch returns nil.
+// when Watch returns nil. Watch executes it: its Execute, called from the
+// callback, returns an [ErrInvalidArgument] and sends nothing, since it
+// would run the transaction on the shared connection, where no key is
+// watched.
 func (tx *Tx) Queue() *Batch { return tx.queue }
 
 // Watch runs an optimistic transaction: on a dedicated connection it sends
@@ -91,7 +94,7 @@ func (c *Client) watchOnce(ctx context.Context, fn func(tx *Tx) error, keys []st
 		if _, err := conn.doRaw(ctx, NewCommand("WATCH"), keys); err != nil {
 			return err
 		}
-		tx := &Tx{conn: conn, queue: &Batch{c: c, tx: true}}
+		tx := &Tx{conn: conn, queue: &Batch{c: c, tx: true, watched: true}}
 		if err := fn(tx); err != nil {
 			return err
 		}
