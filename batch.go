@@ -38,8 +38,11 @@ var ErrBatchReset = errors.New("respire: the batch was reset since this member w
 // a raw command or a script, blocks the resend). Once any byte was sent
 // the batch counts as possibly executed; a failure to get a connection
 // counts as unwritten. A member's LOADING, TRYAGAIN, MASTERDOWN or READONLY
-// reply is a failure of the whole unit. Only the final attempt's results
-// are published; when the unit fails, every member fails with its error.
+// reply is a failure of the whole unit, resent when permitted. Only the
+// final attempt's results are published: when that attempt got every
+// member's reply (a selected error not resent), each member holds its own
+// reply; otherwise (a lost connection, cancellation) every member fails
+// with the unit's error.
 // On a Cluster client the members are grouped by the node serving their
 // keys, and each group is such a unit of its own.
 type Batch struct {
@@ -225,9 +228,12 @@ func (b *Batch) Do(cmd Command, args ...any) Future[Reply] {
 
 // Execute sends the queued members and waits for their results. It
 // returns nil when the unit ran (members may still hold their own server
-// errors), or the unit's error, which every member then holds too. An
-// empty batch does nothing. Executing a batch twice is an
-// [ErrInvalidArgument].
+// errors), or the unit's error. When the final attempt got every member's
+// reply and one was a selected error that was not resent (LOADING under a
+// policy that does not permit the unit), Execute returns that error and
+// each member holds its own reply; otherwise every member holds the
+// unit's error too. An empty batch does nothing. Executing a batch twice
+// is an [ErrInvalidArgument].
 func (b *Batch) Execute(ctx context.Context) error {
 	unit := "batch"
 	if b.tx {
@@ -407,6 +413,12 @@ func (b *Batch) execUnit(ctx context.Context, ms []int, t *target) error {
 		err = c.execFrame(ctx, f, s)
 	}
 	if err != nil {
+		if replies, ok := finalReplies(err); ok {
+			// The final attempt ran every member: each keeps its own
+			// reply, and the selected one its error.
+			b.publish(ms, replies, resp.Value{})
+			return err
+		}
 		for i := range b.size(ms) {
 			m := b.at(ms, i)
 			m.err, m.done = err, true
@@ -473,18 +485,56 @@ func selected(text []byte) retry.Failure {
 }
 
 // unitFailure classifies a batch frame that completed: the first member
-// reply that a policy could select fails the whole unit; other member
-// errors are the members' own.
+// reply that a policy could select fails the whole unit (a *unitError
+// keeping every member's reply, for when the unit is not resent); other
+// member errors are the members' own.
 func unitFailure(f *wire.Frame) (retry.Failure, error) {
 	var one [1]resp.Value
-	for _, v := range repliesOf(f, &one) {
+	replies := repliesOf(f, &one)
+	for _, v := range replies {
 		if v.IsError() {
 			if fl := selected(v.Str); fl != retry.Unselectable && fl != retry.Fatal {
-				return fl, newServerError("batch", v.Str)
+				return fl, newUnitError("batch", v.Str, replies)
 			}
 		}
 	}
 	return 0, nil
+}
+
+// unitError fails a unit every member of which got its reply, one of
+// them an error a retry policy can select (LOADING, READONLY ...). The
+// unit is resent when the policy permits it; when it is not, that
+// attempt was the final one, and each member gets its own reply: the
+// replies are owned copies, since the frame is released.
+type unitError struct {
+	*ServerError
+	replies []resp.Value
+}
+
+func newUnitError(command string, text []byte, replies []resp.Value) *unitError {
+	owned := make([]resp.Value, len(replies))
+	for i, v := range replies {
+		owned[i] = v.Clone()
+	}
+	return &unitError{ServerError: newServerError(command, text), replies: owned}
+}
+
+// Unwrap returns the selected reply's *ServerError.
+func (e *unitError) Unwrap() error { return e.ServerError }
+
+// finalReplies returns the members' replies when err, the final error of
+// a unit, is the failure of its last attempt by a selected member reply
+// (not resent after it); false when that attempt did not get every reply,
+// or when a cancellation or Close during a backoff ended the unit, which
+// fault every member.
+func finalReplies(err error) ([]resp.Value, bool) {
+	if re, ok := err.(*RetryError); ok {
+		err = re.Err
+	}
+	if ue, ok := err.(*unitError); ok {
+		return ue.replies, true
+	}
+	return nil, false
 }
 
 // txFailure classifies a transaction frame that completed: an error for
@@ -518,7 +568,7 @@ func txFailure(f *wire.Frame) (retry.Failure, error) {
 	for _, v := range last.Elems {
 		if v.IsError() {
 			if fl := selected(v.Str); fl != retry.Unselectable && fl != retry.Fatal {
-				return fl, newServerError("EXEC", v.Str)
+				return fl, newUnitError("EXEC", v.Str, last.Elems) // EXEC ran: its array is the members'
 			}
 		}
 	}

@@ -218,7 +218,9 @@ func TestTransactionQueueErrorAbortsExec(t *testing.T) {
 
 // TestTransactionSelectedErrorInsideExec: a selected error (LOADING,
 // TRYAGAIN) inside EXEC's array retries the whole unit before any result
-// is published; an unselected one (BUSY) is that member's result.
+// is published; when the policy does not permit the resend, that EXEC's
+// results are the final ones, each member's its own; an unselected error
+// (BUSY) is that member's result.
 func TestTransactionSelectedErrorInsideExec(t *testing.T) {
 	t.Run("Selected", func(t *testing.T) {
 		s := &txServer{execErr: func(n, i int) string {
@@ -262,8 +264,13 @@ func TestTransactionSelectedErrorInsideExec(t *testing.T) {
 		if _, execs, _ := s.count("INCR"); !hasCode(err, "LOADING") || execs != 1 {
 			t.Fatalf("Execute = %v after %d EXECs; want LOADING, not resent", err, execs)
 		}
-		if !hasCode(a.Err(), "LOADING") || !hasCode(b.Err(), "LOADING") {
-			t.Errorf("members = %v, %v; want the unit's error, no partial result", a.Err(), b.Err())
+		// Not resent, that EXEC was the final attempt: each member has
+		// its own result, the LOADING one its error.
+		if !hasCode(a.Err(), "LOADING") {
+			t.Errorf("INCR a = %v, want its own LOADING", a.Err())
+		}
+		if _, err := b.Result(); !errors.Is(err, ErrNil) {
+			t.Errorf("GET a = %v, want its own nil reply (ErrNil), not the unit's LOADING", err)
 		}
 	})
 	t.Run("Unselected", func(t *testing.T) {
@@ -291,6 +298,45 @@ func TestTransactionSelectedErrorInsideExec(t *testing.T) {
 			t.Errorf("%d EXECs, want 1", execs)
 		}
 	})
+}
+
+// TestBatchFinalAttemptPublishesEachMembersReply: a member's selected
+// error (LOADING) fails the unit only while the unit may be resent. When
+// it is not resent (the policy does not permit an INCR's unit, or the
+// attempts ran out) the last attempt is the final one: every member gets
+// its own reply, so an INCR that ran reports its value, not LOADING, and
+// Execute returns the failure that ended the unit.
+func TestBatchFinalAttemptPublishesEachMembersReply(t *testing.T) {
+	tests := []struct {
+		name   string
+		policy *RetryPolicy
+		times  int   // GETs answered LOADING
+		incr   int64 // the INCR's published result
+	}{
+		{"NoPolicy", nil, 1, 1},
+		{"NotPermitted", &RetryPolicy{InitialBackoff: NoBackoff}, 1, 1},
+		{"Exhausted", &RetryPolicy{MaxAttempts: 2, MaxCommandRetryCategory: WriteAccumulating, InitialBackoff: NoBackoff}, 2, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := respiretest.NewServer(t, respiretest.InMemory())
+			c := retryMemClient(t, s, Options{RetryPolicy: tt.policy})
+			s.MustAddRule(t, respiretest.Rule{Command: "GET", Times: tt.times, Action: respiretest.Inject(respiretest.ErrLoading)})
+			b := c.NewBatch()
+			incr := b.Incr("n")
+			get := b.Get("k")
+			err := b.Execute(bg)
+			if !hasCode(err, "LOADING") {
+				t.Fatalf("Execute = %v, want the LOADING that ended the unit", err)
+			}
+			if n, err := incr.Result(); err != nil || n != tt.incr {
+				t.Errorf("INCR n = %d, %v; want its own reply %d from the final attempt", n, err, tt.incr)
+			}
+			if _, err := get.Result(); !hasCode(err, "LOADING") {
+				t.Errorf("GET k = %v, want its own LOADING", err)
+			}
+		})
+	}
 }
 
 // TestBatchUnitMetrics: a retried unit records one attempted per accepted

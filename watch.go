@@ -121,6 +121,13 @@ func (c *Client) watchOnce(ctx context.Context, fn func(tx *Tx) error, keys []st
 			return nil // conflict: committed stays false, the next run queues afresh
 		}
 		if _, err := txFailure(f); err != nil {
+			if replies, ok := finalReplies(err); ok {
+				// EXEC ran: each member keeps its own reply. Watch never
+				// resends, so the selected error ends it.
+				committed = true
+				q.publish(nil, replies, f.Value)
+				return err
+			}
 			q.fail(err)
 			return err
 		}
