@@ -346,6 +346,15 @@ func TestBatchUnitMetrics(t *testing.T) {
 	loading := func(cmd string, n int) respiretest.Rule {
 		return respiretest.Rule{Command: cmd, Times: n, Action: respiretest.Inject(respiretest.ErrLoading)}
 	}
+	// getThenDo builds a batch of GET k and a raw cmd k.
+	getThenDo := func(cmd Command) func(c *Client) *Batch {
+		return func(c *Client) *Batch {
+			b := c.NewBatch()
+			b.Get("k")
+			b.Do(cmd, "k")
+			return b
+		}
+	}
 	tests := []struct {
 		name  string
 		rule  *respiretest.Rule
@@ -377,27 +386,13 @@ func TestBatchUnitMetrics(t *testing.T) {
 			tx.StrLen("k")
 			return tx
 		}, retryCounts{"read_only/attempted": 1, "read_only/succeeded": 1}},
-		{"RawMemberBlocksAndRecordsNothing", ptr(loading("GET", 1)), func(c *Client) *Batch {
-			b := c.NewBatch()
-			b.Get("k")
-			b.Do(NewCommand("STRLEN"), "k")
-			return b
-		}, retryCounts{}},
+		{"RawMemberBlocksAndRecordsNothing", ptr(loading("GET", 1)), getThenDo(NewCommand("STRLEN")), retryCounts{}},
 		// A command the catalog does not know has the category its caller
 		// declared, in a unit as on its own: ReadOnly lets the unit retry
 		// (its own "unknown command" reply is the member's error).
-		{"UnknownRawMemberWithDeclaredCategoryRetries", ptr(loading("GET", 1)), func(c *Client) *Batch {
-			b := c.NewBatch()
-			b.Get("k")
-			b.Do(NewCommand("MYMOD.GET").WithRetryCategory(ReadOnly), "k")
-			return b
-		}, retryCounts{"read_only/attempted": 1, "read_only/succeeded": 1}},
-		{"UnknownRawMemberWithoutCategoryBlocks", ptr(loading("GET", 1)), func(c *Client) *Batch {
-			b := c.NewBatch()
-			b.Get("k")
-			b.Do(NewCommand("MYMOD.GET"), "k")
-			return b
-		}, retryCounts{}},
+		{"UnknownRawMemberWithDeclaredCategoryRetries", ptr(loading("GET", 1)), getThenDo(NewCommand("MYMOD.GET").WithRetryCategory(ReadOnly)),
+			retryCounts{"read_only/attempted": 1, "read_only/succeeded": 1}},
+		{"UnknownRawMemberWithoutCategoryBlocks", ptr(loading("GET", 1)), getThenDo(NewCommand("MYMOD.GET")), retryCounts{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
