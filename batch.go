@@ -707,7 +707,10 @@ func (b *Batch) resendMember(ctx context.Context, m *member) error {
 
 // execClusterTx runs a Cluster transaction on the node of its one slot.
 // A MOVED (the slot moved since the map was read) updates the map and the
-// unit is sent again at once, without using retry budget; an ASK ends it.
+// unit is sent again at once, without using retry budget, up to
+// MaxRedirects times (then [ErrRedirectLoop], as for a single command);
+// an ASK ends it. One deadline (ctx's, else CommandTimeout from now)
+// bounds the unit and all its redirects.
 func (b *Batch) execClusterTx(ctx context.Context) error {
 	c := b.c
 	slot := -1
@@ -725,20 +728,23 @@ func (b *Batch) execClusterTx(ctx context.Context) error {
 			slot = s
 		}
 	}
+	if waitDL := c.waitDeadline(ctx); !waitDL.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, waitDL)
+		defer cancel()
+	}
 	for redirects := 0; ; redirects++ {
-		for i := range b.members {
-			m := &b.members[i]
-			m.done, m.err, m.v = false, nil, resp.Value{}
-		}
-		t := &target{}
-		t.slot = slot
-		err := b.execUnit(ctx, nil, t)
+		b.clear()
+		err := b.execUnit(ctx, nil, &target{slot: slot})
 		var se *ServerError
 		if err == nil || !errors.As(err, &se) || (se.Code != "MOVED" && se.Code != "ASK") {
 			return err
 		}
-		if se.Code == "ASK" || redirects >= c.cfg.maxRedirects {
+		if se.Code == "ASK" {
 			return err // a transaction never follows ASK
+		}
+		if redirects >= c.cfg.maxRedirects {
+			return b.refail(redirectLoop("MULTI", slot, se.Message))
 		}
 		rd, ok, perr := route.ParseRedirect([]byte(se.Message))
 		if !ok || perr != nil {
@@ -747,5 +753,21 @@ func (b *Batch) execClusterTx(ctx context.Context) error {
 		if _, err := c.topo.Moved(rd.Slot, rd.Addr); err != nil {
 			return err
 		}
+		// The next execUnit sends nothing once ctx has ended.
 	}
+}
+
+// clear makes every member pending again, for a resend of the whole unit.
+func (b *Batch) clear() {
+	for i := range b.members {
+		m := &b.members[i]
+		m.done, m.err, m.v = false, nil, resp.Value{}
+	}
+}
+
+// refail replaces the results of every member with err, and returns it.
+func (b *Batch) refail(err error) error {
+	b.clear()
+	b.fail(err)
+	return err
 }

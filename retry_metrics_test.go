@@ -69,6 +69,13 @@ func (c retryCounts) equal(d retryCounts) bool {
 // retryMetricsClient returns a client of s recording into a manual reader.
 func retryMetricsClient(t *testing.T, s *respiretest.Server, opts Options) (*Client, *sdkmetric.ManualReader) {
 	t.Helper()
+	opts, reader := withRetryMetrics(t, opts)
+	return retryMemClient(t, s, opts), reader
+}
+
+// withRetryMetrics returns opts recording into a new manual reader, the
+// Resiliency group unless opts selects metrics.
+func withRetryMetrics(t testing.TB, opts Options) (Options, *sdkmetric.ManualReader) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
@@ -76,7 +83,7 @@ func retryMetricsClient(t *testing.T, s *respiretest.Server, opts Options) (*Cli
 	if opts.Metrics == 0 {
 		opts.Metrics = MetricsResiliency
 	}
-	return retryMemClient(t, s, opts), reader
+	return opts, reader
 }
 
 func TestRetryMetricsCounts(t *testing.T) {

@@ -303,8 +303,7 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 			}
 			if ok {
 				if redirects++; redirects > c.cfg.maxRedirects {
-					return attemptResult{err: &RouteError{Command: s.name, Slot: t.slot,
-						Err: errors.Join(ErrRedirectLoop, errors.New("last redirect: "+string(f.ErrReply)))}, failure: retry.Fatal, unwritten: true, owned: true}
+					return attemptResult{err: redirectLoop(s.name, t.slot, string(f.ErrReply)), failure: retry.Fatal, unwritten: true, owned: true}
 				}
 				if r := c.redirectBudget(ctx, waitDL, s, t); r != nil {
 					return *r
@@ -343,6 +342,12 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 		}
 		return r
 	}
+}
+
+// redirectLoop is the error of a command (or transaction) redirected
+// more than MaxRedirects times; reply is the last redirect's text.
+func redirectLoop(command string, slot int, reply string) error {
+	return &RouteError{Command: command, Slot: slot, Err: errors.Join(ErrRedirectLoop, errors.New("last redirect: "+reply))}
 }
 
 // redirectBudget returns the failure of an attempt whose deadline or

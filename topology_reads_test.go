@@ -192,10 +192,7 @@ func TestTopologyPubSub(t *testing.T) {
 func TestRetryMetricsPerTopology(t *testing.T) {
 	policy := &RetryPolicy{MaxAttempts: 2, InitialBackoff: NoBackoff}
 	metricsOpts := func(t *testing.T) (Options, *sdkmetric.ManualReader) {
-		reader := sdkmetric.NewManualReader()
-		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-		t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-		return Options{RetryPolicy: policy, Metrics: MetricsResiliency, MeterProvider: mp}, reader
+		return withRetryMetrics(t, Options{RetryPolicy: policy})
 	}
 	run := func(t *testing.T, c *Client, px *respiretest.Proxy, k string) {
 		// The reply is lost and every later dial is refused: the resend
