@@ -705,6 +705,28 @@ func (b *Batch) resendMember(ctx context.Context, m *member) error {
 	return nil
 }
 
+// txSlot returns the one slot of a Cluster transaction's keys (-1: no
+// keys), which must be slot when it is not -1 (the slot of a Watch's
+// keys). Keys in two slots fail every member with a [RouteError]
+// matching [ErrCrossSlot], before anything is sent.
+func (b *Batch) txSlot(slot int) (int, error) {
+	for i := range b.members {
+		m := &b.members[i]
+		var small [16][]byte
+		s, cross := keySlot(m.desc, frameArgs(b.enc(m), small[:0]))
+		if cross || (s >= 0 && slot >= 0 && s != slot) {
+			err := &RouteError{Command: "MULTI", Slot: slot, Err: errors.Join(ErrCrossSlot,
+				errors.New("every key of a Cluster transaction, watched keys included, must hash to one slot"))}
+			b.fail(err)
+			return slot, err
+		}
+		if s >= 0 {
+			slot = s
+		}
+	}
+	return slot, nil
+}
+
 // execClusterTx runs a Cluster transaction on the node of its one slot.
 // A MOVED (the slot moved since the map was read) updates the map and the
 // unit is sent again at once, without using retry budget, up to
@@ -713,20 +735,9 @@ func (b *Batch) resendMember(ctx context.Context, m *member) error {
 // bounds the unit and all its redirects.
 func (b *Batch) execClusterTx(ctx context.Context) error {
 	c := b.c
-	slot := -1
-	for i := range b.members {
-		m := &b.members[i]
-		var small [16][]byte
-		s, cross := keySlot(m.desc, frameArgs(b.enc(m), small[:0]))
-		if cross || (s >= 0 && slot >= 0 && s != slot) {
-			err := &RouteError{Command: "MULTI", Slot: slot, Err: errors.Join(ErrCrossSlot,
-				errors.New("every key of a Cluster transaction must hash to one slot"))}
-			b.fail(err)
-			return err
-		}
-		if s >= 0 {
-			slot = s
-		}
+	slot, err := b.txSlot(-1)
+	if err != nil {
+		return err
 	}
 	if waitDL := c.waitDeadline(ctx); !waitDL.IsZero() {
 		var cancel context.CancelFunc

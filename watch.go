@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"time"
+
+	"github.com/respire-go/respire/internal/route"
 )
 
 // ErrTxConflict reports a watched transaction whose keys changed before
@@ -61,7 +63,9 @@ func (tx *Tx) Queue() *Batch { return tx.queue }
 // never resends a watched transaction: a network failure, a timeout, a
 // cancellation, a server error or fn's own error ends Watch with that
 // error, and the retry policy does not apply. On a Cluster client every
-// key must hash to one slot.
+// key, watched or queued, must hash to one slot: a queued member of
+// another slot ends Watch with a [RouteError] matching [ErrCrossSlot]
+// (and [ErrInvalidArgument]) before MULTI is sent.
 func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...string) error {
 	switch {
 	case fn == nil:
@@ -110,6 +114,13 @@ func (c *Client) watchOnce(ctx context.Context, fn func(tx *Tx) error, keys []st
 		if len(q.members) == 0 {
 			committed = true
 			return nil
+		}
+		if c.isCluster() {
+			// The connection serves the watched keys' slot: a member of
+			// another slot would be redirected inside MULTI.
+			if _, err := q.txSlot(route.Slot(keys[0])); err != nil {
+				return err
+			}
 		}
 		f := q.frame(nil)
 		if err := conn.unit(ctx, f, "EXEC"); err != nil {

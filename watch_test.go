@@ -1,0 +1,201 @@
+package respire
+
+// Client.Watch: how often the callback runs on conflicts and failures (on
+// the in-memory server, in synctest bubbles), and the Cluster slot check
+// of its queue (on the real Cluster).
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/internal/testenv"
+	"github.com/respire-go/respire/respiretest"
+)
+
+// TestWatchGivesUpAfter16Conflicts: when every EXEC conflicts (the
+// callback itself changes the watched key through another client), the
+// callback runs exactly 16 times, Watch returns an error matching
+// ErrTxConflict, nothing is applied, and each wait between two runs is
+// above zero and at most the documented backoff (1 ms doubling, at most
+// 100 ms). In virtual time, so the waits are the backoffs alone.
+func TestWatchGivesUpAfter16Conflicts(t *testing.T) {
+	retrySynctest(t, func(t *testing.T) {
+		s := respiretest.NewServer(t)
+		c := retryMemClient(t, s, Options{})
+		other := retryMemClient(t, s, Options{})
+		ctx := context.Background()
+		var starts []time.Time
+		err := c.Watch(ctx, func(tx *Tx) error {
+			starts = append(starts, time.Now())
+			if _, err := tx.Get(ctx, "k"); err != nil && !errors.Is(err, ErrNil) {
+				return err
+			}
+			if err := other.Set(ctx, "k", "other "+strconv.Itoa(len(starts))); err != nil {
+				return err
+			}
+			tx.Queue().Set("k", "watched")
+			return nil
+		}, "k")
+		if !errors.Is(err, ErrTxConflict) {
+			t.Fatalf("Watch = %v, want ErrTxConflict", err)
+		}
+		if len(starts) != 16 {
+			t.Fatalf("the callback ran %d times, want 16", len(starts))
+		}
+		if v, err := other.Get(ctx, "k"); err != nil || v != "other 16" {
+			t.Errorf("GET k = %q, %v; want the other client's last write", v, err)
+		}
+		for i := 1; i < len(starts); i++ {
+			ceiling := min(time.Millisecond<<(i-1), 100*time.Millisecond)
+			if gap := starts[i].Sub(starts[i-1]); gap <= 0 || gap > ceiling {
+				t.Errorf("wait before run %d = %v, want in (0, %v]", i+1, gap, ceiling)
+			}
+		}
+	})
+}
+
+// TestWatchNeverRerunsOnFailure: a failure that is not a conflict ends
+// Watch after a single run of the callback, with that failure: a
+// connection lost before or after EXEC's reply (*ConnError), a timeout
+// or a cancellation while EXEC waits (*ContextError), a server error of
+// EXEC or of a queued command (*ServerError, LOADING, which the retry
+// policy would retry elsewhere), and the callback's own error.
+func TestWatchNeverRerunsOnFailure(t *testing.T) {
+	errOwn := errors.New("the callback's own error")
+	isConnError := func(err error) bool {
+		var ce *ConnError
+		return errors.As(err, &ce) && errors.Is(err, ErrConnectionLost)
+	}
+	isContextError := func(want error) func(error) bool {
+		return func(err error) bool {
+			var ce *ContextError
+			return errors.As(err, &ce) && ce.Sent && errors.Is(err, want)
+		}
+	}
+	isLoading := func(command string) func(error) bool {
+		return func(err error) bool {
+			var se *ServerError
+			return errors.As(err, &se) && se.Code == "LOADING" && se.Command == command
+		}
+	}
+	cases := []struct {
+		name    string
+		rule    respiretest.Rule // no Command: no rule
+		cancels bool             // the rule's frame cancels the context
+		opts    Options
+		fnErr   error
+		want    func(error) bool
+	}{
+		{name: "EXECNotForwarded", rule: respiretest.Rule{Command: "EXEC", Action: respiretest.DropBeforeForward}, want: isConnError},
+		{name: "EXECReplyLost", rule: respiretest.Rule{Command: "EXEC", Action: respiretest.DropAfterForward}, want: isConnError},
+		{name: "Timeout", rule: respiretest.Rule{Command: "EXEC", Action: respiretest.Delay(time.Minute)},
+			opts: Options{CommandTimeout: time.Second}, want: isContextError(context.DeadlineExceeded)},
+		{name: "Canceled", rule: respiretest.Rule{Command: "EXEC", Action: respiretest.Hold}, cancels: true, want: isContextError(context.Canceled)},
+		{name: "EXECLoading", rule: respiretest.Rule{Command: "EXEC", Action: respiretest.Inject(respiretest.ErrLoading)}, want: isLoading("EXEC")},
+		{name: "QueuedLoading", rule: respiretest.Rule{Command: "INCR", Action: respiretest.Inject(respiretest.ErrLoading)}, want: isLoading("transaction member 1")},
+		{name: "CallbackError", fnErr: errOwn, want: func(err error) bool { return errors.Is(err, errOwn) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			retrySynctest(t, func(t *testing.T) {
+				s := respiretest.NewServer(t)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				if tc.rule.Command != "" {
+					r := tc.rule
+					if tc.cancels {
+						r.OnReceive = func([]string) { cancel() }
+					}
+					h := s.MustAddRule(t, r)
+					t.Cleanup(h.Release)
+				}
+				c := retryMemClient(t, s, tc.opts)
+				runs := 0
+				err := c.Watch(ctx, func(tx *Tx) error {
+					runs++
+					if _, err := tx.Get(ctx, "k"); err != nil && !errors.Is(err, ErrNil) {
+						return err
+					}
+					tx.Queue().Incr("k")
+					return tc.fnErr
+				}, "k")
+				if runs != 1 {
+					t.Errorf("the callback ran %d times, want 1", runs)
+				}
+				if err == nil || !tc.want(err) {
+					t.Errorf("Watch = %v (%T)", err, err)
+				}
+			})
+		})
+	}
+}
+
+// TestWatchClusterQueuedKeyInAnotherSlot: on a Cluster client a queued
+// member whose key hashes to another slot than the watched key, on
+// another node or on the same one, ends Watch after one run of the
+// callback with a *RouteError (the watched slot) matching ErrCrossSlot
+// and ErrInvalidArgument, which the member's Future carries too; MULTI
+// and EXEC reach no node and the member's key stays unset.
+func TestWatchClusterQueuedKeyInAnotherSlot(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	p := keyPrefix(t)
+	watched := p + "{w}x"
+	slot := route.Slot(watched)
+	home := slotPrimary(t, c, slot)
+	keys := map[string]string{} // case name: queued key
+	for i := 0; len(keys) < 2; i++ {
+		k := p + "{" + strconv.Itoa(i) + "}y"
+		if s := route.Slot(k); s != slot {
+			name := "OtherNode"
+			if slotPrimary(t, c, s) == home {
+				name = "SameNode"
+			}
+			if _, ok := keys[name]; !ok {
+				keys[name] = k
+			}
+		}
+	}
+	nodes := testenv.ClusterAddrs(t)
+	txSeen := func() int {
+		n := 0
+		for _, addr := range nodes {
+			n += commandSeen(t, addr, "multi") + commandSeen(t, addr, "exec")
+		}
+		return n
+	}
+	for _, name := range []string{"OtherNode", "SameNode"} {
+		t.Run(name, func(t *testing.T) {
+			k := keys[name]
+			t.Cleanup(func() { _, _ = c.Del(testCtx(t), k) })
+			before := txSeen()
+			runs := 0
+			var set Future[struct{}]
+			err := c.Watch(ctx, func(tx *Tx) error {
+				runs++
+				set = tx.Queue().Set(k, "v")
+				return nil
+			}, watched)
+			var re *RouteError
+			if !errors.As(err, &re) || re.Slot != slot || !errors.Is(err, ErrCrossSlot) || !errors.Is(err, ErrInvalidArgument) {
+				t.Fatalf("Watch = %v, want a RouteError of slot %d matching ErrCrossSlot and ErrInvalidArgument", err, slot)
+			}
+			if runs != 1 {
+				t.Errorf("the callback ran %d times, want 1", runs)
+			}
+			if err := set.Err(); !errors.Is(err, ErrCrossSlot) {
+				t.Errorf("queued SET = %v, want ErrCrossSlot", err)
+			}
+			if n := txSeen() - before; n != 0 {
+				t.Errorf("MULTI and EXEC reached the Cluster %d times, want 0", n)
+			}
+			if _, err := c.Get(ctx, k); !errors.Is(err, ErrNil) {
+				t.Errorf("GET of the queued key = %v, want ErrNil", err)
+			}
+		})
+	}
+}
