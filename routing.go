@@ -275,9 +275,9 @@ func (c *Client) execTarget(ctx context.Context, f *wire.Frame, s *spec, t *targ
 var askingPrelude = resp.AppendBulkString(resp.AppendArrayHeader(nil, 1), "ASKING")
 
 // attemptRouted is one attempt on a topology: the node is picked from the
-// current snapshot, and MOVED and ASK replies are followed within the
-// attempt (bounded by MaxRedirects and the deadline; they are not
-// attempts).
+// current snapshot, and MOVED and ASK replies, and a node the topology
+// retired before the frame was written, are followed within the attempt
+// (bounded by MaxRedirects and the deadline; they are not attempts).
 func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.Time, s *spec, t *target) attemptResult {
 	node, err := c.pick(t)
 	if err != nil {
@@ -291,6 +291,22 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 		if orig != nil && r.owned {
 			f.Buf, f.Replies, f.Prelude = orig, 0, 0
 			orig = nil
+		}
+		if r.err != nil && r.unwritten && r.owned && t.pinned == nil && errors.Is(r.err, route.ErrRetired) {
+			// The node left the topology before the frame was written:
+			// the map already names its successor, so the frame goes
+			// there within this attempt, bounded like a redirect.
+			if redirects++; redirects > c.cfg.maxRedirects {
+				return r
+			}
+			if r := c.redirectBudget(ctx, waitDL, s, t); r != nil {
+				return *r
+			}
+			if node, err = c.pick(t); err != nil {
+				return attemptResult{err: routeErr(s.name, t.slot, err), failure: retry.Fatal, unwritten: true, owned: true}
+			}
+			f.Reset()
+			continue
 		}
 		if r.err == nil || !r.owned || !f.IsErr {
 			return r

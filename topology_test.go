@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -128,7 +129,18 @@ func proxiedClusterNodes(t *testing.T, opts Options, all bool) (*Client, map[str
 		proxies[p] = px
 	}
 	opts.Endpoints = replicas
-	opts.Dialer = rewriteDialer(via, false, 0)
+	proxied := rewriteDialer(via, false, 0)
+	if own := opts.Dialer; own != nil {
+		// The test's own dialer serves every address without a proxy.
+		opts.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if _, ok := via[addr]; ok {
+				return proxied(ctx, network, addr)
+			}
+			return own(ctx, network, addr)
+		}
+	} else {
+		opts.Dialer = proxied
+	}
 	return clusterClient(t, opts), proxies
 }
 
