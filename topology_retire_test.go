@@ -49,8 +49,8 @@ func (p *parkedNode) dial(ctx context.Context, network, addr string) (net.Conn, 
 }
 
 func (p *parkedNode) Enabled(context.Context, slog.Level) bool { return true }
-func (p *parkedNode) WithAttrs([]slog.Attr) slog.Handler        { return p }
-func (p *parkedNode) WithGroup(string) slog.Handler             { return p }
+func (p *parkedNode) WithAttrs([]slog.Attr) slog.Handler       { return p }
+func (p *parkedNode) WithGroup(string) slog.Handler            { return p }
 
 func (p *parkedNode) Handle(_ context.Context, r slog.Record) error {
 	if r.Message != "respire: endpoint retired" {
