@@ -511,12 +511,14 @@ func TestBatchScanIteratesEveryKey(t *testing.T) {
 }
 
 // TestUnitRetryOnTopologies: on Sentinel and Cluster, a batch whose GET
-// reply is lost and a transaction whose EXEC reply is lost are replayed
-// as whole units under WriteAccumulating, on the primary that serves
-// them: its commandstats show each INCR twice and EXEC twice.
+// reply is lost (after the server ran every member) is not replayed under
+// the default policy (each INCR ran once), and it and a transaction whose
+// EXEC reply is lost are replayed as whole units under WriteAccumulating,
+// on the primary that serves them: its commandstats show each INCR twice
+// and EXEC twice.
 func TestUnitRetryOnTopologies(t *testing.T) {
-	policy := func() *RetryPolicy {
-		return &RetryPolicy{MaxCommandRetryCategory: WriteAccumulating, InitialBackoff: NoBackoff}
+	policy := func(max RetryCategory) *RetryPolicy {
+		return &RetryPolicy{MaxCommandRetryCategory: max, InitialBackoff: NoBackoff}
 	}
 	type setup struct {
 		c       *Client
@@ -526,24 +528,42 @@ func TestUnitRetryOnTopologies(t *testing.T) {
 	}
 	for _, topo := range []string{"Sentinel", "Cluster"} {
 		t.Run(topo, func(t *testing.T) {
-			get := func(t *testing.T) setup {
+			get := func(t *testing.T, max RetryCategory) setup {
 				if topo == "Sentinel" {
 					primary := sentinelPrimary(t)
 					px := realProxy(t, primary)
-					c := sentinelClient(t, Options{RetryPolicy: policy(),
+					c := sentinelClient(t, Options{RetryPolicy: policy(max),
 						Dialer: rewriteDialer(map[string]string{primary: px.Addr()}, false, 0)})
 					return setup{c, px, primary, keyPrefix(t) + "{u}"}
 				}
-				c, proxies := proxiedCluster(t, Options{RetryPolicy: policy()})
+				c, proxies := proxiedCluster(t, Options{RetryPolicy: policy(max)})
 				primary := c.topo.Primaries()[0].Addr
 				k, _ := keyOn(t, c, primary)
 				return setup{c, proxies[primary], primary, "{" + k + "}"}
 			}
-			t.Run("Batch", func(t *testing.T) {
-				s := get(t)
+			t.Run("BatchNotReplayed", func(t *testing.T) {
+				s := get(t, 0) // the default: writes are not resent
 				ctx := testCtx(t)
 				t.Cleanup(func() { _, _ = s.c.Del(testCtx(t), s.key+"a", s.key+"c") })
-				rule := s.px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.DropAfterForward})
+				rule := s.px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.LoseReply})
+				defer rule.Remove()
+				before := commandCalls(t, s.primary, "incr")
+				b := s.c.NewBatch()
+				b.Incr(s.key + "a")
+				b.Get(s.key + "b")
+				b.Incr(s.key + "c")
+				if err := b.Execute(ctx); !errors.Is(err, ErrConnectionLost) || !MayHaveExecuted(err) {
+					t.Fatalf("Execute = %v, want the lost connection, possibly executed", err)
+				}
+				if got := commandCalls(t, s.primary, "incr") - before; got != 2 {
+					t.Errorf("INCR ran %d times on the primary, want 2 (each INCR once: no replay)", got)
+				}
+			})
+			t.Run("Batch", func(t *testing.T) {
+				s := get(t, WriteAccumulating)
+				ctx := testCtx(t)
+				t.Cleanup(func() { _, _ = s.c.Del(testCtx(t), s.key+"a", s.key+"c") })
+				rule := s.px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.LoseReply})
 				defer rule.Remove()
 				before := commandCalls(t, s.primary, "incr")
 				b := s.c.NewBatch()
@@ -553,18 +573,18 @@ func TestUnitRetryOnTopologies(t *testing.T) {
 				if err := b.Execute(ctx); err != nil {
 					t.Fatalf("Execute = %v", err)
 				}
-				if got := commandCalls(t, s.primary, "incr") - before; got < 3 {
-					t.Errorf("INCR ran %d times on the primary, want the replay (INCR a twice)", got)
+				if got := commandCalls(t, s.primary, "incr") - before; got != 4 {
+					t.Errorf("INCR ran %d times on the primary, want 4 (the replay: each INCR twice)", got)
 				}
 				if v, _ := a.Result(); v != 2 {
 					t.Errorf("INCR a = %d, want 2 (the final attempt's)", v)
 				}
-				if v, err := cc.Result(); v < 1 || err != nil {
-					t.Errorf("INCR c = %d, %v", v, err)
+				if v, err := cc.Result(); v != 2 || err != nil {
+					t.Errorf("INCR c = %d, %v; want 2 (the final attempt's)", v, err)
 				}
 			})
 			t.Run("Transaction", func(t *testing.T) {
-				s := get(t)
+				s := get(t, WriteAccumulating)
 				ctx := testCtx(t)
 				t.Cleanup(func() { _, _ = s.c.Del(testCtx(t), s.key+"x") })
 				rule := s.px.MustAddRule(t, respiretest.Rule{Command: "EXEC", Times: 1, Action: respiretest.DropAfterForward})

@@ -24,7 +24,7 @@
 // later than the moment the proxy waits for more input, so pipelines reach
 // the server as pipelines.
 //
-// Rules act on frames: [DropBeforeForward], [DropAfterForward], [Inject]
+// Rules act on frames: [DropBeforeForward], [DropAfterForward], [LoseReply], [Inject]
 // (with the exact Redis texts [ErrLoading], [ErrReadOnly], [ErrMasterDown],
 // [ErrTryAgain], [ErrBusy], [ErrClusterDown], [Moved] and [Ask], or any
 // text), [Reply], [Hold] (until [RuleHandle.Release]), [Delay], and [Pass]

@@ -124,6 +124,33 @@ func TestDropAfterForwardRunsCommandAndLosesReply(t *testing.T) {
 	}
 }
 
+// TestLoseReplyRunsThePipelineAndLosesItsReplies: a pipeline sent in one
+// write, whose middle frame is LoseReply, runs whole on the server; the
+// client gets the reply of the frame before it, then the connection closes.
+func TestLoseReplyRunsThePipelineAndLosesItsReplies(t *testing.T) {
+	p, addr := realProxy(t)
+	k := key(t, "s")
+	direct := dialTCP(t, addr)
+	direct.do("SET", k, "old")
+	before := commandstats(t, addr)
+	r := p.MustAddRule(t, Rule{Command: "PSETEX", Arg: k, Action: LoseReply})
+
+	c := dialProxy(t, p)
+	c.send([]string{"SUBSTR", k, "0", "-1"}, []string{"PSETEX", k, "100000", "new"}, []string{"SUBSTR", k, "0", "-1"})
+	if v := c.mustRead(); text(v) != "old" {
+		t.Errorf("first reply = %q, want old (delivered before the lost one)", text(v))
+	}
+	c.expectClosed()
+
+	delta := statsDelta(before, commandstats(t, addr))
+	if delta["PSETEX"] != 1 || delta["SUBSTR"] != 2 {
+		t.Errorf("server executed PSETEX %d, SUBSTR %d times; want 1 and 2 (the frame after the lost reply ran too)", delta["PSETEX"], delta["SUBSTR"])
+	}
+	if r.Forwarded() != 1 || p.Forwarded("SUBSTR") != 2 {
+		t.Errorf("rule forwarded %d, SUBSTR forwarded %d; want 1 and 2", r.Forwarded(), p.Forwarded("SUBSTR"))
+	}
+}
+
 func TestInjectAnswersWithoutForwarding(t *testing.T) {
 	p, addr := realProxy(t)
 	k := key(t, "s")

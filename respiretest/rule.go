@@ -54,6 +54,7 @@ const (
 	actPass
 	actDropBefore
 	actDropAfter
+	actLoseReply
 	actInject
 	actHold
 	actDelay
@@ -86,6 +87,12 @@ var (
 	// first; the proxy reads nothing after the frame, so later frames are
 	// neither received nor forwarded.
 	DropAfterForward = Action{kind: actDropAfter}
+	// LoseReply is DropAfterForward except that the proxy goes on reading
+	// and forwarding the frames that follow the frame until the connection
+	// closes: the frames the client sent with it (in the same write, such
+	// as the rest of a pipeline) also reach the server and run, and only
+	// the replies from the frame's on are lost.
+	LoseReply = Action{kind: actLoseReply}
 	// Hold forwards the frame and keeps its reply, and therefore every
 	// later reply on that connection, until [RuleHandle.Release].
 	Hold = Action{kind: actHold}
@@ -134,6 +141,8 @@ func (a Action) String() string {
 		return "DropBeforeForward"
 	case actDropAfter:
 		return "DropAfterForward"
+	case actLoseReply:
+		return "LoseReply"
 	case actInject:
 		return fmt.Sprintf("Reply(%q)", a.reply)
 	case actHold:

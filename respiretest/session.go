@@ -191,7 +191,7 @@ func (s *session) readLoop() {
 			sl.hold = act
 		case actDelay:
 			sl.delay = act.rule.Action.delay
-		case actDropAfter:
+		case actDropAfter, actLoseReply:
 			sl.dropAfter = true
 		}
 		ok := true
@@ -209,7 +209,7 @@ func (s *session) readLoop() {
 		if !ok {
 			return
 		}
-		if sl.dropAfter {
+		if kind == actDropAfter {
 			s.flush()
 			return
 		}
