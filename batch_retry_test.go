@@ -451,51 +451,63 @@ func TestTransactionLateExecReply(t *testing.T) {
 	}
 }
 
-// TestBatchDeadlineCoversTheUnit: one deadline covers the unit's attempt,
-// its backoff and late replies: a held reply past the deadline ends the
-// unit at the deadline, and a backoff that cannot fit before it is not
-// started; nothing is resent either way.
+// TestBatchDeadlineCoversTheUnit: one deadline covers a unit's attempt
+// (a batch's, or a transaction's), its backoff and late replies: a held
+// reply past the deadline ends the unit at the deadline, and a backoff
+// that cannot fit before it is not started; nothing is resent either way.
 func TestBatchDeadlineCoversTheUnit(t *testing.T) {
-	t.Run("LateReply", func(t *testing.T) {
-		c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
-		p := keyPrefix(t)
-		held := px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.Hold})
-		defer held.Release()
-		ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
-		defer cancel()
-		b := c.NewBatch()
-		g := b.Get(p + "a")
-		err := b.Execute(ctx)
-		if !errors.Is(err, context.DeadlineExceeded) || !MayHaveExecuted(err) {
-			t.Fatalf("Execute = %v, want the deadline, possibly executed", err)
+	for _, tx := range []bool{false, true} {
+		unit := func(c *Client) *Batch {
+			if tx {
+				return c.NewTransaction()
+			}
+			return c.NewBatch()
 		}
-		if !errors.Is(g.Err(), context.DeadlineExceeded) {
-			t.Errorf("member = %v", g.Err())
+		last := "GET" // the command whose reply is held or lost
+		if tx {
+			last = "EXEC"
 		}
-		if n := px.Forwarded("GET"); n != 1 {
-			t.Errorf("GET sent %d times, want 1", n)
-		}
-	})
-	t.Run("BackoffBeyondDeadline", func(t *testing.T) {
-		c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{InitialBackoff: time.Minute, MaxBackoff: time.Minute, Jitter: NoJitter}})
-		p := keyPrefix(t)
-		px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.DropAfterForward})
-		ctx, cancel := context.WithTimeout(testCtx(t), 30*time.Second)
-		defer cancel()
-		b := c.NewBatch()
-		g := b.Get(p + "a")
-		b.StrLen(p + "a")
-		err := b.Execute(ctx)
-		if !errors.Is(err, ErrConnectionLost) || ctx.Err() != nil {
-			t.Fatalf("Execute = %v (ctx %v); want the lost reply at once, the minute of backoff not started", err, ctx.Err())
-		}
-		if !errors.Is(g.Err(), ErrConnectionLost) {
-			t.Errorf("member = %v", g.Err())
-		}
-		if n := px.Forwarded("GET"); n != 1 {
-			t.Errorf("GET sent %d times, want 1", n)
-		}
-	})
+		t.Run(unitKind(tx)+"/LateReply", func(t *testing.T) {
+			c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
+			p := keyPrefix(t)
+			held := px.MustAddRule(t, respiretest.Rule{Command: last, Times: 1, Action: respiretest.Hold})
+			defer held.Release()
+			ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
+			defer cancel()
+			b := unit(c)
+			g := b.Get(p + "a")
+			err := b.Execute(ctx)
+			if !errors.Is(err, context.DeadlineExceeded) || !MayHaveExecuted(err) {
+				t.Fatalf("Execute = %v, want the deadline, possibly executed", err)
+			}
+			if !errors.Is(g.Err(), context.DeadlineExceeded) {
+				t.Errorf("member = %v", g.Err())
+			}
+			if n := px.Forwarded(last); n != 1 {
+				t.Errorf("%s sent %d times, want 1", last, n)
+			}
+		})
+		t.Run(unitKind(tx)+"/BackoffBeyondDeadline", func(t *testing.T) {
+			c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{InitialBackoff: time.Minute, MaxBackoff: time.Minute, Jitter: NoJitter}})
+			p := keyPrefix(t)
+			px.MustAddRule(t, respiretest.Rule{Command: last, Times: 1, Action: respiretest.DropAfterForward})
+			ctx, cancel := context.WithTimeout(testCtx(t), 30*time.Second)
+			defer cancel()
+			b := unit(c)
+			g := b.Get(p + "a")
+			b.StrLen(p + "a")
+			err := b.Execute(ctx)
+			if !errors.Is(err, ErrConnectionLost) || ctx.Err() != nil {
+				t.Fatalf("Execute = %v (ctx %v); want the lost reply at once, the minute of backoff not started", err, ctx.Err())
+			}
+			if !errors.Is(g.Err(), ErrConnectionLost) {
+				t.Errorf("member = %v", g.Err())
+			}
+			if n := px.Forwarded(last); n != 1 {
+				t.Errorf("%s sent %d times, want 1", last, n)
+			}
+		})
+	}
 }
 
 // hasCode reports whether err holds a server error with code.

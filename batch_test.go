@@ -265,49 +265,67 @@ func TestTransactionLostExecReply(t *testing.T) {
 	}
 }
 
-// TestBatchLifetime: cancellation during the unit's backoff stops it with
-// the caller's error and faults every member, those whose replies had
-// arrived included; Close during the backoff faults it without resend. In
+// TestBatchLifetime: cancellation during a unit's backoff (a batch's, or a
+// transaction's after its lost EXEC reply) stops it with the caller's
+// error and faults every member, those whose replies had arrived
+// included; Close during the backoff faults it without resend. In
 // virtual time, so the lost reply is seen and the backoff has started
 // before the cancellation (synctest.Wait).
 func TestBatchLifetime(t *testing.T) {
-	for _, how := range []string{"Cancel", "Close"} {
-		t.Run(how, func(t *testing.T) {
-			retrySynctest(t, func(t *testing.T) {
-				s := respiretest.NewServer(t)
-				rule := s.MustAddRule(t, respiretest.Rule{Command: "GETRANGE", Action: respiretest.DropAfterForward})
-				c := retryMemClient(t, s, Options{RetryPolicy: &RetryPolicy{InitialBackoff: time.Minute, MaxBackoff: time.Minute, Jitter: NoJitter}, CommandTimeout: NoTimeout})
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				b := c.NewBatch()
-				first := b.Get("a")
-				b.Do(NewCommand("GETRANGE").WithRetryCategory(ReadOnly), "b", "0", "-1")
-				done := make(chan error, 1)
-				go func() { done <- b.Execute(ctx) }()
-				<-rule.Received()
-				synctest.Wait() // the lost reply is seen and the backoff started
-				if how == "Cancel" {
-					cancel()
-				} else {
-					_ = c.Close()
-				}
-				err := <-done
-				want := context.Canceled
-				if how == "Close" {
-					want = ErrClosed
-				}
-				if !errors.Is(err, want) {
-					t.Fatalf("Execute = %v, want %v", err, want)
-				}
-				if !errors.Is(first.Err(), want) {
-					t.Errorf("first member = %v, want the unit's error", first.Err())
-				}
-				if n := rule.Matched(); n != 1 {
-					t.Errorf("GETRANGE sent %d times, want 1", n)
-				}
+	for _, tx := range []bool{false, true} {
+		for _, how := range []string{"Cancel", "Close"} {
+			t.Run(unitKind(tx)+"/"+how, func(t *testing.T) {
+				retrySynctest(t, func(t *testing.T) {
+					s := respiretest.NewServer(t)
+					lost := "GETRANGE" // the member whose reply is lost
+					if tx {
+						lost = "EXEC"
+					}
+					rule := s.MustAddRule(t, respiretest.Rule{Command: lost, Action: respiretest.DropAfterForward})
+					c := retryMemClient(t, s, Options{RetryPolicy: &RetryPolicy{InitialBackoff: time.Minute, MaxBackoff: time.Minute, Jitter: NoJitter}, CommandTimeout: NoTimeout})
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					b := c.NewBatch()
+					if tx {
+						b = c.NewTransaction()
+					}
+					first := b.Get("a")
+					b.Do(NewCommand("GETRANGE").WithRetryCategory(ReadOnly), "b", "0", "-1")
+					done := make(chan error, 1)
+					go func() { done <- b.Execute(ctx) }()
+					<-rule.Received()
+					synctest.Wait() // the lost reply is seen and the backoff started
+					if how == "Cancel" {
+						cancel()
+					} else {
+						_ = c.Close()
+					}
+					err := <-done
+					want := context.Canceled
+					if how == "Close" {
+						want = ErrClosed
+					}
+					if !errors.Is(err, want) || !MayHaveExecuted(err) {
+						t.Fatalf("Execute = %v, want %v, possibly executed", err, want)
+					}
+					if !errors.Is(first.Err(), want) {
+						t.Errorf("first member = %v, want the unit's error", first.Err())
+					}
+					if n := rule.Matched(); n != 1 {
+						t.Errorf("%s sent %d times, want 1", lost, n)
+					}
+				})
 			})
-		})
+		}
 	}
+}
+
+// unitKind names a batch or a transaction in subtest names.
+func unitKind(tx bool) string {
+	if tx {
+		return "Transaction"
+	}
+	return "Batch"
 }
 
 // TestWatchQueueExecutedByCallbackIsRefused: Execute on a Watch's queue
