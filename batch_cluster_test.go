@@ -541,48 +541,47 @@ func TestUnitRetryOnTopologies(t *testing.T) {
 				k, _ := keyOn(t, c, primary)
 				return setup{c, proxies[primary], primary, "{" + k + "}"}
 			}
-			t.Run("BatchNotReplayed", func(t *testing.T) {
-				s := get(t, 0) // the default: writes are not resent
-				ctx := testCtx(t)
-				t.Cleanup(func() { _, _ = s.c.Del(testCtx(t), s.key+"a", s.key+"c") })
-				rule := s.px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.LoseReply})
-				defer rule.Remove()
-				before := commandCalls(t, s.primary, "incr")
-				b := s.c.NewBatch()
-				b.Incr(s.key + "a")
-				b.Get(s.key + "b")
-				b.Incr(s.key + "c")
-				if err := b.Execute(ctx); !errors.Is(err, ErrConnectionLost) || !MayHaveExecuted(err) {
-					t.Fatalf("Execute = %v, want the lost connection, possibly executed", err)
+			for _, replay := range []bool{false, true} {
+				name, max := "BatchNotReplayed", RetryCategory(0) // the default: writes are not resent
+				if replay {
+					name, max = "Batch", WriteAccumulating
 				}
-				if got := commandCalls(t, s.primary, "incr") - before; got != 2 {
-					t.Errorf("INCR ran %d times on the primary, want 2 (each INCR once: no replay)", got)
-				}
-			})
-			t.Run("Batch", func(t *testing.T) {
-				s := get(t, WriteAccumulating)
-				ctx := testCtx(t)
-				t.Cleanup(func() { _, _ = s.c.Del(testCtx(t), s.key+"a", s.key+"c") })
-				rule := s.px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.LoseReply})
-				defer rule.Remove()
-				before := commandCalls(t, s.primary, "incr")
-				b := s.c.NewBatch()
-				a := b.Incr(s.key + "a")
-				b.Get(s.key + "b")
-				cc := b.Incr(s.key + "c")
-				if err := b.Execute(ctx); err != nil {
-					t.Fatalf("Execute = %v", err)
-				}
-				if got := commandCalls(t, s.primary, "incr") - before; got != 4 {
-					t.Errorf("INCR ran %d times on the primary, want 4 (the replay: each INCR twice)", got)
-				}
-				if v, _ := a.Result(); v != 2 {
-					t.Errorf("INCR a = %d, want 2 (the final attempt's)", v)
-				}
-				if v, err := cc.Result(); v != 2 || err != nil {
-					t.Errorf("INCR c = %d, %v; want 2 (the final attempt's)", v, err)
-				}
-			})
+				t.Run(name, func(t *testing.T) {
+					s := get(t, max)
+					ctx := testCtx(t)
+					t.Cleanup(func() { _, _ = s.c.Del(testCtx(t), s.key+"a", s.key+"c") })
+					rule := s.px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.LoseReply})
+					defer rule.Remove()
+					before := commandCalls(t, s.primary, "incr")
+					b := s.c.NewBatch()
+					a := b.Incr(s.key + "a")
+					b.Get(s.key + "b")
+					cc := b.Incr(s.key + "c")
+					err := b.Execute(ctx)
+					ran := commandCalls(t, s.primary, "incr") - before
+					if !replay {
+						if !errors.Is(err, ErrConnectionLost) || !MayHaveExecuted(err) {
+							t.Fatalf("Execute = %v, want the lost connection, possibly executed", err)
+						}
+						if ran != 2 {
+							t.Errorf("INCR ran %d times on the primary, want 2 (each INCR once: no replay)", ran)
+						}
+						return
+					}
+					if err != nil {
+						t.Fatalf("Execute = %v", err)
+					}
+					if ran != 4 {
+						t.Errorf("INCR ran %d times on the primary, want 4 (the replay: each INCR twice)", ran)
+					}
+					if v, _ := a.Result(); v != 2 {
+						t.Errorf("INCR a = %d, want 2 (the final attempt's)", v)
+					}
+					if v, err := cc.Result(); v != 2 || err != nil {
+						t.Errorf("INCR c = %d, %v; want 2 (the final attempt's)", v, err)
+					}
+				})
+			}
 			t.Run("Transaction", func(t *testing.T) {
 				s := get(t, WriteAccumulating)
 				ctx := testCtx(t)
