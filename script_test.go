@@ -141,8 +141,15 @@ const libSrc = "#!lua name=%s\nredis.register_function{function_name='%s_get', c
 // for this run of it (-count), so that no server, replicas included,
 // holds it yet.
 func testLibrary(t *testing.T) (library, function, src string) {
-	library = "lib_" + strings.NewReplacer("/", "_", "-", "_", ":", "_", ".", "_").Replace(strings.Trim(keyPrefix(t), "{}:")) +
-		"_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	// Every character a library name may not hold (test names have "/",
+	// "=" and others) becomes "_".
+	name := strings.Map(func(r rune) rune {
+		if isFunctionName(string(r)) {
+			return r
+		}
+		return '_'
+	}, strings.Trim(keyPrefix(t), "{}:"))
+	library = "lib_" + name + "_" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	function = library + "_get"
 	src = strings.ReplaceAll(strings.Replace(libSrc, "%s", library, 1), "%s", library)
 	return
