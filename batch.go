@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/retry"
@@ -55,10 +56,38 @@ type Batch struct {
 	watched  bool   // the queue of a Watch: Watch alone executes it, under WATCH
 	gen      uint32 // counts Resets: a Future of an older use is stale
 	raw      bool   // a Do member's Reply may alias arena: Reset drops it
-	// arena and vals are the reply memory of the last whole-unit
-	// execution, handed to the next one.
+	// mem is the reply memory of the last whole-unit execution, handed
+	// to the next one.
+	mem replyMem
+	// The last Cluster execution's grouping (execGroups), reused with
+	// each group's reply memory by the next one.
+	groups  []batchGroup
+	byNode  map[groupKey]int
+	keyless []int
+}
+
+// replyMem is the memory a unit's replies were decoded into, handed from
+// one execution to the next so that a reused batch decodes without
+// allocating.
+type replyMem struct {
 	arena []byte
 	vals  []resp.Value
+}
+
+// batchGroup is one Cluster group of a batch: the members one node serves.
+type batchGroup struct {
+	slot int         // a member's slot: the group's route
+	pin  *route.Node // the server of a cursor continuation
+	ms   []int
+	err  error
+	mem  replyMem
+}
+
+// groupKey identifies a Cluster group: its node, and whether a cursor
+// continuation pinned it there.
+type groupKey struct {
+	node   *route.Node
+	pinned bool
 }
 
 // member is one queued command; its encoding is buf[start:end].
@@ -136,7 +165,11 @@ func (b *Batch) Reset() {
 	b.err, b.executed = nil, false
 	b.gen++
 	if b.raw {
-		b.arena = nil // a Reply handed out may alias it
+		// A Reply handed out may alias the reply memory.
+		b.mem.arena = nil
+		for i := range b.groups {
+			b.groups[i].mem.arena = nil
+		}
 	}
 	b.raw = false
 }
@@ -275,7 +308,7 @@ func (b *Batch) execute(ctx context.Context) error {
 			b.fail(perr)
 			return perr
 		}
-		err = b.execUnit(ctx, nil, t)
+		err = b.execUnit(ctx, nil, t, &b.mem)
 	}
 	return err
 }
@@ -390,14 +423,12 @@ func (b *Batch) frame(ms []int) *wire.Frame {
 // execUnit sends the unit ms (see at; a transaction when b.tx) as one
 // frame, retried as one unit, and publishes the final attempt's results.
 // t, when set, routes it on a Cluster; nil sends it to the standalone
-// server or Sentinel primary. The whole batch (ms nil, run alone) decodes
-// its replies into the batch's reply memory.
-func (b *Batch) execUnit(ctx context.Context, ms []int, t *target) error {
+// server or Sentinel primary. The replies are decoded into mem, the
+// unit's reply memory from the previous execution, which keeps them.
+func (b *Batch) execUnit(ctx context.Context, ms []int, t *target, mem *replyMem) error {
 	c := b.c
 	f := b.frame(ms)
-	if ms == nil {
-		f.Arena, f.Values = b.arena[:0], b.vals[:0]
-	}
+	f.Arena, f.Values = mem.arena[:0], mem.vals[:0]
 	s := b.unitSpec(ms)
 	var err error
 	served := c.node
@@ -436,9 +467,7 @@ func (b *Batch) execUnit(ctx context.Context, ms []int, t *target) error {
 			b.at(ms, i).served = served.Addr
 		}
 	}
-	if ms == nil {
-		b.arena, b.vals = f.Arena, f.Values
-	}
+	mem.arena, mem.vals = f.Arena, f.Values
 	f.Release()
 	return nil
 }
@@ -585,18 +614,11 @@ func txFailure(f *wire.Frame) (retry.Failure, error) {
 // groups keep their results.
 func (b *Batch) execGroups(ctx context.Context) error {
 	c := b.c
-	type group struct {
-		slot int         // a member's slot: the group's route
-		pin  *route.Node // the server of a cursor continuation
-		ms   []int
+	if b.byNode == nil {
+		b.byNode = map[groupKey]int{}
 	}
-	type groupKey struct {
-		node   *route.Node
-		pinned bool
-	}
-	var groups []*group
-	byNode := map[groupKey]*group{}
-	var keyless []int
+	clear(b.byNode)
+	b.groups, b.keyless = b.groups[:0], b.keyless[:0]
 	for i := range b.members {
 		m := &b.members[i]
 		var small [16][]byte
@@ -612,7 +634,7 @@ func (b *Batch) execGroups(ctx context.Context) error {
 		case m.pin != "":
 			n, err = c.topo.At(m.pin)
 		case slot < 0:
-			keyless = append(keyless, i)
+			b.keyless = append(b.keyless, i)
 			continue
 		default:
 			n, err = c.topo.Pick(slot, false)
@@ -623,40 +645,28 @@ func (b *Batch) execGroups(ctx context.Context) error {
 			return err
 		}
 		k := groupKey{n, m.pin != ""}
-		g := byNode[k]
-		if g == nil {
-			g = &group{slot: slot}
-			if k.pinned {
-				g.pin = n
-			}
-			byNode[k] = g
-			groups = append(groups, g)
+		g, ok := b.byNode[k]
+		if !ok {
+			g = len(b.groups)
+			b.byNode[k] = g
+			b.addGroup(slot, n, k.pinned)
 		}
-		g.ms = append(g.ms, i)
+		b.groups[g].ms = append(b.groups[g].ms, i)
 	}
 	first := 0
-	for first < len(groups) && groups[first].pin != nil {
+	for first < len(b.groups) && b.groups[first].pin != nil {
 		first++
 	}
-	if first == len(groups) {
-		groups = append(groups, &group{slot: -1})
+	if first == len(b.groups) {
+		b.addGroup(-1, nil, false)
 	}
-	groups[first].ms = append(groups[first].ms, keyless...)
-	errs := make([]error, len(groups))
-	done := make(chan struct{}, len(groups))
-	for i, g := range groups {
-		if len(g.ms) == 0 {
-			done <- struct{}{}
-			continue
+	b.groups[first].ms = append(b.groups[first].ms, b.keyless...)
+	b.runGroups(ctx)
+	var errs []error
+	for i := range b.groups {
+		if err := b.groups[i].err; err != nil {
+			errs = append(errs, err)
 		}
-		go func() {
-			defer func() { done <- struct{}{} }()
-			t := &target{}
-			errs[i] = b.execGroup(ctx, g.ms, g.slot, g.pin, t)
-		}()
-	}
-	for range groups {
-		<-done
 	}
 	for i := range b.members {
 		m := &b.members[i]
@@ -671,15 +681,72 @@ func (b *Batch) execGroups(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// addGroup appends a group routed by slot (or pinned to n), reusing the
+// member list and reply memory of a group of an earlier execution.
+func (b *Batch) addGroup(slot int, n *route.Node, pinned bool) {
+	if len(b.groups) == cap(b.groups) {
+		b.groups = append(b.groups, batchGroup{})
+	} else {
+		b.groups = b.groups[:len(b.groups)+1]
+	}
+	g := &b.groups[len(b.groups)-1]
+	g.slot, g.pin, g.ms, g.err = slot, nil, g.ms[:0], nil
+	if pinned {
+		g.pin = n
+	}
+}
+
+// runGroups sends every non-empty group as its own unit, in parallel: one
+// on the calling goroutine, each other one on a goroutine of its own.
+func (b *Batch) runGroups(ctx context.Context) {
+	var first *batchGroup
+	more := false
+	for i := range b.groups {
+		switch g := &b.groups[i]; {
+		case len(g.ms) == 0:
+		case first == nil:
+			first = g
+		default:
+			more = true
+		}
+	}
+	if more {
+		b.runOthersAside(ctx, first)
+	} else if first != nil {
+		b.runGroup(ctx, first)
+	}
+}
+
+// runOthersAside runs first on the calling goroutine and every other
+// non-empty group on a goroutine of its own, and waits for them. It is
+// apart from runGroups so that a batch of one group, the common case,
+// builds no closure and allocates nothing.
+func (b *Batch) runOthersAside(ctx context.Context, first *batchGroup) {
+	var wg sync.WaitGroup
+	for i := range b.groups {
+		if g := &b.groups[i]; g != first && len(g.ms) > 0 {
+			wg.Go(func() { b.runGroup(ctx, g) })
+		}
+	}
+	b.runGroup(ctx, first)
+	wg.Wait()
+}
+
+// runGroup sends g as one unit routed by its slot (or pin).
+func (b *Batch) runGroup(ctx context.Context, g *batchGroup) {
+	var t target
+	g.err = b.execGroup(ctx, g.ms, g.slot, g.pin, &t, &g.mem)
+}
+
 // execGroup sends one Cluster group as a unit routed by slot (or pinned).
 // A group of reads only follows the read policy (and its replica route
 // retries as a group); any write sends it to the primary.
-func (b *Batch) execGroup(ctx context.Context, ms []int, slot int, pin *route.Node, t *target) error {
+func (b *Batch) execGroup(ctx context.Context, ms []int, slot int, pin *route.Node, t *target, mem *replyMem) error {
 	t.slot, t.pinned, t.read = slot, pin, b.c.cfg.readFrom != ReadPrimary && pin == nil
 	for _, i := range ms {
 		t.read = t.read && b.members[i].desc.Flags().Has(catalog.FlagReadOnly)
 	}
-	return b.execUnit(ctx, ms, t)
+	return b.execUnit(ctx, ms, t, mem)
 }
 
 // resendMember sends one member again after its group's node redirected
@@ -746,7 +813,7 @@ func (b *Batch) execClusterTx(ctx context.Context) error {
 	}
 	for redirects := 0; ; redirects++ {
 		b.clear()
-		err := b.execUnit(ctx, nil, &target{slot: slot})
+		err := b.execUnit(ctx, nil, &target{slot: slot}, &b.mem)
 		var se *ServerError
 		if err == nil || !errors.As(err, &se) || (se.Code != "MOVED" && se.Code != "ASK") {
 			return err

@@ -604,3 +604,71 @@ func TestUnitRetryOnTopologies(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterBatchReuse: a Cluster batch reused with Reset keeps its
+// grouping memory and each group's reply memory for the next execution.
+// Whatever the next grouping (one node, two, three, one again), every
+// member gets its own key's value, and a raw Reply read before Reset keeps
+// its bytes while later executions decode into fresh memory.
+func TestClusterBatchReuse(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	primaries := c.topo.Primaries()
+	if len(primaries) < 3 {
+		t.Fatalf("the test Cluster has %d primaries, want 3", len(primaries))
+	}
+	var keys []string
+	for _, n := range primaries[:3] {
+		keys = append(keys, bcTagOn(t, c, n.Addr)+"k")
+	}
+	t.Cleanup(func() {
+		for _, k := range keys {
+			_, _ = c.Del(testCtx(t), k)
+		}
+	})
+	// Every round writes new values, so that a reply decoded over an
+	// older one's memory shows in the older one's bytes.
+	value := func(round, i int) string { return "r" + strconv.Itoa(round) + "-" + strconv.Itoa(i) }
+	b := c.NewBatch()
+	var kept Reply
+	for round, nodes := range []int{1, 2, 3, 1, 3, 2} {
+		for i, k := range keys {
+			if err := c.Set(ctx, k, value(round, i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b.Reset()
+		var raw Future[Reply]
+		if round == 1 {
+			// First in its group: its bytes start the group's reply memory.
+			raw = b.Do(NewCommand("GET"), keys[1])
+		}
+		var gets []Future[string]
+		var want []string
+		for rep := range 4 { // several members per node, interleaved
+			for i := range nodes {
+				k := (i + rep + round) % nodes
+				gets = append(gets, b.Get(keys[k]))
+				want = append(want, value(round, k))
+			}
+		}
+		if err := b.Execute(ctx); err != nil {
+			t.Fatalf("round %d (%d nodes): Execute = %v", round, nodes, err)
+		}
+		for i, g := range gets {
+			if v, err := g.Result(); v != want[i] || err != nil {
+				t.Errorf("round %d (%d nodes): member %d = %q, %v; want %q", round, nodes, i, v, err, want[i])
+			}
+		}
+		if round == 1 {
+			r, err := raw.Result()
+			if err != nil || string(r.v.Str) != value(1, 1) {
+				t.Fatalf("raw GET = %v, %v; want %s", r.v, err, value(1, 1))
+			}
+			kept = r
+		}
+		if round > 1 && string(kept.v.Str) != value(1, 1) {
+			t.Errorf("round %d: a raw Reply of round 1 changed to %q", round, string(kept.v.Str))
+		}
+	}
+}

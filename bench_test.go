@@ -46,15 +46,7 @@ func BenchmarkGetBytes(b *testing.B) {
 	for _, m := range policyModes {
 		b.Run(m.name+"/Serial", func(b *testing.B) {
 			c, k := benchClient(b, m.policy())
-			ctx, buf := context.Background(), make([]byte, 0, 128)
-			b.ReportAllocs()
-			defer reportCPU(b)()
-			for b.Loop() {
-				var err error
-				if buf, err = c.GetBytes(ctx, k, buf[:0]); err != nil {
-					b.Fatal(err)
-				}
-			}
+			serialGetBytes(b, c, k)
 		})
 		b.Run(m.name+"/Parallel", func(b *testing.B) {
 			c, k := benchClient(b, m.policy())
@@ -113,31 +105,50 @@ func TestHealthyPathAllocations(t *testing.T) {
 	}
 	for _, m := range policyModes {
 		t.Run(m.name, func(t *testing.T) {
-			c := newClient(t, Options{RetryPolicy: m.policy()})
-			ctx, k := context.Background(), key(t)
-			ops := healthyOps(t, c, k)
-			batch := c.NewBatch()
-			var sets [100]Future[struct{}]
-			ops = append(ops, namedOp{"BatchOf100Sets", func() {
-				// A reused batch: Reset keeps its buffer, members and
-				// reply memory, so its SET members cost nothing.
-				batch.Reset()
-				for i := range sets {
-					sets[i] = batch.Set(k, benchValue)
-				}
-				if err := batch.Execute(ctx); err != nil {
-					t.Fatal(err)
-				}
-				for i := range sets {
-					if err := sets[i].Err(); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}})
-			for _, o := range ops {
-				checkNoAllocs(t, o)
-			}
+			checkHealthyPath(t, newClient(t, Options{RetryPolicy: m.policy()}))
 		})
+	}
+}
+
+// TestHealthyPathAllocationsOnTopologies: the same calls allocate nothing
+// through a Sentinel or Cluster client either (routing by slot, picking
+// the node, the retry policy's bookkeeping).
+func TestHealthyPathAllocationsOnTopologies(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	for _, m := range policyModes {
+		t.Run(m.name, func(t *testing.T) {
+			replicaTopologies(t, Options{RetryPolicy: m.policy()}, checkHealthyPath)
+		})
+	}
+}
+
+// checkHealthyPath fails t when a warm Set, GetBytes into a reused buffer
+// or reused batch of 100 SETs on c allocates.
+func checkHealthyPath(t *testing.T, c *Client) {
+	ctx, k := context.Background(), key(t)
+	ops := healthyOps(t, c, k)
+	batch := c.NewBatch()
+	var sets [100]Future[struct{}]
+	ops = append(ops, namedOp{"BatchOf100Sets", func() {
+		// A reused batch: Reset keeps its buffer, members and
+		// reply memory, so its SET members cost nothing.
+		batch.Reset()
+		for i := range sets {
+			sets[i] = batch.Set(k, benchValue)
+		}
+		if err := batch.Execute(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i := range sets {
+			if err := sets[i].Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}})
+	for _, o := range ops {
+		checkNoAllocs(t, o)
 	}
 }
 
@@ -222,6 +233,20 @@ func reportCPU(b *testing.B) (stop func()) {
 	return func() {
 		if end, ok2 := processCPU(); ok && ok2 && b.N > 0 {
 			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
+// serialGetBytes measures GetBytes of k into a reused buffer from one
+// goroutine.
+func serialGetBytes(b *testing.B, c *Client, k string) {
+	ctx, buf := context.Background(), make([]byte, 0, 128)
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	for b.Loop() {
+		var err error
+		if buf, err = c.GetBytes(ctx, k, buf[:0]); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
@@ -312,4 +337,41 @@ func BenchmarkBatch(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkClusterHealthyPath measures a Cluster client's GetBytes
+// (serial and from many goroutines) and a reused batch of 100 SETs of one
+// slot: routing by slot and picking the node on the healthy path.
+func BenchmarkClusterHealthyPath(b *testing.B) {
+	setup := func(b *testing.B) (*Client, string) {
+		c := clusterClient(b, Options{RetryPolicy: &RetryPolicy{}})
+		k := key(b)
+		if err := c.Set(context.Background(), k, benchValue); err != nil {
+			b.Fatal(err)
+		}
+		return c, k
+	}
+	b.Run("GetBytes/Serial", func(b *testing.B) {
+		c, k := setup(b)
+		serialGetBytes(b, c, k)
+	})
+	b.Run("GetBytes/Parallel", func(b *testing.B) {
+		c, k := setup(b)
+		parallelGetBytes(b, c, k, parallelism)
+	})
+	b.Run("BatchOf100Sets/Serial", func(b *testing.B) {
+		c, k := setup(b)
+		ctx, batch := context.Background(), c.NewBatch()
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for b.Loop() {
+			batch.Reset()
+			for range 100 {
+				batch.Set(k, benchValue)
+			}
+			if err := batch.Execute(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

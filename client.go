@@ -297,8 +297,20 @@ func classifyConn(e *wire.ConnError) retry.Failure {
 // retryLoop continues after a failed first attempt of frame f. It is
 // kept out of exec so that the healthy path pays nothing for it.
 func (c *Client) retryLoop(ctx context.Context, f *wire.Frame, waitDL time.Time, s *spec, r attemptResult, t *target) error {
-	fr := &frameResend{c: c, ctx: ctx, f: f, waitDL: waitDL, s: *s, t: t} // a copy: the caller's spec may live on its stack
-	return c.retryOp(ctx, waitDL, &fr.s, r, fr)
+	// Copies: the caller's spec and target may live on its stack, and a
+	// pointer kept here would move them to the heap on every call, the
+	// healthy ones included. The target's copy goes back to the caller,
+	// which reads the node that served the call from it.
+	fr := &frameResend{c: c, ctx: ctx, f: f, waitDL: waitDL, s: *s}
+	if t != nil {
+		fr.target = *t
+		fr.t = &fr.target
+	}
+	err := c.retryOp(ctx, waitDL, &fr.s, r, fr)
+	if t != nil {
+		*t = fr.target
+	}
+	return err
 }
 
 // resender is what retryOp resends: one frame, or an exchange of
@@ -323,7 +335,8 @@ type frameResend struct {
 	f      *wire.Frame
 	waitDL time.Time
 	s      spec
-	t      *target
+	t      *target // &target, or nil off a topology
+	target target
 }
 
 func (fr *frameResend) resend() attemptResult {
