@@ -244,17 +244,18 @@ func (r *results) markdown() string {
 	} else {
 		b.WriteString("\n## Cost per operation (medians over rounds)\n\n")
 	}
-	b.WriteString("Allocations are whole-process deltas; CPU is user+system; system calls count read and write calls only; context switches are this process's.\n\n")
-	fmt.Fprintf(&b, "%s client | allocs/%[2]s | B/%[2]s | client CPU µs/%[2]s | server CPU µs/%[2]s | client reads/%[2]s | client writes/%[2]s | server reads/%[2]s | server writes/%[2]s | ctx switches/%[2]s | GC/s | others' load (cores) |\n", head, per)
-	b.WriteString(align + "---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("Allocations are whole-process deltas; CPU is user+system; system calls count read and write calls only; context switches are this process's. Idle is the machine's idle CPU; run-queue wait is how many of the client's threads were, on average, runnable but waiting for a CPU (/proc/self/task/*/schedstat).\n\n")
+	fmt.Fprintf(&b, "%s client | allocs/%[2]s | B/%[2]s | client CPU µs/%[2]s | server CPU µs/%[2]s | client reads/%[2]s | client writes/%[2]s | server reads/%[2]s | server writes/%[2]s | ctx switches/%[2]s | GC/s | others' load (cores) | idle (cores) | client run-queue wait (threads) |\n", head, per)
+	b.WriteString(align + "---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range r.cells {
 		for _, name := range r.clients {
 			rw := r.row(name, c)
-			fmt.Fprintf(&b, "%s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			fmt.Fprintf(&b, "%s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				r.cellCols(c), name,
 				fp(rw.AllocsPerOp, "%.2f"), fp(rw.BytesPerOp, "%.0f"), fp(rw.ClientCPUUsPerOp, "%.2f"), fp(rw.ServerCPUUsPerOp, "%.2f"),
 				fp(rw.ClientReadsPerOp, "%.3f"), fp(rw.ClientWritesPerOp, "%.3f"), fp(rw.ServerReadsPerOp, "%.3f"), fp(rw.ServerWritesPerOp, "%.3f"),
-				fp(rw.CtxSwitchesPerOp, "%.3f"), fp(rw.GCsPerSecond, "%.1f"), fp(rw.ForeignCores, "%.2f"))
+				fp(rw.CtxSwitchesPerOp, "%.3f"), fp(rw.GCsPerSecond, "%.1f"), fp(rw.ForeignCores, "%.2f"),
+				fp(rw.IdleCores, "%.2f"), fp(rw.RunqueueCores, "%.2f"))
 		}
 	}
 

@@ -58,6 +58,7 @@ type sample struct {
 	ServerSys  ioCalls       // read and write system calls of redis-server (zero if unreadable)
 	Busy       time.Duration // CPU time used machine-wide (/proc/stat)
 	CtxSw      uint64        // voluntary+involuntary context switches of this process
+	RunqWait   time.Duration // time this process's threads spent runnable but waiting for a CPU
 	GCs        uint32
 
 	Latencies []time.Duration // concurrency 1 only: every operation's latency
@@ -116,6 +117,7 @@ type snapshot struct {
 	ru     syscall.Rusage
 	sys    ioCalls
 	busy   time.Duration
+	runq   time.Duration
 	srvCPU time.Duration
 	srvSys ioCalls
 }
@@ -141,6 +143,7 @@ func (e *env) snap(counters []counter, end bool) snapshot {
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &s.ru)
 		s.sys = procSyscalls("self")
 		s.busy = machineBusy()
+		s.runq = runqueueWait("self")
 	}
 	if end {
 		readCounters()
@@ -282,6 +285,7 @@ func (e *env) measure(d driver, c cell, keys keyspace, value string, warmup, dur
 		ServerSys:  s1.srvSys.sub(s0.srvSys),
 		Busy:       s1.busy - s0.busy,
 		CtxSw:      uint64(s1.ru.Nvcsw+s1.ru.Nivcsw) - uint64(s0.ru.Nvcsw+s0.ru.Nivcsw),
+		RunqWait:   s1.runq - s0.runq,
 		GCs:        s1.mem.NumGC - s0.mem.NumGC,
 	}
 	if p := firstErr.Load(); p != nil {
@@ -348,6 +352,42 @@ func machineBusy() time.Duration {
 	}
 	return time.Duration(ticks) * time.Second / 100 // USER_HZ
 }
+
+// runqueueWait returns the time the threads of process pid have spent
+// runnable but waiting on a CPU's run queue so far (the second field of
+// /proc/PID/task/TID/schedstat), or zero when unreadable. Threads that
+// exited are not counted; the Go runtime keeps its threads.
+func runqueueWait(pid string) time.Duration {
+	dir := "/proc/" + pid + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var ns uint64
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) >= 2 {
+			x, _ := strconv.ParseUint(f[1], 10, 64)
+			ns += x
+		}
+	}
+	return time.Duration(ns)
+}
+
+// idleCores is the machine's idle CPU during the sample, in cores.
+func (s sample) idleCores() float64 {
+	if s.Busy == 0 {
+		return 0
+	}
+	return max(0, float64(runtime.NumCPU())-s.Busy.Seconds()/s.Seconds)
+}
+
+// runqueueCores is the average number of this process's threads that
+// were runnable but waiting for a CPU during the sample.
+func (s sample) runqueueCores() float64 { return s.RunqWait.Seconds() / s.Seconds }
 
 // foreignCores is the CPU used during the sample by everything other than
 // this process and the server, in cores.

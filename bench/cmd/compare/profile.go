@@ -72,11 +72,11 @@ func runProfiles(ctx context.Context, cfg config, e *env, keys keyspace) error {
 			if hookErr != nil {
 				return hookErr
 			}
-			fmt.Printf("%-22s %-16s %9.0f ops/s  allocs/op %.2f  B/op %.0f  client CPU %.2f µs/op  server CPU %.2f µs/op  client reads/writes per op %.3f/%.3f  server reads/writes per op %.3f/%.3f  ctx switches/op %.3f  others' load %.2f cores  errors %d\n",
+			fmt.Printf("%-22s %-16s %9.0f ops/s  allocs/op %.2f  B/op %.0f  client CPU %.2f µs/op  server CPU %.2f µs/op  client reads/writes per op %.3f/%.3f  server reads/writes per op %.3f/%.3f  ctx switches/op %.3f  others' load %.2f cores  idle %.2f cores  client run-queue wait %.2f threads  errors %d\n",
 				name, c, s.opsPerSec(), s.perOp(float64(s.Mallocs)), s.perOp(float64(s.AllocBytes)),
 				s.perOp(float64(s.ClientCPU.Nanoseconds())/1e3), s.perOp(float64(s.ServerCPU.Nanoseconds())/1e3),
 				s.perOp(float64(s.ClientSys.Reads)), s.perOp(float64(s.ClientSys.Writes)),
-				s.perOp(float64(s.ServerSys.Reads)), s.perOp(float64(s.ServerSys.Writes)), s.perOp(float64(s.CtxSw)), s.foreignCores(), s.Errors)
+				s.perOp(float64(s.ServerSys.Reads)), s.perOp(float64(s.ServerSys.Writes)), s.perOp(float64(s.CtxSw)), s.foreignCores(), s.idleCores(), s.runqueueCores(), s.Errors)
 			fmt.Printf("  profiles: %s.{cpu,allocs,allocs.base,mutex,mutex.base}.prof\n", base)
 		}
 	}

@@ -73,6 +73,8 @@ type row struct {
 	ServerReadsPerOp  *float64  `json:"server_reads_per_op,omitempty"`
 	ServerWritesPerOp *float64  `json:"server_writes_per_op,omitempty"`
 	ForeignCores      *float64  `json:"foreign_cores,omitempty"`
+	IdleCores         *float64  `json:"idle_cores,omitempty"`
+	RunqueueCores     *float64  `json:"client_runqueue_cores,omitempty"`
 	CtxSwitchesPerOp  *float64  `json:"context_switches_per_op,omitempty"`
 	GCsPerSecond      *float64  `json:"gc_per_second,omitempty"`
 	CeilingFraction   *float64  `json:"ceiling_fraction,omitempty"`
@@ -408,7 +410,7 @@ func (r *results) goal(text, num, den string, threshold float64, applies func(ce
 
 func (r *results) clientRow(name string, c cell) row {
 	ss := r.samples[name][c]
-	var ops, members, ns, p50, p99, allocs, bytes, ccpu, scpu, crd, cwr, srd, swr, csw, gcs, frac, foreign []float64
+	var ops, members, ns, p50, p99, allocs, bytes, ccpu, scpu, crd, cwr, srd, swr, csw, gcs, frac, foreign, idle, runq []float64
 	var errs uint64
 	for round, s := range ss {
 		ops = append(ops, s.opsPerSec())
@@ -423,6 +425,8 @@ func (r *results) clientRow(name string, c cell) row {
 		srd = append(srd, s.perOp(float64(s.ServerSys.Reads)))
 		swr = append(swr, s.perOp(float64(s.ServerSys.Writes)))
 		foreign = append(foreign, s.foreignCores())
+		idle = append(idle, s.idleCores())
+		runq = append(runq, s.runqueueCores())
 		csw = append(csw, s.perOp(float64(s.CtxSw)))
 		gcs = append(gcs, float64(s.GCs)/s.Seconds)
 		if c.Concurrency == 1 && s.Ops > 0 {
@@ -443,6 +447,7 @@ func (r *results) clientRow(name string, c cell) row {
 		ClientCPUUsPerOp: medianPtr(ccpu), ServerCPUUsPerOp: medianPtr(scpu),
 		ClientReadsPerOp: medianPtr(crd), ClientWritesPerOp: medianPtr(cwr), CtxSwitchesPerOp: medianPtr(csw),
 		GCsPerSecond: medianPtr(gcs), ForeignCores: medianPtr(foreign), Errors: errs,
+		IdleCores: medianPtr(idle), RunqueueCores: medianPtr(runq),
 	}
 	if slices.ContainsFunc(srd, func(x float64) bool { return x > 0 }) {
 		rw.ServerReadsPerOp, rw.ServerWritesPerOp = medianPtr(srd), medianPtr(swr)
