@@ -143,15 +143,16 @@ func (e *env) snap(counters []counter, end bool) snapshot {
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &s.ru)
 		s.sys = procSyscalls("self")
 		s.busy = machineBusy()
-		s.runq = runqueueWait("self")
 	}
 	if end {
 		readCounters()
 		runtime.ReadMemStats(&s.mem)
 		sys()
+		s.runq = runqueueWait("self") // its file reads after the counters above
 		probe()
 	} else {
 		probe()
+		s.runq = runqueueWait("self") // its file reads before the counters below
 		sys()
 		runtime.ReadMemStats(&s.mem)
 		readCounters()
