@@ -177,8 +177,56 @@ func healthyOps(t *testing.T, c *Client, k string) []namedOp {
 	}
 }
 
+// TestScriptAndFunctionAllocations: a warm Script.Run and Function.Call
+// allocate only the copy of their reply (a Reply owns its memory), on a
+// standalone, Sentinel or Cluster client under every retry
+// configuration: the exchange that may fall back to EVAL or reload the
+// library, its route and its retry bookkeeping cost nothing of their own.
+func TestScriptAndFunctionAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	body := func(t *testing.T, c *Client) {
+		ctx, k := context.Background(), key(t)
+		if err := c.Set(ctx, k, benchValue); err != nil {
+			t.Fatal(err)
+		}
+		lib, name, src := testLibrary(t)
+		addrs := []string{standaloneAddr(t)}
+		if c.topo != nil {
+			addrs = nodeAddrs(c.topo.Primaries())
+		}
+		deleteLibrary(t, lib, addrs...)
+		script := NewScript("return redis.call('GET', KEYS[1])", ScriptOptions{ReadOnly: true}).WithRetryCategory(ReadOnly)
+		fn := NewFunction(lib, name, FunctionOptions{ReadOnly: true, Source: src}).WithRetryCategory(ReadOnly)
+		keys := []string{k}
+		check := func(r Reply, err error) {
+			if v := r.Value(); err != nil || string(v.Str) != benchValue { // no conversion: it would allocate
+				t.Fatalf("reply %q, %v; want the value", v.Str, err)
+			}
+		}
+		for _, o := range []namedOp{
+			{"ScriptRun", func() { check(script.Run(ctx, c, keys)) }},
+			{"FunctionCall", func() { check(fn.Call(ctx, c, keys)) }},
+		} {
+			checkAllocs(t, o, 1)
+		}
+	}
+	for _, m := range policyModes {
+		t.Run(m.name, func(t *testing.T) {
+			opts := Options{RetryPolicy: m.policy()}
+			t.Run("Standalone", func(t *testing.T) { body(t, newClient(t, opts)) })
+			replicaTopologies(t, opts, body)
+		})
+	}
+}
+
 // checkNoAllocs fails t when o allocates on a warm client.
-func checkNoAllocs(t *testing.T, o namedOp) {
+func checkNoAllocs(t *testing.T, o namedOp) { t.Helper(); checkAllocs(t, o, 0) }
+
+// checkAllocs fails t when o makes more than perCall allocations per
+// call on a warm client.
+func checkAllocs(t *testing.T, o namedOp, perCall uint64) {
 	t.Helper()
 	for range 100 { // warm the frame pool and buffers
 		o.op()
@@ -188,8 +236,8 @@ func checkNoAllocs(t *testing.T, o namedOp) {
 	// allocates a little (channel waiter records), hence the slack of one
 	// allocation per hundred calls.
 	const calls = 5000
-	if got := allocsOver(calls, o.op); got > calls/100 {
-		t.Errorf("%s: %d allocations in %d calls; want none of ours (at most %d from the runtime)", o.name, got, calls, calls/100)
+	if got := allocsOver(calls, o.op); got > perCall*calls+calls/100 {
+		t.Errorf("%s: %d allocations in %d calls; want %d per call (and at most %d from the runtime)", o.name, got, calls, perCall, calls/100)
 	}
 }
 
@@ -374,4 +422,53 @@ func BenchmarkClusterHealthyPath(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkScriptRun measures a declared read-only script's Run (EVALSHA
+// of a GET), serial and from many goroutines, on a standalone and a
+// Cluster client with the retry policy enabled: the exchange that may
+// fall back to EVAL, its route and its retry bookkeeping.
+func BenchmarkScriptRun(b *testing.B) {
+	script := NewScript("return redis.call('GET', KEYS[1])", ScriptOptions{ReadOnly: true}).WithRetryCategory(ReadOnly)
+	for _, topo := range []struct {
+		name    string
+		connect func(b *testing.B) *Client
+	}{
+		{"Standalone", func(b *testing.B) *Client { return newClient(b, Options{RetryPolicy: &RetryPolicy{}}) }},
+		{"Cluster", func(b *testing.B) *Client { return clusterClient(b, Options{RetryPolicy: &RetryPolicy{}}) }},
+	} {
+		setup := func(b *testing.B) (*Client, []string) {
+			c, k := topo.connect(b), key(b)
+			if err := c.Set(context.Background(), k, benchValue); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			return c, []string{k}
+		}
+		b.Run(topo.name+"/Serial", func(b *testing.B) {
+			c, keys := setup(b)
+			ctx := context.Background()
+			defer reportCPU(b)()
+			for b.Loop() {
+				if _, err := script.Run(ctx, c, keys); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(topo.name+"/Parallel", func(b *testing.B) {
+			c, keys := setup(b)
+			ctx := context.Background()
+			b.SetParallelism(parallelism)
+			b.ResetTimer()
+			defer reportCPU(b)()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := script.Run(ctx, c, keys); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
 }

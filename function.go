@@ -118,37 +118,33 @@ func (fn *Function) Call(ctx context.Context, c *Client, keys []string, args ...
 		return Reply{}, fn.err
 	}
 	cmd := fn.command()
-	x := exchange{
-		c:       c,
-		s:       spec{name: cmd.Name(), cat: fn.cat, desc: cmd},
-		missing: func(se *ServerError) bool { return se.Message == "ERR Function not found" },
-		main:    func() *wire.Frame { return callFrame(c, cmd, fn.name, keys, args) },
+	x := exchange{c: c, s: spec{name: cmd.Name(), cat: fn.cat, desc: cmd}, first: fn.name,
+		keys: keys, args: args, readOnly: fn.opt.ReadOnly, fn: fn}
+	return x.run(ctx)
+}
+
+// reload is the recovery of x, an exchange of fn whose call found no
+// function (fn has a Source). It loads the library on the primary: the
+// node that lacks it may be a replica, which refuses FUNCTION LOAD. Then
+// it calls again on that primary, which now holds the library (a replica
+// may not have it yet).
+func (fn *Function) reload(x *exchange, t *target) attemptResult {
+	load := catalog.Scripting.FUNCTION_LOAD()
+	var lt, ct *target
+	if t != nil {
+		lt = &target{slot: t.slot}
 	}
-	if fn.opt.Source != "" {
-		x.recover = func(x *exchange, t *target) attemptResult {
-			// Load on the primary: the node that lacks the library may be
-			// a replica, which refuses FUNCTION LOAD. Then call again on
-			// that primary, which now holds the library (a replica may
-			// not have it yet).
-			load := catalog.Scripting.FUNCTION_LOAD()
-			var lt, ct *target
-			if t != nil {
-				lt = &target{slot: t.slot}
-			}
-			f := c.frames.Get()
-			f.Buf = appendCommand(f.Buf, load, []string{"REPLACE", fn.opt.Source})
-			f.Want = wire.WantValue
-			r := x.step(&spec{name: load.FullName(), cat: fn.cat, desc: load}, f, lt)
-			if r.err != nil {
-				return r
-			}
-			if lt != nil {
-				ct = &target{slot: t.slot, pinned: lt.served}
-			}
-			return followed(r, x.step(&x.s, x.main(), ct))
-		}
+	f := x.c.frames.Get()
+	f.Buf = appendCommand(f.Buf, load, []string{"REPLACE", fn.opt.Source})
+	f.Want = wire.WantValue
+	r := x.step(&spec{name: load.FullName(), cat: fn.cat, desc: load}, f, lt)
+	if r.err != nil {
+		return r
 	}
-	return x.run(ctx, keys, fn.opt.ReadOnly)
+	if lt != nil {
+		ct = &target{slot: t.slot, pinned: lt.served}
+	}
+	return followed(r, x.step(&x.s, x.main(), ct))
 }
 
 // Load sends FUNCTION LOAD REPLACE with the library's Source (on a

@@ -106,26 +106,28 @@ func (s *Script) Run(ctx context.Context, c *Client, keys []string, args ...stri
 		return Reply{}, s.err
 	}
 	x := s.exchange(c, keys, args)
-	return x.run(ctx, keys, s.readOnly)
+	return x.run(ctx)
 }
 
 // exchange returns the exchange of one Run: EVALSHA, and EVAL with the
 // source on NOSCRIPT.
 func (s *Script) exchange(c *Client, keys, args []string) exchange {
-	evalsha, eval := catalog.Scripting.EVALSHA(), catalog.Scripting.EVAL()
+	evalsha := catalog.Scripting.EVALSHA()
 	if s.readOnly {
-		evalsha, eval = catalog.Scripting.EVALSHA_RO(), catalog.Scripting.EVAL_RO()
+		evalsha = catalog.Scripting.EVALSHA_RO()
 	}
-	return exchange{
-		c:       c,
-		s:       spec{name: s.name(), cat: s.cat, desc: evalsha},
-		missing: func(se *ServerError) bool { return se.Code == "NOSCRIPT" },
-		main:    func() *wire.Frame { return callFrame(c, evalsha, s.sha, keys, args) },
-		recover: func(x *exchange, t *target) attemptResult {
-			// EVAL with the source also caches it for the next EVALSHA.
-			return x.step(&spec{name: eval.Name(), cat: s.cat, desc: eval}, callFrame(c, eval, s.src, keys, args), t)
-		},
+	return exchange{c: c, s: spec{name: s.name(), cat: s.cat, desc: evalsha}, first: s.sha,
+		keys: keys, args: args, readOnly: s.readOnly, script: s}
+}
+
+// fallback is the recovery of x, an exchange of s whose EVALSHA found no
+// script: EVAL with the source, which also caches it for the next EVALSHA.
+func (s *Script) fallback(x *exchange, t *target) attemptResult {
+	eval := catalog.Scripting.EVAL()
+	if s.readOnly {
+		eval = catalog.Scripting.EVAL_RO()
 	}
+	return x.step(&spec{name: eval.Name(), cat: s.cat, desc: eval}, callFrame(x.c, eval, s.src, x.keys, x.args), t)
 }
 
 // Load sends SCRIPT LOAD to the server (on a Cluster client, to every
@@ -166,39 +168,55 @@ func callFrame(c *Client, cmd Command, first string, keys, args []string) *wire.
 // the server lacks the code, the recovery (EVAL with the source, or
 // loading the library and calling again) that runs within the same
 // attempt. The retry policy resends the whole exchange.
+//
+// It is plain data, without closures, so that a call that needs no
+// resend keeps it on the caller's stack: a healthy call allocates
+// nothing of its own.
 type exchange struct {
-	c       *Client
-	ctx     context.Context
-	waitDL  time.Time
-	s       spec                       // the call's name and declared category; desc routes it
-	missing func(se *ServerError) bool // the reply says the server lacks the code
-	main    func() *wire.Frame
-	recover func(x *exchange, t *target) attemptResult // nil: no recovery
-	t       target                                     // the route of every step (topologies)
-	value   resp.Value                                 // the successful attempt's reply
+	c          *Client
+	ctx        context.Context
+	waitDL     time.Time
+	s          spec       // the call's name and declared category; desc is the command and routes it
+	first      string     // the command's first argument: the script's digest or the function's name
+	keys, args []string   // the call's keys and arguments
+	readOnly   bool       // the read policy may choose a replica
+	script     *Script    // a script's call: EVAL with the source on NOSCRIPT
+	fn         *Function  // a function's call: the library reload from its Source, if any
+	t          target     // the route of every attempt (topologies)
+	cur        target     // the route of the current attempt: a copy of t
+	value      resp.Value // the successful attempt's reply
 }
 
 // run routes the exchange by its keys and runs it under the retry policy.
-func (x *exchange) run(ctx context.Context, keys []string, readOnly bool) (Reply, error) {
+func (x *exchange) run(ctx context.Context) (Reply, error) {
 	if x.c.hooks == nil {
-		return x.runFrames(ctx, keys, readOnly)
+		return x.runFrames(ctx)
 	}
+	hx := x.onHeap() // the hook chain keeps its callback
 	var r Reply
-	err := x.c.processHooked(ctx, x.s.name, x.s.cat, func(ctx context.Context) error {
+	err := x.c.processHooked(ctx, hx.s.name, hx.s.cat, func(ctx context.Context) error {
 		var err error
-		r, err = x.runFrames(ctx, keys, readOnly)
+		r, err = hx.runFrames(ctx)
 		return err
 	})
 	return r, err
 }
 
+// onHeap returns a copy of x for a path that keeps it, so that x itself
+// stays on its caller's stack.
+func (x *exchange) onHeap() *exchange {
+	hx := new(exchange)
+	*hx = *x
+	return hx
+}
+
 // runFrames is run without the process hooks.
-func (x *exchange) runFrames(ctx context.Context, keys []string, readOnly bool) (Reply, error) {
+func (x *exchange) runFrames(ctx context.Context) (Reply, error) {
 	c := x.c
 	x.ctx, x.waitDL = ctx, c.waitDeadline(ctx)
-	x.t = target{slot: -1, read: readOnly && c.cfg.readFrom != ReadPrimary}
+	x.t = target{slot: -1, read: x.readOnly && c.cfg.readFrom != ReadPrimary}
 	if c.isCluster() {
-		for _, k := range keys {
+		for _, k := range x.keys {
 			slot := route.Slot(k)
 			if x.t.slot >= 0 && slot != x.t.slot {
 				return Reply{}, &RouteError{Command: x.s.name, Slot: -1, Err: ErrCrossSlot}
@@ -207,23 +225,66 @@ func (x *exchange) runFrames(ctx context.Context, keys []string, readOnly bool) 
 		}
 	}
 	r := x.attempt()
-	if r.err != nil && c.retries && x.s.cat.Retryable() {
-		if err := c.retryOp(ctx, x.waitDL, &x.s, r, x); err != nil {
+	switch {
+	case r.err == nil:
+	case c.retries && x.s.cat.Retryable():
+		hx := x.onHeap() // the retry loop holds it as its resender
+		if err := c.retryOp(ctx, hx.waitDL, &hx.s, r, hx); err != nil {
 			return Reply{}, err
 		}
-	} else if r.err != nil {
+		x.value = hx.value
+	default:
 		return Reply{}, r.err
 	}
 	return Reply{v: x.value}, nil
 }
 
-// route returns a fresh target for one step (nil on a standalone client).
+// route returns the target of one attempt, a fresh copy of the
+// exchange's route (nil on a standalone client).
 func (x *exchange) route() *target {
 	if x.c.topo == nil {
 		return nil
 	}
-	t := x.t
-	return &t
+	x.cur = x.t
+	return &x.cur
+}
+
+// main returns the frame of the call itself.
+func (x *exchange) main() *wire.Frame { return callFrame(x.c, x.s.desc, x.first, x.keys, x.args) }
+
+// recoverable reports whether err says the server lacks the code that the
+// exchange's recovery supplies.
+func (x *exchange) recoverable(err error) bool {
+	switch {
+	case x.script != nil:
+		return lacksCode(err, "NOSCRIPT", "")
+	case x.fn != nil && x.fn.opt.Source != "":
+		return lacksCode(err, "", "ERR Function not found")
+	}
+	return false
+}
+
+// lacksCode reports whether err is a server error with code or message
+// (whichever is not empty). It is apart because the target of errors.As
+// escapes to the heap: only a failed call pays for it.
+func lacksCode(err error, code, message string) bool {
+	var se *ServerError
+	if !errors.As(err, &se) {
+		return false
+	}
+	if code != "" {
+		return se.Code == code
+	}
+	return se.Message == message
+}
+
+// recover runs the exchange's recovery on t, after its call found the
+// code missing.
+func (x *exchange) recover(t *target) attemptResult {
+	if x.script != nil {
+		return x.script.fallback(x, t)
+	}
+	return x.fn.reload(x, t)
 }
 
 // step sends f as one attempt of the exchange and keeps its reply.
@@ -252,9 +313,8 @@ func (x *exchange) step(s *spec, f *wire.Frame, t *target) attemptResult {
 func (x *exchange) attempt() attemptResult {
 	t := x.route()
 	r := x.step(&x.s, x.main(), t)
-	var se *ServerError
-	if r.err != nil && x.recover != nil && errors.As(r.err, &se) && x.missing(se) {
-		r = followed(r, x.recover(x, t))
+	if r.err != nil && x.recoverable(r.err) {
+		r = followed(r, x.recover(t))
 	}
 	if r.err != nil {
 		r.unwritten = false
