@@ -252,30 +252,29 @@ func (x *exchange) route() *target {
 // main returns the frame of the call itself.
 func (x *exchange) main() *wire.Frame { return callFrame(x.c, x.s.desc, x.first, x.keys, x.args) }
 
-// recoverable reports whether err says the server lacks the code that the
-// exchange's recovery supplies.
+// recoverable reports whether err, a failed call's error, says the
+// server lacks the code that the exchange's recovery supplies.
 func (x *exchange) recoverable(err error) bool {
 	switch {
 	case x.script != nil:
-		return lacksCode(err, "NOSCRIPT", "")
+		se := serverError(err)
+		return se != nil && se.Code == "NOSCRIPT"
 	case x.fn != nil && x.fn.opt.Source != "":
-		return lacksCode(err, "", "ERR Function not found")
+		se := serverError(err)
+		return se != nil && se.Message == "ERR Function not found"
 	}
 	return false
 }
 
-// lacksCode reports whether err is a server error with code or message
-// (whichever is not empty). It is apart because the target of errors.As
-// escapes to the heap: only a failed call pays for it.
-func lacksCode(err error, code, message string) bool {
+// serverError returns the server error in err's chain, or nil. It is
+// apart because the target of errors.As escapes to the heap: only a
+// failed call pays for it.
+func serverError(err error) *ServerError {
 	var se *ServerError
-	if !errors.As(err, &se) {
-		return false
+	if errors.As(err, &se) {
+		return se
 	}
-	if code != "" {
-		return se.Code == code
-	}
-	return se.Message == message
+	return nil
 }
 
 // recover runs the exchange's recovery on t, after its call found the
