@@ -19,25 +19,38 @@ import (
 	"github.com/respire-go/respire/respiretest"
 )
 
-func TestChaosNoMismatchedRepliesNoLostPops(t *testing.T) {
+// The chaos tests run for chaosDuration. Their client's HealthTimeout is
+// above DEBUG SLEEP 0.5 (a live but slow server must not be retired) and
+// below the long partitions.
+const (
+	chaosDuration = 6 * time.Second
+	chaosHealth   = time.Second
+)
+
+// chaosClient skips the test under -short; otherwise it returns the
+// standalone server's address, a fault proxy in front of it and a client
+// through the proxy that resends ReadOnly commands.
+func chaosClient(t *testing.T) (addr string, proxy *respiretest.Proxy, c *Client) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs for 6 s")
 	}
-	addr := standaloneAddr(t)
-	proxy := realProxy(t, addr)
+	addr = standaloneAddr(t)
+	proxy = realProxy(t, addr)
+	c = newClient(t, Options{Endpoints: []string{proxy.Addr()}, HealthTimeout: chaosHealth,
+		DialTimeout: 500 * time.Millisecond, RetryPolicy: &RetryPolicy{MaxCommandRetryCategory: ReadOnly}})
+	return addr, proxy, c
+}
+
+func TestChaosNoMismatchedRepliesNoLostPops(t *testing.T) {
 	const (
-		getters  = 64
-		poppers  = 8
-		pushers  = 2
-		duration = 6 * time.Second
-		// HealthTimeout above DEBUG SLEEP 0.5 (a live but slow server
-		// must not be retired) and below the long partitions.
-		health = time.Second
+		getters = 64
+		poppers = 8
+		pushers = 2
 	)
 	// The GET client goes through the proxy that partitions; the blocking
 	// client is direct, so an element the server pops always reaches it.
-	getClient := newClient(t, Options{Endpoints: []string{proxy.Addr()}, HealthTimeout: health,
-		DialTimeout: 500 * time.Millisecond, RetryPolicy: &RetryPolicy{MaxCommandRetryCategory: ReadOnly}})
+	addr, proxy, getClient := chaosClient(t)
 	popClient := newClient(t, Options{})
 	ctx := testCtx(t)
 	keys := make([]string, getters)
@@ -125,57 +138,7 @@ func TestChaosNoMismatchedRepliesNoLostPops(t *testing.T) {
 	}
 
 	faultsDone := make(chan error, 1)
-	go func() {
-		faultsDone <- func() error {
-			sleeper := newAdmin(t, addr)
-			defer sleeper.Close()
-			endCtx, cancel := context.WithTimeout(context.Background(), duration)
-			defer cancel()
-			end := endCtx.Done()
-			for round := 0; ; round++ {
-				for _, f := range []func() error{
-					func() error { return partitionFor(proxy, 300*time.Millisecond, end) }, // shorter than health
-					func() error {
-						select { // healthy traffic
-						case <-time.After(300 * time.Millisecond):
-						case <-end:
-						}
-						return nil
-					},
-					func() error {
-						dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-						defer cancel()
-						_, err := sleeper.Do(dctx, NewCommand("DEBUG"), "SLEEP", "0.5")
-						return err
-					},
-					func() error { return partitionFor(proxy, 2500*time.Millisecond, end) }, // retires the connection
-					func() error {
-						// Healed: the GET client recovers within HealthTimeout
-						// plus one dial, then serves traffic for a while.
-						rctx, cancel := context.WithTimeout(context.Background(), health+time.Second)
-						defer cancel()
-						if got, err := getClient.Get(rctx, keys[0]); err != nil || got != "value-0" {
-							return fmt.Errorf("GET after the heal = %q, %v; want value-0", got, err)
-						}
-						select {
-						case <-time.After(300 * time.Millisecond):
-						case <-end:
-						}
-						return nil
-					},
-				} {
-					select {
-					case <-end:
-						return nil
-					default:
-					}
-					if err := f(); err != nil {
-						return err
-					}
-				}
-			}
-		}()
-	}()
+	go func() { faultsDone <- chaosFaults(t, proxy, addr, getClient, keys[0], "value-0") }()
 	if err := <-faultsDone; err != nil {
 		t.Errorf("fault injection: %v", err)
 	}
@@ -207,6 +170,61 @@ func TestChaosNoMismatchedRepliesNoLostPops(t *testing.T) {
 	}
 	t.Logf("GETs ok %d, failed %d; pushed %d, popped %d, left %d", gets.Load(), getErrs.Load(), pushed.Load(), len(popped), len(rest))
 	concurrentOwnReplies(t, getClient, 1000)
+}
+
+// chaosFaults cycles faults until chaosDuration has passed: a partition
+// shorter than chaosHealth, healthy traffic, DEBUG SLEEP 0.5 through a
+// direct connection to addr, a partition that retires c's connection, and
+// a heal after which c reads key's want within chaosHealth plus one dial
+// and serves traffic for a while.
+func chaosFaults(t *testing.T, proxy *respiretest.Proxy, addr string, c *Client, key, want string) error {
+	sleeper := newAdmin(t, addr)
+	defer sleeper.Close()
+	endCtx, cancel := context.WithTimeout(context.Background(), chaosDuration)
+	defer cancel()
+	end := endCtx.Done()
+	for {
+		for _, f := range []func() error{
+			func() error { return partitionFor(proxy, 300*time.Millisecond, end) }, // shorter than health
+			func() error {
+				select { // healthy traffic
+				case <-time.After(300 * time.Millisecond):
+				case <-end:
+				}
+				return nil
+			},
+			func() error {
+				dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_, err := sleeper.Do(dctx, NewCommand("DEBUG"), "SLEEP", "0.5")
+				return err
+			},
+			func() error { return partitionFor(proxy, 2500*time.Millisecond, end) }, // retires the connection
+			func() error {
+				// Healed: c recovers within chaosHealth plus one dial,
+				// then serves traffic for a while.
+				rctx, cancel := context.WithTimeout(context.Background(), chaosHealth+time.Second)
+				defer cancel()
+				if got, err := c.Get(rctx, key); err != nil || got != want {
+					return fmt.Errorf("GET after the heal = %q, %v; want %s", got, err, want)
+				}
+				select {
+				case <-time.After(300 * time.Millisecond):
+				case <-end:
+				}
+				return nil
+			},
+		} {
+			select {
+			case <-end:
+				return nil
+			default:
+			}
+			if err := f(); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // partitionFor partitions the proxy for d, or until end, then heals it.
