@@ -1,10 +1,13 @@
 package respire
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,9 +108,10 @@ func TestBatchResultsAndBadInput(t *testing.T) {
 }
 
 // TestBatchTravelsAsOneUnit: a batch's members reach the server
-// back to back, whatever other goroutines send on the shared connection.
+// back to back, whatever other goroutines send on the shared connection
+// (which carries every batch with NoBatchConnections).
 func TestBatchTravelsAsOneUnit(t *testing.T) {
-	c, px := proxiedStandalone(t, Options{})
+	c, px := proxiedStandalone(t, Options{BatchConnections: NoBatchConnections})
 	ctx := testCtx(t)
 	p := keyPrefix(t)
 	var mu sync.Mutex
@@ -158,6 +162,205 @@ func TestBatchTravelsAsOneUnit(t *testing.T) {
 	if run != 2000 {
 		t.Errorf("%d INCRs arrived, want 2000", run)
 	}
+}
+
+// TestLargeUnitsTravelOnBatchConnections, with the server's MONITOR as
+// witness (it names the connection of every command): batches of 100 SETs
+// and transactions of 40 (each unit over 8 KiB), sent from several
+// goroutines while others send GETs, run on the batch connections in
+// turn, each unit back to back on its connection (two units may share
+// one, never interleave), while the GETs and batches of 10 SETs stay on
+// the shared connection. With NoBatchConnections every unit runs on the
+// shared connection.
+func TestLargeUnitsTravelOnBatchConnections(t *testing.T) {
+	value := strings.Repeat("v", 256)
+	for _, tc := range []struct {
+		name  string
+		lanes int
+		want  int // connections that carry large units
+	}{{"default", 0, defaultBatchConnections}, {"two", 2, 2}, {"none", NoBatchConnections, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := standaloneAddr(t)
+			p := keyPrefix(t)
+			mon := startMonitor(t, addr, p)
+			c := newClient(t, Options{BatchConnections: tc.lanes})
+			ctx := testCtx(t)
+			var wg sync.WaitGroup
+			stop := make(chan struct{})
+			for range 4 {
+				wg.Go(func() {
+					for !stopped(stop) {
+						_, _ = c.Get(ctx, p+"get")
+					}
+				})
+			}
+			var units sync.WaitGroup
+			for g := range 6 {
+				units.Go(func() {
+					for i := range 8 {
+						var b *Batch
+						n, k := 100, fmt.Sprintf("%sbig%d", p, g)
+						switch {
+						case g%3 == 1:
+							b, n, k = c.NewTransaction(), 40, fmt.Sprintf("%stx%d", p, g)
+						case g%3 == 2 && i%2 == 0:
+							n, k = 10, fmt.Sprintf("%ssmall%d", p, g) // 2.9 KiB: the shared connection
+						}
+						if b == nil {
+							b = c.NewBatch()
+						}
+						for range n {
+							b.Set(k, value)
+						}
+						if err := b.Execute(ctx); err != nil {
+							t.Error(err)
+						}
+					}
+				})
+			}
+			units.Wait()
+			close(stop)
+			wg.Wait()
+			byConn := mon.stop(t, c, p+"end")
+
+			getConn := ""
+			for conn, cmds := range byConn {
+				if slices.ContainsFunc(cmds, func(m monitored) bool { return m.key == p+"get" }) {
+					getConn = conn
+				}
+			}
+			if getConn == "" {
+				t.Fatal("MONITOR saw no GET")
+			}
+			large := map[string]bool{}
+			for conn, cmds := range byConn {
+				for i := 0; i < len(cmds); {
+					m := cmds[i]
+					switch {
+					case m.cmd == "MULTI":
+						j := i + 1
+						for j < len(cmds) && cmds[j].cmd == "SET" && cmds[j].key == cmds[i+1].key {
+							j++
+						}
+						if j-i-1 != 40 || j >= len(cmds) || cmds[j].cmd != "EXEC" {
+							t.Fatalf("connection %s: a transaction's MULTI is followed by %d SETs of its key and then %v", conn, j-i-1, cmds[min(j, len(cmds)-1)])
+						}
+						large[conn] = true
+						i = j + 1
+					case m.cmd == "SET":
+						want := 100
+						if strings.Contains(m.key, "small") {
+							want = 10
+						}
+						j := i
+						for j < len(cmds) && cmds[j].cmd == "SET" && cmds[j].key == m.key && j-i < want {
+							j++
+						}
+						if j-i != want {
+							t.Fatalf("connection %s: %d SETs of %s, then %v: a unit was interleaved", conn, j-i, m.key, cmds[min(j, len(cmds)-1)])
+						}
+						if want == 100 {
+							large[conn] = true
+						} else if conn != getConn {
+							t.Errorf("a batch of 10 ran on %s, not on the shared connection %s", conn, getConn)
+						}
+						i = j
+					default:
+						i++
+					}
+				}
+			}
+			if len(large) != tc.want {
+				t.Errorf("large units ran on %d connections, want %d", len(large), tc.want)
+			}
+			if shared := large[getConn]; shared != (tc.lanes == NoBatchConnections) {
+				t.Errorf("a large unit ran on the shared connection: %v, want %v", shared, tc.lanes == NoBatchConnections)
+			}
+		})
+	}
+}
+
+// monitored is one command MONITOR reported: its name and first argument.
+type monitored struct{ cmd, key string }
+
+// monitorFeed reads a MONITOR connection: the commands of each client
+// connection (by its address) that name prefix, with MULTI and EXEC.
+type monitorFeed struct {
+	nc     net.Conn
+	done   chan struct{}
+	end    chan struct{}
+	byConn map[string][]monitored
+}
+
+// startMonitor opens a MONITOR connection to addr.
+func startMonitor(t *testing.T, addr, prefix string) *monitorFeed {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	rd := bufio.NewReader(nc)
+	if _, err := nc.Write([]byte("MONITOR\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := rd.ReadString('\n'); err != nil || line != "+OK\r\n" {
+		t.Fatalf("MONITOR: %q, %v", line, err)
+	}
+	m := &monitorFeed{nc: nc, done: make(chan struct{}), end: make(chan struct{}), byConn: map[string][]monitored{}}
+	go func() {
+		defer close(m.done)
+		ended := false
+		for {
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				return
+			}
+			// +1733400000.123456 [0 127.0.0.1:54321] "INCR" "key"
+			open, close_ := strings.IndexByte(line, '['), strings.IndexByte(line, ']')
+			if open < 0 || close_ < open {
+				continue
+			}
+			fields := strings.Fields(line[open+1 : close_])
+			if len(fields) != 2 {
+				continue
+			}
+			conn := fields[1]
+			args := strings.Split(strings.TrimSpace(line[close_+1:]), " ")
+			var mc monitored
+			if len(args) > 0 {
+				mc.cmd = strings.ToUpper(strings.Trim(args[0], `"`))
+			}
+			if len(args) > 1 {
+				mc.key = strings.Trim(args[1], `"`)
+			}
+			if mc.cmd == "MULTI" || mc.cmd == "EXEC" || strings.HasPrefix(mc.key, prefix) {
+				m.byConn[conn] = append(m.byConn[conn], mc)
+			}
+			if strings.HasSuffix(mc.key, "end") && strings.HasPrefix(mc.key, prefix) && !ended {
+				ended = true
+				close(m.end)
+			}
+		}
+	}()
+	return m
+}
+
+// stop sends GET end through c, waits until MONITOR reported it (after
+// everything c ran before), and returns the commands by connection.
+func (m *monitorFeed) stop(t *testing.T, c *Client, end string) map[string][]monitored {
+	t.Helper()
+	if _, err := c.Get(testCtx(t), end); err != nil && !errors.Is(err, ErrNil) {
+		t.Fatal(err)
+	}
+	select {
+	case <-m.end:
+	case <-testCtx(t).Done():
+		t.Fatal("MONITOR never reported the end marker")
+	}
+	m.nc.Close()
+	<-m.done
+	return m.byConn
 }
 
 // TestBatchRetryUnit is the spec's warning case: INCR a, GET b, INCR c

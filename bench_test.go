@@ -387,6 +387,43 @@ func BenchmarkBatch(b *testing.B) {
 	}
 }
 
+// BenchmarkBatchConnections measures batches of 100 SETs (about 11 KiB,
+// large enough for the batch connections) from 64 goroutines, with the
+// default batch connections and with NoBatchConnections (every batch on
+// the shared connection); ns/op is per batch. Compare the two with
+// benchstat -col /conns.
+func BenchmarkBatchConnections(b *testing.B) {
+	for _, v := range []struct {
+		name  string
+		conns int
+	}{{"default", 0}, {"none", NoBatchConnections}} {
+		b.Run("conns="+v.name, func(b *testing.B) {
+			c := newClient(b, Options{BatchConnections: v.conns})
+			keys := make([]string, 100)
+			for i := range keys {
+				keys[i] = key(b, strconv.Itoa(i))
+			}
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			b.SetParallelism(32) // 64 goroutines on 2 processors
+			b.RunParallel(func(pb *testing.PB) {
+				batch := c.NewBatch()
+				ctx := context.Background()
+				for pb.Next() {
+					batch.Reset()
+					for _, k := range keys {
+						batch.Set(k, benchValue)
+					}
+					if err := batch.Execute(ctx); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
 // BenchmarkClusterHealthyPath measures a Cluster client's GetBytes
 // (serial and from many goroutines) and a reused batch of 100 SETs of one
 // slot: routing by slot and picking the node on the healthy path.

@@ -227,6 +227,7 @@ func (c *Client) attempt(ctx context.Context, f *wire.Frame, waitDL time.Time, s
 
 // send submits f on ep's connection and waits for its reply.
 func (c *Client) send(ctx context.Context, f *wire.Frame, waitDL time.Time, s *spec, ep *wire.Endpoint) attemptResult {
+	ep = ep.For(f) // a large batch or transaction takes a batch connection
 	conn := ep.Current()
 	if conn == nil {
 		var err error

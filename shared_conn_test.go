@@ -426,6 +426,8 @@ func TestSharedConnectionOptionsValidated(t *testing.T) {
 		{"Options.BlockingPoolSize", Options{BlockingPoolSize: -1}},
 		{"Options.MaxPendingCommands", Options{MaxPendingCommands: -1}},
 		{"Options.MaxPendingBytes", Options{MaxPendingBytes: -1}},
+		{"Options.BatchConnections", Options{BatchConnections: -2}},
+		{"Options.BatchConnections", Options{BatchConnections: 17}},
 	} {
 		tt.opts.Endpoints = []string{"127.0.0.1:1"}
 		_, err := Connect(context.Background(), tt.opts)

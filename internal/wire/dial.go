@@ -91,6 +91,10 @@ type Config struct {
 	// a larger frame is admitted when nothing else is pending. 0 means
 	// unlimited.
 	MaxPendingBytes int
+	// BatchLanes is how many connections besides its own an [Endpoint]
+	// opens, on first use, for large frames (see [Endpoint.For]); 0 sends
+	// every frame on the endpoint's own.
+	BatchLanes int
 }
 
 // keepAlive is the TCP keepalive of sockets opened by the default dialer:

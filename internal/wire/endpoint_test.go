@@ -281,3 +281,82 @@ func TestEndpointConnContext(t *testing.T) {
 		s.close()
 	})
 }
+
+// TestEndpointBatchLanes proves Endpoint.For: a frame of fewer than
+// LaneMinBytes bytes (whatever its commands) stays on the endpoint;
+// larger frames take the Config.BatchLanes lanes in turn, each with a
+// connection of its own dialed on first use (and none before); a lane's
+// death leaves the endpoint's connection alive; Close and Retire end the
+// lanes with the endpoint, whose lanes then fail as it does; and no
+// goroutine is left (the bubble would not end otherwise).
+func TestEndpointBatchLanes(t *testing.T) {
+	for _, retire := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			s := newFakeServer(t, nil)
+			ep := NewEndpoint(Config{Addr: "fake:6379", Dial: s.dial, BatchLanes: 3})
+			ctx := context.Background()
+			small := &Frame{Replies: 1000, Buf: make([]byte, LaneMinBytes-1)}
+			if ep.For(small) != ep || ep.lanes.Load() != nil {
+				t.Fatal("a small frame took a lane, or lanes were made for it")
+			}
+			seen := map[*Endpoint]int{}
+			for _, n := range []int{LaneMinBytes, LaneMinBytes + 1, 16 << 10, 64 << 10, LaneMinBytes, 1 << 20} {
+				f := &Frame{Buf: make([]byte, n)}
+				l := ep.For(f)
+				if l == ep {
+					t.Fatalf("a frame of %d bytes stayed on the endpoint", n)
+				}
+				seen[l]++
+			}
+			if len(seen) != 3 {
+				t.Fatalf("6 large frames used %d lanes, want all 3 twice", len(seen))
+			}
+			for l, n := range seen {
+				if n != 2 || l.Current() != nil {
+					t.Fatalf("a lane got %d frames (want 2) or is dialed before use", n)
+				}
+			}
+			c, err := ep.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lane *Endpoint
+			var lc *Conn
+			for l := range seen {
+				if lc, err = l.Conn(ctx); err != nil {
+					t.Fatal(err)
+				}
+				lane = l
+			}
+			f := frameIn(new(FramePool), WantBytes, "ECHO", "lane")
+			submit(t, lc, f)
+			waitOK(t, f)
+			if string(f.Bytes) != "lane" {
+				t.Fatalf("ECHO on a lane: %q", f.Bytes)
+			}
+			f.Release()
+			_ = lc.Close() // a lane's connection dies: the endpoint's lives on
+			synctest.Wait()
+			if !c.Alive() || ep.Current() != c {
+				t.Fatal("a lane's death ended the endpoint's connection")
+			}
+			if retire {
+				ep.Retire(errors.New("moved"))
+			} else {
+				_ = ep.Close()
+			}
+			_, epErr := ep.Conn(ctx)
+			var want *ConnError
+			if !errors.As(epErr, &want) {
+				t.Fatalf("Conn on the ended endpoint: %v", epErr)
+			}
+			for _, l := range []*Endpoint{lane, ep.For(&Frame{Buf: make([]byte, LaneMinBytes)})} {
+				_, err := l.Conn(ctx)
+				var got *ConnError
+				if !errors.As(err, &got) || got.Reason != want.Reason || got.Evidence != Unwritten || !errors.Is(got, want.Cause) {
+					t.Fatalf("a lane of the ended endpoint: %v, want %v", err, epErr)
+				}
+			}
+		})
+	}
+}
