@@ -610,8 +610,9 @@ func txFailure(f *wire.Frame) (retry.Failure, error) {
 // group, in parallel. A cursor continuation pins its group to the server
 // of its cursor (and, as a Never member, makes that group unretryable). A
 // member answered with MOVED or ASK (the map changed between grouping and
-// sending) is sent again on its own within the same execution; other
-// groups keep their results.
+// sending) is sent again on its own within the same execution, and a
+// failure of that resend other than a server's reply is returned with the
+// groups' errors; other groups keep their results.
 func (b *Batch) execGroups(ctx context.Context) error {
 	c := b.c
 	if b.byNode == nil {
@@ -675,7 +676,12 @@ func (b *Batch) execGroups(ctx context.Context) error {
 		}
 		var se *ServerError
 		if errors.As(m.err, &se) && (se.Code == "MOVED" || se.Code == "ASK") && m.pin == "" {
-			m.err = b.resendMember(ctx, m)
+			// A server's reply to the resend is the member's own; any
+			// other failure (the context, the connection, a redirect
+			// loop) is the batch's too: it did not run every member.
+			if m.err = b.resendMember(ctx, m); m.err != nil && !errors.As(m.err, &se) {
+				errs = append(errs, m.err)
+			}
 		}
 	}
 	return errors.Join(errs...)

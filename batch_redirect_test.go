@@ -281,3 +281,56 @@ func TestClusterTransactionRedirects(t *testing.T) {
 		}
 	})
 }
+
+// TestClusterBatchMemberResendFailureFailsExecute: when the resend of a
+// redirected member fails (a redirect loop, a lost reply), the member
+// holds that failure and Execute returns it, while the other group keeps
+// its result: Execute returns nil only when every member holds its reply
+// or its own server error.
+func TestClusterBatchMemberResendFailureFailsExecute(t *testing.T) {
+	cases := []struct {
+		name string
+		// faults adds the rules on a (the key's owner) and b.
+		faults func(t *testing.T, pa, pb *respiretest.Proxy, slot int, a, b string)
+		want   error
+	}{
+		{"RedirectLoop", func(t *testing.T, pa, _ *respiretest.Proxy, slot int, a, _ string) {
+			h := pa.MustAddRule(t, respiretest.Rule{Command: "GET", Times: respiretest.Always, Action: respiretest.Inject(respiretest.Moved(slot, a))})
+			t.Cleanup(h.Remove)
+		}, ErrRedirectLoop},
+		{"LostReply", func(t *testing.T, pa, pb *respiretest.Proxy, slot int, _, b string) {
+			h := pa.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.Inject(respiretest.Moved(slot, b))})
+			t.Cleanup(h.Remove)
+			h = pb.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.DropAfterForward})
+			t.Cleanup(h.Remove)
+		}, ErrConnectionLost},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, proxies := frozenMapCluster(t, Options{Cluster: &ClusterOptions{MaxRedirects: 2}})
+			ctx := testCtx(t)
+			primaries := c.topo.Primaries()
+			a, b := primaries[0].Addr, primaries[1].Addr
+			kg, kb := bcTagOn(t, c, a)+"g", bcTagOn(t, c, b)+"b"
+			if err := c.Set(ctx, kb, "vbb"); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _, _ = c.Del(testCtx(t), kg, kb) })
+			tc.faults(t, proxies[a], proxies[b], route.Slot(kg), a, b)
+
+			batch := c.NewBatch()
+			get := batch.Get(kg)       // group a: redirected, its resend fails
+			strlen := batch.StrLen(kb) // group b
+			err := batch.Execute(ctx)
+			if !errors.Is(err, tc.want) {
+				t.Errorf("Execute = %v, want %v: a member failed", err, tc.want)
+			}
+			if _, err := get.Result(); !errors.Is(err, tc.want) {
+				t.Errorf("redirected GET = %v, want %v", err, tc.want)
+			}
+			if v, err := strlen.Result(); v != 3 || err != nil {
+				t.Errorf("STRLEN (other group) = %d, %v; want 3", v, err)
+			}
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -140,7 +141,7 @@ func TestChaosUnitsKeepTheirOwnReplies(t *testing.T) {
 					tok := fmt.Sprintf("%s%d-%d-%d", prefix, g, n, i)
 					ms = append(ms, unitMember{kind: memberEcho, name: "ECHO " + tok, want: tok, echo: b.Do(catalog.Conn.ECHO(), tok)})
 				default:
-					ms = append(ms, unitMember{kind: memberIncr, name: "INCR " + c.key, num: b.Incr(c.key)})
+					ms = append(ms, unitMember{kind: memberIncr, name: "INCR " + c.key, ctr: c, num: b.Incr(c.key)})
 				}
 			}
 			leave := enter(lone)
@@ -149,7 +150,7 @@ func TestChaosUnitsKeepTheirOwnReplies(t *testing.T) {
 			cancel()
 			leave()
 			res.record(&bad, unit, err)
-			checkUnit(&bad, unit, tx, c, ms, err)
+			checkUnit(&bad, unit, tx, ms, err, nil)
 		}
 	}
 	for g := 1; g <= batchers; g++ {
@@ -336,13 +337,15 @@ type unitCounter struct {
 }
 
 // unitMember is one queued member and the reply it must get: want for a
-// GET or ECHO, an increasing integer of its counter for an INCR.
+// GET or ECHO, want's words for an MGET, an increasing integer of its
+// counter ctr for an INCR.
 type unitMember struct {
 	kind memberKind
 	name string
 	want string
+	ctr  *unitCounter   // memberIncr
 	str  Future[string] // memberGet
-	echo Future[Reply]  // memberEcho
+	echo Future[Reply]  // memberEcho, memberMGet
 	num  Future[int64]  // memberIncr
 }
 
@@ -352,12 +355,14 @@ const (
 	memberGet memberKind = iota
 	memberEcho
 	memberIncr
+	memberMGet
 )
 
 // checkUnit checks the members of one executed unit against invariants 1
-// to 3 and counts its INCRs on c.
-func checkUnit(bad *violations, unit string, tx bool, c *unitCounter, ms []unitMember, execErr error) {
-	prevIncr := int64(0) // the previous INCR member's reply in this unit
+// to 3 and counts its INCRs on their counters. A member may fail only as
+// endedByFailure allows, or as also (when not nil) allows for its kind.
+func checkUnit(bad *violations, unit string, tx bool, ms []unitMember, execErr error, also func(memberKind, error) bool) {
+	var prevIncr map[*unitCounter]int64 // each counter's previous reply in this transaction
 	for i := range ms {
 		m := &ms[i]
 		var got string
@@ -366,10 +371,14 @@ func checkUnit(bad *violations, unit string, tx bool, c *unitCounter, ms []unitM
 		switch m.kind {
 		case memberIncr:
 			n, err = m.num.Result()
-		case memberEcho:
+		case memberEcho, memberMGet:
 			var rep Reply
-			if rep, err = m.echo.Result(); err == nil {
+			if rep, err = m.echo.Result(); err == nil && m.kind == memberEcho {
 				got, err = rep.String()
+			} else if err == nil {
+				var words []string
+				words, err = rep.Strings()
+				got = strings.Join(words, " ")
 			}
 		default:
 			got, err = m.str.Result()
@@ -378,23 +387,31 @@ func checkUnit(bad *violations, unit string, tx bool, c *unitCounter, ms []unitM
 		case err != nil && execErr == nil:
 			bad.add(unit+": a member failed although its unit ran", "member %d %s: %v", i, m.name, err)
 		case err != nil:
-			if !endedByFailure(err) {
+			if !endedByFailure(err) && (also == nil || !also(m.kind, err)) {
 				bad.add(unit+": a member failed with an error of another command", "member %d %s: %v (Execute: %v)", i, m.name, err, execErr)
 			}
 			if m.kind == memberIncr && MayHaveExecuted(err) {
-				c.unsure.Add(1)
+				m.ctr.unsure.Add(1)
 			}
 		case m.kind == memberIncr:
+			c := m.ctr
 			c.ok.Add(1)
+			prev, inTx := prevIncr[c]
 			switch {
 			case n <= c.base || n >= c.base+counterBase:
 				bad.add(unit+": INCR got another command's reply", "member %d %s = %d, outside its counter's range (Execute: %v)", i, m.name, n, execErr)
 			case n <= c.last:
 				bad.add(unit+": INCR replies not strictly increasing", "member %d %s = %d after %d (Execute: %v)", i, m.name, n, c.last, execErr)
-			case tx && prevIncr != 0 && n != prevIncr+1:
-				bad.add(unit+": INCRs of one transaction not consecutive", "member %d %s = %d after %d in the same EXEC", i, m.name, n, prevIncr)
+			case tx && inTx && n != prev+1:
+				bad.add(unit+": INCRs of one transaction not consecutive", "member %d %s = %d after %d in the same EXEC", i, m.name, n, prev)
 			}
-			c.last, prevIncr = max(c.last, n), n
+			if tx {
+				if prevIncr == nil {
+					prevIncr = map[*unitCounter]int64{}
+				}
+				prevIncr[c] = n
+			}
+			c.last = max(c.last, n)
 		case got != m.want:
 			bad.add(unit+": a member got another command's reply", "member %d %s = %q, want %q (Execute: %v)", i, m.name, got, m.want, execErr)
 		}
@@ -444,6 +461,10 @@ type outcomes struct {
 	fail     [failKinds]atomic.Int64
 	inFlight atomic.Int64 // failures after the unit may have been sent
 	conflict atomic.Int64
+	// also, when set before the calls start, allows further failures:
+	// those a Cluster's topology change causes, counted as other.
+	also  func(error) bool
+	other atomic.Int64
 }
 
 // record counts err; an error that chaos cannot cause is a violation.
@@ -460,6 +481,8 @@ func (o *outcomes) record(bad *violations, what string, err error) {
 		o.fail[failConn].Add(1)
 	case errors.Is(err, ErrTxConflict):
 		o.conflict.Add(1)
+	case o.also != nil && o.also(err):
+		o.other.Add(1)
 	default:
 		bad.add(what+": failed with an error chaos cannot cause", "%v", err)
 	}
@@ -468,18 +491,24 @@ func (o *outcomes) record(bad *violations, what string, err error) {
 	}
 }
 
+// total counts every call that ended.
+func (o *outcomes) total() int64 { return o.ok.Load() + o.failed() }
+
 func (o *outcomes) failed() int64 {
 	var n int64
 	for i := range o.fail {
 		n += o.fail[i].Load()
 	}
-	return n + o.conflict.Load()
+	return n + o.conflict.Load() + o.other.Load()
 }
 
 func (o *outcomes) String() string {
-	return fmt.Sprintf("ok %d, deadline %d, cancelled %d, connection lost %d, conflict %d (may have run %d)",
-		o.ok.Load(), o.fail[failDeadline].Load(), o.fail[failCanceled].Load(), o.fail[failConn].Load(),
-		o.conflict.Load(), o.inFlight.Load())
+	s := fmt.Sprintf("ok %d, deadline %d, cancelled %d, connection lost %d, conflict %d",
+		o.ok.Load(), o.fail[failDeadline].Load(), o.fail[failCanceled].Load(), o.fail[failConn].Load(), o.conflict.Load())
+	if o.also != nil {
+		s += fmt.Sprintf(", topology %d", o.other.Load())
+	}
+	return s + fmt.Sprintf(" (may have run %d)", o.inFlight.Load())
 }
 
 // violations records broken invariants: how often each, and its first

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -385,34 +386,74 @@ func clusterNodeIDs(t *testing.T) map[string]string {
 // clusterAgrees reports whether every node answers cluster_state:ok and
 // names primaries as its primary set.
 func clusterAgrees(t *testing.T, primaries []string) bool {
+	want := slices.Sorted(slices.Values(primaries))
 	for _, a := range testenv.ClusterAddrs(t) {
-		r, err := try(a, "CLUSTER", "INFO")
-		s, _ := r.String()
-		if err != nil || !strings.Contains(s, "cluster_state:ok") {
+		if got, ok := clusterPrimaries(a); !ok || !slices.Equal(got, want) {
 			return false
-		}
-		r, err = try(a, "CLUSTER", "NODES")
-		s, _ = r.String()
-		if err != nil {
-			return false
-		}
-		for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
-			f := strings.Fields(line)
-			if len(f) < 3 {
-				return false
-			}
-			addr, _, _ := strings.Cut(f[1], "@")
-			isPrimary := strings.Contains(f[2], "master")
-			want := false
-			for _, p := range primaries {
-				want = want || p == addr
-			}
-			if isPrimary != want || strings.Contains(f[2], "fail") {
-				return false
-			}
 		}
 	}
 	return true
+}
+
+// clusterViewsAgree reports whether every node answers cluster_state:ok
+// and names the same primaries.
+func clusterViewsAgree(t *testing.T) bool {
+	var first []string
+	for i, a := range testenv.ClusterAddrs(t) {
+		got, ok := clusterPrimaries(a)
+		if !ok || (i > 0 && !slices.Equal(got, first)) {
+			return false
+		}
+		first = got
+	}
+	return true
+}
+
+// clusterPrimaries returns the primaries that the node at addr names,
+// sorted, or false when it does not answer cluster_state:ok or flags a
+// node as failing.
+func clusterPrimaries(addr string) ([]string, bool) {
+	nodes, ok := clusterNodes(addr)
+	if !ok {
+		return nil, false
+	}
+	var primaries []string
+	for _, f := range nodes {
+		if strings.Contains(f[2], "fail") {
+			return nil, false
+		}
+		if strings.Contains(f[2], "master") {
+			a, _, _ := strings.Cut(f[1], "@")
+			primaries = append(primaries, a)
+		}
+	}
+	slices.Sort(primaries)
+	return primaries, true
+}
+
+// clusterNodes returns the fields of each line of CLUSTER NODES at addr
+// (id, address, flags, primary, ..., then its slots), or false when it
+// does not answer cluster_state:ok.
+func clusterNodes(addr string) ([][]string, bool) {
+	r, err := try(addr, "CLUSTER", "INFO")
+	s, _ := r.String()
+	if err != nil || !strings.Contains(s, "cluster_state:ok") {
+		return nil, false
+	}
+	r, err = try(addr, "CLUSTER", "NODES")
+	s, _ = r.String()
+	if err != nil {
+		return nil, false
+	}
+	var nodes [][]string
+	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 {
+			return nil, false
+		}
+		nodes = append(nodes, f)
+	}
+	return nodes, true
 }
 
 // TestClusterFailoverUnderLoad: CLUSTER FAILOVER on a replica while reads
@@ -429,7 +470,7 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	var owner *route.Node
 	t.Cleanup(func() {
 		if owner != nil {
-			failBack(t, primaries, owner.Addr)
+			failOverTo(t, primaries, owner.Addr)
 		}
 	})
 	w := &writeWitness{sent: map[string]int{}}
@@ -465,16 +506,7 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var promoted string
-	for _, r := range replicas {
-		s, _ := admin(t, r, "INFO", "replication").String()
-		if strings.Contains(s, "master_port:"+portOf(owner.Addr)+"\r") {
-			promoted = r
-		}
-	}
-	if promoted == "" {
-		t.Fatalf("no replica of %s", owner.Addr)
-	}
+	promoted := replicaOf(t, replicas, owner.Addr)
 	stop := make(chan struct{})
 	res, wait := runLoad(t, c, keys, hash, stop)
 	eventually(t, 5*time.Second, "load before the failover", func() bool { return res.reads.Load() > 100 && res.writes.Load() > 20 })
@@ -502,27 +534,66 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	_, _ = c.Del(ctx, append(keys, hash)...)
 }
 
-// failBack makes primary a primary again after a failover to its
-// replica, and waits until every node agrees that primaries are the
-// primaries. A manual failover is refused (it times out) until every node
-// has the same view, so it is asked for again until it happens.
-func failBack(t *testing.T, primaries []string, primary string) {
+// failOverTo makes the replica to a primary by CLUSTER FAILOVER (after a
+// failover, failing back to the old primary), and waits until every node
+// agrees that primaries are the primaries. A manual failover is refused
+// (it times out, after 5 s, its primary's writes paused meanwhile) while
+// the nodes' views differ, or within 4 × cluster-node-timeout of to's
+// previous election (clusterHandleSlaveFailover's auth_retry_time: 20 s
+// at the test script's 5 s), so it is asked for once every node names the
+// same primaries and to's last election in this process is that old, and
+// again if it did not happen within 6 s.
+func failOverTo(t *testing.T, primaries []string, to string) {
 	t.Helper()
+	if clusterAgrees(t, primaries) {
+		return
+	}
+	ms, err := admin(t, to, "CONFIG", "GET", "cluster-node-timeout").Strings()
+	if err != nil || len(ms) != 2 {
+		t.Fatalf("CONFIG GET cluster-node-timeout = %v, %v", ms, err)
+	}
+	n, err := strconv.Atoi(ms[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	retry := 4 * time.Duration(n) * time.Millisecond
 	var last time.Time
-	eventually(t, 60*time.Second, "the original primaries", func() bool {
+	eventually(t, 60*time.Second, "every node to name "+strings.Join(primaries, ", ")+" as the primaries", func() bool {
 		if clusterAgrees(t, primaries) {
 			return true
 		}
-		if role(primary) == "slave" && time.Since(last) > 6*time.Second {
-			r, err := try(primary, "INFO", "replication")
+		prev, _ := elected.Load(to)
+		if p, ok := prev.(time.Time); ok && time.Since(p) < retry {
+			return false
+		}
+		if role(to) == "slave" && time.Since(last) > 6*time.Second && clusterViewsAgree(t) {
+			r, err := try(to, "INFO", "replication")
 			s, _ := r.String()
 			if err == nil && strings.Contains(s, "master_link_status:up") {
-				_, _ = try(primary, "CLUSTER", "FAILOVER")
+				_, _ = try(to, "CLUSTER", "FAILOVER")
 				last = time.Now()
 			}
 		}
 		return false
 	})
+	elected.Store(to, time.Now())
+}
+
+// elected holds, by address, when failOverTo last saw a node win a
+// failover election in this process.
+var elected sync.Map
+
+// replicaOf returns the one of replicas that replicates primary.
+func replicaOf(t *testing.T, replicas []string, primary string) string {
+	t.Helper()
+	for _, r := range replicas {
+		s, _ := admin(t, r, "INFO", "replication").String()
+		if strings.Contains(s, "master_port:"+portOf(primary)+"\r") {
+			return r
+		}
+	}
+	t.Fatalf("no replica of %s", primary)
+	return ""
 }
 
 func portOf(addr string) string { _, p, _ := net.SplitHostPort(addr); return p }
@@ -576,11 +647,9 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 	res, wait := runLoad(t, c, keys, hash, stop)
 	eventually(t, 5*time.Second, "load before the migration", func() bool { return res.reads.Load() > 100 && res.writes.Load() > 20 })
 
-	sl := strconv.Itoa(slot)
-	admin(t, dst, "CLUSTER", "SETSLOT", sl, "IMPORTING", ids[src.Addr])
-	admin(t, src.Addr, "CLUSTER", "SETSLOT", sl, "MIGRATING", ids[dst])
-	dhost, dport, _ := net.SplitHostPort(dst)
-	admin(t, src.Addr, "MIGRATE", dhost, dport, "", "0", "5000", "KEYS", keys[0])
+	mig := slotMigration{slot: slot, src: src.Addr, dst: dst, ids: ids}
+	mig.begin(t)
+	mig.migrate(t, keys[0])
 	// keys[0] moved, keys[1] did not: a multi-key command over both is
 	// refused with TRYAGAIN until the slot is whole again.
 	noRetry := clusterClient(t, Options{})
@@ -605,7 +674,7 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 		}
 		mget <- err
 	}()
-	migrateRest(t, slot, src.Addr, dst, ids)
+	migrateSlot(t, slot, src.Addr, dst, ids)
 	if err := <-mget; err != nil {
 		t.Errorf("retried MGET across the migration: %v", err)
 	}
@@ -623,49 +692,109 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 	checkWrites(t, res, w, hashFields(t, c, hash), false)
 }
 
-// migrateRest moves every key left in slot from src to dst and gives dst
-// the slot on every primary.
-func migrateRest(t *testing.T, slot int, src, dst string, ids map[string]string) {
-	t.Helper()
-	sl := strconv.Itoa(slot)
-	dhost, dport, _ := net.SplitHostPort(dst)
-	for {
-		ks, err := admin(t, src, "CLUSTER", "GETKEYSINSLOT", sl, "100").Strings()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ks) == 0 {
-			break
-		}
-		admin(t, src, "MIGRATE", append([]string{dhost, dport, "", "0", "5000", "KEYS"}, ks...)...)
-	}
-	for _, a := range []string{dst, src} {
-		admin(t, a, "CLUSTER", "SETSLOT", sl, "NODE", ids[dst])
-	}
+// slotMigration migrates one slot by hand from the primary src to the
+// primary dst, a few keys at a time, as redis-cli does: begin, then step
+// until no key is left, then migrateSlot(slot, src, dst) ends it.
+type slotMigration struct {
+	slot     int
+	src, dst string
+	ids      map[string]string // node ids by address (clusterNodeIDs)
 }
 
-// migrateSlot moves slot from src to dst by hand, if src owns it (or is
-// migrating it) now.
-func migrateSlot(t *testing.T, slot int, src, dst string, ids map[string]string) {
+// begin opens the migration: dst IMPORTING from src, then src MIGRATING
+// to dst. From then on src answers ASK for keys it no longer holds, and
+// TRYAGAIN to a multi-key command over a half-moved slot.
+func (m slotMigration) begin(t *testing.T) {
 	t.Helper()
-	sl := strconv.Itoa(slot)
-	r, err := try(dst, "CLUSTER", "COUNTKEYSINSLOT", sl)
+	sl := strconv.Itoa(m.slot)
+	admin(t, m.dst, "CLUSTER", "SETSLOT", sl, "IMPORTING", m.ids[m.src])
+	admin(t, m.src, "CLUSTER", "SETSLOT", sl, "MIGRATING", m.ids[m.dst])
+}
+
+// migrate moves keys from src to dst (MIGRATE, whatever the slot's state).
+func (m slotMigration) migrate(t *testing.T, keys ...string) {
+	t.Helper()
+	dhost, dport, _ := net.SplitHostPort(m.dst)
+	admin(t, m.src, "MIGRATE", append([]string{dhost, dport, "", "0", "5000", "KEYS"}, keys...)...)
+}
+
+// step moves up to n of the keys src still holds in the slot to dst and
+// returns how many it moved: 0 when none is left.
+func (m slotMigration) step(t *testing.T, n int) int {
+	t.Helper()
+	ks, err := admin(t, m.src, "CLUSTER", "GETKEYSINSLOT", strconv.Itoa(m.slot), strconv.Itoa(n)).Strings()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = r
-	// Clear any half-done state, then migrate.
+	if len(ks) > 0 {
+		m.migrate(t, ks...)
+	}
+	return len(ks)
+}
+
+// migrateSlot gives slot, with every key of it, to the primary dst, in
+// whatever state a migration of it between src and dst was left (none
+// begun, half done, finished, either way), and waits until every node
+// agrees that dst owns it and no node is migrating or importing it. It
+// sets the owner with SETSLOT NODE on every primary (dst first, so that
+// no node sends a redirect back), then clears any leftover state with
+// SETSLOT STABLE: a node still holding keys of a slot it gave away keeps
+// MIGRATING after SETSLOT NODE.
+func migrateSlot(t *testing.T, slot int, src, dst string, ids map[string]string) {
+	t.Helper()
+	sl := strconv.Itoa(slot)
+	// Each fails harmlessly in the state it does not apply to: dst
+	// already owns the slot, src no longer does.
 	_, _ = try(dst, "CLUSTER", "SETSLOT", sl, "IMPORTING", ids[src])
 	_, _ = try(src, "CLUSTER", "SETSLOT", sl, "MIGRATING", ids[dst])
-	migrateRest(t, slot, src, dst, ids)
-	eventually(t, 10*time.Second, "every node to agree on the slot", func() bool {
-		for _, a := range testenv.ClusterAddrs(t) {
-			r, err := try(a, "CLUSTER", "INFO")
-			s, _ := r.String()
-			if err != nil || !strings.Contains(s, "cluster_state:ok") {
-				return false
+	// MIGRATE works on a node that is migrating or importing the slot,
+	// and the owner dst accepts it either way.
+	m := slotMigration{slot: slot, src: src, dst: dst, ids: ids}
+	for m.step(t, 100) > 0 {
+	}
+	admin(t, dst, "CLUSTER", "SETSLOT", sl, "NODE", ids[dst])
+	for a := range ids {
+		if a != dst {
+			_, _ = try(a, "CLUSTER", "SETSLOT", sl, "NODE", ids[dst]) // a replica refuses
+		}
+	}
+	for a := range ids {
+		_, _ = try(a, "CLUSTER", "SETSLOT", sl, "STABLE")
+	}
+	eventually(t, 10*time.Second, "every node to agree that "+dst+" owns slot "+sl, func() bool {
+		return slotSettled(t, slot, ids[dst])
+	})
+}
+
+// slotSettled reports whether every node answers cluster_state:ok and
+// names owner (a node id) as the owner of slot, with no node migrating
+// or importing it.
+func slotSettled(t *testing.T, slot int, owner string) bool {
+	for _, a := range testenv.ClusterAddrs(t) {
+		nodes, ok := clusterNodes(a)
+		if !ok {
+			return false
+		}
+		seen := ""
+		for _, f := range nodes {
+			for _, r := range f[8:] {
+				if strings.HasPrefix(r, "["+strconv.Itoa(slot)+"-") {
+					return false // [slot->-id] or [slot-<-id]: open on this node
+				}
+				lo, hi, isRange := strings.Cut(r, "-")
+				if !isRange {
+					hi = lo
+				}
+				l, err1 := strconv.Atoi(lo)
+				h, err2 := strconv.Atoi(hi)
+				if err1 == nil && err2 == nil && l <= slot && slot <= h {
+					seen = f[0]
+				}
 			}
 		}
-		return true
-	})
+		if seen != owner {
+			return false
+		}
+	}
+	return true
 }
