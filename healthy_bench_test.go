@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/resp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
 
 // echoConn is an in-memory server connection that answers every command
@@ -116,5 +117,63 @@ func BenchmarkHealthyPathInMemory(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkCommandMetricsInMemory measures what MetricsCommands adds to a
+// GET into a caller buffer (one histogram Record through the OpenTelemetry
+// SDK, with a manual reader) against the in-memory server: "serial" from
+// one goroutine, "parallel" from 64 goroutines per processor, where every
+// Record updates the same histogram from both processors.
+func BenchmarkCommandMetricsInMemory(b *testing.B) {
+	for _, par := range []bool{false, true} {
+		for _, groups := range []MetricGroups{0, MetricsCommands} {
+			name := "serial"
+			if par {
+				name = "parallel"
+			}
+			if groups != 0 {
+				name += "/commands"
+			} else {
+				name += "/off"
+			}
+			b.Run(name, func(b *testing.B) {
+				conn := newEchoConn()
+				c, err := Connect(context.Background(), Options{
+					Endpoints:     []string{"127.0.0.1:6379"},
+					Protocol:      2,
+					Metrics:       groups,
+					MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())),
+					Dialer: func(context.Context, string, string) (net.Conn, error) {
+						return conn, nil
+					},
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer c.Close()
+				b.ReportAllocs()
+				if !par {
+					buf := make([]byte, 0, 128)
+					for b.Loop() {
+						if buf, err = c.GetBytes(context.Background(), "k", buf[:0]); err != nil {
+							b.Fatal(err)
+						}
+					}
+					return
+				}
+				b.SetParallelism(64)
+				b.RunParallel(func(pb *testing.PB) {
+					buf := make([]byte, 0, 128)
+					for pb.Next() {
+						var err error
+						if buf, err = c.GetBytes(context.Background(), "k", buf[:0]); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+		}
 	}
 }
