@@ -477,6 +477,8 @@ type ContextError struct {
 	Last error
 }
 
+// Error names the command, the context's error, whether the command may
+// have run, and the failure it was waiting to retry after.
 func (e *ContextError) Error() string {
 	s := "respire: " + e.Command + ": " + e.Err.Error()
 	if e.Sent {

@@ -45,6 +45,7 @@ type ServerError struct {
 	Command string
 }
 
+// Error names the command and gives the server's error text.
 func (e *ServerError) Error() string {
 	return "respire: " + e.Command + ": " + e.Message
 }
@@ -94,6 +95,7 @@ type ConnError struct {
 	Err error
 }
 
+// Error describes the connection failure and its cause.
 func (e *ConnError) Error() string {
 	s := "respire: " + e.Command + ": connection lost"
 	if e.Unwritten {
@@ -121,6 +123,7 @@ type ConfigError struct {
 	Reason string
 }
 
+// Error names the invalid setting and why it was refused.
 func (e *ConfigError) Error() string { return "respire: invalid " + e.Field + ": " + e.Reason }
 
 // Is matches [ErrInvalidConfig].
@@ -143,6 +146,7 @@ type RetryError struct {
 	earlier bool
 }
 
+// Error names the command, the number of attempts and the last failure.
 func (e *RetryError) Error() string {
 	return "respire: " + e.Command + ": failed after " + strconv.Itoa(e.Attempts) + " attempts: " + e.Err.Error()
 }

@@ -42,6 +42,8 @@ type RouteError struct {
 	Err error
 }
 
+// Error names the command, its slot when it has one, and why it could not
+// be routed.
 func (e *RouteError) Error() string {
 	s := "respire: " + e.Command
 	if e.Slot >= 0 {
@@ -74,6 +76,8 @@ type PartialError struct {
 	ran bool
 }
 
+// Error says how many of the command's parts failed and gives the first
+// part's failure.
 func (e *PartialError) Error() string {
 	return "respire: " + e.Command + ": " + strconv.Itoa(e.Failed) + " of " + strconv.Itoa(e.Parts) +
 		" parts failed (the others ran): " + e.Err.Error()

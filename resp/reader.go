@@ -51,6 +51,7 @@ type ProtocolError struct {
 	kind   *ProtocolError
 }
 
+// Error describes what in the stream broke the protocol.
 func (e *ProtocolError) Error() string { return "resp: protocol error: " + e.Reason }
 
 // Is reports whether target is [ErrProtocol] or the limit error e stands for.
