@@ -64,7 +64,7 @@ func TestSlotVectors(t *testing.T) {
 func TestSlotMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
-		key := make([]byte, r.IntN(40))
+		key := make([]byte, r.IntN(80))
 		for i := range key {
 			key[i] = "ab{}\x00\xff"[r.IntN(6)]
 		}
