@@ -85,6 +85,21 @@ func (c *echoConn) SetDeadline(time.Time) error      { return nil }
 func (c *echoConn) SetReadDeadline(time.Time) error  { return nil }
 func (c *echoConn) SetWriteDeadline(time.Time) error { return nil }
 
+// inMemoryClient connects a client with opts to a new in-memory server
+// (echoConn) over RESP2, closed when b ends.
+func inMemoryClient(b *testing.B, opts Options) *Client {
+	conn := newEchoConn()
+	opts.Endpoints = []string{"127.0.0.1:6379"}
+	opts.Protocol = 2
+	opts.Dialer = func(context.Context, string, string) (net.Conn, error) { return conn, nil }
+	c, err := Connect(context.Background(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return c
+}
+
 // BenchmarkHealthyPathInMemory measures the client's CPU cost of a GET
 // into a caller buffer and of a SET, against an in-memory server that
 // answers at once, for each retry-policy mode. Without network noise the
@@ -93,22 +108,11 @@ func (c *echoConn) SetWriteDeadline(time.Time) error { return nil }
 func BenchmarkHealthyPathInMemory(b *testing.B) {
 	for _, m := range policyModes {
 		b.Run(m.name, func(b *testing.B) {
-			conn := newEchoConn()
-			c, err := Connect(context.Background(), Options{
-				Endpoints:   []string{"127.0.0.1:6379"},
-				Protocol:    2,
-				RetryPolicy: m.policy(),
-				Dialer: func(context.Context, string, string) (net.Conn, error) {
-					return conn, nil
-				},
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
+			c := inMemoryClient(b, Options{RetryPolicy: m.policy()})
 			ctx, buf := context.Background(), make([]byte, 0, 128)
 			b.ReportAllocs()
 			for b.Loop() {
+				var err error
 				if buf, err = c.GetBytes(ctx, "k", buf[:0]); err != nil {
 					b.Fatal(err)
 				}
@@ -121,59 +125,26 @@ func BenchmarkHealthyPathInMemory(b *testing.B) {
 }
 
 // BenchmarkCommandMetricsInMemory measures what MetricsCommands adds to a
-// GET into a caller buffer (one histogram Record through the OpenTelemetry
-// SDK, with a manual reader) against the in-memory server: "serial" from
-// one goroutine, "parallel" from 64 goroutines per processor, where every
-// Record updates the same histogram from both processors.
+// serial GET into a caller buffer (one histogram Record through the
+// OpenTelemetry SDK, with a manual reader) against the in-memory server.
 func BenchmarkCommandMetricsInMemory(b *testing.B) {
-	for _, par := range []bool{false, true} {
-		for _, groups := range []MetricGroups{0, MetricsCommands} {
-			name := "serial"
-			if par {
-				name = "parallel"
-			}
-			if groups != 0 {
-				name += "/commands"
-			} else {
-				name += "/off"
-			}
-			b.Run(name, func(b *testing.B) {
-				conn := newEchoConn()
-				c, err := Connect(context.Background(), Options{
-					Endpoints:     []string{"127.0.0.1:6379"},
-					Protocol:      2,
-					Metrics:       groups,
-					MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())),
-					Dialer: func(context.Context, string, string) (net.Conn, error) {
-						return conn, nil
-					},
-				})
-				if err != nil {
+	for _, v := range []struct {
+		name   string
+		groups MetricGroups
+	}{{"off", 0}, {"commands", MetricsCommands}} {
+		b.Run(v.name, func(b *testing.B) {
+			c := inMemoryClient(b, Options{
+				Metrics:       v.groups,
+				MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())),
+			})
+			ctx, buf := context.Background(), make([]byte, 0, 128)
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if buf, err = c.GetBytes(ctx, "k", buf[:0]); err != nil {
 					b.Fatal(err)
 				}
-				defer c.Close()
-				b.ReportAllocs()
-				if !par {
-					buf := make([]byte, 0, 128)
-					for b.Loop() {
-						if buf, err = c.GetBytes(context.Background(), "k", buf[:0]); err != nil {
-							b.Fatal(err)
-						}
-					}
-					return
-				}
-				b.SetParallelism(64)
-				b.RunParallel(func(pb *testing.PB) {
-					buf := make([]byte, 0, 128)
-					for pb.Next() {
-						var err error
-						if buf, err = c.GetBytes(context.Background(), "k", buf[:0]); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				})
-			})
-		}
+			}
+		})
 	}
 }
