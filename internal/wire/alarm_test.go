@@ -147,3 +147,165 @@ func TestAlarmPastDeadlineEndsWaitAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestAlarmExpiresFrameTheReaderHolds proves that a frame the reader
+// goroutine has already taken from the FIFO (it holds the frames written
+// with the reply it read) is still found and ended at its deadline when
+// its own reply never comes.
+func TestAlarmExpiresFrameTheReaderHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		c := dialFake(t, func(args []string) []byte {
+			if strings.ToUpper(args[0]) == "GET" && args[1] == "fast" {
+				<-gate // both frames are written before this reply
+			}
+			return slowGets(args)
+		})
+		fp := new(FramePool)
+		start := time.Now()
+		fast := frameIn(fp, WantBytes, "GET", "fast")
+		submit(t, c, fast)
+		slow := frameIn(fp, WantBytes, "GET", "slow")
+		submit(t, c, slow)
+		synctest.Wait()
+		close(gate)
+		if err := fast.Wait(context.Background(), time.Time{}); err != nil || string(fast.Bytes) != "fast" {
+			t.Fatalf("fast call: %v %q", err, fast.Bytes)
+		}
+		synctest.Wait()
+		if held := c.took[c.next:]; len(held) != 1 || held[0] != slow {
+			t.Fatalf("the reader holds %d frames after the fast reply, want the slow frame only", len(held))
+		}
+		err := slow.Wait(context.Background(), start.Add(time.Second))
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("slow call: Wait = %v, want context.DeadlineExceeded", err)
+		}
+		if got := time.Since(start); got != time.Second {
+			t.Errorf("slow call gave up after %v, want exactly its deadline 1s", got)
+		}
+	})
+}
+
+// generation is how many times f was renewed (recycled or reset).
+func generation(f *Frame) uint32 { return f.state.w.Load() >> 8 }
+
+// TestExpiredFrameReleasedOnce proves the hand-over of a frame the alarm
+// expired: whichever of its caller and its connection is done with it
+// last returns it to the pool, exactly once (its generation advances by
+// one), in either order, and a caller that was cancelled at the moment
+// it expired takes the alarm's token, so none is left for the frame's
+// next use.
+func TestExpiredFrameReleasedOnce(t *testing.T) {
+	expire := func(f *Frame) {
+		w := f.state.w.Load()
+		if !f.state.w.CompareAndSwap(w, w&^stateMask|stateExpired) {
+			t.Fatal("could not expire the frame")
+		}
+		f.done <- struct{}{}
+	}
+	type step func(f *Frame)
+	callerWakes := func(f *Frame) {
+		<-f.done
+		if s := f.state.Load(); s != stateExpired && s != stateDrained {
+			t.Fatalf("woken in state %d, want expired or drained", s)
+		}
+		f.leaveExpired()
+	}
+	callerCancelled := func(f *Frame) {
+		if err := f.giveUp(context.Canceled); !errors.Is(err, context.Canceled) {
+			t.Fatalf("giveUp = %v", err)
+		}
+	}
+	connectionDone := func(f *Frame) { f.drop() }
+	for _, tc := range []struct {
+		name  string
+		steps []step
+	}{
+		{"caller first", []step{callerWakes, connectionDone}},
+		{"connection first", []step{connectionDone, callerWakes}},
+		{"cancelled caller first", []step{callerCancelled, connectionDone}},
+		{"connection first, then cancelled caller", []step{connectionDone, callerCancelled}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := new(FramePool).Get()
+			f.state.Store(stateSent)
+			gen := generation(f)
+			expire(f)
+			for _, s := range tc.steps {
+				s(f)
+			}
+			if s := f.state.Load(); s != stateIdle {
+				t.Fatalf("state %d after both sides were done, want idle (released)", s)
+			}
+			if got := generation(f) - gen; got != 1 {
+				t.Fatalf("frame released %d times, want once", got)
+			}
+			if len(f.done) != 0 {
+				t.Fatal("a token was left in the released frame")
+			}
+		})
+	}
+}
+
+// TestAlarmSkipsLaterUseOfFrame proves that the alarm cannot expire a
+// frame's later use with what it read of an earlier one: its swap is of
+// the whole state word, generation included.
+func TestAlarmSkipsLaterUseOfFrame(t *testing.T) {
+	f := new(FramePool).Get()
+	f.state.Store(stateSent)
+	seen := f.state.w.Load() // the alarm reads the earlier use
+	f.Reset()                // the earlier use ended; the frame is sent again
+	f.state.Store(stateSent)
+	if f.state.w.CompareAndSwap(seen, seen&^stateMask|stateExpired) {
+		t.Fatal("the alarm expired a later use of the frame with the state word of an earlier one")
+	}
+	if s := f.state.Load(); s != stateSent {
+		t.Fatalf("state %d, want sent", s)
+	}
+}
+
+// TestAlarmSkipsFrameSentAgainOnAnotherConnection proves that a
+// connection's alarm leaves alone a frame it finished with that was sent
+// again (Reset) on another connection: that frame's deadline is in the
+// other connection's stamps, and only the other connection's alarm ends
+// its wait, at its deadline.
+func TestAlarmSkipsFrameSentAgainOnAnotherConnection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := new(FramePool)
+		start := time.Now()
+		a := dialFake(t, slowGets)
+		f := frameIn(fp, WantBytes, "GET", "fast")
+		submit(t, a, f)
+		if err := f.Wait(context.Background(), time.Time{}); err != nil || string(f.Bytes) != "fast" {
+			t.Fatalf("fast call: %v %q", err, f.Bytes)
+		}
+		synctest.Wait() // a's reader still holds f among the frames it took
+
+		time.Sleep(5 * time.Second)
+		b := dialFake(t, slowGets) // b's stamps start 5 s after a's
+		f.Reset()
+		f.Buf = append(f.Buf[:0], cmd("GET", "slow")...)
+		submit(t, b, f)
+		done := make(chan waitResult, 1)
+		go func() {
+			err := f.Wait(context.Background(), start.Add(9*time.Second))
+			done <- waitResult{err, time.Since(start)}
+		}()
+		synctest.Wait()
+
+		// a's alarm fires at 6 s, when f's deadline in b's stamps (4 s)
+		// would look past in a's.
+		g := frameIn(fp, WantBytes, "GET", "slow")
+		submit(t, a, g)
+		if err := g.Wait(context.Background(), start.Add(6*time.Second)); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("call on a: Wait = %v, want context.DeadlineExceeded", err)
+		}
+		r := <-done
+		if !errors.Is(r.err, context.DeadlineExceeded) {
+			t.Fatalf("call on b: Wait = %v, want context.DeadlineExceeded", r.err)
+		}
+		if r.elapsed != 9*time.Second {
+			t.Errorf("call on b gave up after %v, want exactly its deadline 9s", r.elapsed)
+		}
+	})
+}

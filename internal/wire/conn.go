@@ -183,7 +183,7 @@ func start(nc *meteredConn, rd *resp.Reader, proto int, cfg Config, onDead func(
 	if cfg.OnEvent != nil {
 		c.cfg = &cfg
 	}
-	c.alarm.init()
+	c.alarm.init(c.expireDue)
 	c.alive.Store(true)
 	monitor := cfg.HealthTimeout > 0 || cfg.IdlePing > 0
 	// A caller reading its own reply needs a write that never blocks it,
@@ -223,7 +223,7 @@ func (c *Conn) Submit(ctx context.Context, deadline time.Time, f *Frame) error {
 	}
 	size := int64(len(f.Buf))
 	f.bytesBase = len(f.Bytes)
-	f.alarm = &c.alarm
+	f.alarm.Store(&c.alarm)
 	c.mu.Lock()
 	if c.closed {
 		return c.refuseLocked()
@@ -422,7 +422,8 @@ func (c *Conn) writeLoop() {
 	defer c.loopDone()
 	var buf []byte
 	var ends []int
-	var batchReplies []int // Replies of each frame in buf, read before the frame is in the FIFO
+	var batchReplies []int // Replies of each frame in buf, read before it is written
+	var left []*Frame      // frames of a batch whose callers left before it was written
 	for range c.wake {
 		if !c.writeRest() {
 			return
@@ -444,31 +445,39 @@ func (c *Conn) writeLoop() {
 				break
 			}
 			c.queue = c.spare[:0]
+			// The batch moves from the queue to the FIFO under fifoMu,
+			// taken before mu is released: the alarm, which looks at both
+			// under both locks, never misses a frame in between.
+			c.fifoMu.Lock()
 			c.mu.Unlock()
 
-			buf, ends, batchReplies = buf[:0], ends[:0], batchReplies[:0]
+			first := c.seq
 			n := 0
 			for _, f := range batch {
 				if !f.state.CompareAndSwap(stateQueued, stateSent) {
-					c.settle(f)
-					f.recycle() // abandoned before it was written: never sent
+					// Left before it was written: never sent. It is
+					// dropped once the locks are released.
+					left = append(left, f)
 					continue
 				}
-				buf = append(buf, f.Buf...)
-				ends = append(ends, len(buf))
-				batchReplies = append(batchReplies, f.Replies)
+				f.seq = c.seq
+				c.seq++
+				c.fifo.push(f)
 				batch[n] = f
 				n++
 			}
-			first := c.seq
-			if n > 0 {
-				c.fifoMu.Lock()
-				for _, f := range batch[:n] {
-					f.seq = c.seq
-					c.seq++
-					c.fifo.push(f)
-				}
-				c.fifoMu.Unlock()
+			c.fifoMu.Unlock()
+			for _, f := range left {
+				c.settle(f)
+				f.drop()
+			}
+			clear(left)
+			left = left[:0]
+			buf, ends, batchReplies = buf[:0], ends[:0], batchReplies[:0]
+			for _, f := range batch[:n] {
+				buf = append(buf, f.Buf...)
+				ends = append(ends, len(buf))
+				batchReplies = append(batchReplies, f.Replies)
 			}
 			clear(batch)
 			c.spare = batch[:0]
@@ -585,8 +594,9 @@ func (c *Conn) readOne() bool {
 			c.takeFIFO()
 		}
 		if c.next < len(c.took) {
+			// took keeps the frame until the next takeFIFO: the alarm
+			// looks at took under fifoMu and skips frames it finds done.
 			cur = c.took[c.next]
-			c.took[c.next] = nil
 			c.next++
 		}
 		if cur == nil {
@@ -616,7 +626,7 @@ func (c *Conn) readOne() bool {
 		}
 	} else if last {
 		c.settle(cur)
-		cur.recycle() // abandoned: every reply drained, the slot is free
+		cur.drop() // its caller left: every reply drained, the slot is free
 	}
 	if last {
 		cur = nil
@@ -628,11 +638,62 @@ func (c *Conn) readOne() bool {
 // takeFIFO moves every frame of the FIFO to took in one locked step, so
 // the reader locks once per batch of replies, not once per reply.
 func (c *Conn) takeFIFO() {
-	clear(c.took)
 	c.fifoMu.Lock()
+	clear(c.took)
 	c.took = c.fifo.drain(c.took[:0])
 	c.fifoMu.Unlock()
 	c.next = 0
+}
+
+// expireDue is the alarm's look at the connection's frames (see alarm):
+// every frame queued, in the FIFO or held by the reader whose deadline is
+// at or before now is expired, and its caller gets its token. It returns
+// the earliest deadline still ahead, or noAlarm. The frames held by the
+// reader include some it has finished with, and a finished frame may
+// already serve another call: expiring compares and swaps the whole state
+// word the deadline was read with, generation included, so only the use
+// that registered the deadline can be expired (see frameState).
+func (c *Conn) expireDue(now int64) (next int64) {
+	next = noAlarm
+	var due []*Frame
+	look := func(f *Frame) {
+		w := f.state.w.Load()
+		if s := w & stateMask; s != stateQueued && s != stateSent {
+			return
+		}
+		// Read after the state word: the connection and the deadline of
+		// a later use of the frame come with a new generation, and the
+		// swap fails. A frame that this connection finished with and
+		// that was sent again (Reset) on another one is seen with its
+		// current state; its deadline is in the stamps of the other
+		// connection's alarm, which ends its wait: it is skipped here.
+		if f.alarm.Load() != &c.alarm {
+			return
+		}
+		dl := f.deadline.Load()
+		switch {
+		case dl == 0:
+		case dl > now:
+			next = min(next, dl)
+		case f.state.w.CompareAndSwap(w, w&^stateMask|stateExpired):
+			due = append(due, f)
+		}
+	}
+	c.mu.Lock()
+	c.fifoMu.Lock()
+	for _, f := range c.queue {
+		look(f)
+	}
+	c.fifo.each(look)
+	for _, f := range c.took {
+		look(f)
+	}
+	c.fifoMu.Unlock()
+	c.mu.Unlock()
+	for _, f := range due {
+		f.done <- struct{}{} // the only token of this use: it never blocks
+	}
+	return next
 }
 
 func decode(f *Frame, v resp.Value, idx int) {
@@ -720,14 +781,14 @@ func (c *Conn) loopDone() {
 		c.cur = nil
 		fail(f, PossiblyExecuted)
 	}
-	for i, f := range c.took[c.next:] {
-		c.took[c.next+i] = nil
-		fail(f, c.evidence(f))
-	}
+	c.fifoMu.Lock() // the alarm may be looking at took
+	owed := c.took[c.next:]
 	c.took = nil
-	c.fifoMu.Lock()
 	rest := c.fifo.drain(nil)
 	c.fifoMu.Unlock()
+	for _, f := range owed {
+		fail(f, c.evidence(f))
+	}
 	for _, f := range rest {
 		fail(f, c.evidence(f))
 	}
@@ -776,6 +837,13 @@ func (r *ring) drain(dst []*Frame) []*Frame {
 		dst = append(dst, f)
 	}
 	return dst
+}
+
+// each calls fn for every frame, oldest first.
+func (r *ring) each(fn func(*Frame)) {
+	for i := 0; i < r.size; i++ {
+		fn(r.buf[(r.head+i)%len(r.buf)])
+	}
 }
 
 func (r *ring) pop() *Frame {

@@ -37,10 +37,12 @@
 //     abandons its wait, never its FIFO slot: the late reply is read and
 //     dropped, and only then does the frame return to the pool.
 //
-// Deadlines cost no timer per call: a caller waiting with a deadline
-// watches the connection's alarm (alarm.go), one timer armed for the
-// earliest deadline registered, which wakes the waiters when it fires;
-// each checks its own deadline and watches again if it lies ahead.
+// Deadlines cost no timer per call and no channel besides the frame's
+// own: a caller waiting with a deadline registers it with the
+// connection's alarm (alarm.go), one timer armed for the earliest deadline
+// registered. When it fires, the connection expires the frames it holds
+// whose deadlines have passed, sending each caller its token, and arms
+// the timer for the next deadline.
 //
 // A connection also guards itself, without a clock reading or an
 // allocation per command:

@@ -56,7 +56,50 @@ const (
 	stateDecoding         // the reader is filling the result
 	stateDone             // result ready; the caller owns the frame
 	stateAbandoned        // the caller left; the connection owns the frame
+	// stateExpired: the connection's alarm ended the wait (the deadline
+	// passed) and sent the caller its token; the reply is still owed.
+	// Whichever of the caller and the connection is done with the frame
+	// second releases it: the caller acknowledges with Expired→Abandoned,
+	// the connection, once the reply is drained or failed, with
+	// Expired→Drained.
+	stateExpired
+	// stateDrained: the connection is done with an expired frame whose
+	// caller has not yet acknowledged; the caller releases it.
+	stateDrained
 )
+
+// frameState is a frame's state in the low 8 bits of one word and, above
+// them, a generation that changes every time the frame is renewed
+// (recycled or reset). The connection's alarm holds frame pointers that
+// may be stale (the frame completed and was reused since); it expires a
+// frame only with a compare-and-swap of the whole word it read, so it
+// can never end a later use of the frame. Only the frame's owner of the
+// moment calls Store and renew, from states the alarm does not touch.
+type frameState struct{ w atomic.Uint32 }
+
+const stateMask = 0xff
+
+// Load returns the state.
+func (s *frameState) Load() uint32 { return s.w.Load() & stateMask }
+
+// Store sets the state and keeps the generation.
+func (s *frameState) Store(v uint32) { s.w.Store(s.w.Load()&^stateMask | v) }
+
+// CompareAndSwap sets the state to to if it is from.
+func (s *frameState) CompareAndSwap(from, to uint32) bool {
+	for {
+		w := s.w.Load()
+		if w&stateMask != from {
+			return false
+		}
+		if s.w.CompareAndSwap(w, w&^stateMask|to) {
+			return true
+		}
+	}
+}
+
+// renew starts a new generation in stateIdle.
+func (s *frameState) renew() { s.w.Store(s.w.Load()&^stateMask + stateMask + 1) }
 
 // Frame is one command (or a pipeline of Replies commands written as one
 // unit) and its result. Frames come from [GetFrame] and go back with
@@ -105,13 +148,21 @@ type Frame struct {
 	// resend appends its reply after the caller's original content.
 	bytesBase int
 
-	state   atomic.Uint32
+	state   frameState
 	pending int // replies still expected (reader-owned)
 	seq     uint64
-	done    chan struct{}
-	alarm   *alarm // the connection's, set when the frame is admitted
-	shard   uint32 // the frame's channel of the alarm
-	pool    *FramePool
+	// done receives one token per submission: from the reader (or a
+	// failing connection) when the frame completes, or from the alarm
+	// when it expired the frame.
+	done chan struct{}
+	// deadline is the caller's deadline as an alarm stamp while it waits
+	// with one (0: none); the alarm expires the frame once it passes.
+	deadline atomic.Int64
+	// alarm is the alarm of the connection the frame was last submitted
+	// to. The alarm of another connection may still hold the frame (it
+	// looks at frames the reader finished with) and skips it.
+	alarm atomic.Pointer[alarm]
+	pool  *FramePool
 }
 
 // FramePool recycles frames. Each client owns one, so that a frame (whose
@@ -125,11 +176,8 @@ func (fp *FramePool) Get() *Frame {
 	if f, ok := fp.p.Get().(*Frame); ok {
 		return f
 	}
-	return &Frame{done: make(chan struct{}, 1), pool: fp, shard: frameShards.Add(1)}
+	return &Frame{done: make(chan struct{}, 1), pool: fp}
 }
-
-// frameShards spreads frames over the shards of a connection's alarm.
-var frameShards atomic.Uint32
 
 var defaultPool FramePool
 
@@ -157,12 +205,13 @@ func (f *Frame) recycle() {
 	f.Bytes, f.Int, f.Null, f.Value, f.Values, f.Arena = nil, 0, false, resp.Value{}, nil, nil
 	f.ErrReply, f.IsErr, f.ErrIndex, f.Err = f.ErrReply[:0], false, 0, nil
 	f.pending, f.seq, f.bytesBase = 0, 0, 0
-	f.alarm = nil
+	f.alarm.Store(nil)
+	f.deadline.Store(0) // before renew: see Conn.expireDue
 	select {
 	case <-f.done:
 	default:
 	}
-	f.state.Store(stateIdle)
+	f.state.renew()
 	f.pool.p.Put(f)
 }
 
@@ -172,11 +221,12 @@ func (f *Frame) Reset() {
 	f.Int, f.Null, f.Value, f.Values, f.Arena = 0, false, resp.Value{}, f.Values[:0], f.Arena[:0]
 	f.Bytes = f.Bytes[:f.bytesBase] // the caller's prefix stays; only this frame's reply goes
 	f.ErrReply, f.IsErr, f.ErrIndex, f.Err = f.ErrReply[:0], false, 0, nil
+	f.deadline.Store(0)
 	select {
 	case <-f.done:
 	default:
 	}
-	f.state.Store(stateIdle)
+	f.state.renew()
 }
 
 // Wait blocks until the frame completes, ctx is done or deadline passes
@@ -188,32 +238,45 @@ func (f *Frame) Reset() {
 // for (it takes microseconds) and discarded, so a late reply never
 // completes a call that has ended.
 func (f *Frame) Wait(ctx context.Context, deadline time.Time) error {
-	if deadline.IsZero() {
+	if !deadline.IsZero() {
+		a := f.alarm.Load()
+		if a == nil { // never submitted to a connection
+			return f.waitTimer(ctx, deadline)
+		}
+		// The connection's alarm stands in for a timer per call: it finds
+		// the frame among the connection's and sends its token when the
+		// deadline passes, so the wait is on the frame's channel alone.
+		dl := a.stamp(deadline)
+		if dl <= 0 { // before the connection started; 0 means none
+			return f.giveUp(context.DeadlineExceeded)
+		}
+		f.deadline.Store(dl)
+		if !a.arm(dl) {
+			return f.giveUp(context.DeadlineExceeded)
+		}
+	}
+	if cancel := ctx.Done(); cancel == nil {
+		<-f.done
+	} else {
 		select {
 		case <-f.done:
-			return nil
-		case <-ctx.Done():
+		case <-cancel:
 			return f.giveUp(ctx.Err())
 		}
 	}
-	if f.alarm == nil { // never submitted to a connection
-		return f.waitTimer(ctx, deadline)
+	if f.state.Load() == stateDone {
+		return nil
 	}
-	// The connection's alarm stands in for a timer per call; a deadline
-	// that has passed already makes it fire at once.
-	wake := f.alarm.watch(deadline, f.shard)
-	for {
-		select {
-		case <-f.done:
-			return nil
-		case <-ctx.Done():
-			return f.giveUp(ctx.Err())
-		case <-wake:
-			if !time.Now().Before(deadline) {
-				return f.giveUp(context.DeadlineExceeded)
-			}
-			wake = f.alarm.watch(deadline, f.shard) // another waiter's deadline
-		}
+	f.leaveExpired() // the alarm's token: the deadline passed
+	return context.DeadlineExceeded
+}
+
+// leaveExpired acknowledges an expired frame whose token the caller has
+// taken: the connection releases it after its reply, unless it is done
+// with it already (stateDrained), in which case the caller does.
+func (f *Frame) leaveExpired() {
+	if !f.state.CompareAndSwap(stateExpired, stateAbandoned) {
+		f.recycle() // stateDrained
 	}
 }
 
@@ -248,6 +311,10 @@ func (f *Frame) Abandon() bool {
 			}
 		case stateDecoding:
 			runtime.Gosched()
+		case stateExpired, stateDrained:
+			<-f.done // the alarm's token, sent right after it expired f
+			f.leaveExpired()
+			return true
 		default:
 			<-f.done
 			return false
@@ -292,6 +359,10 @@ func (f *Frame) giveUp(err error) error {
 			}
 		case stateDecoding:
 			runtime.Gosched()
+		case stateExpired, stateDrained:
+			<-f.done // the alarm's token, sent right after it expired f
+			f.leaveExpired()
+			return err
 		default: // done: the result is ours and must be dropped
 			<-f.done
 			f.recycle()
@@ -312,8 +383,8 @@ func (f *Frame) finish() {
 func (f *Frame) fail(e *ConnError) {
 	for {
 		s := f.state.Load()
-		if s == stateAbandoned {
-			f.recycle()
+		if s == stateAbandoned || s == stateExpired {
+			f.drop()
 			return
 		}
 		if f.state.CompareAndSwap(s, stateDecoding) {
@@ -322,4 +393,24 @@ func (f *Frame) fail(e *ConnError) {
 	}
 	f.Err = e
 	f.finish()
+}
+
+// drop is the connection being done with a frame its caller left (its
+// reply drained, or its connection dead): an abandoned frame is recycled,
+// an expired one is left for its caller to release (see stateExpired).
+// Only the connection calls it.
+func (f *Frame) drop() {
+	for {
+		switch f.state.Load() {
+		case stateAbandoned:
+			f.recycle()
+			return
+		case stateExpired:
+			if f.state.CompareAndSwap(stateExpired, stateDrained) {
+				return
+			}
+		default:
+			return // not reached: only a left frame is dropped
+		}
+	}
 }

@@ -299,8 +299,9 @@ func TestIdleConnectionSeesServerClose(t *testing.T) {
 
 // TestRealServerMixedCallersGetOwnReplies proves, against the real server,
 // that callers reading their own replies, callers served by the reader
-// goroutine, callers whose deadline passes mid-exchange and callers that
-// are cancelled, all on one connection whose reader parks and is resumed
+// goroutine, callers whose deadline passes mid-exchange or while they
+// wait, callers that are cancelled and callers cancelled as their
+// deadline passes, all on one connection whose reader parks and is resumed
 // by a fast health tick, each get their own reply or their own error and
 // never another caller's.
 //
@@ -321,7 +322,7 @@ func TestRealServerMixedCallersGetOwnReplies(t *testing.T) {
 	}
 	c := dialRealConfig(t, cfg)
 	var wg sync.WaitGroup
-	var calls atomic.Int64
+	var calls, expired, cancelled atomic.Int64
 	errs := make(chan string, goroutines)
 	for g := range goroutines {
 		wg.Go(func() {
@@ -335,7 +336,7 @@ func TestRealServerMixedCallersGetOwnReplies(t *testing.T) {
 				f := newFrame(WantBytes, "ECHO", want)
 				ctx, deadline := context.Background(), time.Time{}
 				var cancel context.CancelFunc = func() {}
-				switch rnd.IntN(4) {
+				switch rnd.IntN(5) {
 				case 1:
 					deadline = time.Now().Add(time.Duration(rnd.IntN(300)) * time.Microsecond)
 				case 2:
@@ -343,6 +344,10 @@ func TestRealServerMixedCallersGetOwnReplies(t *testing.T) {
 					if rnd.IntN(2) == 0 {
 						go cancel()
 					}
+				case 3: // cancelled as the alarm may expire it
+					deadline = time.Now().Add(time.Duration(rnd.IntN(300)) * time.Microsecond)
+					ctx, cancel = context.WithCancel(ctx)
+					go cancel()
 				}
 				sent, err := c.Do(ctx, deadline, f)
 				cancel()
@@ -351,7 +356,12 @@ func TestRealServerMixedCallersGetOwnReplies(t *testing.T) {
 					errs <- "not sent: " + err.Error()
 					return
 				case err != nil:
-					if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+					switch {
+					case errors.Is(err, context.DeadlineExceeded):
+						expired.Add(1)
+					case errors.Is(err, context.Canceled):
+						cancelled.Add(1)
+					default:
 						errs <- "Do: " + err.Error()
 						return
 					}
@@ -372,7 +382,7 @@ func TestRealServerMixedCallersGetOwnReplies(t *testing.T) {
 	for e := range errs {
 		t.Fatal(e)
 	}
-	t.Logf("%d calls on %d goroutines", calls.Load(), goroutines)
+	t.Logf("%d calls on %d goroutines: %d passed their deadline, %d were cancelled", calls.Load(), goroutines, expired.Load(), cancelled.Load())
 	f := newFrame(WantBytes, "ECHO", "last")
 	if sent, err := c.Do(context.Background(), time.Time{}, f); !sent || err != nil || string(f.Bytes) != "last" {
 		t.Fatalf("final ECHO: %v %v %q", sent, err, f.Bytes)
