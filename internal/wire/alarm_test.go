@@ -309,3 +309,47 @@ func TestAlarmSkipsFrameSentAgainOnAnotherConnection(t *testing.T) {
 		}
 	})
 }
+
+// TestIdleReaderKeepsFewFrames proves that once the many frames the
+// reader took with one read have all been answered, the connection keeps
+// no pointer to them while it waits for more: an idle connection holds
+// fewer than tookKeepMax frames (and their command buffers) alive.
+func TestIdleReaderKeepsFewFrames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := 2 * tookKeepMax
+		gets := 0
+		c := dialFake(t, func(args []string) []byte {
+			if strings.ToUpper(args[0]) != "GET" {
+				return defaultReply(args)
+			}
+			// Every reply comes after the last command: the reader
+			// takes every frame with the first reply.
+			if gets++; gets < n {
+				return nil
+			}
+			var all []byte
+			for range n {
+				all = resp.AppendBulkString(all, "fast")
+			}
+			return all
+		})
+		fp := new(FramePool)
+		frames := make([]*Frame, n)
+		for i := range frames {
+			frames[i] = frameIn(fp, WantBytes, "GET", "fast")
+			submit(t, c, frames[i])
+		}
+		for _, f := range frames {
+			if err := f.Wait(context.Background(), time.Time{}); err != nil {
+				t.Fatalf("Wait: %v", err)
+			}
+			f.Release()
+		}
+		synctest.Wait() // the reader waits for its next reply
+		c.fifoMu.Lock()
+		defer c.fifoMu.Unlock()
+		if c.cur != nil || len(c.took) != 0 || c.fifo.size != 0 {
+			t.Fatalf("idle connection holds frames: cur %v, took %d, FIFO %d", c.cur != nil, len(c.took), c.fifo.size)
+		}
+	})
+}
