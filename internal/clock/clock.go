@@ -21,3 +21,13 @@ var base = time.Now()
 func Now() time.Time {
 	return base.Add(time.Since(base))
 }
+
+// Stamp returns t as nanoseconds since the process start, the origin of
+// [Now]'s readings: stamps of times from Now, from [time.Now] and of a
+// context's deadline order and subtract as the times do (inside a
+// testing/synctest bubble too, where the bubble's times carry no
+// monotonic reading and the process start's wall clock is then used).
+func Stamp(t time.Time) int64 { return int64(t.Sub(base)) }
+
+// NowStamp returns the current time as a [Stamp].
+func NowStamp() int64 { return int64(time.Since(base)) }

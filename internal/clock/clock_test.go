@@ -63,3 +63,36 @@ func BenchmarkNow(b *testing.B) {
 		}
 	})
 }
+
+// TestStampsAgreeWhateverTheTimeCameFrom proves that stamps of Now's
+// readings, of time.Now's and the current stamp agree to the nanosecond,
+// in a testing/synctest bubble (whose times carry no monotonic reading)
+// as outside one, so that deadlines from either order correctly against
+// the clock.
+func TestStampsAgreeWhateverTheTimeCameFrom(t *testing.T) {
+	check := func(t *testing.T) {
+		now := NowStamp()
+		if s := Stamp(Now()); s < now {
+			t.Errorf("Stamp(Now()) = %d before NowStamp() %d", s, now)
+		}
+		if s := Stamp(time.Now().Add(time.Second)); s < now+int64(time.Second) {
+			t.Errorf("Stamp(time.Now()+1s) = %d, want at least %d", s, now+int64(time.Second))
+		}
+	}
+	t.Run("real clock", check)
+	t.Run("bubble", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			check(t)
+			// The bubble's clock stands still between blocking points:
+			// every reading agrees exactly.
+			now := NowStamp()
+			if a, b := Stamp(Now()), Stamp(time.Now()); a != now || b != now {
+				t.Errorf("Stamp(Now()) %d, Stamp(time.Now()) %d, NowStamp() %d: want equal", a, b, now)
+			}
+			time.Sleep(250 * time.Millisecond)
+			if got := NowStamp() - now; got != int64(250*time.Millisecond) {
+				t.Errorf("stamp advanced %d ns over a 250ms sleep", got)
+			}
+		})
+	})
+}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/respire-go/respire/internal/clock"
 )
 
 // alarm ends the waits of one connection's callers whose deadlines pass,
@@ -26,35 +28,38 @@ import (
 // looks, finds the frame and its deadline, or the waiter armed the timer
 // for its deadline itself.
 type alarm struct {
-	at stamp // the deadline the timer is armed for; noAlarm when none
+	at atomic.Int64 // the stamp the timer is armed for; noAlarm when none
 
 	mu      sync.Mutex
 	t       *time.Timer
-	base    time.Time // origin of the stamps (monotonic)
 	stopped bool
 	// expire expires the frames whose deadline is at or before now and
 	// returns the earliest deadline still ahead (noAlarm: none).
 	expire func(now int64) (next int64)
 }
 
-// stamp is a deadline as nanoseconds since the alarm's base, read from
-// the monotonic clock, so that a change of the wall clock reorders nothing.
-type stamp = atomic.Int64
-
+// A stamp is an instant as nanoseconds since the process started
+// ([clock.Stamp]), from the monotonic clock, so that a change of the wall
+// clock reorders nothing. Every connection's alarm reads the same stamps:
+// a frame's deadline means the same instant to all of them. 0 stands for
+// no deadline.
 const noAlarm = math.MaxInt64
 
+// toStamp converts a deadline to a stamp, never 0.
+func toStamp(deadline time.Time) int64 {
+	if s := clock.Stamp(deadline); s != 0 {
+		return s
+	}
+	return 1
+}
+
 func (a *alarm) init(expire func(now int64) int64) {
-	a.base = time.Now()
 	a.at.Store(noAlarm)
 	a.expire = expire
 }
 
-// stamp converts a deadline to the alarm's stamps; deadlines before the
-// alarm's start map to 0 or below.
-func (a *alarm) stamp(deadline time.Time) int64 { return int64(deadline.Sub(a.base)) }
-
-// now is the current time in the alarm's stamps.
-func (a *alarm) now() int64 { return int64(time.Since(a.base)) }
+// now is the current time as a stamp.
+func (a *alarm) now() int64 { return clock.NowStamp() }
 
 // arm makes the timer fire no later than dl (a stamp). It returns false,
 // and arms nothing, when it finds dl already past: the caller gives up at

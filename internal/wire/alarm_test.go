@@ -264,12 +264,13 @@ func TestAlarmSkipsLaterUseOfFrame(t *testing.T) {
 	}
 }
 
-// TestAlarmSkipsFrameSentAgainOnAnotherConnection proves that a
-// connection's alarm leaves alone a frame it finished with that was sent
-// again (Reset) on another connection: that frame's deadline is in the
-// other connection's stamps, and only the other connection's alarm ends
-// its wait, at its deadline.
-func TestAlarmSkipsFrameSentAgainOnAnotherConnection(t *testing.T) {
+// TestFrameSentAgainOnAnotherConnectionEndsAtItsDeadline proves that a
+// frame one connection finished with and that was sent again (Reset) on
+// another connection, which started later, is ended at its own deadline,
+// never earlier: the first connection's alarm still sees the frame among
+// those its reader took, and reads its deadline as the same instant the
+// second connection's alarm does.
+func TestFrameSentAgainOnAnotherConnectionEndsAtItsDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fp := new(FramePool)
 		start := time.Now()
@@ -282,7 +283,7 @@ func TestAlarmSkipsFrameSentAgainOnAnotherConnection(t *testing.T) {
 		synctest.Wait() // a's reader still holds f among the frames it took
 
 		time.Sleep(5 * time.Second)
-		b := dialFake(t, slowGets) // b's stamps start 5 s after a's
+		b := dialFake(t, slowGets) // b starts 5 s after a
 		f.Reset()
 		f.Buf = append(f.Buf[:0], cmd("GET", "slow")...)
 		submit(t, b, f)
@@ -293,8 +294,8 @@ func TestAlarmSkipsFrameSentAgainOnAnotherConnection(t *testing.T) {
 		}()
 		synctest.Wait()
 
-		// a's alarm fires at 6 s, when f's deadline in b's stamps (4 s)
-		// would look past in a's.
+		// a's alarm fires at 6 s and finds f, due at 9 s, among the
+		// frames a's reader took.
 		g := frameIn(fp, WantBytes, "GET", "slow")
 		submit(t, a, g)
 		if err := g.Wait(context.Background(), start.Add(6*time.Second)); !errors.Is(err, context.DeadlineExceeded) {

@@ -223,7 +223,7 @@ func (c *Conn) Submit(ctx context.Context, deadline time.Time, f *Frame) error {
 	}
 	size := int64(len(f.Buf))
 	f.bytesBase = len(f.Bytes)
-	f.alarm.Store(&c.alarm)
+	f.alarm = &c.alarm
 	c.mu.Lock()
 	if c.closed {
 		return c.refuseLocked()
@@ -676,15 +676,13 @@ func (c *Conn) expireDue(now int64) (next int64) {
 		if s := w & stateMask; s != stateQueued && s != stateSent {
 			return
 		}
-		// Read after the state word: the connection and the deadline of
-		// a later use of the frame come with a new generation, and the
-		// swap fails. A frame that this connection finished with and
-		// that was sent again (Reset) on another one is seen with its
-		// current state; its deadline is in the stamps of the other
-		// connection's alarm, which ends its wait: it is skipped here.
-		if f.alarm.Load() != &c.alarm {
-			return
-		}
+		// Read after the state word: the deadline of a later use of the
+		// frame comes with a new generation, and the swap fails. A frame
+		// that this connection finished with and that was sent again
+		// (Reset) on another one is seen with its current state and
+		// deadline: stamps mean the same instant on every connection, so
+		// expiring it here when it is due ends its wait on time, as its
+		// own connection's alarm would.
 		dl := f.deadline.Load()
 		switch {
 		case dl == 0:

@@ -155,14 +155,11 @@ type Frame struct {
 	// failing connection) when the frame completes, or from the alarm
 	// when it expired the frame.
 	done chan struct{}
-	// deadline is the caller's deadline as an alarm stamp while it waits
-	// with one (0: none); the alarm expires the frame once it passes.
+	// deadline is the caller's deadline as a stamp while it waits with
+	// one (0: none); an alarm expires the frame once it passes.
 	deadline atomic.Int64
-	// alarm is the alarm of the connection the frame was last submitted
-	// to. The alarm of another connection may still hold the frame (it
-	// looks at frames the reader finished with) and skips it.
-	alarm atomic.Pointer[alarm]
-	pool  *FramePool
+	alarm    *alarm // the connection's, set when the frame is admitted
+	pool     *FramePool
 }
 
 // FramePool recycles frames. Each client owns one, so that a frame (whose
@@ -205,7 +202,7 @@ func (f *Frame) recycle() {
 	f.Bytes, f.Int, f.Null, f.Value, f.Values, f.Arena = nil, 0, false, resp.Value{}, nil, nil
 	f.ErrReply, f.IsErr, f.ErrIndex, f.Err = f.ErrReply[:0], false, 0, nil
 	f.pending, f.seq, f.bytesBase = 0, 0, 0
-	f.alarm.Store(nil)
+	f.alarm = nil
 	f.deadline.Store(0) // before renew: see Conn.expireDue
 	select {
 	case <-f.done:
@@ -239,17 +236,14 @@ func (f *Frame) Reset() {
 // completes a call that has ended.
 func (f *Frame) Wait(ctx context.Context, deadline time.Time) error {
 	if !deadline.IsZero() {
-		a := f.alarm.Load()
+		a := f.alarm
 		if a == nil { // never submitted to a connection
 			return f.waitTimer(ctx, deadline)
 		}
 		// The connection's alarm stands in for a timer per call: it finds
 		// the frame among the connection's and sends its token when the
 		// deadline passes, so the wait is on the frame's channel alone.
-		dl := a.stamp(deadline)
-		if dl <= 0 { // before the connection started; 0 means none
-			return f.giveUp(context.DeadlineExceeded)
-		}
+		dl := toStamp(deadline)
 		f.deadline.Store(dl)
 		if !a.arm(dl) {
 			return f.giveUp(context.DeadlineExceeded)

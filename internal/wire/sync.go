@@ -57,7 +57,7 @@ func (c *Conn) beginSync(f *Frame) bool {
 	c.reader = readerCaller
 	c.mu.Unlock()
 	f.bytesBase = len(f.Bytes)
-	f.alarm.Store(&c.alarm)
+	f.alarm = &c.alarm
 	return true
 }
 
