@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -219,13 +220,16 @@ func (r *results) markdown() string {
 	if len(r.batches) > 0 {
 		per = "batch"
 	}
-	if len(r.batches) > 0 {
+	serial := slices.ContainsFunc(r.cells, isSerial)
+	switch {
+	case !serial: // the Cluster scenario has no serial cell: no empty table
+	case len(r.batches) > 0:
 		b.WriteString("\n## Serial latency (1 goroutine, per batch)\n\n| op | value | batch | client | mean ns/batch | p50 ns | p99 ns | allocs/batch | B/batch |\n|---|---|---:|---|---:|---:|---:|---:|---:|\n")
-	} else {
+	default:
 		b.WriteString("\n## Serial latency (1 goroutine)\n\n| op | value | client | mean ns/op | p50 ns | p99 ns | allocs/op | B/op |\n|---|---|---|---:|---:|---:|---:|---:|\n")
 	}
 	for _, c := range r.cells {
-		if c.Concurrency != 1 || c.Op == opMix {
+		if !isSerial(c) {
 			continue
 		}
 		for _, name := range r.clients {
@@ -274,6 +278,10 @@ func (r *results) markdown() string {
 	}
 	return b.String()
 }
+
+// isSerial reports whether c is a cell of the serial latency table: one
+// goroutine, a single operation kind.
+func isSerial(c cell) bool { return c.Concurrency == 1 && c.Op != opMix }
 
 func abs(x float64) float64 {
 	if x < 0 {

@@ -196,3 +196,29 @@ func TestLogAxisTicks(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownHasNoEmptyTable proves that the results page of every
+// committed run has a serial latency table exactly when the run measured
+// one goroutine (the Cluster scenario does not), and that every table it
+// writes has rows.
+func TestMarkdownHasNoEmptyTable(t *testing.T) {
+	for _, name := range chartFiles {
+		t.Run(name, func(t *testing.T) {
+			r := loadResults(t, filepath.Join("..", "..", "results", name+".json"))
+			md := r.markdown()
+			if got, want := strings.Contains(md, "## Serial latency"), slices.ContainsFunc(r.cells, isSerial); got != want {
+				t.Errorf("serial latency section present %v, want %v (serial cells)", got, want)
+			}
+			// A table is a header line, an alignment line, then rows.
+			lines := strings.Split(md, "\n")
+			for i := 0; i+1 < len(lines); i++ {
+				if !strings.HasPrefix(lines[i+1], "|---") {
+					continue
+				}
+				if i+2 >= len(lines) || !strings.HasPrefix(lines[i+2], "|") {
+					t.Errorf("table %q has no rows", lines[i])
+				}
+			}
+		})
+	}
+}
