@@ -603,8 +603,9 @@ func (c *Conn) readOne() bool {
 			c.takeFIFO()
 		}
 		if c.next < len(c.took) {
-			// took keeps the frame until the next takeFIFO: the alarm
-			// looks at took under fifoMu and skips frames it finds done.
+			// took keeps the frame until the next takeFIFO or the
+			// release before a blocking read: the alarm looks at took
+			// under fifoMu and skips frames it finds done.
 			cur = c.took[c.next]
 			c.next++
 		}

@@ -203,13 +203,20 @@ func (f *Frame) recycle() {
 	f.ErrReply, f.IsErr, f.ErrIndex, f.Err = f.ErrReply[:0], false, 0, nil
 	f.pending, f.seq, f.bytesBase = 0, 0, 0
 	f.alarm = nil
-	f.deadline.Store(0) // before renew: see Conn.expireDue
+	f.startOver()
+	f.pool.p.Put(f)
+}
+
+// startOver ends the frame's current use: no deadline, no token, and a new
+// generation in stateIdle. The deadline is cleared before the generation
+// changes (see Conn.expireDue).
+func (f *Frame) startOver() {
+	f.deadline.Store(0)
 	select {
 	case <-f.done:
 	default:
 	}
 	f.state.renew()
-	f.pool.p.Put(f)
 }
 
 // Reset makes a completed frame ready to be submitted again with the same
@@ -218,12 +225,7 @@ func (f *Frame) Reset() {
 	f.Int, f.Null, f.Value, f.Values, f.Arena = 0, false, resp.Value{}, f.Values[:0], f.Arena[:0]
 	f.Bytes = f.Bytes[:f.bytesBase] // the caller's prefix stays; only this frame's reply goes
 	f.ErrReply, f.IsErr, f.ErrIndex, f.Err = f.ErrReply[:0], false, 0, nil
-	f.deadline.Store(0)
-	select {
-	case <-f.done:
-	default:
-	}
-	f.state.renew()
+	f.startOver()
 }
 
 // Wait blocks until the frame completes, ctx is done or deadline passes
