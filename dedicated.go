@@ -41,7 +41,10 @@ const restoreWait = 5 * time.Second
 // Nothing is ever retried on a dedicated connection: the retry policy
 // does not apply, whatever the command's category. Blocking commands
 // wait for their server-side timeout plus [Options.CommandTimeout];
-// other commands for CommandTimeout, within ctx.
+// other commands for CommandTimeout, within ctx. A blocking command whose
+// caller gives up is stopped on the server at once, as [Client.BLPop]'s
+// is: an element popped before it stopped is the caller's result, and
+// none is popped for nobody while the callback goes on.
 //
 // When fn returns, the connection goes back to the pool of dedicated
 // connections (shared with blocking commands, bounded by
@@ -240,7 +243,24 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 		conn.broken = true
 		return Reply{}, c.failedBeforeSend(ctx, err, &spec{name: name, cat: Never}).err
 	}
-	if err := f.Wait(ctx, waitDL); err != nil {
+	if blocking {
+		if err := f.WaitFor(ctx, waitDL); err != nil {
+			// As for Client.BLPop: the server may still block for the
+			// caller, and the callback may go on for long before the
+			// connection is closed. Stop the command and take its reply,
+			// so that nothing is popped for nobody meanwhile.
+			stopped := c.stopBlocked(conn.node, conn.wc, f)
+			if !stopped || (f.Err == nil && !f.IsErr && f.Value.IsNull()) {
+				if stopped {
+					f.Release()
+				}
+				conn.broken = true
+				return Reply{}, &ContextError{Command: name, Sent: true, Err: err}
+			}
+			// The server answered before it was stopped (an element it
+			// popped): the reply is the caller's.
+		}
+	} else if err := f.Wait(ctx, waitDL); err != nil {
 		conn.broken = true // the reply may still come: the connection is done
 		return Reply{}, &ContextError{Command: name, Sent: true, Err: err}
 	}

@@ -252,6 +252,45 @@ func TestDedicatedDiscardsConnectionsInUnknownState(t *testing.T) {
 	}
 }
 
+// A blocking command on a dedicated connection whose caller gives up is
+// stopped on the server at once, as Client.BLPop's is, not when the
+// callback returns: an element pushed while the callback goes on stays in
+// the list, never popped for nobody.
+func TestDedicatedBlockingCallerGoneIsStopped(t *testing.T) {
+	name := blockingName(t)
+	forEachProtocol(t, Options{ClientName: name}, func(t *testing.T, c *Client) {
+		list := key(t, "list")
+		err := c.Dedicated(testCtx(t), func(conn *Conn) error {
+			ctx, cancel := context.WithCancel(testCtx(t))
+			errc := make(chan error, 1)
+			go func() {
+				_, err := conn.Do(ctx, catalog.List.BLPOP(), list, "0")
+				errc <- err
+			}()
+			waitNamedBlocked(t, name)
+			cancel()
+			var ce *ContextError
+			if err := <-errc; !errors.As(err, &ce) || !errors.Is(err, context.Canceled) || !ce.Sent {
+				t.Errorf("BLPOP after cancel: %v, want a *ContextError (Sent) matching context.Canceled", err)
+			}
+			if _, err := c.RPush(testCtx(t), list, "later"); err != nil {
+				return err
+			}
+			r, err := c.Do(testCtx(t), catalog.List.LLEN(), list)
+			if n, _ := r.Int64(); err != nil || n != 1 {
+				t.Errorf("LLEN = %d, %v while the callback goes on, want 1: the element was popped for nobody", n, err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k, v, err := c.BLPop(testCtx(t), time.Second, list); err != nil || k != list || v != "later" {
+			t.Errorf("BLPop after the stopped call = %q, %q, %v; want the element", k, v, err)
+		}
+	})
+}
+
 // Nothing is retried on a dedicated connection, whatever the policy: an
 // INCR whose reply is lost ran once and reports that it may have run.
 func TestDedicatedNeverRetries(t *testing.T) {
