@@ -178,9 +178,9 @@ func (c *Client) execBlockingFrame(ctx context.Context, f *wire.Frame, s *spec, 
 			return &ContextError{Command: s.name, Sent: true, Err: err}
 		}
 		// The server answered the stopped command. An element it had
-		// already popped is the caller's result; a null reply means
-		// nothing was taken, and the connection is as good as new.
-		if f.Err == nil && !f.IsErr && (f.Value.Type == 0 || f.Value.IsNull()) {
+		// already popped is the caller's result; otherwise nothing was
+		// taken, and the connection is as good as new.
+		if tookNothing(s.name, f) {
 			p.Put(conn)
 			f.Release()
 			return &ContextError{Command: s.name, Sent: true, Err: err}
@@ -229,6 +229,23 @@ func (c *Client) stopBlocked(node *route.Node, conn *wire.Conn, f *wire.Frame) b
 		}
 	}
 	return !f.Abandon()
+}
+
+// tookNothing reports whether f, the reply of the blocking command name
+// that was stopped after its caller gave up, gives the caller nothing: a
+// null reply, or the count of WAIT or WAITAOF, which the stop made them
+// answer (it took nothing, and their caller's wait did not end by
+// itself). A popped or moved element, stream entries (which XREADGROUP
+// also made pending) and any error are the caller's.
+func tookNothing(name string, f *wire.Frame) bool {
+	if f.Err != nil || f.IsErr {
+		return false
+	}
+	switch name {
+	case "WAIT", "WAITAOF":
+		return true
+	}
+	return f.Value.Type == 0 || f.Value.IsNull()
 }
 
 var specUNBLOCK = &spec{name: "CLIENT UNBLOCK", cat: Never, desc: catalog.Conn.CLIENT_UNBLOCK()}

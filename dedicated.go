@@ -250,7 +250,7 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 			// connection is closed. Stop the command and take its reply,
 			// so that nothing is popped for nobody meanwhile.
 			stopped := c.stopBlocked(conn.node, conn.wc, f)
-			if !stopped || (f.Err == nil && !f.IsErr && f.Value.IsNull()) {
+			if !stopped || tookNothing(name, f) {
 				if stopped {
 					f.Release()
 				}

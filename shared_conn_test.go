@@ -311,6 +311,38 @@ func TestBlockingCallerGoneClosesItsConnection(t *testing.T) {
 	})
 }
 
+// A WAIT whose caller gives up is stopped on the server like a pop, but
+// the count the stop makes it answer is no result: the call fails with
+// the context's error, through Client.Do and through Conn.Wait alike.
+// (The standalone server has no replica: WAIT 1 0 waits until stopped.)
+func TestBlockingWaitCallerGoneIsContextError(t *testing.T) {
+	name := blockingName(t)
+	c := newClient(t, Options{ClientName: name})
+	calls := map[string]func(ctx context.Context) error{
+		"Client.Do": func(ctx context.Context) error {
+			_, err := c.Do(ctx, catalog.Generic.WAIT(), "1", "0")
+			return err
+		},
+		"Conn.Wait": func(ctx context.Context) error {
+			return c.Dedicated(ctx, func(conn *Conn) error {
+				_, err := conn.Wait(ctx, 1, 0)
+				return err
+			})
+		},
+	}
+	for what, call := range calls {
+		ctx, cancel := context.WithCancel(testCtx(t))
+		errc := make(chan error, 1)
+		go func() { errc <- call(ctx) }()
+		waitNamedBlocked(t, name)
+		cancel()
+		var ce *ContextError
+		if err := <-errc; !errors.As(err, &ce) || !errors.Is(err, context.Canceled) {
+			t.Errorf("%s WAIT after cancel: %v, want a *ContextError matching context.Canceled", what, err)
+		}
+	}
+}
+
 // The typed blocking commands and their raw forms: values, the timeout
 // (ErrNil), and blocking XREAD through Do.
 func TestTypedBlockingCommands(t *testing.T) {
