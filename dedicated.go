@@ -296,6 +296,12 @@ func (conn *Conn) unit(ctx context.Context, f *wire.Frame, name string) error {
 		f.Release()
 		return &ConnError{Command: name, Unwritten: true, Err: errors.New("the dedicated connection cannot be used")}
 	}
+	if err := ctx.Err(); err != nil {
+		// A context that has already ended sends nothing: a transaction
+		// whose caller left while the callback ran is not applied.
+		f.Release()
+		return &ContextError{Command: name, Err: err}
+	}
 	c := conn.c
 	var waitDL time.Time
 	if c.cfg.commandTimeout > 0 {

@@ -134,6 +134,32 @@ func TestWatchNeverRerunsOnFailure(t *testing.T) {
 	}
 }
 
+// TestWatchContextEndedBeforeExecSendsNothing: a context that ends while
+// the callback runs (the callback does not notice) ends Watch before
+// MULTI ... EXEC is sent, as any call whose context has ended sends
+// nothing: the queued INCR never runs, and the error says so.
+func TestWatchContextEndedBeforeExecSendsNothing(t *testing.T) {
+	c := newClient(t, Options{})
+	k := key(t, "k")
+	ctx, cancel := context.WithCancel(testCtx(t))
+	var incr Future[int64]
+	err := c.Watch(ctx, func(tx *Tx) error {
+		incr = tx.Queue().Incr(k)
+		cancel()
+		return nil
+	}, k)
+	var ce *ContextError
+	if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) || MayHaveExecuted(err) {
+		t.Errorf("Watch = %v, want a *ContextError matching context.Canceled that did not run", err)
+	}
+	if _, err := incr.Result(); !errors.Is(err, context.Canceled) {
+		t.Errorf("the queued INCR's Future = %v, want context.Canceled", err)
+	}
+	if got, err := c.Get(testCtx(t), k); !errors.Is(err, ErrNil) {
+		t.Errorf("GET after the cancelled Watch = %q, %v; want ErrNil: the transaction ran", got, err)
+	}
+}
+
 // TestWatchClusterQueuedKeyInAnotherSlot: on a Cluster client a queued
 // member whose key hashes to another slot than the watched key, on
 // another node or on the same one, ends Watch after one run of the
