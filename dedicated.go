@@ -3,7 +3,6 @@ package respire
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/respire-go/respire/catalog"
@@ -15,14 +14,19 @@ import (
 // Conn is a connection lent to one callback by [Client.Dedicated]. Its
 // commands run one at a time, in call order, and are never retried. It
 // is safe for concurrent use, but commands from several goroutines then
-// run in an unspecified order. A Conn must not be used after the callback
-// returns.
+// run in an unspecified order; a command waiting for another's to finish
+// leaves, sending nothing, when its context ends. A Conn must not be used
+// after the callback returns.
 type Conn struct {
 	c    *Client
 	wc   *wire.Conn  // nil until a Cluster Conn's first command binds it
 	node *route.Node // the node wc belongs to
 
-	mu       sync.Mutex
+	// turn is held (a token in it) by the command running on the
+	// connection, and by the end of the loan; it guards the fields below.
+	// Unlike a mutex, a caller whose context ends while another holds it
+	// leaves (see lock).
+	turn     chan struct{}
 	finished bool // the callback has returned
 	broken   bool // a network or context error: the state is unknown
 	inMulti  bool // MULTI sent, no EXEC or DISCARD yet
@@ -76,7 +80,7 @@ func (c *Client) Dedicated(ctx context.Context, fn func(conn *Conn) error) error
 		getCtx, cancel = context.WithTimeout(ctx, c.cfg.commandTimeout)
 		defer cancel()
 	}
-	conn := &Conn{c: c}
+	conn := &Conn{c: c, turn: make(chan struct{}, 1)}
 	if !c.isCluster() {
 		// On a Cluster client the first command's keys choose the node.
 		node, err := c.keyNode(nil, s)
@@ -93,9 +97,9 @@ func (c *Client) Dedicated(ctx context.Context, fn func(conn *Conn) error) error
 	defer func() { conn.giveBack(returned) }()
 	err := fn(conn)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrConnectionLost) {
-		conn.mu.Lock()
+		conn.turn <- struct{}{}
 		conn.broken = true // whatever fn did after it, trust nothing
-		conn.mu.Unlock()
+		<-conn.turn
 	}
 	returned = true
 	return err
@@ -104,8 +108,8 @@ func (c *Client) Dedicated(ctx context.Context, fn func(conn *Conn) error) error
 // giveBack ends the loan: the connection is pooled as lent, restored
 // first if fn changed it, or closed.
 func (conn *Conn) giveBack(returned bool) {
-	conn.mu.Lock()
-	defer conn.mu.Unlock()
+	conn.turn <- struct{}{}
+	defer func() { <-conn.turn }()
 	conn.finished = true
 	if conn.wc == nil {
 		return // a Cluster Conn that sent nothing
@@ -197,8 +201,11 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 		f.Release()
 		return Reply{}, errInvalid(name, "refused on a dedicated connection: "+why)
 	}
-	conn.mu.Lock()
-	defer conn.mu.Unlock()
+	if err := conn.lock(ctx); err != nil {
+		f.Release()
+		return Reply{}, &ContextError{Command: name, Err: err}
+	}
+	defer conn.unlock()
 	ok := false
 	defer func() {
 		if !ok {
@@ -290,8 +297,11 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 // MULTI ... EXEC) on the connection, once. On success the caller reads
 // and releases f; on error f is released or given up.
 func (conn *Conn) unit(ctx context.Context, f *wire.Frame, name string) error {
-	conn.mu.Lock()
-	defer conn.mu.Unlock()
+	if err := conn.lock(ctx); err != nil {
+		f.Release()
+		return &ContextError{Command: name, Err: err}
+	}
+	defer conn.unlock()
 	if conn.finished || conn.broken || conn.wc == nil {
 		f.Release()
 		return &ConnError{Command: name, Unwritten: true, Err: errors.New("the dedicated connection cannot be used")}
@@ -324,6 +334,26 @@ func (conn *Conn) unit(ctx context.Context, f *wire.Frame, name string) error {
 	}
 	return nil
 }
+
+// lock takes the connection's turn for one command, waiting while another
+// goroutine's command holds it, until ctx ends: then it returns ctx.Err()
+// and nothing is sent.
+func (conn *Conn) lock(ctx context.Context) error {
+	select {
+	case conn.turn <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case conn.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// unlock gives the turn taken by lock back.
+func (conn *Conn) unlock() { <-conn.turn }
 
 // bind gives a Cluster Conn its connection, on the node serving the keys
 // of its first command (any primary for a command without keys), and

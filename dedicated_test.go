@@ -291,6 +291,56 @@ func TestDedicatedBlockingCallerGoneIsStopped(t *testing.T) {
 	})
 }
 
+// A caller waiting for its turn on a dedicated connection that another
+// goroutine's command holds leaves when its context ends, sending
+// nothing; the command that holds the connection still gets its own
+// reply, and so does the next one.
+func TestDedicatedWaitingCallerLeavesOnCancel(t *testing.T) {
+	name := blockingName(t)
+	c := newClient(t, Options{ClientName: name})
+	list := key(t, "list")
+	err := c.Dedicated(testCtx(t), func(conn *Conn) error {
+		popped := make(chan Reply, 1)
+		go func() {
+			r, err := conn.Do(testCtx(t), catalog.List.BLPOP(), list, "0")
+			if err != nil {
+				t.Errorf("BLPOP: %v", err)
+			}
+			popped <- r
+		}()
+		waitNamedBlocked(t, name)
+		ctx, cancel := context.WithCancel(testCtx(t))
+		errc := make(chan error, 1)
+		go func() {
+			_, err := conn.Do(ctx, catalog.Conn.ECHO(), "never sent")
+			errc <- err
+		}()
+		cancel()
+		select {
+		case err := <-errc:
+			var ce *ContextError
+			if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) || ce.Sent {
+				t.Errorf("ECHO waiting behind BLPOP after cancel: %v, want an unsent *ContextError matching context.Canceled", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Error("ECHO waiting behind BLPOP: still waiting 5 s after its context ended")
+		}
+		if _, err := c.RPush(testCtx(t), list, "element"); err != nil {
+			return err
+		}
+		if got := <-popped; len(got.Elements()) != 2 || got.Elements()[1].v.Text() != "element" {
+			t.Errorf("BLPOP = %v, want its element", got.v)
+		}
+		if r, err := conn.Do(testCtx(t), catalog.Conn.ECHO(), "next"); err != nil || r.v.Text() != "next" {
+			t.Errorf("ECHO next = %v, %v; want its own reply", r.v, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Nothing is retried on a dedicated connection, whatever the policy: an
 // INCR whose reply is lost ran once and reports that it may have run.
 func TestDedicatedNeverRetries(t *testing.T) {
