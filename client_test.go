@@ -429,6 +429,48 @@ func TestCloseFailsCallInFlight(t *testing.T) {
 	}
 }
 
+// Close while a Dedicated callback's BLPOP blocks, a Watch callback runs
+// and a Subscription waits for messages: the BLPOP fails with ErrClosed,
+// the callback's next command too (nothing is sent for it), the
+// subscription's channel closes, and (TestMain) no goroutine is left.
+func TestCloseEndsDedicatedWatchAndSubscription(t *testing.T) {
+	name := blockingName(t)
+	c := newClient(t, Options{ClientName: name})
+	k := key(t, "k")
+	sub, err := c.Subscribe(testCtx(t), k)
+	must(t, err)
+	dedicated, watch := make(chan error, 1), make(chan error, 1)
+	go func() {
+		dedicated <- c.Dedicated(testCtx(t), func(conn *Conn) error {
+			_, err := conn.Do(testCtx(t), NewCommand("BLPOP"), key(t, "never"), "0")
+			return err
+		})
+	}()
+	inCallback, closed := make(chan struct{}), make(chan struct{})
+	go func() {
+		watch <- c.Watch(testCtx(t), func(tx *Tx) error {
+			close(inCallback)
+			<-closed
+			_, err := tx.Get(testCtx(t), k)
+			return err
+		}, k)
+	}()
+	waitNamedBlocked(t, name)
+	<-inCallback
+	must(t, c.Close())
+	close(closed)
+	if err := <-dedicated; !errors.Is(err, ErrClosed) {
+		t.Errorf("Dedicated BLPOP during Close = %v, want ErrClosed", err)
+	}
+	var ce *ConnError
+	if err := <-watch; !errors.Is(err, ErrClosed) || !errors.As(err, &ce) || !ce.Unwritten {
+		t.Errorf("Watch callback's GET after Close = %v, want an unwritten *ConnError matching ErrClosed", err)
+	}
+	for m := range sub.Channel() {
+		t.Errorf("message after Close: %+v", m)
+	}
+}
+
 // TestMaxBulkExceeded reads a 2 KiB value with MaxBulk 1024: a protocol
 // error that resets the connection; the next call succeeds on a new one.
 func TestMaxBulkExceeded(t *testing.T) {
