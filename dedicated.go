@@ -91,6 +91,7 @@ func (c *Client) Dedicated(ctx context.Context, fn func(conn *Conn) error) error
 		if err != nil {
 			return c.failedBeforeSend(ctx, err, s).err
 		}
+		wc.HoldIdlePing(true) // fn's state (a MULTI) must not receive a PING
 		conn.wc, conn.node = wc, node
 	}
 	returned := false
@@ -123,6 +124,7 @@ func (conn *Conn) giveBack(returned bool) {
 		p.Discard(conn.wc)
 		return
 	}
+	conn.wc.HoldIdlePing(false) // pooled, it finds a dead peer again
 	p.Put(conn.wc)
 }
 
@@ -397,6 +399,7 @@ func (conn *Conn) bind(ctx context.Context, waitDL time.Time, f *wire.Frame, s *
 	if err != nil {
 		return c.failedBeforeSend(ctx, err, s).err
 	}
+	wc.HoldIdlePing(true) // as in Dedicated
 	conn.wc, conn.node = wc, n
 	return nil
 }

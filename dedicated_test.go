@@ -341,6 +341,39 @@ func TestDedicatedWaitingCallerLeavesOnCancel(t *testing.T) {
 	}
 }
 
+// A transaction sent by hand on a dedicated connection that stays idle
+// longer than IdlePingInterval between MULTI and EXEC gets EXEC's reply
+// of its own commands only: the connection's idle PING is held while it
+// is lent, never queued inside the caller's MULTI. (In a synctest bubble
+// the sleep is virtual time: ten idle intervals.)
+func TestDedicatedIdlePingStaysOutOfTransaction(t *testing.T) {
+	retrySynctest(t, func(t *testing.T) {
+		s := respiretest.NewServer(t)
+		c := retryMemClient(t, s, Options{IdlePingInterval: 100 * time.Millisecond})
+		ctx := context.Background()
+		err := c.Dedicated(ctx, func(conn *Conn) error {
+			if _, err := conn.Do(ctx, catalog.Transactions.MULTI()); err != nil {
+				return err
+			}
+			time.Sleep(time.Second)
+			if _, err := conn.Do(ctx, catalog.String.SET(), "k", "v"); err != nil {
+				return err
+			}
+			r, err := conn.Do(ctx, catalog.Transactions.EXEC())
+			if err != nil {
+				return err
+			}
+			if got := r.Elements(); len(got) != 1 || got[0].v.Text() != "OK" {
+				t.Errorf("EXEC = %v, want [OK]: the reply of the one queued SET", r.v)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // Nothing is retried on a dedicated connection, whatever the policy: an
 // INCR whose reply is lost ran once and reports that it may have run.
 func TestDedicatedNeverRetries(t *testing.T) {

@@ -406,7 +406,8 @@ func (o *Options) validateTopology(c *config) error {
 // dedicatedWire is the configuration of a dedicated connection: a caller
 // holds it alone, and a blocking command may rightly keep it silent for
 // as long as it blocks, so it has no health timeout and no pending
-// bounds. Idle pings still find a dead peer while it waits in the pool.
+// bounds. Idle pings still find a dead peer while it waits in the pool;
+// while it is lent (Dedicated) they are held (wire.Conn.HoldIdlePing).
 func (c *config) dedicatedWire() wire.Config {
 	w := c.wire
 	w.HealthTimeout = 0

@@ -94,6 +94,8 @@ type Conn struct {
 	writing bool          // the writer goroutine is busy or awake
 	waiters []*waiter     // Submits waiting for room, oldest first
 	stop    chan struct{} // closed by shutdown
+	// idleHeld: the idle PING is not sent (see HoldIdlePing).
+	idleHeld bool
 
 	// owed counts the frames the connection holds: admitted by Submit and
 	// not yet completed (queued, in the FIFO, partially answered, and

@@ -162,12 +162,25 @@ func (c *Conn) healthLoop(cfg Config) {
 	}
 }
 
+// HoldIdlePing stops (hold) or resumes the connection's idle PINGs
+// (Config.IdlePing). A connection lent to one caller holds them: between
+// that caller's commands its state is the caller's, and in a transaction
+// (after MULTI) a PING of the connection's own would be queued and
+// answered inside EXEC's reply. A PING queued before the hold was queued
+// before any frame submitted after it, and is answered before them.
+func (c *Conn) HoldIdlePing(hold bool) {
+	c.mu.Lock()
+	c.idleHeld = hold
+	c.mu.Unlock()
+}
+
 // submitInternal queues a frame of the connection's own, outside the
 // pending bounds (it is sent only when nothing is pending) but counted as
-// owed. It reports whether the frame was queued.
+// owed. It reports whether the frame was queued: not when the connection
+// closed or holds its idle PINGs.
 func (c *Conn) submitInternal(f *Frame) bool {
 	c.mu.Lock()
-	if c.closed {
+	if c.closed || c.idleHeld {
 		c.mu.Unlock()
 		return false
 	}
