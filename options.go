@@ -173,6 +173,50 @@ type ClusterOptions struct {
 	MaxRedirects int
 }
 
+// redactedPassword replaces a password when options are formatted.
+const redactedPassword = "[REDACTED]"
+
+// String formats o as fmt's %+v does, with its password replaced by
+// "[REDACTED]", so that logging Options never reveals it. (Sentinel, a
+// pointer, prints as its address; its own String redacts it too.)
+func (o Options) String() string {
+	type fields Options // the same fields without the methods
+	if o.Password != "" {
+		o.Password = redactedPassword
+	}
+	return fmt.Sprintf("%+v", fields(o))
+}
+
+// GoString formats o as fmt's %#v does, with its password replaced by
+// "[REDACTED]".
+func (o Options) GoString() string {
+	type fields Options
+	if o.Password != "" {
+		o.Password = redactedPassword
+	}
+	return "respire.Options" + strings.TrimPrefix(fmt.Sprintf("%#v", fields(o)), "respire.fields")
+}
+
+// String formats s as fmt's %+v does, with its password replaced by
+// "[REDACTED]".
+func (s SentinelOptions) String() string {
+	type fields SentinelOptions
+	if s.Password != "" {
+		s.Password = redactedPassword
+	}
+	return fmt.Sprintf("%+v", fields(s))
+}
+
+// GoString formats s as fmt's %#v does, with its password replaced by
+// "[REDACTED]".
+func (s SentinelOptions) GoString() string {
+	type fields SentinelOptions
+	if s.Password != "" {
+		s.Password = redactedPassword
+	}
+	return "respire.SentinelOptions" + strings.TrimPrefix(fmt.Sprintf("%#v", fields(s)), "respire.fields")
+}
+
 // ReadPolicy selects the nodes that serve read-only commands (those the
 // catalog marks read-only) on Sentinel and Cluster clients. Writes always
 // go to the primary. A read a replica serves is never retried: a replica

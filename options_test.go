@@ -3,11 +3,14 @@ package respire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/respiretest"
 )
 
 // TestConnectRejectsInvalidOptions checks that every out-of-range option
@@ -183,5 +186,40 @@ func TestParseURLConnects(t *testing.T) {
 		if got := infoField(info, field); got != want {
 			t.Errorf("server sees %s=%s; want %s", field, got, want)
 		}
+	}
+}
+
+// TestFormattingNeverShowsPassword: printing Options, SentinelOptions or a
+// connected Client with any of fmt's verbs (as a log line would) never
+// shows a password; fmt's default formatting prints every field, the
+// Client's unexported configuration included.
+func TestFormattingNeverShowsPassword(t *testing.T) {
+	const password, sentinelPassword = "Hunter2-data-secret", "Hunter2-sentinel-secret"
+	srv := respiretest.NewServer(t)
+	srv.Engine().RequireAuth(password)
+	opts := Options{Endpoints: []string{srv.Addr()}, Password: password}
+	c := newClient(t, opts)
+	sentinel := SentinelOptions{PrimaryName: "p", Addrs: []string{"h:26379"}, Password: sentinelPassword}
+	values := map[string]any{
+		"Options":          opts,
+		"*Options":         &opts,
+		"SentinelOptions":  sentinel,
+		"*SentinelOptions": &sentinel,
+		"FailoverMember":   FailoverMember{Options: opts},
+		"*Client":          c,
+	}
+	for name, v := range values {
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
+			got := fmt.Sprintf(verb, v)
+			if strings.Contains(got, password) || strings.Contains(got, sentinelPassword) {
+				t.Errorf("Sprintf(%q, %s) = %s; shows a password", verb, name, got)
+			}
+		}
+	}
+	if got := fmt.Sprint(opts); !strings.Contains(got, "Endpoints:["+srv.Addr()+"]") || !strings.Contains(got, "Password:[REDACTED]") {
+		t.Errorf("Sprint(Options) = %s; want its fields, the password redacted", got)
+	}
+	if got, want := c.String(), "respire.Client("+srv.Addr()+")"; got != want {
+		t.Errorf("Client.String() = %q; want %q", got, want)
 	}
 }
