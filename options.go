@@ -620,7 +620,19 @@ func urlHost(h, defPort string) (string, error) {
 	host, port, err := net.SplitHostPort(h)
 	if err != nil {
 		// No port: a name, an IPv4 address or a bracketed IPv6 address.
-		host, port = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), defPort
+		// Anything else with a colon or a bracket is malformed ("[::1",
+		// "h:1:2"), or an IPv6 address without the brackets that tell
+		// its last group from a port.
+		host, port = h, defPort
+		if inner, ok := strings.CutPrefix(h, "["); ok {
+			host, ok = strings.CutSuffix(inner, "]")
+			if !ok {
+				return "", &ConfigError{Field: "URL", Reason: "cannot parse the host (an IPv6 address is written [::1] or [::1]:6379)"}
+			}
+		}
+		if strings.ContainsAny(host, "[]") || (!strings.HasPrefix(h, "[") && strings.Contains(host, ":")) {
+			return "", &ConfigError{Field: "URL", Reason: "cannot parse the host (an IPv6 address is written [::1] or [::1]:6379)"}
+		}
 	}
 	if host == "" {
 		return "", &ConfigError{Field: "URL", Reason: "missing host"}
@@ -640,7 +652,7 @@ func validateAddr(addr string) error {
 		return errors.New("empty host")
 	}
 	p, err := strconv.Atoi(port)
-	if err != nil || p < 1 || p > 65535 {
+	if err != nil || p < 1 || p > 65535 || strings.Trim(port, "0123456789") != "" {
 		return errors.New("port must be from 1 through 65535")
 	}
 	return nil
@@ -663,7 +675,10 @@ func validateAddr(addr string) error {
 //
 // rediss+cluster:// and rediss+sentinel:// enable TLS (for the sentinels
 // too). read_from is primary, replica, primary-preferred or
-// replica-preferred. Unknown query parameters are errors.
+// replica-preferred. Unknown query parameters are errors, and so is a
+// fragment. An IPv6 address is written in brackets ([::1]:6379); a '/',
+// '?', '#' or '@' in a user name or password is percent-encoded (%2F,
+// %3F, %23, %40), and an error never repeats a password.
 func ParseURL(raw string) (Options, error) {
 	var o Options
 	scheme, rest, ok := strings.Cut(raw, "://")
@@ -693,6 +708,20 @@ func ParseURL(raw string) (Options, error) {
 	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
 		userinfo, hosts = authority[:i+1], authority[i+1:]
 	}
+	// A '/', '?' or '#' in a password ends the authority early, and the
+	// rest of the password would be read as a path, a parameter or a
+	// fragment (and named in an error, or ignored while the password's
+	// head is taken for a port). Redis URLs have no fragment, and no '@'
+	// in their path; a parameter's name is not repeated in an error when
+	// an '@' follows the host.
+	after, query, _ := strings.Cut(rest[end:], "?")
+	if strings.ContainsRune(rest[end:], '#') {
+		return o, &ConfigError{Field: "URL", Reason: "cannot parse: a fragment (#) is not allowed (write '#' in a password as %23)"}
+	}
+	if strings.ContainsRune(after, '@') {
+		return o, &ConfigError{Field: "URL", Reason: "cannot parse: '@' after the host (write '/', '?' and '#' in a user name or password as %2F, %3F and %23)"}
+	}
+	echoParam := !strings.ContainsRune(query, '@')
 	u, err := url.Parse("redis://" + userinfo + "placeholder" + rest[end:])
 	if err != nil {
 		return o, &ConfigError{Field: "URL", Reason: "cannot parse (check its syntax)"}
@@ -778,6 +807,9 @@ func ParseURL(raw string) (Options, error) {
 				o.CommandTimeout = d
 			}
 		default:
+			if !echoParam {
+				return o, &ConfigError{Field: "URL", Reason: "unknown parameter (write '/', '?' and '#' in a user name or password as %2F, %3F and %23)"}
+			}
 			return o, &ConfigError{Field: "URL " + k, Reason: "unknown parameter"}
 		}
 	}

@@ -30,6 +30,7 @@ func TestConnectRejectsInvalidOptions(t *testing.T) {
 		{"NonNumericPort", Options{Endpoints: []string{"127.0.0.1:redis"}}, "Options.Endpoints[0]"},
 		{"MissingPort", Options{Endpoints: []string{"127.0.0.1"}}, "Options.Endpoints[0]"},
 		{"EmptyHost", Options{Endpoints: []string{":6379"}}, "Options.Endpoints[0]"},
+		{"SignedPort", Options{Endpoints: []string{"127.0.0.1:+6379"}}, "Options.Endpoints[0]"},
 		{"SecondEndpointBad", Options{Endpoints: []string{"127.0.0.1:6379", "h:0"}}, "Options.Endpoints[1]"},
 		{"NegativeDB", Options{Endpoints: ok, DB: -1}, "Options.DB"},
 		{"ClientNameWithSpace", Options{Endpoints: ok, ClientName: "a b"}, "Options.ClientName"},
@@ -109,6 +110,7 @@ func TestParseURL(t *testing.T) {
 		{url: "redis://:pw@h", want: Options{Endpoints: []string{"h:6379"}, Password: "pw"}},
 		{url: "redis://user:p%40ss@h:7000/2", want: Options{Endpoints: []string{"h:7000"}, Username: "user", Password: "p@ss", DB: 2}},
 		{url: "redis://[::1]:6390", want: Options{Endpoints: []string{"[::1]:6390"}}},
+		{url: "redis://[::1]", want: Options{Endpoints: []string{"[::1]:6379"}}},
 		{url: "redis://h?protocol=2&client_name=app&dial_timeout=1500ms&command_timeout=2s", want: Options{Endpoints: []string{"h:6379"}, Protocol: 2, ClientName: "app", DialTimeout: 1500 * time.Millisecond, CommandTimeout: 2 * time.Second}},
 		{url: "rediss://secure.example:6380", want: Options{Endpoints: []string{"secure.example:6380"}}, tls: true},
 	}
@@ -157,6 +159,18 @@ func TestParseURLRejectsInvalidURLs(t *testing.T) {
 		{"UnknownParameter", "redis://u:" + password + "@h?colour=blue", "URL colour"},
 		{"Unparsable", "redis://u:" + password + "@h:port%zz", "URL"},
 		{"ControlCharacter", "redis://u:" + password + "@h\x7f", "URL"},
+		// A '?', '#' or '/' in a password ends the authority early: the
+		// password's tail must not be named as a parameter, ignored as a
+		// fragment, or read as a path while its head becomes a port.
+		{"QuestionMarkInPassword", "redis://u:Hunter2?-secret@h", "URL"},
+		{"HashInPassword", "redis://u:1234#" + password + "@h", "URL"},
+		{"SlashInPassword", "redis+sentinel://u:1234/" + password + "@h", "URL"},
+		{"Fragment", "redis://u:" + password + "@h/0#top", "URL"},
+		{"UnclosedIPv6Bracket", "redis://u:" + password + "@[::1", "URL"},
+		{"StrayBracket", "redis://u:" + password + "@h]", "URL"},
+		{"UnbracketedIPv6", "redis://u:" + password + "@::1", "URL"},
+		{"TwoPorts", "redis://u:" + password + "@h:6379:1", "URL"},
+		{"SignedPort", "redis://u:" + password + "@h:+80", "URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,10 +182,14 @@ func TestParseURLRejectsInvalidURLs(t *testing.T) {
 			if ce.Field != tt.wantField {
 				t.Errorf("ConfigError.Field = %q; want %q", ce.Field, tt.wantField)
 			}
-			if strings.Contains(err.Error(), password) {
+			if strings.Contains(err.Error(), "Hunter2") || strings.Contains(err.Error(), "secret") {
 				t.Errorf("error %q contains the password", err)
 			}
 		})
+	}
+	// An '@' in a parameter's value is no password's tail.
+	if o, err := ParseURL("redis+sentinel://h/m?sentinel_password=p@ss"); err != nil || o.Sentinel == nil || o.Sentinel.Password != "p@ss" {
+		t.Errorf("ParseURL with sentinel_password=p@ss = %v; want the password p@ss", err)
 	}
 }
 
