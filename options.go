@@ -41,9 +41,12 @@ type Options struct {
 	// Cluster clients. Defaults to [ReadPrimary]. A read sent to a replica
 	// is never retried; see [ReadPolicy].
 	ReadFrom ReadPolicy
-	// Username for AUTH; empty uses the server's "default" user.
+	// Username for AUTH; empty uses the server's "default" user. A
+	// Username without a Password authenticates with an empty password,
+	// which an ACL user with nopass accepts and any other refuses.
 	Username string
-	// Password for AUTH; empty sends no AUTH. It never appears in errors.
+	// Password for AUTH; empty (with no Username) sends no AUTH. It never
+	// appears in errors.
 	Password string
 	// DB is the database index selected on every connection. Defaults to 0.
 	DB int
@@ -152,9 +155,11 @@ type SentinelOptions struct {
 	// Addrs are the sentinels' "host:port" addresses, tried in order.
 	// Required. Sentinels the group reports are added as they are learnt.
 	Addrs []string
-	// Username for AUTH on the sentinels; empty uses "default".
+	// Username for AUTH on the sentinels; empty uses "default". Without
+	// a Password it authenticates with an empty one, as Options.Username.
 	Username string
-	// Password for AUTH on the sentinels; empty sends no AUTH.
+	// Password for AUTH on the sentinels; empty (with no Username) sends
+	// no AUTH.
 	Password string
 	// TLS for the sentinel connections. Defaults to nil: plain TCP.
 	TLS *tls.Config

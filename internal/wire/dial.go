@@ -32,7 +32,9 @@ type Config struct {
 	// beyond the caller's context.
 	DialTimeout time.Duration
 	// Username and Password authenticate (HELLO AUTH or AUTH); no
-	// authentication when Password is empty.
+	// authentication when both are empty. A Username without a Password
+	// authenticates with an empty password (an ACL user with nopass
+	// accepts it), never silently as the default user.
 	Username, Password string
 	// DB is selected with SELECT when not 0.
 	DB int
@@ -241,7 +243,7 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, e
 	authed := false
 	if cfg.Proto != 2 {
 		args := []string{"HELLO", "3"}
-		if cfg.Password != "" {
+		if cfg.Password != "" || cfg.Username != "" {
 			user := cfg.Username
 			if user == "" {
 				user = "default"
@@ -271,7 +273,7 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, e
 		}
 	}
 	if proto == 2 {
-		if cfg.Password != "" && !authed {
+		if (cfg.Password != "" || cfg.Username != "") && !authed {
 			args := []string{"AUTH", cfg.Password}
 			if cfg.Username != "" {
 				args = []string{"AUTH", cfg.Username, cfg.Password}
