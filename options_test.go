@@ -241,3 +241,20 @@ func TestFormattingNeverShowsPassword(t *testing.T) {
 		t.Errorf("Client.String() = %q; want %q", got, want)
 	}
 }
+
+// TestDialerReturningNothing: a Dialer that returns neither a connection
+// nor an error fails the dial with a connection error instead of crashing
+// the process on the nil connection.
+func TestDialerReturningNothing(t *testing.T) {
+	opts := Options{
+		Endpoints: []string{"127.0.0.1:6379"},
+		Dialer:    func(context.Context, string, string) (net.Conn, error) { return nil, nil },
+	}
+	c, err := Connect(context.Background(), opts)
+	if c != nil {
+		_ = c.Close()
+	}
+	if !errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), "no connection and no error") {
+		t.Errorf("Connect with a dialer returning (nil, nil) = %v; want a connection error saying so", err)
+	}
+}

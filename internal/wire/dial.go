@@ -204,6 +204,10 @@ func dialPrepared(ctx context.Context, cfg Config) (*meteredConn, *resp.Reader, 
 	return nc, rd, proto, id, nil
 }
 
+// ErrNilConn reports a dial function (Options.Dialer or a dial hook) that
+// returned neither a connection nor an error.
+var ErrNilConn = errors.New("respire: the dialer returned no connection and no error")
+
 // dialSocket opens the socket to cfg.Addr with cfg.Dial (or the default
 // dialer) and completes TLS when cfg.TLS is set.
 func dialSocket(ctx context.Context, cfg Config) (net.Conn, error) {
@@ -214,6 +218,9 @@ func dialSocket(ctx context.Context, cfg Config) (net.Conn, error) {
 	nc, err := dial(ctx, "tcp", cfg.Addr)
 	if err != nil {
 		return nil, err
+	}
+	if nc == nil {
+		return nil, ErrNilConn
 	}
 	if cfg.TLS != nil {
 		tc := tls.Client(nc, tlsConfig(cfg))
