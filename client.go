@@ -51,7 +51,10 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		return nil, err
 	}
 	cfg.streamProducerID = streamProducerID(cfg.streamProducerID)
-	c := &Client{cfg: cfg, retries: cfg.policy.Enabled(), done: make(chan struct{}), hooks: newHooks(cfg.hooks)}
+	c := &Client{cfg: cfg, retries: cfg.policy.Enabled(), done: make(chan struct{})}
+	if c.hooks, err = newHooks(cfg.hooks); err != nil {
+		return nil, err
+	}
 	if cfg.metrics&MetricsResiliency != 0 {
 		if c.metrics, err = newRetryMetrics(cfg.meterProvider); err != nil {
 			return nil, err

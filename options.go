@@ -541,9 +541,13 @@ func (o *Options) validate() (config, error) {
 			return c, &ConfigError{Field: fmt.Sprintf("Options.Hooks[%d]", i), Reason: "nil hook"}
 		}
 	}
+	dial, err := dialHooks(o.Hooks, o.Dialer)
+	if err != nil {
+		return c, err
+	}
 	c.wire = wire.Config{
 		Addr:        addr,
-		Dial:        dialHooks(o.Hooks, o.Dialer),
+		Dial:        dial,
 		TLS:         o.TLS,
 		DialTimeout: o.DialTimeout,
 		Username:    o.Username,
@@ -578,7 +582,6 @@ func (o *Options) validate() (config, error) {
 	c.meterProvider = o.MeterProvider
 	c.hooks = slices.Clone(o.Hooks)
 	c.logger = o.Logger
-	var err error
 	if c.wire.HealthTimeout, err = interval("Options.HealthTimeout", o.HealthTimeout, defaultHealthTimeout); err != nil {
 		return c, err
 	}
