@@ -51,7 +51,8 @@ type Options struct {
 	// DB is the database index selected on every connection. Defaults to 0.
 	DB int
 	// ClientName is sent with CLIENT SETNAME (or HELLO SETNAME). Defaults
-	// to none. It must not contain spaces.
+	// to none. Like Redis, it accepts printable ASCII ('!' through '~')
+	// only: no spaces, control characters or other letters.
 	ClientName string
 	// Protocol is 2 or 3 to force RESP2 or RESP3. Defaults to 0: HELLO 3,
 	// falling back to RESP2 when the server does not know HELLO.
@@ -510,8 +511,9 @@ func (o *Options) validate() (config, error) {
 	if o.DB < 0 {
 		return c, &ConfigError{Field: "Options.DB", Reason: "must not be negative"}
 	}
-	if strings.ContainsAny(o.ClientName, " \r\n") {
-		return c, &ConfigError{Field: "Options.ClientName", Reason: "must not contain spaces or newlines"}
+	if strings.ContainsFunc(o.ClientName, func(r rune) bool { return r < '!' || r > '~' }) {
+		// Redis refuses the name at every handshake otherwise.
+		return c, &ConfigError{Field: "Options.ClientName", Reason: "must be printable ASCII without spaces or newlines, as Redis requires"}
 	}
 	if o.Protocol != 0 && o.Protocol != 2 && o.Protocol != 3 {
 		return c, &ConfigError{Field: "Options.Protocol", Reason: "must be 0 (auto), 2 or 3"}

@@ -35,6 +35,8 @@ func TestConnectRejectsInvalidOptions(t *testing.T) {
 		{"NegativeDB", Options{Endpoints: ok, DB: -1}, "Options.DB"},
 		{"ClientNameWithSpace", Options{Endpoints: ok, ClientName: "a b"}, "Options.ClientName"},
 		{"ClientNameWithNewline", Options{Endpoints: ok, ClientName: "a\nb"}, "Options.ClientName"},
+		{"ClientNameWithTab", Options{Endpoints: ok, ClientName: "a\tb"}, "Options.ClientName"},
+		{"ClientNameNotASCII", Options{Endpoints: ok, ClientName: "caf\u00e9"}, "Options.ClientName"},
 		{"Protocol1", Options{Endpoints: ok, Protocol: 1}, "Options.Protocol"},
 		{"Protocol4", Options{Endpoints: ok, Protocol: 4}, "Options.Protocol"},
 		{"NegativeProtocol", Options{Endpoints: ok, Protocol: -3}, "Options.Protocol"},
