@@ -23,8 +23,9 @@ import (
 //   - fmt.Stringer, its String;
 //   - types whose underlying kind is one of the above (type ID string).
 //
-// Any other argument, nil included, is an [ErrInvalidArgument] naming its
-// position and type; on error buf is returned as it came.
+// Any other argument, nil or a nil pointer included, is an
+// [ErrInvalidArgument] naming its position and type; on error buf is
+// returned as it came.
 func appendAnyCommand(buf []byte, cmd Command, args []any) ([]byte, error) {
 	start := len(buf)
 	buf = appendCommandHead(buf, cmd, cmd.ArgPrefix()+len(args))
@@ -89,6 +90,12 @@ func appendArg(buf []byte, a any) ([]byte, error) {
 //
 //go:noinline
 func appendOtherArg(buf []byte, a any) ([]byte, error) {
+	rv := reflect.ValueOf(a)
+	if rv.Kind() == reflect.Pointer && rv.IsNil() {
+		// Its methods would run on a nil receiver: a value method
+		// (time.Time's MarshalBinary) panics.
+		return buf, fmt.Errorf("nil %T is not an argument", a)
+	}
 	switch v := a.(type) {
 	case encoding.BinaryMarshaler:
 		b, err := v.MarshalBinary()
@@ -99,7 +106,6 @@ func appendOtherArg(buf []byte, a any) ([]byte, error) {
 	case fmt.Stringer:
 		return resp.AppendBulkString(buf, v.String()), nil
 	}
-	rv := reflect.ValueOf(a)
 	switch rv.Kind() {
 	case reflect.String:
 		return resp.AppendBulkString(buf, rv.String()), nil

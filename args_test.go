@@ -25,7 +25,9 @@ func (failingMarshaler) MarshalBinary() ([]byte, error) { return nil, errors.New
 
 // TestDoArgumentTypes: Do encodes every supported argument type as Redis
 // reads it back (ECHO returns the argument's bytes), and refuses every
-// other type before any I/O, naming the argument.
+// other type before any I/O, naming the argument. A nil pointer to a
+// supported type is refused too: calling its MarshalBinary or String
+// would panic.
 func TestDoArgumentTypes(t *testing.T) {
 	c, px := proxiedStandalone(t, Options{})
 	ctx := testCtx(t)
@@ -62,7 +64,8 @@ func TestDoArgumentTypes(t *testing.T) {
 			t.Errorf("ECHO %T(%v) = %q, %v; want %q", tc.arg, tc.arg, got, err, tc.want)
 		}
 	}
-	for _, bad := range []any{nil, struct{}{}, []int{1}, map[string]string{}, failingMarshaler{}, make(chan int)} {
+	for _, bad := range []any{nil, struct{}{}, []int{1}, map[string]string{}, failingMarshaler{}, make(chan int),
+		(*time.Time)(nil), (*netip.Addr)(nil), (*point)(nil)} {
 		before := framesSent(px)
 		_, err := c.Do(ctx, echo, bad)
 		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "argument 1") {

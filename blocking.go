@@ -77,7 +77,23 @@ func secondsArg(name string, args []string, i int) (blockTime, error) {
 	if x == 0 {
 		return blockTime{forever: true}, nil
 	}
-	return blockTime{d: time.Duration(x * float64(time.Second))}, nil
+	if ns := x * float64(time.Second); ns < math.MaxInt64 {
+		return blockTime{d: time.Duration(ns)}, nil
+	}
+	// Beyond the largest Duration the conversion would wrap around.
+	return blockTime{d: math.MaxInt64}, nil
+}
+
+// blockDeadline is the deadline of a blocking call: its block time plus
+// the command timeout, saturating instead of wrapping into the past.
+func blockDeadline(now time.Time, bt blockTime, timeout time.Duration) time.Time {
+	d := bt.d
+	if d > math.MaxInt64-timeout {
+		d = math.MaxInt64
+	} else {
+		d += timeout
+	}
+	return now.Add(d)
 }
 
 func millisArg(name string, args []string, i int, what string) (blockTime, error) {
@@ -146,7 +162,7 @@ func (c *Client) execBlockingFrame(ctx context.Context, f *wire.Frame, s *spec, 
 	}
 	var waitDL time.Time
 	if !bt.forever && !bt.unknown && c.cfg.commandTimeout > 0 {
-		waitDL = time.Now().Add(bt.d + c.cfg.commandTimeout)
+		waitDL = blockDeadline(time.Now(), bt, c.cfg.commandTimeout)
 	}
 	getCtx := ctx
 	if !waitDL.IsZero() {

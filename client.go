@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,7 +51,10 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		return nil, err
 	}
 	cfg.streamProducerID = streamProducerID(cfg.streamProducerID)
-	c := &Client{cfg: cfg, retries: cfg.policy.Enabled(), done: make(chan struct{}), hooks: newHooks(cfg.hooks)}
+	c := &Client{cfg: cfg, retries: cfg.policy.Enabled(), done: make(chan struct{})}
+	if c.hooks, err = newHooks(cfg.hooks); err != nil {
+		return nil, err
+	}
 	if cfg.metrics&MetricsResiliency != 0 {
 		if c.metrics, err = newRetryMetrics(cfg.meterProvider); err != nil {
 			return nil, err
@@ -104,6 +108,23 @@ func (c *Client) Close() error {
 	}
 	return errors.Join(c.ep.Close(), c.blocking.Close())
 }
+
+// String names the client's topology and addresses, such as
+// "respire.Client(127.0.0.1:6379)"; it never includes a password. (fmt's
+// %v would otherwise print the client's configuration, password
+// included.)
+func (c *Client) String() string {
+	switch {
+	case c.cfg.sentinel != nil:
+		return "respire.Client(sentinel " + c.cfg.sentinel.PrimaryName + " via " + strings.Join(c.cfg.sentinel.Addrs, ",") + ")"
+	case c.cfg.cluster != nil:
+		return "respire.Client(cluster " + strings.Join(c.cfg.seeds, ",") + ")"
+	}
+	return "respire.Client(" + c.cfg.wire.Addr + ")"
+}
+
+// GoString is [Client.String], for fmt's %#v.
+func (c *Client) GoString() string { return c.String() }
 
 // spec describes how one command is dispatched.
 type spec struct {

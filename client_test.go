@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -141,6 +142,7 @@ const testPassword = "s3cret-Pa55word"
 // TestAuth runs against a private server with requirepass set.
 func TestAuth(t *testing.T) {
 	addr := privateServer(t)
+	admin(t, addr, "ACL", "SETUSER", "nopass-user", "on", "nopass", "+@all", "~*")
 	admin(t, addr, "CONFIG", "SET", "requirepass", testPassword)
 	for _, p := range protocols {
 		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
@@ -172,6 +174,24 @@ func TestAuth(t *testing.T) {
 					t.Errorf("error %q contains the password", err)
 				}
 			})
+		})
+	}
+	// A Username without a Password authenticates as that user with an
+	// empty password, never silently as the default user.
+	for _, p := range protocols {
+		t.Run("RESP"+strconv.Itoa(p)+"/UsernameWithoutPassword", func(t *testing.T) {
+			c := newClient(t, Options{Endpoints: []string{addr}, Protocol: p, Username: "nopass-user"})
+			r, err := c.Do(testCtx(t), catalog.Server.ACL_WHOAMI())
+			if got, _ := r.String(); err != nil || got != "nopass-user" {
+				t.Errorf("ACL WHOAMI = %q, %v; want nopass-user", got, err)
+			}
+			other, err := Connect(testCtx(t), Options{Endpoints: []string{addr}, Protocol: p, Username: "default"})
+			if other != nil {
+				_ = other.Close()
+			}
+			if se := (*ServerError)(nil); !errors.As(err, &se) || se.Code != "WRONGPASS" {
+				t.Errorf("Connect as default without its password = %v; want WRONGPASS", err)
+			}
 		})
 	}
 	t.Run("NoPasswordRESP3IsConnErrorWithNOAUTH", func(t *testing.T) {

@@ -45,10 +45,10 @@ func NewCommand(name string) Command { return catalog.New(name) }
 // "inf" and "-inf"), bool ("1" or "0"), time.Duration (a whole number of
 // milliseconds), an encoding.BinaryMarshaler (its bytes), a fmt.Stringer
 // (its String), or a named type of one of those kinds. Any other type,
-// nil included, fails with [ErrInvalidArgument] naming the argument,
-// before any I/O. Because Do accepts method-bearing types, a non-constant
-// argument is boxed on the heap by the caller (16 bytes); constants and
-// small integers are not, and the typed methods never box.
+// nil or a nil pointer included, fails with [ErrInvalidArgument] naming
+// the argument, before any I/O. Because Do accepts method-bearing types,
+// a non-constant argument is boxed on the heap by the caller (16 bytes);
+// constants and small integers are not, and the typed methods never box.
 //
 // Do sends on the connection shared by every goroutine, which carries only
 // commands that get exactly one reply and leave the connection as they

@@ -231,7 +231,7 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 			return Reply{}, err
 		}
 		if !bt.forever && !bt.unknown && c.cfg.commandTimeout > 0 {
-			waitDL = time.Now().Add(bt.d + c.cfg.commandTimeout)
+			waitDL = blockDeadline(time.Now(), bt, c.cfg.commandTimeout)
 		}
 	} else if c.cfg.commandTimeout > 0 {
 		waitDL = time.Now().Add(c.cfg.commandTimeout)

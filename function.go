@@ -113,11 +113,15 @@ func (fn *Function) command() Command {
 
 // Call calls the function with keys and args and returns its reply. On a
 // Cluster client every key must hash to one slot (checked before any I/O).
+// A nil c is an [ErrInvalidArgument].
 func (fn *Function) Call(ctx context.Context, c *Client, keys []string, args ...string) (Reply, error) {
 	if fn.err != nil {
 		return Reply{}, fn.err
 	}
 	cmd := fn.command()
+	if c == nil {
+		return Reply{}, errInvalid(cmd.Name(), "nil *Client")
+	}
 	x := exchange{c: c, s: spec{name: cmd.Name(), cat: fn.cat, desc: cmd}, first: fn.name,
 		keys: keys, args: args, readOnly: fn.opt.ReadOnly, fn: fn}
 	return x.run(ctx)
@@ -149,13 +153,15 @@ func (fn *Function) reload(x *exchange, t *target) attemptResult {
 
 // Load sends FUNCTION LOAD REPLACE with the library's Source (on a
 // Cluster client, to every primary). It fails with [ErrInvalidArgument]
-// when the Function has no Source.
+// when the Function has no Source, or c is nil.
 func (fn *Function) Load(ctx context.Context, c *Client) error {
 	switch {
 	case fn.err != nil:
 		return fn.err
 	case fn.opt.Source == "":
 		return errInvalid("FUNCTION LOAD", "the function has no Source")
+	case c == nil:
+		return errInvalid("FUNCTION LOAD", "nil *Client")
 	}
 	_, err := c.Do(ctx, catalog.Scripting.FUNCTION_LOAD(), "REPLACE", fn.opt.Source)
 	return err

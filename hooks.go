@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strconv"
 
 	"github.com/respire-go/respire/internal/wire"
 )
@@ -11,7 +12,8 @@ import (
 // Hook observes and wraps the work of a [Client] ([Options.Hooks]), in the
 // shape go-redis users know: each method receives the next function of
 // its kind and returns the function the client calls instead. A hook that
-// does not observe a kind returns next unchanged. The first hook of
+// does not observe a kind returns next unchanged; a method that returns
+// nil fails [Connect] with a [*ConfigError]. The first hook of
 // Options.Hooks is the outermost.
 //
 // Hooks run on the caller's goroutine, around the whole operation: one
@@ -84,31 +86,45 @@ type hooks struct {
 	batch   ProcessBatchHook
 }
 
-func newHooks(list []Hook) *hooks {
+// A hook that returns a nil function is a [*ConfigError] naming it.
+func newHooks(list []Hook) (*hooks, error) {
 	if len(list) == 0 {
-		return nil
+		return nil, nil
 	}
 	h := &hooks{process: runCommand, batch: runBatch}
 	for i := len(list) - 1; i >= 0; i-- {
-		h.process = list[i].ProcessHook(h.process)
-		h.batch = list[i].ProcessBatchHook(h.batch)
+		if h.process = list[i].ProcessHook(h.process); h.process == nil {
+			return nil, nilHookError(i, "ProcessHook")
+		}
+		if h.batch = list[i].ProcessBatchHook(h.batch); h.batch == nil {
+			return nil, nilHookError(i, "ProcessBatchHook")
+		}
 	}
-	return h
+	return h, nil
+}
+
+// nilHookError reports hook i's method that returned nil instead of a
+// function (calling it would panic).
+func nilHookError(i int, method string) error {
+	return &ConfigError{Field: "Options.Hooks[" + strconv.Itoa(i) + "]", Reason: method + " returned nil (return next to leave that kind alone)"}
 }
 
 // dialHooks wraps dial (nil: the default dialer) in the hooks' DialHooks.
-func dialHooks(list []Hook, dial wire.DialFunc) wire.DialFunc {
+// A hook that returns a nil DialHook is a [*ConfigError] naming it.
+func dialHooks(list []Hook, dial wire.DialFunc) (wire.DialFunc, error) {
 	if len(list) == 0 {
-		return dial
+		return dial, nil
 	}
 	if dial == nil {
 		dial = wire.DefaultDial
 	}
 	d := DialHook(dial)
 	for i := len(list) - 1; i >= 0; i-- {
-		d = list[i].DialHook(d)
+		if d = list[i].DialHook(d); d == nil {
+			return nil, nilHookError(i, "DialHook")
+		}
 	}
-	return wire.DialFunc(d)
+	return wire.DialFunc(d), nil
 }
 
 // runCommand is the innermost ProcessHook: the command itself.

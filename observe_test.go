@@ -142,13 +142,54 @@ func (swallowHook) ProcessHook(next ProcessHook) ProcessHook {
 }
 func (swallowHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook { return next }
 
-// TestHooksNilRejected: a nil hook is a configuration error.
+// TestHooksNilRejected: a nil hook, or a hook returning a nil function
+// (which the client would call, and panic), is a configuration error.
 func TestHooksNilRejected(t *testing.T) {
 	_, err := Connect(context.Background(), Options{Endpoints: []string{"127.0.0.1:1"}, Hooks: []Hook{nil}})
 	var ce *ConfigError
 	if !errors.As(err, &ce) || ce.Field != "Options.Hooks[0]" {
 		t.Fatalf("Connect = %v, want a ConfigError naming Options.Hooks[0]", err)
 	}
+	s := respiretest.NewServer(t)
+	for _, method := range []string{"DialHook", "ProcessHook", "ProcessBatchHook"} {
+		c, err := Connect(testCtx(t), Options{Endpoints: []string{s.Addr()}, Hooks: []Hook{swallowHook{}, nilReturningHook{method}}})
+		if c != nil {
+			func() {
+				defer func() { _ = recover() }()
+				_ = c.Ping(testCtx(t))
+				_ = c.NewBatch().Execute(testCtx(t))
+			}()
+			_ = c.Close()
+		}
+		if !errors.As(err, &ce) || ce.Field != "Options.Hooks[1]" || !strings.Contains(err.Error(), method) {
+			t.Errorf("Connect with a hook whose %s returns nil = %v, want a ConfigError naming Options.Hooks[1] and %s", method, err, method)
+		}
+	}
+}
+
+// nilReturningHook returns nil from its method named nil, next from the
+// others.
+type nilReturningHook struct{ nil string }
+
+func (h nilReturningHook) DialHook(next DialHook) DialHook {
+	if h.nil == "DialHook" {
+		return nil
+	}
+	return next
+}
+
+func (h nilReturningHook) ProcessHook(next ProcessHook) ProcessHook {
+	if h.nil == "ProcessHook" {
+		return nil
+	}
+	return next
+}
+
+func (h nilReturningHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook {
+	if h.nil == "ProcessBatchHook" {
+		return nil
+	}
+	return next
 }
 
 // TestLoggerConnectionEvents: a failed dial is logged as a warning

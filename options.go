@@ -41,14 +41,18 @@ type Options struct {
 	// Cluster clients. Defaults to [ReadPrimary]. A read sent to a replica
 	// is never retried; see [ReadPolicy].
 	ReadFrom ReadPolicy
-	// Username for AUTH; empty uses the server's "default" user.
+	// Username for AUTH; empty uses the server's "default" user. A
+	// Username without a Password authenticates with an empty password,
+	// which an ACL user with nopass accepts and any other refuses.
 	Username string
-	// Password for AUTH; empty sends no AUTH. It never appears in errors.
+	// Password for AUTH; empty (with no Username) sends no AUTH. It never
+	// appears in errors.
 	Password string
 	// DB is the database index selected on every connection. Defaults to 0.
 	DB int
 	// ClientName is sent with CLIENT SETNAME (or HELLO SETNAME). Defaults
-	// to none. It must not contain spaces.
+	// to none. Like Redis, it accepts printable ASCII ('!' through '~')
+	// only: no spaces, control characters or other letters.
 	ClientName string
 	// Protocol is 2 or 3 to force RESP2 or RESP3. Defaults to 0: HELLO 3,
 	// falling back to RESP2 when the server does not know HELLO.
@@ -152,9 +156,11 @@ type SentinelOptions struct {
 	// Addrs are the sentinels' "host:port" addresses, tried in order.
 	// Required. Sentinels the group reports are added as they are learnt.
 	Addrs []string
-	// Username for AUTH on the sentinels; empty uses "default".
+	// Username for AUTH on the sentinels; empty uses "default". Without
+	// a Password it authenticates with an empty one, as Options.Username.
 	Username string
-	// Password for AUTH on the sentinels; empty sends no AUTH.
+	// Password for AUTH on the sentinels; empty (with no Username) sends
+	// no AUTH.
 	Password string
 	// TLS for the sentinel connections. Defaults to nil: plain TCP.
 	TLS *tls.Config
@@ -171,6 +177,50 @@ type ClusterOptions struct {
 	// follows, from 1 through 100. Redirects are not retry attempts; the
 	// command's deadline bounds them too. Defaults to 16.
 	MaxRedirects int
+}
+
+// redactedPassword replaces a password when options are formatted.
+const redactedPassword = "[REDACTED]"
+
+// String formats o as fmt's %+v does, with its password replaced by
+// "[REDACTED]", so that logging Options never reveals it. (Sentinel, a
+// pointer, prints as its address; its own String redacts it too.)
+func (o Options) String() string {
+	type fields Options // the same fields without the methods
+	if o.Password != "" {
+		o.Password = redactedPassword
+	}
+	return fmt.Sprintf("%+v", fields(o))
+}
+
+// GoString formats o as fmt's %#v does, with its password replaced by
+// "[REDACTED]".
+func (o Options) GoString() string {
+	type fields Options
+	if o.Password != "" {
+		o.Password = redactedPassword
+	}
+	return "respire.Options" + strings.TrimPrefix(fmt.Sprintf("%#v", fields(o)), "respire.fields")
+}
+
+// String formats s as fmt's %+v does, with its password replaced by
+// "[REDACTED]".
+func (s SentinelOptions) String() string {
+	type fields SentinelOptions
+	if s.Password != "" {
+		s.Password = redactedPassword
+	}
+	return fmt.Sprintf("%+v", fields(s))
+}
+
+// GoString formats s as fmt's %#v does, with its password replaced by
+// "[REDACTED]".
+func (s SentinelOptions) GoString() string {
+	type fields SentinelOptions
+	if s.Password != "" {
+		s.Password = redactedPassword
+	}
+	return "respire.SentinelOptions" + strings.TrimPrefix(fmt.Sprintf("%#v", fields(s)), "respire.fields")
 }
 
 // ReadPolicy selects the nodes that serve read-only commands (those the
@@ -462,8 +512,9 @@ func (o *Options) validate() (config, error) {
 	if o.DB < 0 {
 		return c, &ConfigError{Field: "Options.DB", Reason: "must not be negative"}
 	}
-	if strings.ContainsAny(o.ClientName, " \r\n") {
-		return c, &ConfigError{Field: "Options.ClientName", Reason: "must not contain spaces or newlines"}
+	if strings.ContainsFunc(o.ClientName, func(r rune) bool { return r < '!' || r > '~' }) {
+		// Redis refuses the name at every handshake otherwise.
+		return c, &ConfigError{Field: "Options.ClientName", Reason: "must be printable ASCII without spaces or newlines, as Redis requires"}
 	}
 	if o.Protocol != 0 && o.Protocol != 2 && o.Protocol != 3 {
 		return c, &ConfigError{Field: "Options.Protocol", Reason: "must be 0 (auto), 2 or 3"}
@@ -493,9 +544,13 @@ func (o *Options) validate() (config, error) {
 			return c, &ConfigError{Field: fmt.Sprintf("Options.Hooks[%d]", i), Reason: "nil hook"}
 		}
 	}
+	dial, err := dialHooks(o.Hooks, o.Dialer)
+	if err != nil {
+		return c, err
+	}
 	c.wire = wire.Config{
 		Addr:        addr,
-		Dial:        dialHooks(o.Hooks, o.Dialer),
+		Dial:        dial,
 		TLS:         o.TLS,
 		DialTimeout: o.DialTimeout,
 		Username:    o.Username,
@@ -530,7 +585,6 @@ func (o *Options) validate() (config, error) {
 	c.meterProvider = o.MeterProvider
 	c.hooks = slices.Clone(o.Hooks)
 	c.logger = o.Logger
-	var err error
 	if c.wire.HealthTimeout, err = interval("Options.HealthTimeout", o.HealthTimeout, defaultHealthTimeout); err != nil {
 		return c, err
 	}
@@ -577,7 +631,19 @@ func urlHost(h, defPort string) (string, error) {
 	host, port, err := net.SplitHostPort(h)
 	if err != nil {
 		// No port: a name, an IPv4 address or a bracketed IPv6 address.
-		host, port = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), defPort
+		// Anything else with a colon or a bracket is malformed ("[::1",
+		// "h:1:2"), or an IPv6 address without the brackets that tell
+		// its last group from a port.
+		host, port = h, defPort
+		if inner, ok := strings.CutPrefix(h, "["); ok {
+			host, ok = strings.CutSuffix(inner, "]")
+			if !ok {
+				return "", &ConfigError{Field: "URL", Reason: "cannot parse the host (an IPv6 address is written [::1] or [::1]:6379)"}
+			}
+		}
+		if strings.ContainsAny(host, "[]") || (!strings.HasPrefix(h, "[") && strings.Contains(host, ":")) {
+			return "", &ConfigError{Field: "URL", Reason: "cannot parse the host (an IPv6 address is written [::1] or [::1]:6379)"}
+		}
 	}
 	if host == "" {
 		return "", &ConfigError{Field: "URL", Reason: "missing host"}
@@ -597,7 +663,7 @@ func validateAddr(addr string) error {
 		return errors.New("empty host")
 	}
 	p, err := strconv.Atoi(port)
-	if err != nil || p < 1 || p > 65535 {
+	if err != nil || p < 1 || p > 65535 || strings.Trim(port, "0123456789") != "" {
 		return errors.New("port must be from 1 through 65535")
 	}
 	return nil
@@ -620,7 +686,10 @@ func validateAddr(addr string) error {
 //
 // rediss+cluster:// and rediss+sentinel:// enable TLS (for the sentinels
 // too). read_from is primary, replica, primary-preferred or
-// replica-preferred. Unknown query parameters are errors.
+// replica-preferred. Unknown query parameters are errors, and so is a
+// fragment. An IPv6 address is written in brackets ([::1]:6379); a '/',
+// '?', '#' or '@' in a user name or password is percent-encoded (%2F,
+// %3F, %23, %40), and an error never repeats a password.
 func ParseURL(raw string) (Options, error) {
 	var o Options
 	scheme, rest, ok := strings.Cut(raw, "://")
@@ -650,6 +719,20 @@ func ParseURL(raw string) (Options, error) {
 	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
 		userinfo, hosts = authority[:i+1], authority[i+1:]
 	}
+	// A '/', '?' or '#' in a password ends the authority early, and the
+	// rest of the password would be read as a path, a parameter or a
+	// fragment (and named in an error, or ignored while the password's
+	// head is taken for a port). Redis URLs have no fragment, and no '@'
+	// in their path; a parameter's name is not repeated in an error when
+	// an '@' follows the host.
+	after, query, _ := strings.Cut(rest[end:], "?")
+	if strings.ContainsRune(rest[end:], '#') {
+		return o, &ConfigError{Field: "URL", Reason: "cannot parse: a fragment (#) is not allowed (write '#' in a password as %23)"}
+	}
+	if strings.ContainsRune(after, '@') {
+		return o, &ConfigError{Field: "URL", Reason: "cannot parse: '@' after the host (write '/', '?' and '#' in a user name or password as %2F, %3F and %23)"}
+	}
+	echoParam := !strings.ContainsRune(query, '@')
 	u, err := url.Parse("redis://" + userinfo + "placeholder" + rest[end:])
 	if err != nil {
 		return o, &ConfigError{Field: "URL", Reason: "cannot parse (check its syntax)"}
@@ -735,6 +818,9 @@ func ParseURL(raw string) (Options, error) {
 				o.CommandTimeout = d
 			}
 		default:
+			if !echoParam {
+				return o, &ConfigError{Field: "URL", Reason: "unknown parameter (write '/', '?' and '#' in a user name or password as %2F, %3F and %23)"}
+			}
 			return o, &ConfigError{Field: "URL " + k, Reason: "unknown parameter"}
 		}
 	}

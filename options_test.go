@@ -3,11 +3,14 @@ package respire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/respiretest"
 )
 
 // TestConnectRejectsInvalidOptions checks that every out-of-range option
@@ -27,10 +30,13 @@ func TestConnectRejectsInvalidOptions(t *testing.T) {
 		{"NonNumericPort", Options{Endpoints: []string{"127.0.0.1:redis"}}, "Options.Endpoints[0]"},
 		{"MissingPort", Options{Endpoints: []string{"127.0.0.1"}}, "Options.Endpoints[0]"},
 		{"EmptyHost", Options{Endpoints: []string{":6379"}}, "Options.Endpoints[0]"},
+		{"SignedPort", Options{Endpoints: []string{"127.0.0.1:+6379"}}, "Options.Endpoints[0]"},
 		{"SecondEndpointBad", Options{Endpoints: []string{"127.0.0.1:6379", "h:0"}}, "Options.Endpoints[1]"},
 		{"NegativeDB", Options{Endpoints: ok, DB: -1}, "Options.DB"},
 		{"ClientNameWithSpace", Options{Endpoints: ok, ClientName: "a b"}, "Options.ClientName"},
 		{"ClientNameWithNewline", Options{Endpoints: ok, ClientName: "a\nb"}, "Options.ClientName"},
+		{"ClientNameWithTab", Options{Endpoints: ok, ClientName: "a\tb"}, "Options.ClientName"},
+		{"ClientNameNotASCII", Options{Endpoints: ok, ClientName: "caf\u00e9"}, "Options.ClientName"},
 		{"Protocol1", Options{Endpoints: ok, Protocol: 1}, "Options.Protocol"},
 		{"Protocol4", Options{Endpoints: ok, Protocol: 4}, "Options.Protocol"},
 		{"NegativeProtocol", Options{Endpoints: ok, Protocol: -3}, "Options.Protocol"},
@@ -106,6 +112,7 @@ func TestParseURL(t *testing.T) {
 		{url: "redis://:pw@h", want: Options{Endpoints: []string{"h:6379"}, Password: "pw"}},
 		{url: "redis://user:p%40ss@h:7000/2", want: Options{Endpoints: []string{"h:7000"}, Username: "user", Password: "p@ss", DB: 2}},
 		{url: "redis://[::1]:6390", want: Options{Endpoints: []string{"[::1]:6390"}}},
+		{url: "redis://[::1]", want: Options{Endpoints: []string{"[::1]:6379"}}},
 		{url: "redis://h?protocol=2&client_name=app&dial_timeout=1500ms&command_timeout=2s", want: Options{Endpoints: []string{"h:6379"}, Protocol: 2, ClientName: "app", DialTimeout: 1500 * time.Millisecond, CommandTimeout: 2 * time.Second}},
 		{url: "rediss://secure.example:6380", want: Options{Endpoints: []string{"secure.example:6380"}}, tls: true},
 	}
@@ -154,6 +161,18 @@ func TestParseURLRejectsInvalidURLs(t *testing.T) {
 		{"UnknownParameter", "redis://u:" + password + "@h?colour=blue", "URL colour"},
 		{"Unparsable", "redis://u:" + password + "@h:port%zz", "URL"},
 		{"ControlCharacter", "redis://u:" + password + "@h\x7f", "URL"},
+		// A '?', '#' or '/' in a password ends the authority early: the
+		// password's tail must not be named as a parameter, ignored as a
+		// fragment, or read as a path while its head becomes a port.
+		{"QuestionMarkInPassword", "redis://u:Hunter2?-secret@h", "URL"},
+		{"HashInPassword", "redis://u:1234#" + password + "@h", "URL"},
+		{"SlashInPassword", "redis+sentinel://u:1234/" + password + "@h", "URL"},
+		{"Fragment", "redis://u:" + password + "@h/0#top", "URL"},
+		{"UnclosedIPv6Bracket", "redis://u:" + password + "@[::1", "URL"},
+		{"StrayBracket", "redis://u:" + password + "@h]", "URL"},
+		{"UnbracketedIPv6", "redis://u:" + password + "@::1", "URL"},
+		{"TwoPorts", "redis://u:" + password + "@h:6379:1", "URL"},
+		{"SignedPort", "redis://u:" + password + "@h:+80", "URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,10 +184,14 @@ func TestParseURLRejectsInvalidURLs(t *testing.T) {
 			if ce.Field != tt.wantField {
 				t.Errorf("ConfigError.Field = %q; want %q", ce.Field, tt.wantField)
 			}
-			if strings.Contains(err.Error(), password) {
+			if strings.Contains(err.Error(), "Hunter2") || strings.Contains(err.Error(), "secret") {
 				t.Errorf("error %q contains the password", err)
 			}
 		})
+	}
+	// An '@' in a parameter's value is no password's tail.
+	if o, err := ParseURL("redis+sentinel://h/m?sentinel_password=p@ss"); err != nil || o.Sentinel == nil || o.Sentinel.Password != "p@ss" {
+		t.Errorf("ParseURL with sentinel_password=p@ss = %v; want the password p@ss", err)
 	}
 }
 
@@ -183,5 +206,57 @@ func TestParseURLConnects(t *testing.T) {
 		if got := infoField(info, field); got != want {
 			t.Errorf("server sees %s=%s; want %s", field, got, want)
 		}
+	}
+}
+
+// TestFormattingNeverShowsPassword: printing Options, SentinelOptions or a
+// connected Client with any of fmt's verbs (as a log line would) never
+// shows a password; fmt's default formatting prints every field, the
+// Client's unexported configuration included.
+func TestFormattingNeverShowsPassword(t *testing.T) {
+	const password, sentinelPassword = "Hunter2-data-secret", "Hunter2-sentinel-secret"
+	srv := respiretest.NewServer(t)
+	srv.Engine().RequireAuth(password)
+	opts := Options{Endpoints: []string{srv.Addr()}, Password: password}
+	c := newClient(t, opts)
+	sentinel := SentinelOptions{PrimaryName: "p", Addrs: []string{"h:26379"}, Password: sentinelPassword}
+	values := map[string]any{
+		"Options":          opts,
+		"*Options":         &opts,
+		"SentinelOptions":  sentinel,
+		"*SentinelOptions": &sentinel,
+		"FailoverMember":   FailoverMember{Options: opts},
+		"*Client":          c,
+	}
+	for name, v := range values {
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
+			got := fmt.Sprintf(verb, v)
+			if strings.Contains(got, password) || strings.Contains(got, sentinelPassword) {
+				t.Errorf("Sprintf(%q, %s) = %s; shows a password", verb, name, got)
+			}
+		}
+	}
+	if got := fmt.Sprint(opts); !strings.Contains(got, "Endpoints:["+srv.Addr()+"]") || !strings.Contains(got, "Password:[REDACTED]") {
+		t.Errorf("Sprint(Options) = %s; want its fields, the password redacted", got)
+	}
+	if got, want := c.String(), "respire.Client("+srv.Addr()+")"; got != want {
+		t.Errorf("Client.String() = %q; want %q", got, want)
+	}
+}
+
+// TestDialerReturningNothing: a Dialer that returns neither a connection
+// nor an error fails the dial with a connection error instead of crashing
+// the process on the nil connection.
+func TestDialerReturningNothing(t *testing.T) {
+	opts := Options{
+		Endpoints: []string{"127.0.0.1:6379"},
+		Dialer:    func(context.Context, string, string) (net.Conn, error) { return nil, nil },
+	}
+	c, err := Connect(context.Background(), opts)
+	if c != nil {
+		_ = c.Close()
+	}
+	if !errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), "no connection and no error") {
+		t.Errorf("Connect with a dialer returning (nil, nil) = %v; want a connection error saying so", err)
 	}
 }

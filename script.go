@@ -100,10 +100,13 @@ func checkCategory(name string, cat RetryCategory) error {
 // Run runs the script with keys and args and returns its reply. On a
 // Cluster client every key must hash to one slot (checked before any I/O),
 // and the script runs on that slot's node; a keyless script runs on any
-// primary.
+// primary. A nil c is an [ErrInvalidArgument].
 func (s *Script) Run(ctx context.Context, c *Client, keys []string, args ...string) (Reply, error) {
 	if s.err != nil {
 		return Reply{}, s.err
+	}
+	if c == nil {
+		return Reply{}, errInvalid(s.name(), "nil *Client")
 	}
 	x := s.exchange(c, keys, args)
 	return x.run(ctx)
@@ -132,9 +135,13 @@ func (s *Script) fallback(x *exchange, t *target) attemptResult {
 
 // Load sends SCRIPT LOAD to the server (on a Cluster client, to every
 // primary), so that the next Run needs no fallback. Run does not need it.
+// A nil c is an [ErrInvalidArgument].
 func (s *Script) Load(ctx context.Context, c *Client) error {
 	if s.err != nil {
 		return s.err
+	}
+	if c == nil {
+		return errInvalid("SCRIPT LOAD", "nil *Client")
 	}
 	r, err := c.Do(ctx, catalog.Scripting.SCRIPT_LOAD(), s.src)
 	if err != nil {

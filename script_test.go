@@ -232,6 +232,21 @@ func TestScriptAndFunctionBadInput(t *testing.T) {
 			return err
 		},
 		"LoadWithoutSource": func() error { return NewFunction("a", "f", FunctionOptions{}).Load(ctx, c) },
+		// nil where a value is needed, which used to panic.
+		"ScriptNilClient":       func() error { _, err := NewScript("return 1", ScriptOptions{}).Run(ctx, nil, nil); return err },
+		"ScriptLoadNilClient":   func() error { return NewScript("return 1", ScriptOptions{}).Load(ctx, nil) },
+		"FunctionNilClient":     func() error { _, err := NewFunction("a", "f", FunctionOptions{}).Call(ctx, nil, nil); return err },
+		"FunctionLoadNilClient": func() error { return NewFunction("a", "f", FunctionOptions{Source: "#!lua name=a\n"}).Load(ctx, nil) },
+		"BatchNilScript": func() error {
+			b := c.NewBatch()
+			f := b.Script(nil, nil)
+			return errors.Join(b.Execute(ctx), f.Err())
+		},
+		"TransactionNilFunction": func() error {
+			b := c.NewTransaction()
+			f := b.Function(nil, nil)
+			return errors.Join(b.Execute(ctx), f.Err())
+		},
 	}
 	for name, run := range runs {
 		before := framesSent(px)

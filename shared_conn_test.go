@@ -469,3 +469,46 @@ func TestSharedConnectionOptionsValidated(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockingHugeTimeouts: a block time plus the command timeout that
+// exceeds the largest Duration (a long CommandTimeout, or a BLPOP timeout
+// of 1e10 seconds through Do) waits as long as it may, on Client.Do and on
+// a dedicated Conn alike; the sum used to wrap into the past and fail
+// every such call at once with a deadline error.
+func TestBlockingHugeTimeouts(t *testing.T) {
+	ctx := testCtx(t)
+	long := newClient(t, Options{Endpoints: []string{standaloneAddr(t)}, CommandTimeout: NoTimeout - 1})
+	if _, _, err := long.BLPop(ctx, 50*time.Millisecond, key(t, "empty")); !errors.Is(err, ErrNil) {
+		t.Errorf("BLPop with CommandTimeout NoTimeout-1 = %v; want ErrNil after its 50ms", err)
+	}
+	c := newClient(t, Options{Endpoints: []string{standaloneAddr(t)}})
+	blpop := catalog.List.BLPOP()
+	for _, via := range []string{"Client.Do", "Conn.Do"} {
+		k := key(t, via)
+		got := make(chan error, 1)
+		go func() {
+			var r Reply
+			var err error
+			if via == "Client.Do" {
+				r, err = c.Do(ctx, blpop, k, "1e10")
+			} else {
+				err = c.Dedicated(ctx, func(conn *Conn) error {
+					r, err = conn.Do(ctx, blpop, k, "1e10")
+					return err
+				})
+			}
+			if s, _ := r.Strings(); err == nil && (len(s) != 2 || s[1] != "v") {
+				err = fmt.Errorf("reply %q", s)
+			}
+			got <- err
+		}()
+		// Served at once if the push comes first, else when it arrives.
+		if _, err := c.LPush(ctx, k, "v"); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Errorf("%s BLPOP %s 1e10 = %v; want [%s v]", via, k, err, k)
+			_, _ = c.Del(ctx, k)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -106,12 +107,40 @@ func redis70Hook(srv *server.Server) server.Hook {
 			c.WriteError("ERR Invalid stream ID specified as stream command argument")
 			return true
 		}
+		if msg := beyondStringLimit(cmd, args); msg != "" {
+			// The engine would allocate the whole string (a terabyte
+			// for SETRANGE k 1099511627776 v) and crash the process.
+			c.WriteError(msg)
+			return true
+		}
 		if !srv.IsRegisteredCommand(cmd) {
 			c.WriteError(unknownCommand(cmd, args))
 			return true
 		}
 		return false
 	}
+}
+
+// maxStringLen is Redis's proto-max-bulk-len default, the longest string.
+const maxStringLen = 512 << 20
+
+// beyondStringLimit returns Redis 7.0's error for a SETRANGE or SETBIT
+// (arguments after the command name) that would grow a string past
+// maxStringLen, or "".
+func beyondStringLimit(cmd string, args []string) string {
+	switch {
+	case cmd == "SETRANGE" && len(args) == 3 && args[2] != "":
+		off, err := strconv.ParseInt(args[1], 10, 64)
+		if err == nil && off >= 0 && off > maxStringLen-int64(len(args[2])) {
+			return "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+		}
+	case cmd == "SETBIT" && len(args) == 3:
+		off, err := strconv.ParseInt(args[1], 10, 64)
+		if err == nil && off >= maxStringLen*8 {
+			return "ERR bit offset is not an integer or out of range"
+		}
+	}
+	return ""
 }
 
 // xaddHasIDMP reports whether Redis 7.0 would take an IDMP or IDMPAUTO

@@ -261,3 +261,17 @@ func TestFailWritesDialerWrapsOnlyTheChosenConnection(t *testing.T) {
 		}
 	})
 }
+
+// TestServerRefusesHugeStrings: SETRANGE and SETBIT past Redis's 512 MiB
+// string limit get Redis's errors instead of making the engine allocate
+// the whole string (SETRANGE at offset 2^40 crashed the process out of
+// memory); offsets within the limit still work.
+func TestServerRefusesHugeStrings(t *testing.T) {
+	s := NewServer(t)
+	c := dialProxy(t, s.Proxy)
+	wantReply(t, "SETRANGE 2^40", c.do("SETRANGE", "s", "1099511627776", "v"), "-ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+	wantReply(t, "SETRANGE at the limit", c.do("SETRANGE", "s", "536870912", "v"), "-ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+	wantReply(t, "SETBIT 2^32", c.do("SETBIT", "b", "4294967296", "1"), "-ERR bit offset is not an integer or out of range")
+	wantReply(t, "SETRANGE small", c.do("SETRANGE", "s", "2", "v"), "3")
+	wantReply(t, "SETBIT small", c.do("SETBIT", "b", "7", "1"), "0")
+}

@@ -32,7 +32,9 @@ type Config struct {
 	// beyond the caller's context.
 	DialTimeout time.Duration
 	// Username and Password authenticate (HELLO AUTH or AUTH); no
-	// authentication when Password is empty.
+	// authentication when both are empty. A Username without a Password
+	// authenticates with an empty password (an ACL user with nopass
+	// accepts it), never silently as the default user.
 	Username, Password string
 	// DB is selected with SELECT when not 0.
 	DB int
@@ -202,6 +204,10 @@ func dialPrepared(ctx context.Context, cfg Config) (*meteredConn, *resp.Reader, 
 	return nc, rd, proto, id, nil
 }
 
+// ErrNilConn reports a dial function (Options.Dialer or a dial hook) that
+// returned neither a connection nor an error.
+var ErrNilConn = errors.New("respire: the dialer returned no connection and no error")
+
 // dialSocket opens the socket to cfg.Addr with cfg.Dial (or the default
 // dialer) and completes TLS when cfg.TLS is set.
 func dialSocket(ctx context.Context, cfg Config) (net.Conn, error) {
@@ -212,6 +218,9 @@ func dialSocket(ctx context.Context, cfg Config) (net.Conn, error) {
 	nc, err := dial(ctx, "tcp", cfg.Addr)
 	if err != nil {
 		return nil, err
+	}
+	if nc == nil {
+		return nil, ErrNilConn
 	}
 	if cfg.TLS != nil {
 		tc := tls.Client(nc, tlsConfig(cfg))
@@ -241,7 +250,7 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, e
 	authed := false
 	if cfg.Proto != 2 {
 		args := []string{"HELLO", "3"}
-		if cfg.Password != "" {
+		if cfg.Password != "" || cfg.Username != "" {
 			user := cfg.Username
 			if user == "" {
 				user = "default"
@@ -271,7 +280,7 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, e
 		}
 	}
 	if proto == 2 {
-		if cfg.Password != "" && !authed {
+		if (cfg.Password != "" || cfg.Username != "") && !authed {
 			args := []string{"AUTH", cfg.Password}
 			if cfg.Username != "" {
 				args = []string{"AUTH", cfg.Username, cfg.Password}
