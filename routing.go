@@ -495,8 +495,15 @@ func movableKeys(name string, args [][]byte) (first, count, step int, ok bool) {
 	case "MSETEX": // MSETEX numkeys key value [key value ...] [options]
 		return 2, numkeys(1), 2, true
 	case "XREAD", "XREADGROUP":
+		// As the server does, skip the options' arguments to find
+		// STREAMS: a group or a consumer may be named "streams".
 		for i := 1; i < len(args); i++ {
-			if strings.EqualFold(string(args[i]), "STREAMS") {
+			switch a := string(args[i]); {
+			case strings.EqualFold(a, "COUNT"), strings.EqualFold(a, "BLOCK"), strings.EqualFold(a, "CLAIM"):
+				i++
+			case strings.EqualFold(a, "GROUP"):
+				i += 2
+			case strings.EqualFold(a, "STREAMS"):
 				n := (len(args) - i - 1) / 2
 				return i + 1, n, 1, true
 			}

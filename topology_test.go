@@ -422,6 +422,12 @@ func TestKeySlotMovableKeys(t *testing.T) {
 		{"values ignored", catalog.String.MSETEX(), words("MSETEX", "1", a, other), slot, false},
 		{"cross slot", catalog.String.MSETEX(), words("MSETEX", "2", a, "v", other, "v"), slot, true},
 		{"ZINTERCARD", catalog.SortedSet.ZINTERCARD(), words("ZINTERCARD", "2", a, b, "LIMIT", other), slot, false},
+		// The server skips the options' arguments to find STREAMS: a
+		// group or a consumer may be named "streams".
+		{"XREADGROUP group streams", catalog.Stream.XREADGROUP(), words("XREADGROUP", "GROUP", "streams", other, "STREAMS", a, ">"), slot, false},
+		{"XREADGROUP consumer streams", catalog.Stream.XREADGROUP(), words("XREADGROUP", "GROUP", other, "STREAMS", "COUNT", "1", "STREAMS", a, b, ">", ">"), slot, false},
+		{"XREAD", catalog.Stream.XREAD(), words("XREAD", "COUNT", "2", "BLOCK", "0", "STREAMS", a, b, "0", "0"), slot, false},
+		{"XREAD cross slot", catalog.Stream.XREAD(), words("XREAD", "STREAMS", a, other, "0", "0"), slot, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
