@@ -470,7 +470,39 @@ func keySlot(desc catalog.Command, args [][]byte) (slot int, cross bool) {
 	for i := first; i <= last; i += step {
 		visit(args[i])
 	}
+	if i := storeKey(desc.FullName(), args); i > 0 {
+		visit(args[i])
+	}
 	return slot, cross
+}
+
+// storeKey returns the position of the destination key that SORT (after
+// STORE) and GEORADIUS, GEORADIUSBYMEMBER (after STORE or STOREDIST)
+// take besides their fixed key, 0 when there is none. As for the server,
+// the last one counts, and the arguments of BY, GET and LIMIT are skipped.
+func storeKey(name string, args [][]byte) (at int) {
+	switch name {
+	case "SORT": // SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] ... [STORE destination]
+		for i := 2; i < len(args); i++ {
+			switch a := string(args[i]); {
+			case strings.EqualFold(a, "LIMIT"):
+				i += 2
+			case strings.EqualFold(a, "BY"), strings.EqualFold(a, "GET"):
+				i++
+			case strings.EqualFold(a, "STORE") && i+1 < len(args):
+				at = i + 1
+				i++
+			}
+		}
+	case "GEORADIUS", "GEORADIUSBYMEMBER": // options from the fifth argument on
+		for i := 5; i+1 < len(args); i++ {
+			if a := string(args[i]); strings.EqualFold(a, "STORE") || strings.EqualFold(a, "STOREDIST") {
+				at = i + 1
+				i++
+			}
+		}
+	}
+	return at
 }
 
 // movableKeys finds the keys of commands whose key positions depend on
@@ -494,6 +526,18 @@ func movableKeys(name string, args [][]byte) (first, count, step int, ok bool) {
 		return 2, numkeys(1), 1, true
 	case "MSETEX": // MSETEX numkeys key value [key value ...] [options]
 		return 2, numkeys(1), 2, true
+	case "MIGRATE": // MIGRATE host port key|"" db timeout [COPY] [REPLACE] [AUTH pw] [AUTH2 user pw] [KEYS key ...]
+		for i := 6; i < len(args); i++ {
+			switch a := string(args[i]); {
+			case strings.EqualFold(a, "AUTH"):
+				i++
+			case strings.EqualFold(a, "AUTH2"):
+				i += 2
+			case strings.EqualFold(a, "KEYS"):
+				return i + 1, len(args) - i - 1, 1, true
+			}
+		}
+		return 3, 1, 1, true
 	case "XREAD", "XREADGROUP":
 		// As the server does, skip the options' arguments to find
 		// STREAMS: a group or a consumer may be named "streams".

@@ -428,6 +428,18 @@ func TestKeySlotMovableKeys(t *testing.T) {
 		{"XREADGROUP consumer streams", catalog.Stream.XREADGROUP(), words("XREADGROUP", "GROUP", other, "STREAMS", "COUNT", "1", "STREAMS", a, b, ">", ">"), slot, false},
 		{"XREAD", catalog.Stream.XREAD(), words("XREAD", "COUNT", "2", "BLOCK", "0", "STREAMS", a, b, "0", "0"), slot, false},
 		{"XREAD cross slot", catalog.Stream.XREAD(), words("XREAD", "STREAMS", a, other, "0", "0"), slot, true},
+		// A destination after STORE is a key; the patterns of BY and GET
+		// are not, and the last STORE is the one that counts.
+		{"SORT STORE", catalog.Generic.SORT(), words("SORT", a, "BY", "store", "GET", other, "STORE", b), slot, false},
+		{"SORT STORE cross slot", catalog.Generic.SORT(), words("SORT", a, "LIMIT", "0", "1", "STORE", other), slot, true},
+		{"SORT last STORE", catalog.Generic.SORT(), words("SORT", a, "STORE", other, "STORE", b), slot, false},
+		{"GEORADIUS STORE cross slot", catalog.Geo.GEORADIUS(), words("GEORADIUS", a, "15", "37", "200", "km", "STORE", other), slot, true},
+		{"GEORADIUSBYMEMBER STOREDIST", catalog.Geo.GEORADIUSBYMEMBER(), words("GEORADIUSBYMEMBER", a, "store", "200", "km", "STOREDIST", b), slot, false},
+		{"GEORADIUSBYMEMBER STOREDIST cross slot", catalog.Geo.GEORADIUSBYMEMBER(), words("GEORADIUSBYMEMBER", a, "m", "200", "km", "STOREDIST", other), slot, true},
+		// MIGRATE's keys follow KEYS when the key argument is empty.
+		{"MIGRATE KEYS", catalog.Generic.MIGRATE(), words("MIGRATE", "127.0.0.1", "1", "", "0", "100", "AUTH", "keys", "KEYS", a, b), slot, false},
+		{"MIGRATE KEYS cross slot", catalog.Generic.MIGRATE(), words("MIGRATE", "127.0.0.1", "1", "", "0", "100", "COPY", "KEYS", a, other), slot, true},
+		{"MIGRATE one key", catalog.Generic.MIGRATE(), words("MIGRATE", "127.0.0.1", "1", a, "0", "100", "REPLACE"), slot, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
