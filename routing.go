@@ -631,7 +631,15 @@ func (c *Client) execSplit(ctx context.Context, f *wire.Frame, s *spec, args [][
 	case splitSum:
 		for _, p := range parts {
 			f.Int += p.f.Int
+			if p.f.Value.Type == resp.Integer { // Client.Do wants a Value
+				f.Int += p.f.Value.Int
+			}
 		}
+		if f.Want == wire.WantValue {
+			f.Value = resp.Value{Type: resp.Integer, Int: f.Int}
+		}
+	case splitOK:
+		f.Value = parts[0].f.Value // every part answered OK
 	case splitArray:
 		elems := make([]resp.Value, (len(args)-1)/step)
 		for _, p := range parts {

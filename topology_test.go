@@ -450,3 +450,39 @@ func TestKeySlotMovableKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterSplitDoReplies: a multi-key command split across slots
+// answers Client.Do as one command would: DEL, EXISTS, TOUCH and UNLINK
+// with the summed integer, MSET with OK, on both protocols.
+func TestClusterSplitDoReplies(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		t.Run("RESP"+strconv.Itoa(proto), func(t *testing.T) {
+			c := clusterClient(t, Options{Protocol: proto})
+			ctx := testCtx(t)
+			p := "htopo:" + keyPrefix(t)
+			a, b := p+"a", p+"b"
+			if route.Slot(a) == route.Slot(b) {
+				t.Fatal("test keys share a slot")
+			}
+			t.Cleanup(func() { _, _ = c.Del(context.Background(), a, b) })
+			r, err := c.Do(ctx, catalog.String.MSET(), a, "1", b, "2")
+			if s, _ := r.String(); err != nil || s != "OK" {
+				t.Errorf("MSET = %v, %v; want OK", r.Value(), err)
+			}
+			for _, tt := range []struct {
+				cmd  catalog.Command
+				want int64
+			}{
+				{catalog.Generic.EXISTS(), 2},
+				{catalog.Generic.TOUCH(), 2},
+				{catalog.Generic.DEL(), 2},
+				{catalog.Generic.UNLINK(), 0},
+			} {
+				r, err := c.Do(ctx, tt.cmd, a, b, p+"missing")
+				if n, nerr := r.Int64(); err != nil || nerr != nil || n != tt.want {
+					t.Errorf("%s = %v, %v; want %d", tt.cmd.FullName(), r.Value(), err, tt.want)
+				}
+			}
+		})
+	}
+}
