@@ -448,6 +448,7 @@ func (b *Batch) execUnit(ctx context.Context, ms []int, t *target, mem *replyMem
 			// The final attempt ran every member: each keeps its own
 			// reply, and the selected one its error.
 			b.publish(ms, replies, resp.Value{})
+			b.servedBy(ms, served)
 			return err
 		}
 		for i := range b.size(ms) {
@@ -462,14 +463,19 @@ func (b *Batch) execUnit(ctx context.Context, ms []int, t *target, mem *replyMem
 		replies = f.Value.Elems // EXEC's array
 	}
 	b.publish(ms, replies, f.Value)
-	if served != nil {
-		for i := range b.size(ms) {
-			b.at(ms, i).served = served.Addr
-		}
-	}
+	b.servedBy(ms, served)
 	mem.arena, mem.vals = f.Arena, f.Values
 	f.Release()
 	return nil
+}
+
+// servedBy records n as the server that answered the unit ms (see at).
+func (b *Batch) servedBy(ms []int, n *route.Node) {
+	if n != nil {
+		for i := range b.size(ms) {
+			b.at(ms, i).served = n.Addr
+		}
+	}
 }
 
 // publish gives the members of the unit ms (see at) their replies; whole
@@ -763,7 +769,7 @@ func (b *Batch) resendMember(ctx context.Context, m *member) error {
 	var se *ServerError
 	if errors.As(m.err, &se) && se.Code == "MOVED" {
 		if rd, ok, err := route.ParseRedirect([]byte(se.Message)); ok && err == nil {
-			_, _ = c.topo.Moved(rd.Slot, rd.Addr)
+			_, _ = c.topo.Moved(rd.Slot, redirectAddr(rd.Addr, m.served))
 		}
 	}
 	f := c.frames.Get()
@@ -819,7 +825,8 @@ func (b *Batch) execClusterTx(ctx context.Context) error {
 	}
 	for redirects := 0; ; redirects++ {
 		b.clear()
-		err := b.execUnit(ctx, nil, &target{slot: slot}, &b.mem)
+		t := target{slot: slot}
+		err := b.execUnit(ctx, nil, &t, &b.mem)
 		var se *ServerError
 		if err == nil || !errors.As(err, &se) || (se.Code != "MOVED" && se.Code != "ASK") {
 			return err
@@ -834,7 +841,11 @@ func (b *Batch) execClusterTx(ctx context.Context) error {
 		if !ok || perr != nil {
 			return err
 		}
-		if _, err := c.topo.Moved(rd.Slot, rd.Addr); err != nil {
+		var from string
+		if t.served != nil {
+			from = t.served.Addr
+		}
+		if _, err := c.topo.Moved(rd.Slot, redirectAddr(rd.Addr, from)); err != nil {
 			return err
 		}
 		// The next execUnit sends nothing once ctx has ended.

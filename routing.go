@@ -328,11 +328,7 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 				if r := c.redirectBudget(ctx, waitDL, s, t); r != nil {
 					return *r
 				}
-				addr := rd.Addr
-				if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
-					h, _, _ := net.SplitHostPort(node.Addr)
-					addr = net.JoinHostPort(h, port)
-				}
+				addr := redirectAddr(rd.Addr, node.Addr)
 				if rd.Ask {
 					node, err = c.topo.Ask(addr)
 				} else {
@@ -362,6 +358,16 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 		}
 		return r
 	}
+}
+
+// redirectAddr is the address of a redirect that from sent: a redirect
+// without a host ("MOVED 3999 :6381") means from's host.
+func redirectAddr(addr, from string) string {
+	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
+		h, _, _ := net.SplitHostPort(from)
+		return net.JoinHostPort(h, port)
+	}
+	return addr
 }
 
 // redirectLoop is the error of a command (or transaction) redirected
