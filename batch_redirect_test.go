@@ -407,3 +407,54 @@ func TestClusterUnitRedirectWithoutHost(t *testing.T) {
 		}
 	})
 }
+
+// TestClusterUnfollowedMovedUpdatesMap: a blocking command and a
+// dedicated connection (Watch included) return a MOVED reply rather than
+// follow it, but the client still learns the slot's owner from it, so
+// that the next call goes there: with no map refresh succeeding (frozen
+// map), a stale slot would otherwise answer MOVED to every such call
+// until the periodic refresh.
+func TestClusterUnfollowedMovedUpdatesMap(t *testing.T) {
+	c, _ := frozenMapCluster(t, Options{})
+	ctx := testCtx(t)
+	k := "htopo:" + keyPrefix(t) + "list"
+	slot := route.Slot(k)
+	owner, err := c.topo.Pick(slot, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrong string
+	for _, n := range c.topo.Primaries() {
+		if n != owner {
+			wrong = n.Addr
+			break
+		}
+	}
+	cases := []struct {
+		name string
+		call func() error
+	}{
+		{"Blocking", func() error { _, _, err := c.BLPop(ctx, 10*time.Millisecond, k); return err }},
+		{"Dedicated", func() error {
+			return c.Dedicated(ctx, func(conn *Conn) error { _, err := conn.Do(ctx, NewCommand("LLEN"), k); return err })
+		}},
+		{"Watch", func() error { return c.Watch(ctx, func(*Tx) error { return nil }, k) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := c.topo.Moved(slot, wrong); err != nil { // the client believes wrong serves the slot
+				t.Fatal(err)
+			}
+			var se *ServerError
+			if err := tc.call(); !errors.As(err, &se) || se.Code != "MOVED" {
+				t.Fatalf("call on the stale node = %v, want its MOVED reply (not followed)", err)
+			}
+			if n, _ := c.topo.Pick(slot, false); n.Addr != owner.Addr {
+				t.Errorf("after the MOVED the slot is routed to %s, want %s", n.Addr, owner.Addr)
+			}
+			if err := tc.call(); err != nil && !errors.Is(err, ErrNil) {
+				t.Errorf("next call = %v, want it served by the owner", err)
+			}
+		})
+	}
+}

@@ -360,6 +360,20 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 	}
 }
 
+// noteMoved learns the slot owner that a MOVED reply names, on a path
+// that returns the reply instead of following it (a blocking command, a
+// dedicated connection): the map records the owner, as after a followed
+// MOVED, and a refresh is requested, so that the next call goes there.
+// from is the node that answered.
+func (c *Client) noteMoved(reply []byte, from *route.Node) {
+	if !c.isCluster() || from == nil {
+		return
+	}
+	if rd, ok, err := route.ParseRedirect(reply); ok && err == nil && !rd.Ask {
+		_, _ = c.topo.Moved(rd.Slot, redirectAddr(rd.Addr, from.Addr))
+	}
+}
+
 // redirectAddr is the address of a redirect that from sent: a redirect
 // without a host ("MOVED 3999 :6381") means from's host.
 func redirectAddr(addr, from string) string {
