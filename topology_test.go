@@ -64,12 +64,19 @@ func TestConnectTopologyFailsOnWrongServers(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Field != "Options.Sentinel.PrimaryName" {
 		t.Errorf("unknown primary: err = %v, want a *ConfigError for Options.Sentinel.PrimaryName", err)
 	}
+	// A sentinel that did not answer may know the name: the failure is
+	// the connection's, not the configuration's.
+	_, err = Connect(ctx, Options{Sentinel: &SentinelOptions{PrimaryName: "no-such-primary",
+		Addrs: append([]string{"127.0.0.1:1"}, testenv.SentinelAddrs(t)...)}, DialTimeout: 200 * time.Millisecond})
+	var ne *ConnError
+	if errors.As(err, &ce) || !errors.As(err, &ne) || !ne.Unwritten || errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("unknown primary, one sentinel unreachable: err = %v, want a *ConnError, not a *ConfigError", err)
+	}
 	_, err = Connect(ctx, Options{Endpoints: []string{standaloneAddr(t)}, Cluster: &ClusterOptions{}})
 	if !errors.As(err, &ce) || ce.Field != "Options.Cluster" {
 		t.Errorf("standalone seed: err = %v, want a *ConfigError for Options.Cluster", err)
 	}
 	_, err = Connect(ctx, Options{Endpoints: []string{"127.0.0.1:1"}, Cluster: &ClusterOptions{}, DialTimeout: 200 * time.Millisecond})
-	var ne *ConnError
 	if !errors.As(err, &ne) {
 		t.Errorf("unreachable seed: err = %v, want a *ConnError", err)
 	}
