@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -667,7 +668,12 @@ func (b *Batch) execGroups(ctx context.Context) error {
 	if first == len(b.groups) {
 		b.addGroup(-1, nil, false)
 	}
-	b.groups[first].ms = append(b.groups[first].ms, b.keyless...)
+	if len(b.keyless) > 0 {
+		// In queue order among the group's members, as on one server.
+		g := &b.groups[first]
+		g.ms = append(g.ms, b.keyless...)
+		slices.Sort(g.ms)
+	}
 	b.runGroups(ctx)
 	var errs []error
 	for i := range b.groups {
