@@ -315,8 +315,9 @@ func (b *Batch) execute(ctx context.Context) error {
 }
 
 // pinned returns the target of a Sentinel batch holding a cursor
-// continuation: the primary that issued the cursor, which must still be
-// the primary (nil: no continuation, or a standalone client).
+// continuation: the server that issued the cursor, which must still be
+// the primary or a replica of the latest discovery (nil: no
+// continuation, or a standalone client).
 func (b *Batch) pinned() (*target, error) {
 	if b.c.topo == nil {
 		return nil, nil
@@ -325,7 +326,13 @@ func (b *Batch) pinned() (*target, error) {
 		if pin := b.members[i].pin; pin != "" {
 			n := b.c.topo.Primaries()[0]
 			if n.Addr != pin {
-				return nil, errInvalid("SCAN", "the cursor's server "+pin+" is no longer the primary")
+				// A replica served the first page under a replica read
+				// policy: a known one keeps its replica connection.
+				r, err := b.c.topo.At(pin)
+				if err != nil || !r.Replica {
+					return nil, errInvalid("SCAN", "the cursor's server "+pin+" is no longer the primary or a replica")
+				}
+				n = r
 			}
 			return &target{slot: -1, pinned: n}, nil
 		}

@@ -708,3 +708,38 @@ func TestClusterBatchKeylessMemberKeepsQueueOrder(t *testing.T) {
 		t.Errorf("GET = %q, %v; want v", v, err)
 	}
 }
+
+// TestSentinelBatchScanContinuesOnReplica: under ReadReplica a Sentinel
+// client's SCAN page comes from a replica; a batch continues its cursor
+// there, as a Cluster batch does, rather than refusing it as if the
+// replica were a primary that had been demoted.
+func TestSentinelBatchScanContinuesOnReplica(t *testing.T) {
+	c := sentinelClient(t, Options{ReadFrom: ReadReplica})
+	ctx := testCtx(t)
+	p := "htopo:" + keyPrefix(t)
+	var pairs []string
+	for i := range 8 {
+		pairs = append(pairs, p+strconv.Itoa(i), "v")
+	}
+	bcSeedReplicated(t, c, pairs...)
+	opts := ScanOptions{Count: 1}
+	var page ScanPage[string]
+	for pg, err := range c.ScanPages(ctx, opts) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		page = pg
+		break
+	}
+	if n, _ := c.topo.At(page.Server); n == nil || !n.Replica || page.Cursor == "0" {
+		t.Fatalf("first page = %+v; want a continuation cursor from a replica", page)
+	}
+	b := c.NewBatch()
+	next := b.Scan(page, opts)
+	if err := b.Execute(ctx); err != nil {
+		t.Fatalf("continuation: Execute = %v", err)
+	}
+	if np, err := next.Result(); err != nil || np.Server != page.Server {
+		t.Errorf("continuation = %+v, %v; want a page from the replica %s", np, err, page.Server)
+	}
+}
