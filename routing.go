@@ -259,13 +259,16 @@ func (c *Client) execTarget(ctx context.Context, f *wire.Frame, s *spec, t *targ
 		var small [16][]byte
 		args := frameArgs(f.Buf, small[:0])
 		slot, cross := keySlot(s.desc, args)
+		// The descriptor's name, not the caller's: NewCommand("SCRIPT")
+		// with "LOAD" as its first argument is SCRIPT LOAD.
+		name := s.desc.FullName()
 		switch {
-		case cross && splitOf(s.name) != splitNone:
+		case cross && splitOf(name) != splitNone:
 			return c.execSplit(ctx, f, s, args)
 		case cross:
 			f.Release()
 			return &RouteError{Command: s.name, Slot: -1, Err: ErrCrossSlot}
-		case slot < 0 && fanOutOf(s.name) != fanNone:
+		case slot < 0 && fanOutOf(name) != fanNone:
 			return c.execFanOut(ctx, f, s)
 		}
 		t.slot = slot
@@ -614,7 +617,8 @@ type part struct {
 // execSplit runs a cross-slot MGET/MSET/DEL/EXISTS/UNLINK/TOUCH as one
 // command per slot, in parallel, and reassembles the replies into f.
 func (c *Client) execSplit(ctx context.Context, f *wire.Frame, s *spec, args [][]byte) error {
-	kind := splitOf(s.name)
+	name := s.desc.FullName() // a command without a subcommand
+	kind := splitOf(name)
 	step := 1
 	if kind == splitOK {
 		step = 2
@@ -636,7 +640,7 @@ func (c *Client) execSplit(ctx context.Context, f *wire.Frame, s *spec, args [][
 		parts[j].pos = append(parts[j].pos, i)
 	}
 	for _, p := range parts {
-		p.f = c.newFrame(1+len(p.pos)*step, s.name)
+		p.f = c.newFrame(1+len(p.pos)*step, name)
 		for _, i := range p.pos {
 			for k := 0; k < step; k++ {
 				p.f.Buf = resp.AppendBulk(p.f.Buf, args[i+k])
@@ -767,7 +771,7 @@ func (c *Client) execFanOut(ctx context.Context, f *wire.Frame, s *spec) error {
 	if err := c.runParts(ctx, f, s, parts); err != nil {
 		return err
 	}
-	switch fanOutOf(s.name) {
+	switch fanOutOf(s.desc.FullName()) {
 	case fanSum:
 		for _, p := range parts {
 			f.Int += p.f.Int

@@ -493,3 +493,24 @@ func TestClusterSplitDoReplies(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterFanOutNamedByArgument: a command for every primary reaches
+// every primary however its subcommand is given: NewCommand("SCRIPT")
+// with "LOAD" as its first argument fans out like NewCommand("SCRIPT
+// LOAD") and the catalog's descriptor.
+func TestClusterFanOutNamedByArgument(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	// A script no server has seen, so that only this load can make it known.
+	src := "return 'htopo " + runID + " " + strconv.FormatInt(time.Now().UnixNano(), 36) + "'"
+	r, err := c.Do(ctx, NewCommand("SCRIPT"), "LOAD", src)
+	if err != nil {
+		t.Fatalf("SCRIPT LOAD = %v", err)
+	}
+	sha, _ := r.String()
+	for _, n := range c.topo.Primaries() {
+		if got := admin(t, n.Addr, "SCRIPT", "EXISTS", sha).Value(); len(got.Elems) != 1 || got.Elems[0].Int != 1 {
+			t.Errorf("primary %s: SCRIPT EXISTS = %v, want the loaded script", n.Addr, got)
+		}
+	}
+}
