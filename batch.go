@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -314,8 +315,9 @@ func (b *Batch) execute(ctx context.Context) error {
 }
 
 // pinned returns the target of a Sentinel batch holding a cursor
-// continuation: the primary that issued the cursor, which must still be
-// the primary (nil: no continuation, or a standalone client).
+// continuation: the server that issued the cursor, which must still be
+// the primary or a replica of the latest discovery (nil: no
+// continuation, or a standalone client).
 func (b *Batch) pinned() (*target, error) {
 	if b.c.topo == nil {
 		return nil, nil
@@ -324,7 +326,13 @@ func (b *Batch) pinned() (*target, error) {
 		if pin := b.members[i].pin; pin != "" {
 			n := b.c.topo.Primaries()[0]
 			if n.Addr != pin {
-				return nil, errInvalid("SCAN", "the cursor's server "+pin+" is no longer the primary")
+				// A replica served the first page under a replica read
+				// policy: a known one keeps its replica connection.
+				r, err := b.c.topo.At(pin)
+				if err != nil || !r.Replica {
+					return nil, errInvalid("SCAN", "the cursor's server "+pin+" is no longer the primary or a replica")
+				}
+				n = r
 			}
 			return &target{slot: -1, pinned: n}, nil
 		}
@@ -448,6 +456,7 @@ func (b *Batch) execUnit(ctx context.Context, ms []int, t *target, mem *replyMem
 			// The final attempt ran every member: each keeps its own
 			// reply, and the selected one its error.
 			b.publish(ms, replies, resp.Value{})
+			b.servedBy(ms, served)
 			return err
 		}
 		for i := range b.size(ms) {
@@ -462,14 +471,19 @@ func (b *Batch) execUnit(ctx context.Context, ms []int, t *target, mem *replyMem
 		replies = f.Value.Elems // EXEC's array
 	}
 	b.publish(ms, replies, f.Value)
-	if served != nil {
-		for i := range b.size(ms) {
-			b.at(ms, i).served = served.Addr
-		}
-	}
+	b.servedBy(ms, served)
 	mem.arena, mem.vals = f.Arena, f.Values
 	f.Release()
 	return nil
+}
+
+// servedBy records n as the server that answered the unit ms (see at).
+func (b *Batch) servedBy(ms []int, n *route.Node) {
+	if n != nil {
+		for i := range b.size(ms) {
+			b.at(ms, i).served = n.Addr
+		}
+	}
 }
 
 // publish gives the members of the unit ms (see at) their replies; whole
@@ -661,7 +675,12 @@ func (b *Batch) execGroups(ctx context.Context) error {
 	if first == len(b.groups) {
 		b.addGroup(-1, nil, false)
 	}
-	b.groups[first].ms = append(b.groups[first].ms, b.keyless...)
+	if len(b.keyless) > 0 {
+		// In queue order among the group's members, as on one server.
+		g := &b.groups[first]
+		g.ms = append(g.ms, b.keyless...)
+		slices.Sort(g.ms)
+	}
 	b.runGroups(ctx)
 	var errs []error
 	for i := range b.groups {
@@ -763,7 +782,7 @@ func (b *Batch) resendMember(ctx context.Context, m *member) error {
 	var se *ServerError
 	if errors.As(m.err, &se) && se.Code == "MOVED" {
 		if rd, ok, err := route.ParseRedirect([]byte(se.Message)); ok && err == nil {
-			_, _ = c.topo.Moved(rd.Slot, rd.Addr)
+			_, _ = c.topo.Moved(rd.Slot, redirectAddr(rd.Addr, m.served))
 		}
 	}
 	f := c.frames.Get()
@@ -819,7 +838,8 @@ func (b *Batch) execClusterTx(ctx context.Context) error {
 	}
 	for redirects := 0; ; redirects++ {
 		b.clear()
-		err := b.execUnit(ctx, nil, &target{slot: slot}, &b.mem)
+		t := target{slot: slot}
+		err := b.execUnit(ctx, nil, &t, &b.mem)
 		var se *ServerError
 		if err == nil || !errors.As(err, &se) || (se.Code != "MOVED" && se.Code != "ASK") {
 			return err
@@ -834,7 +854,11 @@ func (b *Batch) execClusterTx(ctx context.Context) error {
 		if !ok || perr != nil {
 			return err
 		}
-		if _, err := c.topo.Moved(rd.Slot, rd.Addr); err != nil {
+		var from string
+		if t.served != nil {
+			from = t.served.Addr
+		}
+		if _, err := c.topo.Moved(rd.Slot, redirectAddr(rd.Addr, from)); err != nil {
 			return err
 		}
 		// The next execUnit sends nothing once ctx has ended.

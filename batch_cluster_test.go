@@ -6,12 +6,16 @@ package respire
 // topology.
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"maps"
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
+	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/respiretest"
 )
@@ -670,5 +674,72 @@ func TestClusterBatchReuse(t *testing.T) {
 		if round > 1 && string(kept.v.Str) != value(1, 1) {
 			t.Errorf("round %d: a raw Reply of round 1 changed to %q", round, string(kept.v.Str))
 		}
+	}
+}
+
+// TestClusterBatchKeylessMemberKeepsQueueOrder: a keyless member runs in
+// the first group in its queue position among that group's members, as
+// on one server: SCRIPT LOAD queued before an EVALSHA of the script (whose
+// key makes that group) loads it before the EVALSHA runs.
+func TestClusterBatchKeylessMemberKeepsQueueOrder(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	k := "htopo:" + keyPrefix(t) + "k"
+	t.Cleanup(func() { _, _ = c.Del(testCtx(t), k) })
+	// A script no server has seen: its digest is unknown until loaded.
+	src := "return redis.call('SET', KEYS[1], ARGV[1]) -- " + runID + " " + strconv.FormatInt(time.Now().UnixNano(), 36)
+	sum := sha1.Sum([]byte(src))
+	sha := hex.EncodeToString(sum[:])
+
+	b := c.NewBatch()
+	load := b.Do(catalog.Scripting.SCRIPT_LOAD(), src)
+	run := b.Do(catalog.Scripting.EVALSHA(), sha, 1, k, "v")
+	get := b.Get(k)
+	if err := b.Execute(ctx); err != nil {
+		t.Fatalf("Execute = %v", err)
+	}
+	if r, err := load.Result(); err != nil || string(r.v.Str) != sha {
+		t.Errorf("SCRIPT LOAD = %v, %v; want %s", r.v, err, sha)
+	}
+	if _, err := run.Result(); err != nil {
+		t.Errorf("EVALSHA after SCRIPT LOAD = %v, want it to find the script", err)
+	}
+	if v, err := get.Result(); err != nil || v != "v" {
+		t.Errorf("GET = %q, %v; want v", v, err)
+	}
+}
+
+// TestSentinelBatchScanContinuesOnReplica: under ReadReplica a Sentinel
+// client's SCAN page comes from a replica; a batch continues its cursor
+// there, as a Cluster batch does, rather than refusing it as if the
+// replica were a primary that had been demoted.
+func TestSentinelBatchScanContinuesOnReplica(t *testing.T) {
+	c := sentinelClient(t, Options{ReadFrom: ReadReplica})
+	ctx := testCtx(t)
+	p := "htopo:" + keyPrefix(t)
+	var pairs []string
+	for i := range 8 {
+		pairs = append(pairs, p+strconv.Itoa(i), "v")
+	}
+	bcSeedReplicated(t, c, pairs...)
+	opts := ScanOptions{Count: 1}
+	var page ScanPage[string]
+	for pg, err := range c.ScanPages(ctx, opts) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		page = pg
+		break
+	}
+	if n, _ := c.topo.At(page.Server); n == nil || !n.Replica || page.Cursor == "0" {
+		t.Fatalf("first page = %+v; want a continuation cursor from a replica", page)
+	}
+	b := c.NewBatch()
+	next := b.Scan(page, opts)
+	if err := b.Execute(ctx); err != nil {
+		t.Fatalf("continuation: Execute = %v", err)
+	}
+	if np, err := next.Result(); err != nil || np.Server != page.Server {
+		t.Errorf("continuation = %+v, %v; want a page from the replica %s", np, err, page.Server)
 	}
 }

@@ -133,8 +133,10 @@ func (s ScanFuture) Err() error { return s.f.Err() }
 // first page). A continuation (prev.Cursor not "0") goes to prev.Server,
 // the server that holds its cursor, and like every continuation it is
 // never resent: on a Cluster client its group is pinned there and not
-// retried; on a Sentinel client the batch is pinned to the primary, and
-// fails before any I/O when prev.Server is no longer the primary. A first
+// retried; on a Sentinel client the batch is pinned to prev.Server (the
+// primary, or a replica that served it under a replica read policy), and
+// fails before any I/O when that server is no longer the primary or a
+// replica of the latest discovery. A first
 // page goes where prev.Server says when set, else where the batch's
 // keyless members go; its Server tells where the next page must go (on a
 // Cluster client SCAN iterates one node: [Client.Scan] visits them all).

@@ -8,6 +8,7 @@ package respire
 import (
 	"context"
 	"errors"
+	"net"
 	"testing"
 	"time"
 
@@ -330,6 +331,129 @@ func TestClusterBatchMemberResendFailureFailsExecute(t *testing.T) {
 			}
 			if v, err := strlen.Result(); v != 3 || err != nil {
 				t.Errorf("STRLEN (other group) = %d, %v; want 3", v, err)
+			}
+		})
+	}
+}
+
+// TestClusterUnitRedirectWithoutHost: a MOVED that names no host
+// ("MOVED 3999 :6381", a node announcing no endpoint) means the host of
+// the node that sent it, for a transaction and for a redirected batch
+// member as for a single command: the slot map records that host, and
+// the resend reaches that node (here through its proxy), not an address
+// without a host.
+func TestClusterUnitRedirectWithoutHost(t *testing.T) {
+	c, proxies := frozenMapCluster(t, Options{})
+	ctx := testCtx(t)
+	primaries := c.topo.Primaries()
+	a, b := primaries[0].Addr, primaries[1].Addr
+	_, portA, _ := net.SplitHostPort(a)
+	pa := "htopo:" + bcTagOn(t, c, a)
+	slot := route.Slot(pa)
+	ks, kn := pa+"s", pa+"n"
+	t.Cleanup(func() { _, _ = c.Del(testCtx(t), ks, kn) })
+	owner := func() string {
+		n, err := c.topo.Pick(slot, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.Addr
+	}
+
+	t.Run("Transaction", func(t *testing.T) {
+		if _, err := c.topo.Moved(slot, b); err != nil { // the client believes b serves the slot
+			t.Fatal(err)
+		}
+		txFake(t, proxies[b], "SET", respiretest.Moved(slot, ":"+portA), 1, nil)
+		execs := proxies[a].Forwarded("EXEC")
+		tx := c.NewTransaction()
+		tx.Set(ks, "v")
+		incr := tx.Incr(kn)
+		if err := tx.Execute(ctx); err != nil {
+			t.Fatalf("Execute = %v", err)
+		}
+		if got := owner(); got != a {
+			t.Errorf("the slot is routed to %q, want %q (the sender's host)", got, a)
+		}
+		if n := proxies[a].Forwarded("EXEC") - execs; n != 1 {
+			t.Errorf("the new owner got EXEC %d times through its address, want 1", n)
+		}
+		if _, err := incr.Result(); err != nil {
+			t.Errorf("INCR = %v", err)
+		}
+	})
+
+	t.Run("BatchMember", func(t *testing.T) {
+		if _, err := c.topo.Moved(slot, b); err != nil {
+			t.Fatal(err)
+		}
+		rule := proxies[b].MustAddRule(t, respiretest.Rule{Command: "INCR", Times: 1,
+			Action: respiretest.Inject(respiretest.Moved(slot, ":"+portA))})
+		defer rule.Remove()
+		incrs := proxies[a].Forwarded("INCR")
+		batch := c.NewBatch()
+		incr := batch.Incr(kn)
+		if err := batch.Execute(ctx); err != nil {
+			t.Fatalf("Execute = %v", err)
+		}
+		if _, err := incr.Result(); err != nil {
+			t.Errorf("INCR = %v", err)
+		}
+		if got := owner(); got != a {
+			t.Errorf("the slot is routed to %q, want %q (the sender's host)", got, a)
+		}
+		if n := proxies[a].Forwarded("INCR") - incrs; n != 1 {
+			t.Errorf("the new owner got INCR %d times through its address, want 1", n)
+		}
+	})
+}
+
+// TestClusterUnfollowedMovedUpdatesMap: a blocking command and a
+// dedicated connection (Watch included) return a MOVED reply rather than
+// follow it, but the client still learns the slot's owner from it, so
+// that the next call goes there: with no map refresh succeeding (frozen
+// map), a stale slot would otherwise answer MOVED to every such call
+// until the periodic refresh.
+func TestClusterUnfollowedMovedUpdatesMap(t *testing.T) {
+	c, _ := frozenMapCluster(t, Options{})
+	ctx := testCtx(t)
+	k := "htopo:" + keyPrefix(t) + "list"
+	slot := route.Slot(k)
+	owner, err := c.topo.Pick(slot, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrong string
+	for _, n := range c.topo.Primaries() {
+		if n != owner {
+			wrong = n.Addr
+			break
+		}
+	}
+	cases := []struct {
+		name string
+		call func() error
+	}{
+		{"Blocking", func() error { _, _, err := c.BLPop(ctx, 10*time.Millisecond, k); return err }},
+		{"Dedicated", func() error {
+			return c.Dedicated(ctx, func(conn *Conn) error { _, err := conn.Do(ctx, NewCommand("LLEN"), k); return err })
+		}},
+		{"Watch", func() error { return c.Watch(ctx, func(*Tx) error { return nil }, k) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := c.topo.Moved(slot, wrong); err != nil { // the client believes wrong serves the slot
+				t.Fatal(err)
+			}
+			var se *ServerError
+			if err := tc.call(); !errors.As(err, &se) || se.Code != "MOVED" {
+				t.Fatalf("call on the stale node = %v, want its MOVED reply (not followed)", err)
+			}
+			if n, _ := c.topo.Pick(slot, false); n.Addr != owner.Addr {
+				t.Errorf("after the MOVED the slot is routed to %s, want %s", n.Addr, owner.Addr)
+			}
+			if err := tc.call(); err != nil && !errors.Is(err, ErrNil) {
+				t.Errorf("next call = %v, want it served by the owner", err)
 			}
 		})
 	}

@@ -211,6 +211,7 @@ func (c *Client) execBlockingFrame(ctx context.Context, f *wire.Frame, s *spec, 
 	p.Put(conn)
 	if f.IsErr {
 		se := newServerError(s.name, f.ErrReply)
+		c.noteMoved(f.ErrReply, node)
 		f.Release()
 		return se
 	}

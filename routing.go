@@ -259,13 +259,16 @@ func (c *Client) execTarget(ctx context.Context, f *wire.Frame, s *spec, t *targ
 		var small [16][]byte
 		args := frameArgs(f.Buf, small[:0])
 		slot, cross := keySlot(s.desc, args)
+		// The descriptor's name, not the caller's: NewCommand("SCRIPT")
+		// with "LOAD" as its first argument is SCRIPT LOAD.
+		name := s.desc.FullName()
 		switch {
-		case cross && splitOf(s.name) != splitNone:
+		case cross && splitOf(name) != splitNone:
 			return c.execSplit(ctx, f, s, args)
 		case cross:
 			f.Release()
 			return &RouteError{Command: s.name, Slot: -1, Err: ErrCrossSlot}
-		case slot < 0 && fanOutOf(s.name) != fanNone:
+		case slot < 0 && fanOutOf(name) != fanNone:
 			return c.execFanOut(ctx, f, s)
 		}
 		t.slot = slot
@@ -328,11 +331,7 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 				if r := c.redirectBudget(ctx, waitDL, s, t); r != nil {
 					return *r
 				}
-				addr := rd.Addr
-				if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
-					h, _, _ := net.SplitHostPort(node.Addr)
-					addr = net.JoinHostPort(h, port)
-				}
+				addr := redirectAddr(rd.Addr, node.Addr)
 				if rd.Ask {
 					node, err = c.topo.Ask(addr)
 				} else {
@@ -362,6 +361,30 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 		}
 		return r
 	}
+}
+
+// noteMoved learns the slot owner that a MOVED reply names, on a path
+// that returns the reply instead of following it (a blocking command, a
+// dedicated connection): the map records the owner, as after a followed
+// MOVED, and a refresh is requested, so that the next call goes there.
+// from is the node that answered.
+func (c *Client) noteMoved(reply []byte, from *route.Node) {
+	if !c.isCluster() || from == nil {
+		return
+	}
+	if rd, ok, err := route.ParseRedirect(reply); ok && err == nil && !rd.Ask {
+		_, _ = c.topo.Moved(rd.Slot, redirectAddr(rd.Addr, from.Addr))
+	}
+}
+
+// redirectAddr is the address of a redirect that from sent: a redirect
+// without a host ("MOVED 3999 :6381") means from's host.
+func redirectAddr(addr, from string) string {
+	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
+		h, _, _ := net.SplitHostPort(from)
+		return net.JoinHostPort(h, port)
+	}
+	return addr
 }
 
 // redirectLoop is the error of a command (or transaction) redirected
@@ -470,7 +493,39 @@ func keySlot(desc catalog.Command, args [][]byte) (slot int, cross bool) {
 	for i := first; i <= last; i += step {
 		visit(args[i])
 	}
+	if i := storeKey(desc.FullName(), args); i > 0 {
+		visit(args[i])
+	}
 	return slot, cross
+}
+
+// storeKey returns the position of the destination key that SORT (after
+// STORE) and GEORADIUS, GEORADIUSBYMEMBER (after STORE or STOREDIST)
+// take besides their fixed key, 0 when there is none. As for the server,
+// the last one counts, and the arguments of BY, GET and LIMIT are skipped.
+func storeKey(name string, args [][]byte) (at int) {
+	switch name {
+	case "SORT": // SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] ... [STORE destination]
+		for i := 2; i < len(args); i++ {
+			switch a := string(args[i]); {
+			case strings.EqualFold(a, "LIMIT"):
+				i += 2
+			case strings.EqualFold(a, "BY"), strings.EqualFold(a, "GET"):
+				i++
+			case strings.EqualFold(a, "STORE") && i+1 < len(args):
+				at = i + 1
+				i++
+			}
+		}
+	case "GEORADIUS", "GEORADIUSBYMEMBER": // options from the fifth argument on
+		for i := 5; i+1 < len(args); i++ {
+			if a := string(args[i]); strings.EqualFold(a, "STORE") || strings.EqualFold(a, "STOREDIST") {
+				at = i + 1
+				i++
+			}
+		}
+	}
+	return at
 }
 
 // movableKeys finds the keys of commands whose key positions depend on
@@ -494,9 +549,28 @@ func movableKeys(name string, args [][]byte) (first, count, step int, ok bool) {
 		return 2, numkeys(1), 1, true
 	case "MSETEX": // MSETEX numkeys key value [key value ...] [options]
 		return 2, numkeys(1), 2, true
+	case "MIGRATE": // MIGRATE host port key|"" db timeout [COPY] [REPLACE] [AUTH pw] [AUTH2 user pw] [KEYS key ...]
+		for i := 6; i < len(args); i++ {
+			switch a := string(args[i]); {
+			case strings.EqualFold(a, "AUTH"):
+				i++
+			case strings.EqualFold(a, "AUTH2"):
+				i += 2
+			case strings.EqualFold(a, "KEYS"):
+				return i + 1, len(args) - i - 1, 1, true
+			}
+		}
+		return 3, 1, 1, true
 	case "XREAD", "XREADGROUP":
+		// As the server does, skip the options' arguments to find
+		// STREAMS: a group or a consumer may be named "streams".
 		for i := 1; i < len(args); i++ {
-			if strings.EqualFold(string(args[i]), "STREAMS") {
+			switch a := string(args[i]); {
+			case strings.EqualFold(a, "COUNT"), strings.EqualFold(a, "BLOCK"), strings.EqualFold(a, "CLAIM"):
+				i++
+			case strings.EqualFold(a, "GROUP"):
+				i += 2
+			case strings.EqualFold(a, "STREAMS"):
 				n := (len(args) - i - 1) / 2
 				return i + 1, n, 1, true
 			}
@@ -543,7 +617,8 @@ type part struct {
 // execSplit runs a cross-slot MGET/MSET/DEL/EXISTS/UNLINK/TOUCH as one
 // command per slot, in parallel, and reassembles the replies into f.
 func (c *Client) execSplit(ctx context.Context, f *wire.Frame, s *spec, args [][]byte) error {
-	kind := splitOf(s.name)
+	name := s.desc.FullName() // a command without a subcommand
+	kind := splitOf(name)
 	step := 1
 	if kind == splitOK {
 		step = 2
@@ -565,7 +640,7 @@ func (c *Client) execSplit(ctx context.Context, f *wire.Frame, s *spec, args [][
 		parts[j].pos = append(parts[j].pos, i)
 	}
 	for _, p := range parts {
-		p.f = c.newFrame(1+len(p.pos)*step, s.name)
+		p.f = c.newFrame(1+len(p.pos)*step, name)
 		for _, i := range p.pos {
 			for k := 0; k < step; k++ {
 				p.f.Buf = resp.AppendBulk(p.f.Buf, args[i+k])
@@ -580,7 +655,15 @@ func (c *Client) execSplit(ctx context.Context, f *wire.Frame, s *spec, args [][
 	case splitSum:
 		for _, p := range parts {
 			f.Int += p.f.Int
+			if p.f.Value.Type == resp.Integer { // Client.Do wants a Value
+				f.Int += p.f.Value.Int
+			}
 		}
+		if f.Want == wire.WantValue {
+			f.Value = resp.Value{Type: resp.Integer, Int: f.Int}
+		}
+	case splitOK:
+		f.Value = parts[0].f.Value // every part answered OK
 	case splitArray:
 		elems := make([]resp.Value, (len(args)-1)/step)
 		for _, p := range parts {
@@ -688,7 +771,7 @@ func (c *Client) execFanOut(ctx context.Context, f *wire.Frame, s *spec) error {
 	if err := c.runParts(ctx, f, s, parts); err != nil {
 		return err
 	}
-	switch fanOutOf(s.name) {
+	switch fanOutOf(s.desc.FullName()) {
 	case fanSum:
 		for _, p := range parts {
 			f.Int += p.f.Int

@@ -64,12 +64,19 @@ func TestConnectTopologyFailsOnWrongServers(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Field != "Options.Sentinel.PrimaryName" {
 		t.Errorf("unknown primary: err = %v, want a *ConfigError for Options.Sentinel.PrimaryName", err)
 	}
+	// A sentinel that did not answer may know the name: the failure is
+	// the connection's, not the configuration's.
+	_, err = Connect(ctx, Options{Sentinel: &SentinelOptions{PrimaryName: "no-such-primary",
+		Addrs: append([]string{"127.0.0.1:1"}, testenv.SentinelAddrs(t)...)}, DialTimeout: 200 * time.Millisecond})
+	var ne *ConnError
+	if errors.As(err, &ce) || !errors.As(err, &ne) || !ne.Unwritten || errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("unknown primary, one sentinel unreachable: err = %v, want a *ConnError, not a *ConfigError", err)
+	}
 	_, err = Connect(ctx, Options{Endpoints: []string{standaloneAddr(t)}, Cluster: &ClusterOptions{}})
 	if !errors.As(err, &ce) || ce.Field != "Options.Cluster" {
 		t.Errorf("standalone seed: err = %v, want a *ConfigError for Options.Cluster", err)
 	}
 	_, err = Connect(ctx, Options{Endpoints: []string{"127.0.0.1:1"}, Cluster: &ClusterOptions{}, DialTimeout: 200 * time.Millisecond})
-	var ne *ConnError
 	if !errors.As(err, &ne) {
 		t.Errorf("unreachable seed: err = %v, want a *ConnError", err)
 	}
@@ -422,6 +429,24 @@ func TestKeySlotMovableKeys(t *testing.T) {
 		{"values ignored", catalog.String.MSETEX(), words("MSETEX", "1", a, other), slot, false},
 		{"cross slot", catalog.String.MSETEX(), words("MSETEX", "2", a, "v", other, "v"), slot, true},
 		{"ZINTERCARD", catalog.SortedSet.ZINTERCARD(), words("ZINTERCARD", "2", a, b, "LIMIT", other), slot, false},
+		// The server skips the options' arguments to find STREAMS: a
+		// group or a consumer may be named "streams".
+		{"XREADGROUP group streams", catalog.Stream.XREADGROUP(), words("XREADGROUP", "GROUP", "streams", other, "STREAMS", a, ">"), slot, false},
+		{"XREADGROUP consumer streams", catalog.Stream.XREADGROUP(), words("XREADGROUP", "GROUP", other, "STREAMS", "COUNT", "1", "STREAMS", a, b, ">", ">"), slot, false},
+		{"XREAD", catalog.Stream.XREAD(), words("XREAD", "COUNT", "2", "BLOCK", "0", "STREAMS", a, b, "0", "0"), slot, false},
+		{"XREAD cross slot", catalog.Stream.XREAD(), words("XREAD", "STREAMS", a, other, "0", "0"), slot, true},
+		// A destination after STORE is a key; the patterns of BY and GET
+		// are not, and the last STORE is the one that counts.
+		{"SORT STORE", catalog.Generic.SORT(), words("SORT", a, "BY", "store", "GET", other, "STORE", b), slot, false},
+		{"SORT STORE cross slot", catalog.Generic.SORT(), words("SORT", a, "LIMIT", "0", "1", "STORE", other), slot, true},
+		{"SORT last STORE", catalog.Generic.SORT(), words("SORT", a, "STORE", other, "STORE", b), slot, false},
+		{"GEORADIUS STORE cross slot", catalog.Geo.GEORADIUS(), words("GEORADIUS", a, "15", "37", "200", "km", "STORE", other), slot, true},
+		{"GEORADIUSBYMEMBER STOREDIST", catalog.Geo.GEORADIUSBYMEMBER(), words("GEORADIUSBYMEMBER", a, "store", "200", "km", "STOREDIST", b), slot, false},
+		{"GEORADIUSBYMEMBER STOREDIST cross slot", catalog.Geo.GEORADIUSBYMEMBER(), words("GEORADIUSBYMEMBER", a, "m", "200", "km", "STOREDIST", other), slot, true},
+		// MIGRATE's keys follow KEYS when the key argument is empty.
+		{"MIGRATE KEYS", catalog.Generic.MIGRATE(), words("MIGRATE", "127.0.0.1", "1", "", "0", "100", "AUTH", "keys", "KEYS", a, b), slot, false},
+		{"MIGRATE KEYS cross slot", catalog.Generic.MIGRATE(), words("MIGRATE", "127.0.0.1", "1", "", "0", "100", "COPY", "KEYS", a, other), slot, true},
+		{"MIGRATE one key", catalog.Generic.MIGRATE(), words("MIGRATE", "127.0.0.1", "1", a, "0", "100", "REPLACE"), slot, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -430,5 +455,62 @@ func TestKeySlotMovableKeys(t *testing.T) {
 				t.Errorf("keySlot = %d, %v; want %d, %v", got, cross, tt.slot, tt.wantCross)
 			}
 		})
+	}
+}
+
+// TestClusterSplitDoReplies: a multi-key command split across slots
+// answers Client.Do as one command would: DEL, EXISTS, TOUCH and UNLINK
+// with the summed integer, MSET with OK, on both protocols.
+func TestClusterSplitDoReplies(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		t.Run("RESP"+strconv.Itoa(proto), func(t *testing.T) {
+			c := clusterClient(t, Options{Protocol: proto})
+			ctx := testCtx(t)
+			p := "htopo:" + keyPrefix(t)
+			a, b := p+"a", p+"b"
+			if route.Slot(a) == route.Slot(b) {
+				t.Fatal("test keys share a slot")
+			}
+			t.Cleanup(func() { _, _ = c.Del(context.Background(), a, b) })
+			r, err := c.Do(ctx, catalog.String.MSET(), a, "1", b, "2")
+			if s, _ := r.String(); err != nil || s != "OK" {
+				t.Errorf("MSET = %v, %v; want OK", r.Value(), err)
+			}
+			for _, tt := range []struct {
+				cmd  catalog.Command
+				want int64
+			}{
+				{catalog.Generic.EXISTS(), 2},
+				{catalog.Generic.TOUCH(), 2},
+				{catalog.Generic.DEL(), 2},
+				{catalog.Generic.UNLINK(), 0},
+			} {
+				r, err := c.Do(ctx, tt.cmd, a, b, p+"missing")
+				if n, nerr := r.Int64(); err != nil || nerr != nil || n != tt.want {
+					t.Errorf("%s = %v, %v; want %d", tt.cmd.FullName(), r.Value(), err, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// TestClusterFanOutNamedByArgument: a command for every primary reaches
+// every primary however its subcommand is given: NewCommand("SCRIPT")
+// with "LOAD" as its first argument fans out like NewCommand("SCRIPT
+// LOAD") and the catalog's descriptor.
+func TestClusterFanOutNamedByArgument(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	// A script no server has seen, so that only this load can make it known.
+	src := "return 'htopo " + runID + " " + strconv.FormatInt(time.Now().UnixNano(), 36) + "'"
+	r, err := c.Do(ctx, NewCommand("SCRIPT"), "LOAD", src)
+	if err != nil {
+		t.Fatalf("SCRIPT LOAD = %v", err)
+	}
+	sha, _ := r.String()
+	for _, n := range c.topo.Primaries() {
+		if got := admin(t, n.Addr, "SCRIPT", "EXISTS", sha).Value(); len(got.Elems) != 1 || got.Elems[0].Int != 1 {
+			t.Errorf("primary %s: SCRIPT EXISTS = %v, want the loaded script", n.Addr, got)
+		}
 	}
 }

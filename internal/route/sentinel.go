@@ -32,8 +32,14 @@ type SentinelConfig struct {
 	QueryTimeout time.Duration
 }
 
-// ErrUnknownPrimary reports that no sentinel knows the primary's name.
+// ErrUnknownPrimary reports that every sentinel answered and none knows
+// the primary's name.
 var ErrUnknownPrimary = errors.New("no sentinel knows the primary")
+
+// errNotKnownHere is one sentinel's answer that it does not know the
+// primary's name: [ErrUnknownPrimary] only when every sentinel says so
+// (one that did not answer may know it).
+var errNotKnownHere = errors.New("this sentinel does not know the primary")
 
 // Sentinel follows the primary (and the replicas) a group of sentinels
 // reports: discovery asks the sentinels in order, starting with the one
@@ -156,7 +162,7 @@ func (s *Sentinel) discover(ctx context.Context) error {
 			return ctx.Err()
 		}
 		primary, replicas, others, err := s.ask(ctx, addr)
-		if errors.Is(err, ErrUnknownPrimary) {
+		if errors.Is(err, errNotKnownHere) {
 			unknown++
 		}
 		if err != nil {
@@ -191,7 +197,7 @@ func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replic
 		return "", nil, nil, &sentinelError{addr: addr, err: err}
 	}
 	if v.IsNull() {
-		return "", nil, nil, &sentinelError{addr: addr, name: s.cfg.Name, err: ErrUnknownPrimary}
+		return "", nil, nil, &sentinelError{addr: addr, name: s.cfg.Name, err: errNotKnownHere}
 	}
 	if !v.Type.Aggregate() || len(v.Elems) != 2 {
 		return "", nil, nil, &sentinelError{addr: addr, err: ErrBadTopology}
