@@ -646,8 +646,18 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 				delete(s.waiters, k)
 			}
 		}
+		// As in change: the write lock is taken before mu is released,
+		// so that a Subscribe or Unsubscribe applied after this snapshot
+		// of the set reaches the server after it (an Unsubscribe sent
+		// first would leave the name subscribed on the server).
+		s.wmu.Lock()
 		s.mu.Unlock()
-		if len(b) > 0 && s.write(nc, b) != nil {
+		var werr error
+		if len(b) > 0 {
+			werr = s.writeLocked(nc, b)
+		}
+		s.wmu.Unlock()
+		if werr != nil {
 			continue
 		}
 		if !s.deliver(Message{Gap: true, Err: cause}) {
