@@ -24,7 +24,10 @@
 //
 // Every call takes a context. When the context has no deadline,
 // [Options.CommandTimeout] supplies one; that single deadline covers
-// connection selection, every send and every retry delay.
+// connection selection, every send and every retry delay. As in the
+// standard library, the context must not be nil: pass
+// context.Background() or context.TODO() when there is none (a nil
+// context panics).
 //
 // # Errors
 //
