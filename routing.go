@@ -470,8 +470,9 @@ func keySlot(desc catalog.Command, args [][]byte) (slot int, cross bool) {
 	if len(args) == 0 {
 		return -1, false
 	}
-	if first, count, step, ok := movableKeys(desc.FullName(), args); ok {
-		if strings.HasPrefix(desc.FullName(), "Z") && strings.HasSuffix(desc.FullName(), "STORE") && len(args) > 1 {
+	name := desc.FullName() // once: a subcommand's is built by concatenation
+	if first, count, step, ok := movableKeys(name, args); ok {
+		if strings.HasPrefix(name, "Z") && strings.HasSuffix(name, "STORE") && len(args) > 1 {
 			visit(args[1]) // the destination
 		}
 		for i := 0; i < count && first+i*step < len(args); i++ {
@@ -493,7 +494,7 @@ func keySlot(desc catalog.Command, args [][]byte) (slot int, cross bool) {
 	for i := first; i <= last; i += step {
 		visit(args[i])
 	}
-	if i := storeKey(desc.FullName(), args); i > 0 {
+	if i := storeKey(name, args); i > 0 {
 		visit(args[i])
 	}
 	return slot, cross
