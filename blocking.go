@@ -202,6 +202,9 @@ func (c *Client) execBlockingFrame(ctx context.Context, f *wire.Frame, s *spec, 
 			return &ContextError{Command: s.name, Sent: true, Err: err}
 		}
 	}
+	if c.cache != nil {
+		c.cache.afterWrite(f.Buf, s.desc, true) // BLMOVE, BZPOPMIN... write
+	}
 	if f.Err != nil {
 		p.Discard(conn)
 		err := connError(s.name, f.Err)

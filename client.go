@@ -37,6 +37,8 @@ type Client struct {
 	cmdMetrics  *commandMetrics // MetricsCommands; nil: off
 	connMetrics *connMetrics    // MetricsConnections; nil: off
 
+	cache *clientCache // Options.ClientCache; nil: none
+
 	subsMu sync.Mutex
 	subs   map[*Subscription]struct{} // open subscriptions, closed by Close
 }
@@ -73,6 +75,10 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	if c.connMetrics != nil || cfg.logger != nil {
 		c.cfg.wire.OnEvent = c.onConnEvent
 	}
+	if cfg.cache != nil {
+		c.cache = newClientCache(cfg.cache)
+		c.cfg.wire.OnPush, c.cfg.wire.OnTrackingLost = c.cache.onPush, c.cache.flush
+	}
 	if cfg.sentinel != nil || cfg.cluster != nil {
 		if err := c.connectTopology(ctx); err != nil {
 			return nil, err
@@ -102,6 +108,10 @@ func (c *Client) Close() error {
 		return nil
 	}
 	close(c.done)
+	if c.cache != nil {
+		c.cache.close()
+		defer c.cache.wg.Wait() // its reads end with the connections
+	}
 	c.closeSubscriptions()
 	if c.topo != nil {
 		return c.topo.Close()
@@ -135,6 +145,9 @@ type spec struct {
 	// failure of the whole unit (nil error: it succeeded, whatever its
 	// members' own errors).
 	unit func(f *wire.Frame) (retry.Failure, error)
+	// tracked: the frame is CLIENT CACHING YES and the command, a cached
+	// read (an ASK redirect replaces the prelude with ASKING).
+	tracked bool
 }
 
 func specOf(cmd catalog.Command) *spec {
@@ -261,6 +274,9 @@ func (c *Client) send(ctx context.Context, f *wire.Frame, waitDL time.Time, s *s
 	} else if err != nil {
 		// The frame now belongs to the connection, which drains its reply.
 		return attemptResult{err: &ContextError{Command: s.name, Sent: true, Err: err}, failure: retry.Fatal, accepted: true}
+	}
+	if c.cache != nil && !s.tracked {
+		c.cache.afterWrite(f.Buf, s.desc, s.unit == nil)
 	}
 	if f.Err != nil {
 		return attemptResult{

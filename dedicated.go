@@ -27,10 +27,11 @@ type Conn struct {
 	// Unlike a mutex, a caller whose context ends while another holds it
 	// leaves (see lock).
 	turn     chan struct{}
-	finished bool // the callback has returned
-	broken   bool // a network or context error: the state is unknown
-	inMulti  bool // MULTI sent, no EXEC or DISCARD yet
-	dirty    bool // a command may have changed connection state
+	finished bool   // the callback has returned
+	broken   bool   // a network or context error: the state is unknown
+	inMulti  bool   // MULTI sent, no EXEC or DISCARD yet
+	queued   []byte // with a client-side cache: the commands queued since MULTI
+	dirty    bool   // a command may have changed connection state
 }
 
 // restoreWait bounds how long the client restores a dedicated connection
@@ -273,6 +274,20 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 		conn.broken = true // the reply may still come: the connection is done
 		return Reply{}, &ContextError{Command: name, Sent: true, Err: err}
 	}
+	if cc := c.cache; cc != nil {
+		// A write queued in MULTI runs at EXEC: its keys are dropped
+		// then (and now, which costs nothing).
+		switch {
+		case name == "EXEC":
+			cc.afterWrite(conn.queued, catalog.Command{}, false)
+			conn.queued = conn.queued[:0]
+		case name == "DISCARD":
+			conn.queued = conn.queued[:0]
+		case conn.inMulti:
+			conn.queued = append(conn.queued, f.Buf...)
+		}
+		cc.afterWrite(f.Buf, d.desc, true)
+	}
 	if f.Err != nil {
 		conn.broken = true
 		err := connError(name, f.Err)
@@ -328,6 +343,9 @@ func (conn *Conn) unit(ctx context.Context, f *wire.Frame, name string) error {
 	if err := f.Wait(ctx, waitDL); err != nil {
 		conn.broken = true
 		return &ContextError{Command: name, Sent: true, Err: err}
+	}
+	if c.cache != nil {
+		c.cache.afterWrite(f.Buf, catalog.Command{}, false)
 	}
 	if f.Err != nil {
 		conn.broken = true

@@ -144,6 +144,13 @@ type Options struct {
 	// without spaces or control characters. Defaults to "respire-" and a
 	// random version 4 UUID, new for each [Connect].
 	StreamProducerID string
+	// ClientCache, when not nil, turns on server-assisted client-side
+	// caching for [Client.DoCached] and [Client.GetCached]: every shared
+	// connection enables CLIENT TRACKING (OPTIN mode, so only cached reads
+	// are tracked), which needs RESP3, and the server's invalidations drop
+	// entries as keys change. Protocol must then be 0 or 3. Defaults to
+	// nil: no cache, and no tracking.
+	ClientCache *CacheOptions
 }
 
 // SentinelOptions configures discovery of the primary through Redis
@@ -386,6 +393,8 @@ type config struct {
 	maxRedirects int
 
 	streamProducerID string // validated; Connect fills in the default
+
+	cache *CacheOptions // a copy with defaults; nil: no client-side cache
 }
 
 const (
@@ -464,6 +473,8 @@ func (c *config) dedicatedWire() wire.Config {
 	w.MaxPendingFrames, w.MaxPendingBytes = 0, 0
 	w.BatchLanes = 0
 	w.WantID = true // a stopped blocking call is unblocked by id
+	// Cached reads travel on the shared connections only.
+	w.Tracking, w.OnPush, w.OnTrackingLost = false, nil, nil
 	return w
 }
 
@@ -532,6 +543,11 @@ func (o *Options) validate() (config, error) {
 		return c, err
 	}
 	c.streamProducerID = o.StreamProducerID
+	cache, err := validateCache(o.ClientCache, o.Protocol)
+	if err != nil {
+		return c, err
+	}
+	c.cache = cache
 	if o.Metrics&^allMetricGroups != 0 {
 		return c, &ConfigError{Field: "Options.Metrics", Reason: "unknown metric group"}
 	}
@@ -559,6 +575,10 @@ func (o *Options) validate() (config, error) {
 		ClientName:  o.ClientName,
 		Proto:       o.Protocol,
 		MaxBulk:     o.MaxBulk,
+	}
+	if c.cache != nil {
+		// Invalidations arrive as RESP3 pushes on the tracked connection.
+		c.wire.Proto, c.wire.Tracking = 3, true
 	}
 	if c.wire.DialTimeout == 0 {
 		c.wire.DialTimeout = defaultDialTimeout

@@ -151,6 +151,10 @@ func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*
 	if c.closed.Load() {
 		return nil, &ConnError{Command: name, Unwritten: true, Err: ErrClosed}
 	}
+	if err := ctx.Err(); err != nil {
+		// As for every command: an ended context dials and sends nothing.
+		return nil, &ContextError{Command: name, Err: err}
+	}
 	slot, err := c.subscriptionSlot(kind, -1, names)
 	if err != nil {
 		return nil, err

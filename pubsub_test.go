@@ -283,7 +283,7 @@ func TestSubscriptionsAreIsolatedAndClose(t *testing.T) {
 	}
 }
 
-func TestSubscribeBadInputSendsNothing(t *testing.T) {
+func TestSubscribeBadInputOrEndedContextSendsNothing(t *testing.T) {
 	proxy := realProxy(t, standaloneAddr(t))
 	c := newClient(t, Options{Endpoints: []string{proxy.Addr()}})
 	ctx := testCtx(t)
@@ -298,6 +298,19 @@ func TestSubscribeBadInputSendsNothing(t *testing.T) {
 	} {
 		if err := f(); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("%s: %v, want ErrInvalidArgument", name, err)
+		}
+	}
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	for name, f := range map[string]func() error{
+		"Subscribe":  func() error { _, err := c.Subscribe(ended, "ok"); return err },
+		"PSubscribe": func() error { _, err := c.PSubscribe(ended, "o*"); return err },
+		"SSubscribe": func() error { _, err := c.SSubscribe(ended, "ok"); return err },
+	} {
+		err := f()
+		var ce *ContextError
+		if !errors.As(err, &ce) || ce.Sent || !errors.Is(err, context.Canceled) || MayHaveExecuted(err) {
+			t.Errorf("%s with an ended context: %v (%T), want an unsent *ContextError matching context.Canceled", name, err, err)
 		}
 	}
 	if got := totalReceived(proxy); got != before || proxy.Sessions() != sessions {

@@ -93,6 +93,10 @@ type target struct {
 	read   bool        // read-only: the read policy may choose a replica
 	pinned *route.Node // a fixed node (cursor continuation, one part of a fan-out, CLIENT UNBLOCK)
 	served *route.Node // the node of the last send
+	// untracked: the attempt followed an ASK redirect, which replaced a
+	// cached read's CLIENT CACHING prelude with ASKING (the server would
+	// clear the one's flag on the other): its reply must not be cached.
+	untracked bool
 }
 
 func (c *Client) isCluster() bool { return c.topo != nil && c.topo.Kind() == route.KindCluster }
@@ -291,12 +295,14 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 		return attemptResult{err: routeErr(s.name, t.slot, err), failure: retry.Fatal, unwritten: true, owned: true}
 	}
 	var orig []byte // the frame's own bytes while the ASKING prelude is attached
+	origReplies, origPrelude := f.Replies, f.Prelude
+	t.untracked = false
 	for redirects := 0; ; {
 		t.served = node
 		r := c.send(ctx, f, waitDL, s, node.EP)
 		r.started, r.replica = true, node.Replica
 		if orig != nil && r.owned {
-			f.Buf, f.Replies, f.Prelude = orig, 0, 0
+			f.Buf, f.Replies, f.Prelude = orig, origReplies, origPrelude
 			orig = nil
 		}
 		if r.err != nil && r.unwritten && r.owned && t.pinned == nil && errors.Is(r.err, route.ErrRetired) {
@@ -343,7 +349,11 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 				f.Reset()
 				if rd.Ask {
 					orig = f.Buf
-					f.Buf = append(append(make([]byte, 0, len(askingPrelude)+len(orig)), askingPrelude...), orig...)
+					body := orig
+					if s.tracked {
+						body, t.untracked = orig[len(cachingPrelude):], true
+					}
+					f.Buf = append(append(make([]byte, 0, len(askingPrelude)+len(body)), askingPrelude...), body...)
 					f.Replies, f.Prelude = 2, 1
 				}
 				continue
@@ -415,28 +425,37 @@ func (c *Client) refreshWithin(ctx context.Context, waitDL time.Time) {
 	_ = c.topo.Refresh(ctx, true)
 }
 
-// frameArgs splits an encoded command (an array of bulk strings) into its
-// arguments, appended to dst; nil when the frame is not one command.
+// frameArgs splits a frame's (first) encoded command, an array of bulk
+// strings, into its words, appended to dst; nil when the frame does not
+// start with a command.
 func frameArgs(buf []byte, dst [][]byte) [][]byte {
+	words, _ := nextCommand(buf, dst)
+	return words
+}
+
+// nextCommand splits the first encoded command of buf into its words,
+// appended to dst, and returns the offset of what follows it; nil words
+// when buf does not start with a command.
+func nextCommand(buf []byte, dst [][]byte) ([][]byte, int) {
 	if len(buf) < 4 || buf[0] != '*' {
-		return nil
+		return nil, 0
 	}
 	n, i, ok := readLen(buf, 1)
 	if !ok {
-		return nil
+		return nil, 0
 	}
 	for ; n > 0; n-- {
 		if i >= len(buf) || buf[i] != '$' {
-			return nil
+			return nil, 0
 		}
 		var l int
 		if l, i, ok = readLen(buf, i+1); !ok || i+l+2 > len(buf) {
-			return nil
+			return nil, 0
 		}
 		dst = append(dst, buf[i:i+l])
 		i += l + 2
 	}
-	return dst
+	return dst, i
 }
 
 // readLen reads a decimal length ending in CRLF at buf[i:].
@@ -453,12 +472,10 @@ func readLen(buf []byte, i int) (n, next int, ok bool) {
 }
 
 // keySlot returns the hash slot of a command's keys (-1: no keys) and
-// whether they span several slots. Key positions come from the catalog;
-// for commands whose keys move with their arguments, from the numkeys or
-// STREAMS argument.
+// whether they span several slots.
 func keySlot(desc catalog.Command, args [][]byte) (slot int, cross bool) {
 	slot = -1
-	visit := func(k []byte) {
+	visitKeys(desc, args, func(k []byte) {
 		s := route.SlotBytes(k)
 		if slot >= 0 && s != slot {
 			cross = true
@@ -466,9 +483,16 @@ func keySlot(desc catalog.Command, args [][]byte) (slot int, cross bool) {
 		if slot < 0 {
 			slot = s
 		}
-	}
+	})
+	return slot, cross
+}
+
+// visitKeys calls visit with each key of a command (args: its words after
+// the name). Key positions come from the catalog; for commands whose keys
+// move with their arguments, from the numkeys or STREAMS argument.
+func visitKeys(desc catalog.Command, args [][]byte, visit func(k []byte)) {
 	if len(args) == 0 {
-		return -1, false
+		return
 	}
 	name := desc.FullName() // once: a subcommand's is built by concatenation
 	if first, count, step, ok := movableKeys(name, args); ok {
@@ -478,11 +502,11 @@ func keySlot(desc catalog.Command, args [][]byte) (slot int, cross bool) {
 		for i := 0; i < count && first+i*step < len(args); i++ {
 			visit(args[first+i*step])
 		}
-		return slot, cross
+		return
 	}
 	first, last, step := desc.Keys()
 	if first <= 0 || first >= len(args) {
-		return -1, false
+		return
 	}
 	if last < 0 {
 		last += len(args)
@@ -497,7 +521,6 @@ func keySlot(desc catalog.Command, args [][]byte) (slot int, cross bool) {
 	if i := storeKey(name, args); i > 0 {
 		visit(args[i])
 	}
-	return slot, cross
 }
 
 // storeKey returns the position of the destination key that SORT (after

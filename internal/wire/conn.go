@@ -148,6 +148,7 @@ type Conn struct {
 	dead   chan struct{} // closed after cleanup: every frame has completed
 	alive  atomic.Bool
 	onPush func(resp.Value)
+	onLost func() // Config.OnTrackingLost of a tracking connection
 	onDead func(*Conn)
 	cfg    *Config // for events; nil when there is no OnEvent
 }
@@ -177,6 +178,7 @@ func start(nc *meteredConn, rd *resp.Reader, proto int, cfg Config, onDead func(
 		stop:      make(chan struct{}),
 		dead:      make(chan struct{}),
 		onPush:    cfg.OnPush,
+		onLost:    cfg.OnTrackingLost,
 		onDead:    onDead,
 		seq:       1,
 		maxFrames: int64(max(cfg.MaxPendingFrames, 0)),
@@ -417,6 +419,9 @@ func (c *Conn) shutdown(reason Reason, cause error) {
 	_ = c.nc.Close()
 	if idle {
 		c.wake <- struct{}{}
+	}
+	if c.onLost != nil {
+		c.onLost()
 	}
 }
 

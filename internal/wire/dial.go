@@ -61,6 +61,16 @@ type Config struct {
 	// OnPush receives RESP3 push frames, on the reader goroutine; the
 	// value is borrowed for the duration of the call.
 	OnPush func(resp.Value)
+	// Tracking turns on server-assisted client-side caching in the
+	// handshake (CLIENT TRACKING ON OPTIN; RESP3 only, a RESP2 connection
+	// fails to dial): the keys of a read sent right after CLIENT CACHING
+	// YES are tracked, and the server's invalidations arrive as pushes
+	// (OnPush).
+	Tracking bool
+	// OnTrackingLost, with Tracking, is called once when a connection
+	// ends, after it refuses new frames: the invalidations it would have
+	// carried are lost with it.
+	OnTrackingLost func()
 	// OnEvent, when set, receives connection lifecycle events (see
 	// [Event]) on the goroutine where they happen; it must not block.
 	OnEvent func(Event)
@@ -117,6 +127,11 @@ func DefaultDial(ctx context.Context, network, addr string) (net.Conn, error) {
 // ErrWrongRole is the cause of a dial whose server did not have the role
 // Config.Role asked for.
 var ErrWrongRole = errors.New("the server does not have the expected role")
+
+// ErrTrackingNeedsRESP3 fails the dial of a Config.Tracking connection
+// that negotiated RESP2: its invalidations would need a connection of
+// their own.
+var ErrTrackingNeedsRESP3 = errors.New("client-side caching needs RESP3 (HELLO 3), which the server refused")
 
 // ReplyError is an error reply the server sent during the handshake.
 type ReplyError struct {
@@ -195,7 +210,7 @@ func dialPrepared(ctx context.Context, cfg Config) (*meteredConn, *resp.Reader, 
 			err = errors.Join(ctx.Err(), err)
 		}
 		var re *ReplyError
-		if errors.As(err, &re) {
+		if errors.As(err, &re) || errors.Is(err, ErrTrackingNeedsRESP3) {
 			return nil, nil, 0, 0, &ConnError{Reason: Handshake, Evidence: Unwritten, Cause: err}
 		}
 		return nil, nil, 0, 0, &ConnError{Reason: DialFailed, Evidence: Unwritten, Cause: err}
@@ -312,6 +327,14 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, e
 	}
 	if cfg.ReadOnly {
 		if err := expectOK(nc, rd, []string{"READONLY"}, "READONLY", cfg.Password); err != nil {
+			return 0, 0, err
+		}
+	}
+	if cfg.Tracking {
+		if proto != 3 {
+			return 0, 0, ErrTrackingNeedsRESP3
+		}
+		if err := expectOK(nc, rd, []string{"CLIENT", "TRACKING", "ON", "OPTIN"}, "CLIENT TRACKING", cfg.Password); err != nil {
 			return 0, 0, err
 		}
 	}

@@ -1,0 +1,506 @@
+package respire
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/clock"
+	"github.com/respire-go/respire/internal/wire"
+	"github.com/respire-go/respire/resp"
+)
+
+// CacheOptions configures server-assisted client-side caching
+// ([Options.ClientCache]).
+type CacheOptions struct {
+	// MaxEntries bounds the replies held; a new entry beyond it evicts an
+	// arbitrary one. Must not be negative. Defaults to 10000.
+	MaxEntries int
+	// TTL bounds how long a reply is served from the cache, whatever the
+	// server says: a safety net for an invalidation that never arrives
+	// (one lost with a connection is already handled: the whole cache is
+	// dropped). At least 1 ms, or [NoTimeout] to keep entries until the
+	// server invalidates them or they are evicted. Defaults to 1 minute.
+	TTL time.Duration
+}
+
+const (
+	defaultCacheEntries = 10000
+	defaultCacheTTL     = time.Minute
+)
+
+// validateCache checks o and fills in its defaults; nil: no cache.
+func validateCache(o *CacheOptions, protocol int) (*CacheOptions, error) {
+	if o == nil {
+		return nil, nil
+	}
+	c := *o
+	switch {
+	case protocol == 2:
+		return nil, &ConfigError{Field: "Options.ClientCache", Reason: "needs RESP3 (Protocol 0 or 3): invalidations arrive as RESP3 pushes"}
+	case c.MaxEntries < 0:
+		return nil, &ConfigError{Field: "Options.ClientCache.MaxEntries", Reason: "must not be negative"}
+	case c.MaxEntries == 0:
+		c.MaxEntries = defaultCacheEntries
+	}
+	switch {
+	case c.TTL == 0:
+		c.TTL = defaultCacheTTL
+	case c.TTL == NoTimeout:
+		c.TTL = 0
+	case c.TTL < time.Millisecond:
+		return nil, &ConfigError{Field: "Options.ClientCache.TTL", Reason: "must be at least 1ms (or NoTimeout)"}
+	}
+	return &c, nil
+}
+
+// cachingPrelude is CLIENT CACHING YES, sent in the same frame ahead of a
+// cached read: in OPTIN mode it makes the server track that read's keys,
+// and no other caller's command can come between the two.
+var cachingPrelude = appendCommand(nil, NewCommand("CLIENT"), []string{"CACHING", "YES"})
+
+// clientCache holds the replies of cached reads, keyed by the encoded
+// command, until the server invalidates one of their keys, a tracking
+// connection ends, their TTL passes or they are evicted. One read per
+// missing entry is in flight at a time; concurrent callers of the same
+// command wait for it.
+//
+// An entry is published only when nothing could have made it stale
+// between the read's send and its publication: no invalidation of its
+// keys (dirty), no tracking connection lost (gen), the flight still
+// current (not retired by its last waiter leaving), and the read tracked
+// (not served after an ASK redirect, which cannot carry the prelude).
+type clientCache struct {
+	mu      sync.Mutex
+	entries map[string]*cacheEntry
+	byKey   map[string][]string // a Redis key: the entries that read it
+	flights map[string]*cacheFlight
+	gen     uint64 // advanced when every entry is dropped
+	closed  bool
+	wg      sync.WaitGroup // the reads' goroutines, waited for by Close
+	max     int
+	ttl     time.Duration // 0: no local expiry
+}
+
+type cacheEntry struct {
+	r       Reply
+	deps    []string // the keys the read read
+	expires int64    // clock stamp; 0: none
+}
+
+// cacheFlight is the one read of a missing entry, shared by its waiters.
+type cacheFlight struct {
+	key     string
+	deps    []string
+	gen     uint64
+	dirty   bool // a key of deps was invalidated while it was in flight
+	retired bool // its last waiter left: it publishes nothing
+	waiters int
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when r and err are set
+	r       Reply
+	err     error
+}
+
+func newClientCache(o *CacheOptions) *clientCache {
+	return &clientCache{
+		entries: map[string]*cacheEntry{},
+		byKey:   map[string][]string{},
+		flights: map[string]*cacheFlight{},
+		max:     o.MaxEntries,
+		ttl:     o.TTL,
+	}
+}
+
+// onPush applies an invalidation push (["invalidate", keys or null]);
+// other pushes are ignored. It runs on a connection's reader goroutine.
+func (cc *clientCache) onPush(v resp.Value) {
+	if len(v.Elems) < 2 || !strings.EqualFold(string(v.Elems[0].TextBytes()), "invalidate") {
+		return
+	}
+	keys := v.Elems[1]
+	if !keys.Type.Aggregate() {
+		cc.flush() // FLUSHALL, FLUSHDB, or the server's table overflowed
+		return
+	}
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	for _, k := range keys.Elems {
+		cc.invalidateLocked(k.TextBytes())
+	}
+}
+
+// invalidateLocked drops the entries that read key and dirties the reads
+// in flight on it.
+func (cc *clientCache) invalidateLocked(key []byte) {
+	for _, ek := range cc.byKey[string(key)] {
+		if e := cc.entries[ek]; e != nil {
+			cc.removeLocked(ek, e)
+		}
+	}
+	for _, fl := range cc.flights {
+		for _, d := range fl.deps {
+			if d == string(key) {
+				fl.dirty = true
+			}
+		}
+	}
+}
+
+// afterWrite drops the entries of the keys that the commands of frame
+// buf may have written, once their replies are in and before the caller
+// sees them: Redis sends a connection the invalidations of its own writes
+// after their replies, so without this a read right after a write could
+// be served what the write replaced (an entry read before the write,
+// published or still in flight, is dropped or dirtied here; a read that
+// begins after this sees the write).
+// When single, buf is one command (maybe behind an ASKING prelude) that
+// desc describes; otherwise (a batch, a transaction) each command is
+// looked up by name.
+func (cc *clientCache) afterWrite(buf []byte, desc catalog.Command, single bool) {
+	var small [16][]byte
+	for len(buf) > 0 {
+		words, next := nextCommand(buf, small[:0])
+		if words == nil {
+			return
+		}
+		last := next == len(buf)
+		buf = buf[next:]
+		d := desc
+		if !single || !last {
+			var sub string
+			if len(words) > 1 && catalog.HasSubcommands(string(words[0])) {
+				sub = string(words[1])
+			}
+			var ok bool
+			if d, ok = catalog.Lookup(string(words[0]), sub); !ok {
+				continue
+			}
+		}
+		if d.Flags().Has(catalog.FlagReadOnly) {
+			continue
+		}
+		switch d.FullName() {
+		case "FLUSHALL", "FLUSHDB", "SWAPDB":
+			cc.flush()
+			continue
+		}
+		cc.mu.Lock()
+		visitKeys(d, words, cc.invalidateLocked)
+		cc.mu.Unlock()
+	}
+}
+
+// flush drops every entry, and the right to publish of every read in
+// flight: a tracking connection ended, or the server invalidated all.
+func (cc *clientCache) flush() {
+	cc.mu.Lock()
+	clear(cc.entries)
+	clear(cc.byKey)
+	cc.gen++
+	cc.mu.Unlock()
+}
+
+// close ends the cache: reads in flight are cancelled, nothing more is
+// published.
+func (cc *clientCache) close() {
+	cc.mu.Lock()
+	cc.closed = true
+	for k, fl := range cc.flights {
+		fl.retired = true
+		fl.cancel()
+		delete(cc.flights, k)
+	}
+	clear(cc.entries)
+	clear(cc.byKey)
+	cc.mu.Unlock()
+}
+
+// removeLocked drops entry e, stored under ek, and its key references.
+func (cc *clientCache) removeLocked(ek string, e *cacheEntry) {
+	delete(cc.entries, ek)
+	for _, d := range e.deps {
+		refs := cc.byKey[d]
+		for i, r := range refs {
+			if r == ek {
+				refs[i] = refs[len(refs)-1]
+				refs = refs[:len(refs)-1]
+				break
+			}
+		}
+		if len(refs) == 0 {
+			delete(cc.byKey, d)
+		} else {
+			cc.byKey[d] = refs
+		}
+	}
+}
+
+// publishLocked stores fl's reply when nothing may have made it stale.
+func (cc *clientCache) publishLocked(fl *cacheFlight, tracked bool) {
+	if !tracked || fl.err != nil || fl.retired || fl.dirty || fl.gen != cc.gen || cc.closed {
+		return
+	}
+	if old := cc.entries[fl.key]; old != nil {
+		cc.removeLocked(fl.key, old)
+	}
+	for len(cc.entries) >= cc.max {
+		for ek, e := range cc.entries { // an arbitrary victim
+			cc.removeLocked(ek, e)
+			break
+		}
+	}
+	e := &cacheEntry{r: fl.r, deps: fl.deps}
+	if cc.ttl > 0 {
+		e.expires = clock.NowStamp() + int64(cc.ttl)
+	}
+	cc.entries[fl.key] = e
+	for _, d := range fl.deps {
+		cc.byKey[d] = append(cc.byKey[d], fl.key)
+	}
+}
+
+// leave is a waiter of fl giving up: the last one retires the flight and
+// cancels its read, so that the next caller starts a read of its own.
+func (cc *clientCache) leave(fl *cacheFlight) {
+	cc.mu.Lock()
+	fl.waiters--
+	if fl.waiters == 0 && !fl.retired {
+		fl.retired = true
+		if cc.flights[fl.key] == fl {
+			delete(cc.flights, fl.key)
+		}
+		fl.cancel()
+	}
+	cc.mu.Unlock()
+}
+
+// len returns the number of entries.
+func (cc *clientCache) len() int {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return len(cc.entries)
+}
+
+// cachedRead is a validated DoCached call.
+type cachedRead struct {
+	s     spec
+	body  []byte   // the encoded command
+	words [][]byte // its words
+	slot  int      // Cluster: the keys' slot
+}
+
+// DoCached is [Client.Do] for a read whose reply may come from the
+// client-side cache ([Options.ClientCache]). A cached reply is returned
+// without I/O until the server reports that one of the read's keys
+// changed, the connection that tracked it ends, or its TTL passes.
+// Concurrent callers of the same missing entry share one read (and its
+// retries, counted once); a caller whose ctx ends leaves the others
+// waiting, and the last one to leave cancels the read.
+//
+// cmd must be a catalog command that only reads keys and whose reply
+// depends on nothing else: GET, HGETALL, LRANGE, ZRANGE, SMEMBERS, MGET
+// (one slot on a Cluster) and their kin. Commands with random or
+// time-dependent replies (SRANDMEMBER, TTL, OBJECT IDLETIME, XPENDING...),
+// blocking and cursor commands, and keyless commands fail with
+// [ErrInvalidArgument] before any I/O. Error replies are returned, never
+// cached. The returned Reply may be shared with other callers: do not
+// modify the slices of its Value.
+func (c *Client) DoCached(ctx context.Context, cmd Command, args ...any) (Reply, error) {
+	var stack [256]byte // a hit's encoded command stays here
+	body, err := appendAnyCommand(stack[:0], cmd, args)
+	if err != nil {
+		return Reply{}, err
+	}
+	return c.doCached(ctx, cmd, body)
+}
+
+// GetCached is GET through the client-side cache ([Client.DoCached]): the
+// value of key, or [ErrNil] when it does not exist.
+func (c *Client) GetCached(ctx context.Context, key string) (string, error) {
+	var stack [256]byte
+	r, err := c.doCached(ctx, specGET.desc, appendCommand(stack[:0], specGET.desc, []string{key}))
+	if err != nil {
+		return "", err
+	}
+	return r.String()
+}
+
+// doCached is DoCached with the command encoded in body, which it does
+// not keep.
+func (c *Client) doCached(ctx context.Context, cmd Command, body []byte) (Reply, error) {
+	if c.cache == nil {
+		return Reply{}, errInvalid("DoCached", "the client has no Options.ClientCache")
+	}
+	if r, ok := c.cache.hit(body); ok {
+		return r, nil // only validated reads are ever cached: body is one
+	}
+	// A miss keeps the command (and escape analysis would otherwise move
+	// the caller's stack buffer to the heap on hits too).
+	owned := bytes.Clone(body)
+	var small [16][]byte
+	d := dispatchOf(cmd, argWords(cmd, owned, small[:0]))
+	if why := uncacheable(d); why != "" {
+		return Reply{}, errInvalid(d.name, "not cacheable: "+why)
+	}
+	rd := cachedRead{s: spec{name: d.name, cat: d.category, desc: d.desc, tracked: true}, body: owned, slot: -1}
+	rd.words = frameArgs(owned, small[:0])
+	keys := 0
+	visitKeys(d.desc, rd.words, func([]byte) { keys++ })
+	if keys == 0 {
+		return Reply{}, errInvalid(d.name, "not cacheable: it reads no key")
+	}
+	if c.isCluster() {
+		slot, cross := keySlot(d.desc, rd.words)
+		if cross {
+			return Reply{}, &RouteError{Command: d.name, Slot: -1, Err: ErrCrossSlot}
+		}
+		rd.slot = slot
+	}
+	return c.cachedGet(ctx, &rd)
+}
+
+// uncacheable says why a command's reply cannot be cached, or "".
+func uncacheable(d dispatch) string {
+	switch {
+	case d.refused != "":
+		return "refused on the shared connection: " + d.refused
+	case !d.known:
+		return "the catalog does not know it"
+	case d.blocking || d.flags.Has(catalog.FlagBlocking):
+		return "a blocking command"
+	case !d.flags.Has(catalog.FlagReadOnly) || d.flags&(catalog.FlagWrite|catalog.FlagScripting|catalog.FlagCursor|catalog.FlagPubSub|catalog.FlagAdmin) != 0:
+		return "not a plain read of keys"
+	}
+	switch d.name {
+	case "SRANDMEMBER", "HRANDFIELD", "ZRANDMEMBER", "TTL", "PTTL", "XPENDING", "MEMORY USAGE", "LCS", "DEBUG OBJECT":
+		return "its reply changes without a write to its keys"
+	}
+	if strings.HasPrefix(d.name, "OBJECT ") || strings.HasPrefix(d.name, "XINFO ") {
+		return "its reply changes without a write to its keys"
+	}
+	return ""
+}
+
+// hit returns the live entry of the encoded command body.
+func (cc *clientCache) hit(body []byte) (Reply, bool) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if e := cc.entries[string(body)]; e != nil && !cc.closed && (e.expires == 0 || clock.NowStamp() < e.expires) {
+		return e.r, true
+	}
+	return Reply{}, false
+}
+
+// cachedGet returns rd's entry, or waits for the one read of it.
+func (c *Client) cachedGet(ctx context.Context, rd *cachedRead) (Reply, error) {
+	cc := c.cache
+	if err := ctx.Err(); err != nil {
+		return Reply{}, &ContextError{Command: rd.s.name, Err: err}
+	}
+	cc.mu.Lock()
+	if cc.closed || c.closed.Load() {
+		cc.mu.Unlock()
+		return Reply{}, &ConnError{Command: rd.s.name, Unwritten: true, Err: ErrClosed}
+	}
+	if e := cc.entries[string(rd.body)]; e != nil {
+		if e.expires == 0 || clock.NowStamp() < e.expires {
+			r := e.r
+			cc.mu.Unlock()
+			return r, nil
+		}
+		cc.removeLocked(string(rd.body), e)
+	}
+	fl := cc.flights[string(rd.body)]
+	if fl == nil {
+		fl = &cacheFlight{key: string(rd.body), gen: cc.gen, done: make(chan struct{})}
+		visitKeys(rd.s.desc, rd.words, func(k []byte) { fl.deps = append(fl.deps, string(k)) })
+		// The read belongs to every waiter: it keeps ctx's values (for
+		// hooks) but not its cancellation, which only the last waiter
+		// leaving applies.
+		var pctx context.Context
+		pctx, fl.cancel = context.WithCancel(context.WithoutCancel(ctx))
+		cc.flights[fl.key] = fl
+		cc.wg.Add(1)
+		// The read's goroutine gets its own copy of the command.
+		go c.produce(pctx, fl, cachedRead{s: rd.s, body: []byte(fl.key), slot: rd.slot})
+	}
+	fl.waiters++
+	cc.mu.Unlock()
+	select {
+	case <-fl.done:
+		return fl.r, fl.err
+	case <-ctx.Done():
+	case <-c.done:
+	}
+	select {
+	case <-fl.done: // it completed as well: the reply is the caller's
+		return fl.r, fl.err
+	default:
+	}
+	cc.leave(fl)
+	if err := ctx.Err(); err != nil {
+		return Reply{}, &ContextError{Command: rd.s.name, Sent: true, Err: err}
+	}
+	return Reply{}, &ConnError{Command: rd.s.name, Err: ErrClosed}
+}
+
+// produce runs fl's read, with its CLIENT CACHING prelude, under the retry
+// policy (redirects and resends carry the prelude too), then publishes
+// the reply and wakes the waiters.
+func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
+	defer c.cache.wg.Done()
+	defer fl.cancel()
+	var began time.Time
+	if c.cmdMetrics != nil {
+		began = clock.Now()
+	}
+	var (
+		r       Reply
+		tracked bool
+	)
+	err := c.processHooked(ctx, rd.s.name, rd.s.cat, func(ctx context.Context) error {
+		var err error
+		r, tracked, err = c.execCached(ctx, &rd)
+		return err
+	})
+	if c.cmdMetrics != nil {
+		c.recordCommand(&rd.s, began, err)
+	}
+	cc := c.cache
+	cc.mu.Lock()
+	if cc.flights[fl.key] == fl {
+		delete(cc.flights, fl.key)
+	}
+	if err != nil && cc.closed {
+		// Close cancelled the read: its waiters learn why.
+		err = &ConnError{Command: rd.s.name, Err: ErrClosed}
+	}
+	fl.r, fl.err = r, err
+	cc.publishLocked(fl, tracked)
+	close(fl.done)
+	cc.mu.Unlock()
+}
+
+// execCached sends the prelude and rd's read as one frame, to the
+// primary that serves rd's keys. tracked is false when the reply was
+// served without the prelude (after an ASK redirect).
+func (c *Client) execCached(ctx context.Context, rd *cachedRead) (r Reply, tracked bool, err error) {
+	f := c.frames.Get()
+	f.Buf = append(append(f.Buf, cachingPrelude...), rd.body...)
+	f.Want, f.Replies, f.Prelude = wire.WantValue, 2, 1
+	s := rd.s
+	var t *target
+	if c.topo != nil {
+		t = &target{slot: rd.slot} // never a replica: its tracking is the primary's
+	}
+	if err := c.execResolved(ctx, f, &s, t); err != nil {
+		return Reply{}, false, err
+	}
+	r = Reply{v: f.Value} // owned: the frame's arena is not reused
+	f.Release()
+	return r, t == nil || !t.untracked, nil
+}

@@ -1,0 +1,101 @@
+package respire
+
+import (
+	"testing"
+
+	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/respiretest"
+)
+
+// TestClusterCachedReadRedirects: a cached read that a node redirects is
+// one operation. After MOVED the whole frame, CLIENT CACHING YES and the
+// read, goes to the node of the redirect, and the reply is cached. After
+// ASK the prelude gives way to ASKING (the server clears the one's flag
+// on the other), so the reply is returned but not cached. Neither uses
+// retry budget.
+func TestClusterCachedReadRedirects(t *testing.T) {
+	cases := []struct {
+		name     string
+		redirect func(slot int, addr string) string
+		times    int
+		cached   bool
+	}{
+		{"Moved", respiretest.Moved, 1, true},
+		{"Ask", respiretest.Ask, 2, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			opts, reader := withRetryMetrics(t, Options{RetryPolicy: redirectPolicy, ClientCache: &CacheOptions{}})
+			c, proxies := frozenMapCluster(t, opts)
+			ctx := testCtx(t)
+			primaries := c.topo.Primaries()
+			a, b := primaries[0].Addr, primaries[1].Addr
+			k := bcTagOn(t, c, a) + "k"
+			must(t, c.Set(ctx, k, "v"))
+			// Open b's shared connection now: its handshake's CLIENT
+			// TRACKING is not what the counts below are about.
+			if _, err := c.Exists(ctx, bcTagOn(t, c, b)); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _, _ = c.Del(testCtx(t), k) })
+			pxA, pxB := proxies[a], proxies[b]
+			rule := pxA.MustAddRule(t, respiretest.Rule{Command: "GET", Times: tc.times,
+				Action: respiretest.Inject(tc.redirect(route.Slot(k), b))})
+			defer rule.Remove()
+			clientA, clientB, askingB := pxA.Forwarded("CLIENT"), pxB.Forwarded("CLIENT"), pxB.Forwarded("ASKING")
+
+			mustGetCached(t, c, k, "v")
+			if n := rule.Applied(); n != tc.times {
+				t.Fatalf("the redirect applied %d times, want %d", n, tc.times)
+			}
+			wantB, wantAsking := 1, 0 // the prelude travelled with the read
+			if tc.name == "Ask" {
+				wantB, wantAsking = 0, tc.times // ASKING took the prelude's place
+			}
+			if n := pxB.Forwarded("CLIENT") - clientB; n != wantB {
+				t.Errorf("the redirect's node got CLIENT CACHING %d times, want %d", n, wantB)
+			}
+			if n := pxB.Forwarded("ASKING") - askingB; n != wantAsking {
+				t.Errorf("the redirect's node got ASKING %d times, want %d", n, wantAsking)
+			}
+			if n := pxA.Forwarded("CLIENT") - clientA; n != tc.times+1 {
+				t.Errorf("the owner got CLIENT CACHING %d times, want %d (every send of the frame)", n, tc.times+1)
+			}
+			gets := pxA.Forwarded("GET")
+			mustGetCached(t, c, k, "v")
+			want := 0
+			if !tc.cached {
+				want = 1
+			}
+			if n := pxA.Forwarded("GET") - gets; n != want {
+				t.Errorf("the second read sent %d GETs, want %d (cached: %v)", n, want, tc.cached)
+			}
+			noRetries(t, reader)
+		})
+	}
+}
+
+// TestTopologyCachedReadIsInvalidated: on every topology a cached read
+// is served locally until a write to its key from another connection (a
+// dedicated one, which is not tracked) reaches the server.
+func TestTopologyCachedReadIsInvalidated(t *testing.T) {
+	topologies(t, Options{ClientCache: &CacheOptions{}}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		k := key(t, "k")
+		must(t, c.Set(ctx, k, "v1"))
+		mustGetCached(t, c, k, "v1")
+		mustGetCached(t, c, k, "v1")
+		if n := c.cache.len(); n != 1 {
+			t.Fatalf("%d entries, want 1", n)
+		}
+		must(t, c.Dedicated(ctx, func(conn *Conn) error {
+			_, err := conn.Do(ctx, NewCommand("SET"), k, "v2")
+			return err
+		}))
+		waitCache(t, c, "the invalidation", func(cc *clientCache) bool { return len(cc.entries) == 0 })
+		mustGetCached(t, c, k, "v2")
+		if _, err := c.Del(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -1,0 +1,682 @@
+package respire
+
+// Client-side caching against the real server, through a fault proxy
+// whose counters say how many reads reached the server: CLIENT TRACKING
+// ON OPTIN on the shared connection, CLIENT CACHING YES ahead of each
+// cached read, and the server's invalidation pushes.
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/resp"
+	"github.com/respire-go/respire/respiretest"
+)
+
+// cachedClient is a client with a client-side cache, through a proxy in
+// front of the standalone server.
+func cachedClient(t *testing.T, opts Options) (*Client, *respiretest.Proxy) {
+	t.Helper()
+	if opts.ClientCache == nil {
+		opts.ClientCache = &CacheOptions{}
+	}
+	return proxiedStandalone(t, opts)
+}
+
+// waitCache spins until cond holds on c's cache (under its lock), or
+// fails the test after 10 seconds. cond observes the state the test waits
+// for; nothing here sleeps.
+func waitCache(t *testing.T, c *Client, what string, cond func(cc *clientCache) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.cache.mu.Lock()
+		ok := cond(c.cache)
+		c.cache.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		runtime.Gosched()
+	}
+}
+
+// waiters counts the callers waiting on reads in flight.
+func waiters(cc *clientCache) int {
+	n := 0
+	for _, fl := range cc.flights {
+		n += fl.waiters
+	}
+	return n
+}
+
+func mustGetCached(t *testing.T, c *Client, k, want string) {
+	t.Helper()
+	got, err := c.GetCached(testCtx(t), k)
+	if err != nil || got != want {
+		t.Fatalf("GetCached(%s) = %q, %v; want %q", k, got, err, want)
+	}
+}
+
+// TestCachedReadIsServedLocallyUntilInvalidated: a cached GET reaches the
+// server once, behind CLIENT CACHING YES, and is then served without I/O;
+// a write by another client, or by this one, invalidates it, and the
+// next read sees the new value. The receipt that an invalidation has
+// arrived is a PING on the tracked connection: the server queued the push
+// before the PONG.
+func TestCachedReadIsServedLocallyUntilInvalidated(t *testing.T) {
+	c, px := cachedClient(t, Options{})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	other := newAdmin(t, standaloneAddr(t))
+	defer other.Close()
+	must(t, c.Set(ctx, k, "v1"))
+	gets, caching := px.Forwarded("GET"), px.Forwarded("CLIENT")
+	for range 3 {
+		mustGetCached(t, c, k, "v1")
+	}
+	if n := px.Forwarded("GET") - gets; n != 1 {
+		t.Fatalf("3 cached reads sent %d GETs, want 1", n)
+	}
+	if n := px.Forwarded("CLIENT") - caching; n != 1 {
+		t.Fatalf("CLIENT CACHING sent %d times, want 1", n)
+	}
+
+	must(t, other.Set(ctx, k, "v2"))
+	must(t, c.Ping(ctx))
+	mustGetCached(t, c, k, "v2")
+	mustGetCached(t, c, k, "v2")
+	if n := px.Forwarded("GET") - gets; n != 2 {
+		t.Fatalf("after another client's write: %d GETs in all, want 2", n)
+	}
+
+	// Its own writes: Redis sends their invalidations after their
+	// replies, so the client drops the entries itself before the write
+	// returns, whatever path the write took.
+	must(t, c.Set(ctx, k, "v3"))
+	mustGetCached(t, c, k, "v3")
+	batch := c.NewBatch()
+	batch.Set(k, "v4")
+	must(t, batch.Execute(ctx))
+	mustGetCached(t, c, k, "v4")
+	tx := c.NewTransaction()
+	tx.Set(k, "v5")
+	must(t, tx.Execute(ctx))
+	mustGetCached(t, c, k, "v5")
+	must(t, c.Dedicated(ctx, func(conn *Conn) error {
+		_, err := conn.Do(ctx, NewCommand("SET"), k, "v6")
+		return err
+	}))
+	mustGetCached(t, c, k, "v6")
+	if _, err := c.Do(ctx, NewCommand("APPEND"), k, "+"); err != nil {
+		t.Fatal(err)
+	}
+	mustGetCached(t, c, k, "v6+")
+	// A SET queued in MULTI on a dedicated connection writes at EXEC; a
+	// read between them caches the old value, which EXEC drops.
+	must(t, c.Dedicated(ctx, func(conn *Conn) error {
+		for _, cmd := range [][]any{{"MULTI"}, {"SET", k, "v7"}} {
+			if _, err := conn.Do(ctx, NewCommand(cmd[0].(string)), cmd[1:]...); err != nil {
+				return err
+			}
+		}
+		mustGetCached(t, c, k, "v6+")
+		_, err := conn.Do(ctx, NewCommand("EXEC"))
+		return err
+	}))
+	mustGetCached(t, c, k, "v7")
+
+	if _, err := other.Del(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	must(t, c.Ping(ctx))
+	if _, err := c.GetCached(ctx, k); !errors.Is(err, ErrNil) {
+		t.Fatalf("GetCached after DEL = %v, want ErrNil", err)
+	}
+	if n := px.Forwarded("GET") - gets; n != 10 {
+		t.Fatalf("%d GETs in all, want 10", n)
+	}
+
+	// DoCached with a multi-key read depends on every key.
+	a, b := key(t, "a"), key(t, "b")
+	must(t, c.Set(ctx, a, "1"))
+	must(t, c.Set(ctx, b, "2"))
+	mgets := px.Forwarded("MGET")
+	for range 2 {
+		r, err := c.DoCached(ctx, NewCommand("MGET"), a, b)
+		if got, _ := r.Strings(); err != nil || len(got) != 2 || got[1] != "2" {
+			t.Fatalf("MGET = %v, %v", got, err)
+		}
+	}
+	must(t, other.Set(ctx, b, "3"))
+	must(t, c.Ping(ctx))
+	r, err := c.DoCached(ctx, NewCommand("MGET"), a, b)
+	if got, _ := r.Strings(); err != nil || len(got) != 2 || got[1] != "3" {
+		t.Fatalf("MGET after a write to its second key = %v, %v; want [1 3]", got, err)
+	}
+	if n := px.Forwarded("MGET") - mgets; n != 2 {
+		t.Fatalf("%d MGETs reached the server, want 2", n)
+	}
+}
+
+// holdHook holds every GET the client runs (the cache's read, which runs
+// through the process hooks once for all its waiters) before it is sent
+// (before) or after its reply has arrived and before it is published
+// (after), until release is closed; entered receives one value per call.
+type holdHook struct {
+	before, after bool
+	entered       chan context.Context
+	release       chan struct{}
+}
+
+func newHoldHook(before, after bool) *holdHook {
+	return &holdHook{before: before, after: after, entered: make(chan context.Context, 8), release: make(chan struct{})}
+}
+
+func (h *holdHook) DialHook(next DialHook) DialHook { return next }
+func (h *holdHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook {
+	return next
+}
+func (h *holdHook) ProcessHook(next ProcessHook) ProcessHook {
+	return func(ctx context.Context, cmd *CommandInfo) error {
+		if cmd.Name != "GET" {
+			return next(ctx, cmd)
+		}
+		if h.before {
+			h.entered <- ctx
+			select {
+			case <-h.release:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		err := next(ctx, cmd)
+		if h.after {
+			h.entered <- ctx
+			<-h.release
+		}
+		return err
+	}
+}
+
+// TestCachedReadInvalidatedInFlightIsNotPublished: an invalidation that
+// arrives after the read's reply but before its publication (the reader
+// goroutine applies the push while the read's goroutine is still on its
+// way to the cache) keeps the stale reply out of the cache: the caller
+// gets the reply it read, and the next read goes to the server.
+func TestCachedReadInvalidatedInFlightIsNotPublished(t *testing.T) {
+	h := newHoldHook(false, true)
+	c, px := cachedClient(t, Options{Hooks: []Hook{h}})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	other := newAdmin(t, standaloneAddr(t))
+	defer other.Close()
+	must(t, c.Set(ctx, k, "old"))
+	gets := px.Forwarded("GET")
+	got := make(chan string, 1)
+	go func() {
+		v, _ := c.GetCached(ctx, k)
+		got <- v
+	}()
+	<-h.entered // the reply has arrived, the entry is not published yet
+	must(t, other.Set(ctx, k, "new"))
+	must(t, c.Ping(ctx)) // the invalidation has been applied
+	close(h.release)
+	if v := <-got; v != "old" {
+		t.Fatalf("the in-flight read returned %q, want the value it read (old)", v)
+	}
+	if n := c.cache.len(); n != 0 {
+		t.Fatalf("%d entries cached, want none: the read was invalidated in flight", n)
+	}
+	mustGetCached(t, c, k, "new")
+	if n := px.Forwarded("GET") - gets; n != 2 {
+		t.Fatalf("%d GETs, want 2", n)
+	}
+}
+
+// TestCachedReadInvalidatedBeforeItsReplyIsNotPublished: the proxy holds
+// the read's reply while the server's invalidation of its key reaches
+// the client first (pushes pass at once): the flight is dirty, and the
+// reply is returned but not cached.
+func TestCachedReadInvalidatedBeforeItsReplyIsNotPublished(t *testing.T) {
+	c, px := cachedClient(t, Options{})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	must(t, c.Set(ctx, k, "old"))
+	other := newAdmin(t, standaloneAddr(t))
+	defer other.Close()
+	gets0 := commandCalls(t, standaloneAddr(t), "get")
+	hold := px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.Hold})
+	got := make(chan string, 1)
+	go func() {
+		v, _ := c.GetCached(ctx, k)
+		got <- v
+	}()
+	// The server has run the GET (which tracks k) once its count moved;
+	// the proxy holds the reply.
+	for commandCalls(t, standaloneAddr(t), "get") == gets0 {
+		runtime.Gosched()
+	}
+	must(t, other.Set(ctx, k, "new"))
+	waitCache(t, c, "the invalidation", func(cc *clientCache) bool {
+		for _, fl := range cc.flights {
+			return fl.dirty
+		}
+		return false
+	})
+	hold.Release()
+	if v := <-got; v != "old" {
+		t.Fatalf("the held read returned %q, want old (what it read)", v)
+	}
+	if n := c.cache.len(); n != 0 {
+		t.Fatalf("%d entries cached, want none", n)
+	}
+	mustGetCached(t, c, k, "new")
+}
+
+// TestCachedReadCoalescesCallersAndRetriesOnce: concurrent callers of one
+// missing entry share one read; its connection is lost before the server
+// sees it, and the read is resent once under the retry policy: one
+// process-hook call, one resend in the metrics, one GET on the server,
+// whatever the number of callers.
+func TestCachedReadCoalescesCallersAndRetriesOnce(t *testing.T) {
+	const callers = 8
+	h := newHoldHook(true, false)
+	opts, reader := withRetryMetrics(t, Options{Hooks: []Hook{h}, RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
+	c, px := cachedClient(t, opts)
+	ctx := testCtx(t)
+	k := key(t, "k")
+	must(t, c.Set(ctx, k, "v"))
+	drop := px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.DropBeforeForward})
+	defer drop.Remove()
+	gets := px.Forwarded("GET")
+	var wg sync.WaitGroup
+	errs := make(chan error, callers)
+	for range callers {
+		wg.Go(func() {
+			v, err := c.GetCached(ctx, k)
+			if err == nil && v != "v" {
+				err = errors.New("got " + v)
+			}
+			errs <- err
+		})
+	}
+	<-h.entered
+	waitCache(t, c, "every caller to join the read", func(cc *clientCache) bool { return waiters(cc) == callers })
+	close(h.release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("a caller: %v", err)
+		}
+	}
+	if len(h.entered) != 0 {
+		t.Fatalf("the process hook ran %d more times, want once for every caller", len(h.entered))
+	}
+	if n := drop.Applied(); n != 1 {
+		t.Fatalf("the drop applied %d times, want 1", n)
+	}
+	if n := px.Forwarded("GET") - gets; n != 1 {
+		t.Fatalf("%d GETs ran, want 1", n)
+	}
+	want := retryCounts{"read_only/attempted": 1, "read_only/succeeded": 1}
+	if got := retryCollect(t, reader); !got.equal(want) {
+		t.Fatalf("retry counts %v, want %v (one operation, whatever its callers)", got, want)
+	}
+	// The read began before its connection was lost: it may have been
+	// tracked by a connection whose invalidations are gone, so it was
+	// returned but not cached. The next read is, and then serves.
+	for range 2 {
+		mustGetCached(t, c, k, "v")
+	}
+	if n := px.Forwarded("GET") - gets; n != 2 {
+		t.Fatalf("%d GETs in all, want 2", n)
+	}
+}
+
+// TestCachedReadWaiterLifetimes: a waiter whose context ends leaves the
+// read running for the others; the last one to leave cancels it, and the
+// next caller starts a read of its own while the old one is still held.
+func TestCachedReadWaiterLifetimes(t *testing.T) {
+	h := newHoldHook(true, false)
+	c, _ := cachedClient(t, Options{Hooks: []Hook{h}})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	must(t, c.Set(ctx, k, "v"))
+
+	leaving, leave := context.WithCancel(ctx)
+	first := make(chan error, 1)
+	go func() { _, err := c.GetCached(leaving, k); first <- err }()
+	readCtx := <-h.entered
+	second := make(chan string, 1)
+	go func() { v, _ := c.GetCached(ctx, k); second <- v }()
+	waitCache(t, c, "two waiters", func(cc *clientCache) bool { return waiters(cc) == 2 })
+	leave()
+	var ce *ContextError
+	if err := <-first; !errors.As(err, &ce) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("the leaving waiter got %v, want a ContextError", err)
+	}
+	if readCtx.Err() != nil {
+		t.Fatal("one waiter leaving cancelled the shared read")
+	}
+	close(h.release)
+	if v := <-second; v != "v" {
+		t.Fatalf("the remaining waiter got %q, want v", v)
+	}
+
+	// The last waiter leaving cancels the read.
+	h2 := newHoldHook(true, false)
+	c2, _ := cachedClient(t, Options{Hooks: []Hook{h2}})
+	must(t, c2.Set(ctx, k, "w"))
+	only, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { _, err := c2.GetCached(only, k); done <- err }()
+	oldRead := <-h2.entered
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the only waiter got %v, want context.Canceled", err)
+	}
+	select {
+	case <-oldRead.Done(): // the read was cancelled with its last waiter
+	case <-ctx.Done():
+		t.Fatal("the last waiter left and the read was not cancelled")
+	}
+	next := make(chan string, 1)
+	go func() { v, _ := c2.GetCached(ctx, k); next <- v }()
+	<-h2.entered // a new read started
+	close(h2.release)
+	if v := <-next; v != "w" {
+		t.Fatalf("the new caller got %q, want w", v)
+	}
+}
+
+// TestCacheDroppedWhenTrackingConnectionEnds: the invalidations of a
+// connection that ended are lost with it, so every entry goes; a write
+// made while the client was reconnecting is then read from the server.
+func TestCacheDroppedWhenTrackingConnectionEnds(t *testing.T) {
+	c, px := cachedClient(t, Options{})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	must(t, c.Set(ctx, k, "before"))
+	mustGetCached(t, c, k, "before")
+	if n := c.cache.len(); n != 1 {
+		t.Fatalf("%d entries, want 1", n)
+	}
+	killClient(t, standaloneAddr(t), clientID(t, c))
+	waitCache(t, c, "the cache to be dropped", func(cc *clientCache) bool { return len(cc.entries) == 0 })
+	other := newAdmin(t, standaloneAddr(t))
+	defer other.Close()
+	must(t, other.Set(ctx, k, "after"))
+	gets := px.Forwarded("GET")
+	mustGetCached(t, c, k, "after")
+	if n := px.Forwarded("GET") - gets; n != 1 {
+		t.Fatalf("%d GETs, want 1", n)
+	}
+}
+
+// TestCacheInvalidationPushes: the push forms the server sends, applied
+// to the cache directly: keys drop their entries and dirty the reads in
+// flight on them; a null key list (FLUSHALL, FLUSHDB) drops everything
+// and stops every read in flight from publishing; other pushes change
+// nothing.
+func TestCacheInvalidationPushes(t *testing.T) {
+	cc := newClientCache(&CacheOptions{MaxEntries: 10})
+	fill := func(key string, deps ...string) {
+		fl := &cacheFlight{key: key, deps: deps, gen: cc.gen, r: Reply{v: resp.Value{Type: resp.BulkString, Str: []byte(key)}}, cancel: func() {}}
+		cc.mu.Lock()
+		cc.publishLocked(fl, true)
+		cc.mu.Unlock()
+	}
+	bulk := func(s string) resp.Value { return resp.Value{Type: resp.BulkString, Str: []byte(s)} }
+	push := func(keys resp.Value) resp.Value {
+		return resp.Value{Type: resp.Push, Elems: []resp.Value{bulk("invalidate"), keys}}
+	}
+	fill("GET a", "a")
+	fill("MGET a b", "a", "b")
+	fill("GET b", "b")
+	inFlight := &cacheFlight{key: "GET c", deps: []string{"c"}, gen: cc.gen, cancel: func() {}}
+	cc.flights[inFlight.key] = inFlight
+
+	cc.onPush(resp.Value{Type: resp.Push, Elems: []resp.Value{bulk("message"), bulk("a")}})
+	if n := cc.len(); n != 3 {
+		t.Fatalf("a pub/sub push changed the cache: %d entries", n)
+	}
+	cc.onPush(push(resp.Value{Type: resp.Array, Elems: []resp.Value{bulk("a")}}))
+	if _, ok := cc.entries["GET b"]; !ok || cc.len() != 1 {
+		t.Fatalf("after invalidating a: entries %v, want only GET b", cc.entries)
+	}
+	if len(cc.byKey["a"]) != 0 || len(cc.byKey["b"]) != 1 {
+		t.Fatalf("key references %v", cc.byKey)
+	}
+	cc.onPush(push(resp.Value{Type: resp.Array, Elems: []resp.Value{bulk("c")}}))
+	if !inFlight.dirty {
+		t.Fatal("an invalidation of a read in flight's key did not dirty it")
+	}
+	other := &cacheFlight{key: "GET d", deps: []string{"d"}, gen: cc.gen, r: Reply{v: bulk("d")}, cancel: func() {}}
+	cc.onPush(push(resp.Value{Type: resp.Null}))
+	if cc.len() != 0 || len(cc.byKey) != 0 {
+		t.Fatalf("a null invalidation left %d entries", cc.len())
+	}
+	cc.mu.Lock()
+	cc.publishLocked(other, true)
+	cc.mu.Unlock()
+	if cc.len() != 0 {
+		t.Fatal("a read that began before a flush was published")
+	}
+
+	// Eviction keeps the bound, and its references with it.
+	for i := range 25 {
+		fill("GET "+string(rune('A'+i)), string(rune('A'+i)))
+	}
+	if cc.len() != 10 || len(cc.byKey) != 10 {
+		t.Fatalf("%d entries and %d key references, want 10 and 10", cc.len(), len(cc.byKey))
+	}
+}
+
+// TestDoCachedRefusesWhatItCannotCache: reads whose reply the cache
+// could serve stale, writes, keyless and blocking commands, and a client
+// without a cache fail with ErrInvalidArgument before any I/O; options
+// the cache cannot work with fail Connect.
+func TestDoCachedRefusesWhatItCannotCache(t *testing.T) {
+	c, px := cachedClient(t, Options{})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	before := totalReceived(px)
+	for _, call := range []struct {
+		cmd  Command
+		args []any
+	}{
+		{NewCommand("SET"), []any{k, "v"}},
+		{NewCommand("INCR"), []any{k}},
+		{NewCommand("SRANDMEMBER"), []any{k}},
+		{NewCommand("TTL"), []any{k}},
+		{NewCommand("OBJECT"), []any{"IDLETIME", k}},
+		{NewCommand("DBSIZE"), nil},
+		{NewCommand("BLPOP"), []any{k, 1}},
+		{NewCommand("SCAN"), []any{0}},
+		{NewCommand("CLIENT"), []any{"CACHING", "YES"}},
+		{NewCommand("EVAL_RO"), []any{"return 1", 0}},
+		{NewCommand("MYMODULE.GET"), []any{k}},
+	} {
+		if _, err := c.DoCached(ctx, call.cmd, call.args...); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("DoCached(%s %v) = %v, want ErrInvalidArgument", call.cmd.FullName(), call.args, err)
+		}
+	}
+	if n := totalReceived(px) - before; n != 0 {
+		t.Fatalf("refused reads sent %d frames", n)
+	}
+	plain := newClient(t, Options{Endpoints: []string{standaloneAddr(t)}})
+	if _, err := plain.GetCached(ctx, k); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("GetCached without ClientCache = %v, want ErrInvalidArgument", err)
+	}
+	for _, o := range []Options{
+		{Protocol: 2, ClientCache: &CacheOptions{}},
+		{ClientCache: &CacheOptions{MaxEntries: -1}},
+		{ClientCache: &CacheOptions{TTL: time.Microsecond}},
+	} {
+		o.Endpoints = []string{standaloneAddr(t)}
+		var ce *ConfigError
+		if _, err := Connect(ctx, o); !errors.As(err, &ce) {
+			t.Errorf("Connect(%+v) = %v, want a ConfigError", o.ClientCache, err)
+		}
+	}
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := c.GetCached(ended, k); !errors.Is(err, context.Canceled) {
+		t.Fatalf("GetCached with an ended context = %v", err)
+	}
+	must(t, c.Close())
+	if _, err := c.GetCached(ctx, k); !errors.Is(err, ErrClosed) {
+		t.Fatalf("GetCached after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestCachedEntryExpiresAfterTTL: an entry is served for TTL at most,
+// even when no invalidation comes.
+func TestCachedEntryExpiresAfterTTL(t *testing.T) {
+	c, px := cachedClient(t, Options{ClientCache: &CacheOptions{TTL: time.Hour}})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	must(t, c.Set(ctx, k, "v"))
+	gets := px.Forwarded("GET")
+	mustGetCached(t, c, k, "v")
+	mustGetCached(t, c, k, "v")
+	if n := px.Forwarded("GET") - gets; n != 1 {
+		t.Fatalf("%d GETs within the TTL, want 1", n)
+	}
+	c.cache.mu.Lock()
+	for _, e := range c.cache.entries {
+		e.expires -= int64(time.Hour) // as if the hour had passed
+	}
+	c.cache.mu.Unlock()
+	mustGetCached(t, c, k, "v")
+	if n := px.Forwarded("GET") - gets; n != 2 {
+		t.Fatalf("%d GETs, want 2: the expired entry was served", n)
+	}
+}
+
+// TestCloseEndsCachedReads: Close wakes the waiters of a read in flight
+// with ErrClosed, cancels the read and waits for it, and later calls fail
+// with ErrClosed; no goroutine is left (goleak checks the package).
+func TestCloseEndsCachedReads(t *testing.T) {
+	h := newHoldHook(true, false)
+	c, _ := cachedClient(t, Options{Hooks: []Hook{h}})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	must(t, c.Set(ctx, k, "v"))
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() { _, err := c.GetCached(ctx, k); errs <- err }()
+	}
+	read := <-h.entered
+	waitCache(t, c, "two waiters", func(cc *clientCache) bool { return waiters(cc) == 2 })
+	must(t, c.Close())
+	if read.Err() == nil {
+		t.Fatal("Close returned with the read's context still live")
+	}
+	for range 2 {
+		if err := <-errs; !errors.Is(err, ErrClosed) {
+			t.Fatalf("a waiter got %v, want ErrClosed", err)
+		}
+	}
+	if _, err := c.GetCached(ctx, k); !errors.Is(err, ErrClosed) {
+		t.Fatalf("GetCached after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestCacheAfterWriteDropsWrittenKeys: the client's own writes drop the
+// entries of the keys they write (Redis sends their invalidations only
+// after their replies): one command by its descriptor, batches and
+// transactions command by command, reads nothing, FLUSHDB everything.
+func TestCacheAfterWriteDropsWrittenKeys(t *testing.T) {
+	cc := newClientCache(&CacheOptions{MaxEntries: 100})
+	fill := func(keys ...string) {
+		cc.mu.Lock()
+		defer cc.mu.Unlock()
+		for _, k := range keys {
+			cc.publishLocked(&cacheFlight{key: "GET " + k, deps: []string{k}, gen: cc.gen, cancel: func() {}}, true)
+		}
+	}
+	has := func(k string) bool {
+		cc.mu.Lock()
+		defer cc.mu.Unlock()
+		return cc.entries["GET "+k] != nil
+	}
+	enc := func(words ...string) []byte { return appendCommand(nil, NewCommand(words[0]), words[1:]) }
+	lookup := func(name string) Command {
+		d, ok := catalog.Lookup(name, "")
+		if !ok {
+			t.Fatalf("%s not in the catalog", name)
+		}
+		return d
+	}
+	fill("a", "b", "c", "d")
+	cc.afterWrite(enc("GET", "a"), lookup("GET"), true)
+	cc.afterWrite(enc("MGET", "a", "b"), lookup("MGET"), true)
+	if !has("a") || !has("b") {
+		t.Fatal("a read dropped entries")
+	}
+	cc.afterWrite(enc("SET", "a", "1"), lookup("SET"), true)
+	if has("a") || !has("b") {
+		t.Fatal("SET a did not drop exactly a")
+	}
+	inFlight := &cacheFlight{key: "GET d", deps: []string{"d"}, gen: cc.gen, cancel: func() {}}
+	cc.flights[inFlight.key] = inFlight
+	tx := append(append(append(enc("MULTI"), enc("INCR", "b")...), enc("DEL", "c", "d")...), enc("EXEC")...)
+	cc.afterWrite(tx, Command{}, false)
+	if has("b") || has("c") || has("d") || !inFlight.dirty {
+		t.Fatal("a transaction's writes did not drop b, c and d and dirty the read of d")
+	}
+	fill("a", "b")
+	cc.afterWrite(enc("FLUSHDB"), lookup("FLUSHDB"), true)
+	if cc.len() != 0 {
+		t.Fatal("FLUSHDB left entries")
+	}
+}
+
+// BenchmarkGetCachedHit measures a cache hit: no I/O, a map lookup under
+// the cache's mutex and the encoding of the command it looks up.
+func BenchmarkGetCachedHit(b *testing.B) {
+	c := newClient(b, Options{ClientCache: &CacheOptions{}})
+	ctx := context.Background()
+	k := key(b, "k")
+	if err := c.Set(ctx, k, benchValue); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.GetCached(ctx, k); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := c.GetCached(ctx, k); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestCachedHitAllocatesOnlyTheString: a hit of GetCached allocates the
+// returned string and nothing else (its command is encoded on the stack).
+func TestCachedHitAllocatesOnlyTheString(t *testing.T) {
+	c, _ := cachedClient(t, Options{})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	must(t, c.Set(ctx, k, "value"))
+	mustGetCached(t, c, k, "value")
+	if n := testing.AllocsPerRun(200, func() {
+		if _, err := c.GetCached(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 1 {
+		t.Fatalf("a hit allocates %v times, want 1 (the string)", n)
+	}
+}
