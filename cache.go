@@ -415,6 +415,12 @@ func (c *Client) cachedGet(ctx context.Context, rd *cachedRead) (Reply, error) {
 		cc.removeLocked(string(rd.body), e)
 	}
 	fl := cc.flights[string(rd.body)]
+	if fl != nil && (fl.dirty || fl.gen != cc.gen) {
+		// Its reply may predate a write this caller has seen complete (an
+		// invalidation, the caller's own write): a read of its own
+		// replaces it for later callers; its waiters keep it.
+		fl = nil
+	}
 	if fl == nil {
 		fl = &cacheFlight{key: string(rd.body), gen: cc.gen, done: make(chan struct{})}
 		visitKeys(rd.s.desc, rd.words, func(k []byte) { fl.deps = append(fl.deps, string(k)) })

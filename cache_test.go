@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -679,4 +680,83 @@ func TestCachedHitAllocatesOnlyTheString(t *testing.T) {
 	}); n != 1 {
 		t.Fatalf("a hit allocates %v times, want 1 (the string)", n)
 	}
+}
+
+// TestCachedReadsYourWritesUnderLoad: writers each own a key and read it
+// through the cache right after every write, while readers keep filling
+// the cache with the same keys (their reads race with the writes): a
+// writer always reads its own last write, never an older value.
+func TestCachedReadsYourWritesUnderLoad(t *testing.T) {
+	c := newClient(t, Options{ClientCache: &CacheOptions{}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const writers, readers, rounds = 8, 8, 300
+	keys := make([]string, writers)
+	for i := range keys {
+		keys[i] = key(t, strconv.Itoa(i))
+	}
+	stop := make(chan struct{})
+	var rw sync.WaitGroup
+	for r := range readers {
+		rw.Go(func() {
+			for i := r; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := c.GetCached(ctx, keys[i%writers]); err != nil && !errors.Is(err, ErrNil) {
+					t.Errorf("reader: %v", err)
+					return
+				}
+			}
+		})
+	}
+	var ww sync.WaitGroup
+	for w := range writers {
+		ww.Go(func() {
+			for i := range rounds {
+				want := strconv.Itoa(i)
+				if err := c.Set(ctx, keys[w], want); err != nil {
+					t.Errorf("writer: %v", err)
+					return
+				}
+				if got, err := c.GetCached(ctx, keys[w]); err != nil || got != want {
+					t.Errorf("writer %d read %q, %v right after writing %q", w, got, err, want)
+					return
+				}
+			}
+		})
+	}
+	ww.Wait()
+	close(stop)
+	rw.Wait()
+}
+
+// TestCachedReadDirtyFlightIsNotJoined: a caller that finds a read in
+// flight whose key has since been written (here by the caller's own SET)
+// starts a read of its own rather than sharing one that may return the
+// value the write replaced.
+func TestCachedReadDirtyFlightIsNotJoined(t *testing.T) {
+	h := newHoldHook(true, false)
+	c, _ := cachedClient(t, Options{Hooks: []Hook{h}})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	must(t, c.Set(ctx, k, "old"))
+	first := make(chan string, 1)
+	go func() { v, _ := c.GetCached(ctx, k); first <- v }()
+	<-h.entered // the first read is held before it is sent
+	must(t, c.Set(ctx, k, "new"))
+	second := make(chan string, 1)
+	go func() { v, _ := c.GetCached(ctx, k); second <- v }()
+	select {
+	case <-h.entered: // a second read started
+	case <-ctx.Done():
+		t.Fatal("the caller joined the read begun before the write")
+	}
+	close(h.release)
+	if v := <-second; v != "new" {
+		t.Fatalf("the caller after the write got %q, want new", v)
+	}
+	<-first
 }
