@@ -682,55 +682,91 @@ func TestCachedHitAllocatesOnlyTheString(t *testing.T) {
 	}
 }
 
-// TestCachedReadsYourWritesUnderLoad: writers each own a key and read it
-// through the cache right after every write, while readers keep filling
-// the cache with the same keys (their reads race with the writes): a
-// writer always reads its own last write, never an older value.
+// TestCachedReadsYourWritesUnderLoad: on every topology, writers each own
+// a key and read it through the cache right after every write, while
+// readers keep filling the cache with the same keys (their reads race with
+// the writes) and, on the standalone server, the shared connection is
+// killed now and then (its invalidations are lost with it): a writer whose
+// write and read both succeed always reads its own write, never an older
+// value.
 func TestCachedReadsYourWritesUnderLoad(t *testing.T) {
-	c := newClient(t, Options{ClientCache: &CacheOptions{}})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	const writers, readers, rounds = 8, 8, 300
-	keys := make([]string, writers)
-	for i := range keys {
-		keys[i] = key(t, strconv.Itoa(i))
-	}
-	stop := make(chan struct{})
-	var rw sync.WaitGroup
-	for r := range readers {
-		rw.Go(func() {
-			for i := r; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
+	topologies(t, Options{ClientCache: &CacheOptions{}}, func(t *testing.T, c *Client) {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		const writers, readers, rounds = 8, 8, 300
+		keys := make([]string, writers)
+		for i := range keys {
+			keys[i] = key(t, strconv.Itoa(i))
+		}
+		stop := make(chan struct{})
+		var bg sync.WaitGroup
+		for r := range readers {
+			bg.Go(func() {
+				for i := r; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					_, _ = c.GetCached(ctx, keys[i%writers]) // a killed connection may fail it
 				}
-				if _, err := c.GetCached(ctx, keys[i%writers]); err != nil && !errors.Is(err, ErrNil) {
-					t.Errorf("reader: %v", err)
-					return
+			})
+		}
+		kills := 0
+		if c.topo == nil {
+			killer := newAdmin(t, standaloneAddr(t))
+			defer killer.Close()
+			bg.Go(func() {
+				for kills < 5 {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					id, err := c.Do(ctx, NewCommand("CLIENT ID")) // the shared connection's
+					if err != nil {
+						continue // the last kill is still being noticed
+					}
+					n, _ := id.Int64()
+					if r, err := killer.Do(ctx, NewCommand("CLIENT"), "KILL", "ID", n); err == nil {
+						if k, _ := r.Int64(); k == 1 {
+							kills++
+						}
+					}
 				}
+			})
+		}
+		var ww sync.WaitGroup
+		checked := make([]int, writers)
+		for w := range writers {
+			ww.Go(func() {
+				for i := range rounds {
+					want := strconv.Itoa(i)
+					if err := c.Set(ctx, keys[w], want); err != nil {
+						continue // lost with a killed connection: no write to read
+					}
+					got, err := c.GetCached(ctx, keys[w])
+					if err != nil {
+						continue
+					}
+					if got != want {
+						t.Errorf("writer %d read %q right after writing %q", w, got, want)
+						return
+					}
+					checked[w]++
+				}
+			})
+		}
+		ww.Wait()
+		close(stop)
+		bg.Wait()
+		for w, n := range checked {
+			if n < rounds/2 {
+				t.Errorf("writer %d checked only %d of %d rounds", w, n, rounds)
 			}
-		})
-	}
-	var ww sync.WaitGroup
-	for w := range writers {
-		ww.Go(func() {
-			for i := range rounds {
-				want := strconv.Itoa(i)
-				if err := c.Set(ctx, keys[w], want); err != nil {
-					t.Errorf("writer: %v", err)
-					return
-				}
-				if got, err := c.GetCached(ctx, keys[w]); err != nil || got != want {
-					t.Errorf("writer %d read %q, %v right after writing %q", w, got, err, want)
-					return
-				}
-			}
-		})
-	}
-	ww.Wait()
-	close(stop)
-	rw.Wait()
+		}
+		t.Logf("%v rounds checked per writer, %d connection kills", checked, kills)
+	})
 }
 
 // TestCachedReadDirtyFlightIsNotJoined: a caller that finds a read in
