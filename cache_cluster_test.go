@@ -1,6 +1,7 @@
 package respire
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/respire-go/respire/internal/route"
@@ -98,4 +99,22 @@ func TestTopologyCachedReadIsInvalidated(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestClusterDoCachedCrossSlotIsRefused: a cached multi-key read on a
+// Cluster must keep its keys in one slot; otherwise it fails with
+// ErrCrossSlot before any I/O and caches nothing.
+func TestClusterDoCachedCrossSlotIsRefused(t *testing.T) {
+	c := clusterClient(t, Options{ClientCache: &CacheOptions{}})
+	ctx := testCtx(t)
+	a, b := key(t, "{a}x"), key(t, "{b}x")
+	if route.Slot(a) == route.Slot(b) {
+		t.Fatal("the two keys share a slot")
+	}
+	if _, err := c.DoCached(ctx, NewCommand("MGET"), a, b); !errors.Is(err, ErrCrossSlot) {
+		t.Fatalf("cross-slot MGET through the cache = %v, want ErrCrossSlot", err)
+	}
+	if n := c.cache.len(); n != 0 || len(c.cache.flights) != 0 {
+		t.Fatalf("%d entries and %d reads after a refused read", n, len(c.cache.flights))
+	}
 }
