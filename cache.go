@@ -376,8 +376,10 @@ func uncacheable(d dispatch) string {
 		return "not a plain read of keys"
 	}
 	switch d.name {
-	case "SRANDMEMBER", "HRANDFIELD", "ZRANDMEMBER", "TTL", "PTTL", "XPENDING", "MEMORY USAGE", "LCS", "DEBUG OBJECT":
+	case "SRANDMEMBER", "HRANDFIELD", "ZRANDMEMBER", "TTL", "PTTL", "HTTL", "HPTTL", "XPENDING", "MEMORY USAGE", "LCS", "DEBUG OBJECT":
 		return "its reply changes without a write to its keys"
+	case "SORT_RO":
+		return "its BY and GET patterns read keys that are not tracked"
 	}
 	if strings.HasPrefix(d.name, "OBJECT ") || strings.HasPrefix(d.name, "XINFO ") {
 		return "its reply changes without a write to its keys"

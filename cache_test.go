@@ -499,6 +499,8 @@ func TestDoCachedRefusesWhatItCannotCache(t *testing.T) {
 		{NewCommand("INCR"), []any{k}},
 		{NewCommand("SRANDMEMBER"), []any{k}},
 		{NewCommand("TTL"), []any{k}},
+		{NewCommand("HTTL"), []any{k, "FIELDS", 1, "f"}},
+		{NewCommand("HPTTL"), []any{k, "FIELDS", 1, "f"}},
 		{NewCommand("OBJECT"), []any{"IDLETIME", k}},
 		{NewCommand("DBSIZE"), nil},
 		{NewCommand("BLPOP"), []any{k, 1}},
@@ -537,6 +539,30 @@ func TestDoCachedRefusesWhatItCannotCache(t *testing.T) {
 	must(t, c.Close())
 	if _, err := c.GetCached(ctx, k); !errors.Is(err, ErrClosed) {
 		t.Fatalf("GetCached after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestDoCachedRefusesSortByPattern: SORT_RO's BY and GET patterns read
+// keys that it does not declare, which the server does not track for it
+// and no invalidation names. Cached, its reply stayed stale after a write
+// to a weight key (the server sorted [b a], the cache kept [a b]); it is
+// refused before any I/O.
+func TestDoCachedRefusesSortByPattern(t *testing.T) {
+	c, px := cachedClient(t, Options{})
+	ctx := testCtx(t)
+	l, wa, wb := key(t, "l"), key(t, "w_a"), key(t, "w_b")
+	if _, err := c.Do(ctx, NewCommand("RPUSH"), l, "a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	must(t, c.Set(ctx, wa, "1"))
+	must(t, c.Set(ctx, wb, "2"))
+	pattern := key(t, "w_") + "*"
+	before := totalReceived(px)
+	if _, err := c.DoCached(ctx, NewCommand("SORT_RO"), l, "BY", pattern); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("DoCached(SORT_RO BY) = %v, want ErrInvalidArgument", err)
+	}
+	if n := totalReceived(px) - before; n != 0 {
+		t.Fatalf("the refused read sent %d frames", n)
 	}
 }
 
