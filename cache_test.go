@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -821,4 +822,46 @@ func TestCachedReadDirtyFlightIsNotJoined(t *testing.T) {
 		t.Fatalf("the caller after the write got %q, want new", v)
 	}
 	<-first
+}
+
+// panicHook panics in the process hook of the first GET it sees.
+type panicHook struct{ armed atomic.Bool }
+
+func (h *panicHook) DialHook(next DialHook) DialHook { return next }
+func (h *panicHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook {
+	return next
+}
+func (h *panicHook) ProcessHook(next ProcessHook) ProcessHook {
+	return func(ctx context.Context, cmd *CommandInfo) error {
+		if cmd.Name == "GET" && h.armed.CompareAndSwap(true, false) {
+			panic("hook exploded")
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// TestCachedReadHookPanicReachesTheCaller: a process hook that panics
+// during a cached read panics in the caller, as it would in Client.Do,
+// where the caller can recover it; the read ran on a goroutine of its
+// own, where the panic ended the whole process. The entry is not
+// cached, and the next read works.
+func TestCachedReadHookPanicReachesTheCaller(t *testing.T) {
+	h := &panicHook{}
+	c, _ := cachedClient(t, Options{Hooks: []Hook{h}})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	must(t, c.Set(ctx, k, "v"))
+	h.armed.Store(true)
+	recovered := func() (p any) {
+		defer func() { p = recover() }()
+		_, _ = c.GetCached(ctx, k)
+		return nil
+	}()
+	if recovered != "hook exploded" {
+		t.Fatalf("the caller recovered %v, want the hook's panic", recovered)
+	}
+	if n := c.cache.len(); n != 0 {
+		t.Fatalf("%d entries after a panicked read, want none", n)
+	}
+	mustGetCached(t, c, k, "v")
 }
