@@ -3,6 +3,7 @@ package respire
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -103,6 +104,17 @@ type cacheFlight struct {
 	done    chan struct{} // closed when r and err are set
 	r       Reply
 	err     error
+	// panicked: a process hook's panic during the read, raised again in
+	// each waiter, as [Client.Do] raises it in its caller.
+	panicked any
+}
+
+// result is fl's outcome for a waiter, once done is closed.
+func (fl *cacheFlight) result() (Reply, error) {
+	if fl.panicked != nil {
+		panic(fl.panicked)
+	}
+	return fl.r, fl.err
 }
 
 func newClientCache(o *CacheOptions) *clientCache {
@@ -376,8 +388,10 @@ func uncacheable(d dispatch) string {
 		return "not a plain read of keys"
 	}
 	switch d.name {
-	case "SRANDMEMBER", "HRANDFIELD", "ZRANDMEMBER", "TTL", "PTTL", "XPENDING", "MEMORY USAGE", "LCS", "DEBUG OBJECT":
+	case "SRANDMEMBER", "HRANDFIELD", "ZRANDMEMBER", "TTL", "PTTL", "HTTL", "HPTTL", "XPENDING", "MEMORY USAGE", "LCS", "DEBUG OBJECT":
 		return "its reply changes without a write to its keys"
+	case "SORT_RO":
+		return "its BY and GET patterns read keys that are not tracked"
 	}
 	if strings.HasPrefix(d.name, "OBJECT ") || strings.HasPrefix(d.name, "XINFO ") {
 		return "its reply changes without a write to its keys"
@@ -438,13 +452,13 @@ func (c *Client) cachedGet(ctx context.Context, rd *cachedRead) (Reply, error) {
 	cc.mu.Unlock()
 	select {
 	case <-fl.done:
-		return fl.r, fl.err
+		return fl.result()
 	case <-ctx.Done():
 	case <-c.done:
 	}
 	select {
 	case <-fl.done: // it completed as well: the reply is the caller's
-		return fl.r, fl.err
+		return fl.result()
 	default:
 	}
 	cc.leave(fl)
@@ -465,14 +479,24 @@ func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
 		began = clock.Now()
 	}
 	var (
-		r       Reply
-		tracked bool
+		r        Reply
+		tracked  bool
+		panicked any
 	)
-	err := c.processHooked(ctx, rd.s.name, rd.s.cat, func(ctx context.Context) error {
-		var err error
-		r, tracked, err = c.execCached(ctx, &rd)
-		return err
-	})
+	err := func() (err error) {
+		// A hook's panic here would end the process, out of its
+		// callers' reach: it goes to the waiters instead.
+		defer func() {
+			if p := recover(); p != nil {
+				panicked, err = p, fmt.Errorf("a process hook panicked: %v", p)
+			}
+		}()
+		return c.processHooked(ctx, rd.s.name, rd.s.cat, func(ctx context.Context) error {
+			var err error
+			r, tracked, err = c.execCached(ctx, &rd)
+			return err
+		})
+	}()
 	if c.cmdMetrics != nil {
 		c.recordCommand(&rd.s, began, err)
 	}
@@ -485,7 +509,7 @@ func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
 		// Close cancelled the read: its waiters learn why.
 		err = &ConnError{Command: rd.s.name, Err: ErrClosed}
 	}
-	fl.r, fl.err = r, err
+	fl.r, fl.err, fl.panicked = r, err, panicked
 	cc.publishLocked(fl, tracked)
 	close(fl.done)
 	cc.mu.Unlock()

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -499,6 +500,8 @@ func TestDoCachedRefusesWhatItCannotCache(t *testing.T) {
 		{NewCommand("INCR"), []any{k}},
 		{NewCommand("SRANDMEMBER"), []any{k}},
 		{NewCommand("TTL"), []any{k}},
+		{NewCommand("HTTL"), []any{k, "FIELDS", 1, "f"}},
+		{NewCommand("HPTTL"), []any{k, "FIELDS", 1, "f"}},
 		{NewCommand("OBJECT"), []any{"IDLETIME", k}},
 		{NewCommand("DBSIZE"), nil},
 		{NewCommand("BLPOP"), []any{k, 1}},
@@ -537,6 +540,30 @@ func TestDoCachedRefusesWhatItCannotCache(t *testing.T) {
 	must(t, c.Close())
 	if _, err := c.GetCached(ctx, k); !errors.Is(err, ErrClosed) {
 		t.Fatalf("GetCached after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestDoCachedRefusesSortByPattern: SORT_RO's BY and GET patterns read
+// keys that it does not declare, which the server does not track for it
+// and no invalidation names. Cached, its reply stayed stale after a write
+// to a weight key (the server sorted [b a], the cache kept [a b]); it is
+// refused before any I/O.
+func TestDoCachedRefusesSortByPattern(t *testing.T) {
+	c, px := cachedClient(t, Options{})
+	ctx := testCtx(t)
+	l, wa, wb := key(t, "l"), key(t, "w_a"), key(t, "w_b")
+	if _, err := c.Do(ctx, NewCommand("RPUSH"), l, "a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	must(t, c.Set(ctx, wa, "1"))
+	must(t, c.Set(ctx, wb, "2"))
+	pattern := key(t, "w_") + "*"
+	before := totalReceived(px)
+	if _, err := c.DoCached(ctx, NewCommand("SORT_RO"), l, "BY", pattern); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("DoCached(SORT_RO BY) = %v, want ErrInvalidArgument", err)
+	}
+	if n := totalReceived(px) - before; n != 0 {
+		t.Fatalf("the refused read sent %d frames", n)
 	}
 }
 
@@ -795,4 +822,46 @@ func TestCachedReadDirtyFlightIsNotJoined(t *testing.T) {
 		t.Fatalf("the caller after the write got %q, want new", v)
 	}
 	<-first
+}
+
+// panicHook panics in the process hook of the first GET it sees.
+type panicHook struct{ armed atomic.Bool }
+
+func (h *panicHook) DialHook(next DialHook) DialHook { return next }
+func (h *panicHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook {
+	return next
+}
+func (h *panicHook) ProcessHook(next ProcessHook) ProcessHook {
+	return func(ctx context.Context, cmd *CommandInfo) error {
+		if cmd.Name == "GET" && h.armed.CompareAndSwap(true, false) {
+			panic("hook exploded")
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// TestCachedReadHookPanicReachesTheCaller: a process hook that panics
+// during a cached read panics in the caller, as it would in Client.Do,
+// where the caller can recover it; the read ran on a goroutine of its
+// own, where the panic ended the whole process. The entry is not
+// cached, and the next read works.
+func TestCachedReadHookPanicReachesTheCaller(t *testing.T) {
+	h := &panicHook{}
+	c, _ := cachedClient(t, Options{Hooks: []Hook{h}})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	must(t, c.Set(ctx, k, "v"))
+	h.armed.Store(true)
+	recovered := func() (p any) {
+		defer func() { p = recover() }()
+		_, _ = c.GetCached(ctx, k)
+		return nil
+	}()
+	if recovered != "hook exploded" {
+		t.Fatalf("the caller recovered %v, want the hook's panic", recovered)
+	}
+	if n := c.cache.len(); n != 0 {
+		t.Fatalf("%d entries after a panicked read, want none", n)
+	}
+	mustGetCached(t, c, k, "v")
 }
