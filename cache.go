@@ -290,13 +290,6 @@ func (cc *clientCache) leave(fl *cacheFlight) {
 	cc.mu.Unlock()
 }
 
-// len returns the number of entries.
-func (cc *clientCache) len() int {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	return len(cc.entries)
-}
-
 // cachedRead is a validated DoCached call.
 type cachedRead struct {
 	s     spec
@@ -382,7 +375,7 @@ func uncacheable(d dispatch) string {
 		return "refused on the shared connection: " + d.refused
 	case !d.known:
 		return "the catalog does not know it"
-	case d.blocking || d.flags.Has(catalog.FlagBlocking):
+	case d.flags.Has(catalog.FlagBlocking): // d.blocking implies it
 		return "a blocking command"
 	case !d.flags.Has(catalog.FlagReadOnly) || d.flags&(catalog.FlagWrite|catalog.FlagScripting|catalog.FlagCursor|catalog.FlagPubSub|catalog.FlagAdmin) != 0:
 		return "not a plain read of keys"

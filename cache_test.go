@@ -50,6 +50,13 @@ func waitCache(t *testing.T, c *Client, what string, cond func(cc *clientCache) 
 	}
 }
 
+// len returns the number of entries.
+func (cc *clientCache) len() int {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return len(cc.entries)
+}
+
 // waiters counts the callers waiting on reads in flight.
 func waiters(cc *clientCache) int {
 	n := 0
