@@ -159,9 +159,19 @@ func TestClusterChaosUnitsKeepTheirOwnReplies(t *testing.T) {
 	}
 
 	var bad violations
-	batches := outcomes{also: func(err error) bool { return topologyFailure(err, false) }}
-	txs := outcomes{also: func(err error) bool { return topologyFailure(err, true) }}
-	single := outcomes{also: func(err error) bool { return topologyFailure(err, false) }}
+	var downs atomic.Int64 // units and calls ended by CLUSTERDOWN
+	allowed := func(tx bool) func(error) bool {
+		return func(err error) bool {
+			if clusterDown(err) {
+				downs.Add(1)
+				return true
+			}
+			return topologyFailure(err, tx)
+		}
+	}
+	batches := outcomes{also: allowed(false)}
+	txs := outcomes{also: allowed(true)}
+	single := outcomes{also: allowed(false)}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	stopLoad := sync.OnceFunc(func() { close(stop); wg.Wait() })
@@ -173,7 +183,9 @@ func TestClusterChaosUnitsKeepTheirOwnReplies(t *testing.T) {
 		if tx {
 			unit, maxSize = "transaction", 8
 		}
-		also := func(kind memberKind, err error) bool { return topologyFailure(err, tx || kind == memberMGet) }
+		also := func(kind memberKind, err error) bool {
+			return clusterDown(err) || topologyFailure(err, tx || kind == memberMGet)
+		}
 		var ms []unitMember
 		for n := 0; !stopped(stop); n++ {
 			b := c.NewBatch()
@@ -364,8 +376,8 @@ func TestClusterChaosUnitsKeepTheirOwnReplies(t *testing.T) {
 		}
 	}
 	t.Logf("%s; batches %v; transactions %v; single calls %v", strings.Join(phases, ", "), &batches, &txs, &single)
-	t.Logf("INCRs ok %d (migrating slot %d, failed-over primary %d), may have run %d; ASKING sent %d; resends %d",
-		incrOK, migOK, failedOK, incrUnsure, asking, retries)
+	t.Logf("INCRs ok %d (migrating slot %d, failed-over primary %d), may have run %d; ASKING sent %d; resends %d; CLUSTERDOWN %d",
+		incrOK, migOK, failedOK, incrUnsure, asking, retries, downs.Load())
 	for _, m := range []struct {
 		what     string
 		got, min int64
@@ -380,7 +392,7 @@ func TestClusterChaosUnitsKeepTheirOwnReplies(t *testing.T) {
 		{"successful INCRs in the migrating slot", migOK, 20},
 		{"successful INCRs on the primary that failed over", failedOK, 20},
 		{"ASKs followed (ASKING sent)", int64(asking), 1},
-		{"units and calls ended by TRYAGAIN or ASK", batches.other.Load() + txs.other.Load() + single.other.Load(), 1},
+		{"units and calls ended by TRYAGAIN or ASK", batches.other.Load() + txs.other.Load() + single.other.Load() - downs.Load(), 1},
 		{"resends", retries, 1},
 	} {
 		if m.got < m.min {
@@ -398,6 +410,19 @@ func TestClusterChaosUnitsKeepTheirOwnReplies(t *testing.T) {
 func topologyFailure(err error, tx bool) bool {
 	var se *ServerError
 	return errors.As(err, &se) && (se.Code == "TRYAGAIN" || tx && se.Code == "ASK")
+}
+
+// clusterDown reports whether err is the CLUSTERDOWN a node answers to
+// every command while it counts a slot's owner or a majority of the
+// primaries as unreachable. A failover on this loaded 2-core machine can
+// cause it: a node that misses its peers' pings for cluster-node-timeout
+// marks them failing and refuses commands until it sees the cluster whole
+// again (REDIS-FACTS; docs/topologies.md). No policy can select it, so the
+// call gets it once and nothing is resent (the retry policy tests prove
+// that part); the invariants on replies and counters still hold.
+func clusterDown(err error) bool {
+	var se *ServerError
+	return errors.As(err, &se) && se.Code == "CLUSTERDOWN"
 }
 
 // checkIncr checks one single INCR call's reply against invariant 3 of
