@@ -419,17 +419,7 @@ func TestClusterUnfollowedMovedUpdatesMap(t *testing.T) {
 	ctx := testCtx(t)
 	k := "htopo:" + keyPrefix(t) + "list"
 	slot := route.Slot(k)
-	owner, err := c.topo.Pick(slot, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wrong string
-	for _, n := range c.topo.Primaries() {
-		if n != owner {
-			wrong = n.Addr
-			break
-		}
-	}
+	owner, wrong := ownerAndOther(t, c, slot)
 	cases := []struct {
 		name string
 		call func() error

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/clock"
+	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
 )
@@ -203,6 +205,37 @@ func (cc *clientCache) afterWrite(buf []byte, desc catalog.Command, single bool)
 		cc.mu.Lock()
 		visitKeys(d, words, cc.invalidateLocked)
 		cc.mu.Unlock()
+	}
+}
+
+// dropSlots drops the entries whose keys are in one of slots: those slots
+// changed primary (a Cluster's slot migration or failover). A key read as
+// missing is tracked only by the node that answered; once its slot has
+// moved, the new owner would never report another client's write to it.
+// A read in flight is kept out by its publication's check that the node
+// that answered still owns the slot (produce): the map changes before
+// this runs, so a read either sees the new map there or is published
+// before this drops it.
+func (cc *clientCache) dropSlots(slots []int) {
+	var moved [route.Slots / 64]uint64
+	for _, s := range slots {
+		moved[s/64] |= 1 << (s % 64)
+	}
+	in := func(key string) bool {
+		s := route.Slot(key)
+		return moved[s/64]&(1<<(s%64)) != 0
+	}
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	for key, refs := range cc.byKey {
+		if !in(key) {
+			continue
+		}
+		for _, ek := range slices.Clone(refs) {
+			if e := cc.entries[ek]; e != nil {
+				cc.removeLocked(ek, e)
+			}
+		}
 	}
 }
 
@@ -474,6 +507,7 @@ func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
 	var (
 		r        Reply
 		tracked  bool
+		from     *route.Node
 		panicked any
 	)
 	err := func() (err error) {
@@ -486,7 +520,7 @@ func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
 		}()
 		return c.processHooked(ctx, rd.s.name, rd.s.cat, func(ctx context.Context) error {
 			var err error
-			r, tracked, err = c.execCached(ctx, &rd)
+			r, tracked, from, err = c.execCached(ctx, &rd)
 			return err
 		})
 	}()
@@ -503,6 +537,13 @@ func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
 		err = &ConnError{Command: rd.s.name, Err: ErrClosed}
 	}
 	fl.r, fl.err, fl.panicked = r, err, panicked
+	if tracked && c.isCluster() {
+		// Only the node that answered tracks the read's keys: if the map
+		// moved the slot away from it, nothing would report a write to
+		// them (dropSlots).
+		n, err := c.topo.Pick(rd.slot, false)
+		tracked = err == nil && n == from
+	}
 	cc.publishLocked(fl, tracked)
 	close(fl.done)
 	cc.mu.Unlock()
@@ -510,8 +551,9 @@ func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
 
 // execCached sends the prelude and rd's read as one frame, to the
 // primary that serves rd's keys. tracked is false when the reply was
-// served without the prelude (after an ASK redirect).
-func (c *Client) execCached(ctx context.Context, rd *cachedRead) (r Reply, tracked bool, err error) {
+// served without the prelude (after an ASK redirect); from is the node
+// that answered (nil off a topology).
+func (c *Client) execCached(ctx context.Context, rd *cachedRead) (r Reply, tracked bool, from *route.Node, err error) {
 	f := c.frames.Get()
 	f.Buf = append(append(f.Buf, cachingPrelude...), rd.body...)
 	f.Want, f.Replies, f.Prelude = wire.WantValue, 2, 1
@@ -521,9 +563,12 @@ func (c *Client) execCached(ctx context.Context, rd *cachedRead) (r Reply, track
 		t = &target{slot: rd.slot} // never a replica: its tracking is the primary's
 	}
 	if err := c.execResolved(ctx, f, &s, t); err != nil {
-		return Reply{}, false, err
+		return Reply{}, false, nil, err
 	}
 	r = Reply{v: f.Value} // owned: the frame's arena is not reused
 	f.Release()
-	return r, t == nil || !t.untracked, nil
+	if t == nil {
+		return r, true, nil, nil
+	}
+	return r, !t.untracked, t.served, nil
 }

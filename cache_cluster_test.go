@@ -1,10 +1,13 @@
 package respire
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/internal/testenv"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -124,4 +127,111 @@ func TestClusterDoCachedCrossSlotIsRefused(t *testing.T) {
 	if n := c.cache.len(); n != 0 || len(c.cache.flights) != 0 {
 		t.Fatalf("%d entries and %d reads after a refused read", n, len(c.cache.flights))
 	}
+}
+
+// TestClusterCachedMissingKeyIsDroppedWhenItsSlotMoves: a key read as
+// missing is tracked only by the node that answered. After a real slot
+// migration, another client's write to it reaches the new owner, which
+// never tracked it, so no invalidation comes; the client drops the
+// slot's entries when it learns of the move (here: a refresh), and the
+// next cached read sees the write.
+func TestClusterCachedMissingKeyIsDroppedWhenItsSlotMoves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real slot migration")
+	}
+	testenv.UseTopology(t, true)
+	ids := clusterNodeIDs(t)
+	c := clusterClient(t, Options{ClientCache: &CacheOptions{}})
+	ctx := testCtx(t)
+	k := key(t, "{cachemig}k")
+	slot := route.Slot(k)
+	src, dst := ownerAndOther(t, c, slot)
+	if _, err := c.Del(ctx, k); err != nil { // left by an earlier run (-count)
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		migrateSlot(t, slot, dst, src.Addr, ids)
+		_, _ = c.Del(context.Background(), k)
+	})
+	for range 2 {
+		if _, err := c.GetCached(ctx, k); !errors.Is(err, ErrNil) {
+			t.Fatalf("GetCached of a missing key = %v, want ErrNil", err)
+		}
+	}
+	if n := c.cache.len(); n != 1 {
+		t.Fatalf("%d entries, want the missing key's 1", n)
+	}
+
+	migrateSlot(t, slot, src.Addr, dst, ids)
+	admin(t, dst, "SET", k, "v")
+	if err := c.topo.Refresh(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.topo.Pick(slot, false); err != nil || n.Addr != dst {
+		t.Fatalf("after the refresh the slot routes to %v, %v; want %s", n, err, dst)
+	}
+	mustGetCached(t, c, k, "v")
+}
+
+// TestClusterMovedDropsTheSlotsCachedReads: a MOVED reply that moves a
+// slot to another primary drops the cached entries of that slot's keys
+// (and only those), and a cached read of the slot in flight when it
+// moves returns its reply but does not publish it.
+func TestClusterMovedDropsTheSlotsCachedReads(t *testing.T) {
+	// movedKeys returns a key of a slot that a owns, to move to b, and a
+	// key of another slot.
+	setup := func(t *testing.T, c *Client) (moving, staying, b string) {
+		ctx := testCtx(t)
+		primaries := c.topo.Primaries()
+		moving, staying = bcTagOn(t, c, primaries[0].Addr)+"k", key(t, "{cachestay}k")
+		if route.Slot(moving) == route.Slot(staying) {
+			t.Fatal("the two keys share a slot")
+		}
+		must(t, c.Set(ctx, moving, "m"))
+		must(t, c.Set(ctx, staying, "s"))
+		t.Cleanup(func() { _, _ = c.Del(testCtx(t), moving, staying) })
+		return moving, staying, primaries[1].Addr
+	}
+	t.Run("Cached", func(t *testing.T) {
+		c, _ := frozenMapCluster(t, Options{ClientCache: &CacheOptions{}})
+		moving, staying, b := setup(t, c)
+		mustGetCached(t, c, moving, "m")
+		mustGetCached(t, c, staying, "s")
+		if n := c.cache.len(); n != 2 {
+			t.Fatalf("%d entries, want 2", n)
+		}
+		if _, err := c.topo.Moved(route.Slot(moving), b); err != nil {
+			t.Fatal(err)
+		}
+		if n := c.cache.len(); n != 1 {
+			t.Fatalf("%d entries after the slot moved, want 1", n)
+		}
+		if _, ok := c.cache.hit(appendCommand(nil, specGET.desc, []string{staying})); !ok {
+			t.Fatal("the entry of a slot that did not move was dropped")
+		}
+	})
+	t.Run("InFlight", func(t *testing.T) {
+		h := newHoldHook(false, true)
+		c, _ := frozenMapCluster(t, Options{ClientCache: &CacheOptions{}, Hooks: []Hook{h}})
+		moving, _, b := setup(t, c)
+		got := make(chan error, 1)
+		go func() {
+			v, err := c.GetCached(testCtx(t), moving)
+			if err == nil && v != "m" {
+				err = fmt.Errorf("GetCached = %q, want %q", v, "m")
+			}
+			got <- err
+		}()
+		<-h.entered // the reply is in, not yet published
+		if _, err := c.topo.Moved(route.Slot(moving), b); err != nil {
+			t.Fatal(err)
+		}
+		close(h.release)
+		if err := <-got; err != nil {
+			t.Fatal(err)
+		}
+		if n := c.cache.len(); n != 0 {
+			t.Fatalf("%d entries after a read whose slot moved while it was in flight, want 0", n)
+		}
+	})
 }

@@ -131,6 +131,10 @@ func (c *Client) connectTopology(ctx context.Context) error {
 		nodes.OnInstall = c.onInstall
 	}
 	query := c.cfg.wire.DialTimeout
+	var onMoved func([]int)
+	if c.cache != nil {
+		onMoved = c.cache.dropSlots
+	}
 	if sentinel {
 		so := c.cfg.sentinel
 		t, err := route.NewSentinel(ctx, route.SentinelConfig{
@@ -161,6 +165,7 @@ func (c *Client) connectTopology(ctx context.Context) error {
 			Read:         route.ReadPolicy(c.cfg.readFrom),
 			TLS:          c.cfg.wire.TLS != nil,
 			QueryTimeout: query,
+			OnMoved:      onMoved,
 		})
 		if errors.Is(err, route.ErrNotCluster) {
 			return &ConfigError{Field: "Options.Cluster", Reason: err.Error()}

@@ -615,19 +615,9 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 	p := keyPrefix(t)
 	hash := p + "{mig}h"
 	slot := route.Slot(hash)
-	src, err := c.topo.Pick(slot, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, dst := ownerAndOther(t, c, slot)
 	if _, err := c.Del(ctx, hash); err != nil { // left by an earlier run (-count)
 		t.Fatal(err)
-	}
-	var dst string
-	for _, n := range c.topo.Primaries() {
-		if n != src {
-			dst = n.Addr
-			break
-		}
 	}
 	var keys []string
 	for i := range 10 {
@@ -653,7 +643,7 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 	// keys[0] moved, keys[1] did not: a multi-key command over both is
 	// refused with TRYAGAIN until the slot is whole again.
 	noRetry := clusterClient(t, Options{})
-	_, err = noRetry.Do(ctx, NewCommand("MGET"), keys[0], keys[1])
+	_, err := noRetry.Do(ctx, NewCommand("MGET"), keys[0], keys[1])
 	var se *ServerError
 	if !errors.As(err, &se) || se.Code != "TRYAGAIN" {
 		t.Errorf("MGET over a half-moved slot = %v, want TRYAGAIN", err)
@@ -690,6 +680,23 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 		t.Errorf("%d reads failed (last: %v)", n, res.lastReadErr.Load())
 	}
 	checkWrites(t, res, w, hashFields(t, c, hash), false)
+}
+
+// ownerAndOther returns the primary that c routes slot to, and the
+// address of another primary.
+func ownerAndOther(t *testing.T, c *Client, slot int) (owner *route.Node, other string) {
+	t.Helper()
+	owner, err := c.topo.Pick(slot, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range c.topo.Primaries() {
+		if n != owner {
+			return owner, n.Addr
+		}
+	}
+	t.Fatalf("no primary other than %s", owner.Addr)
+	return nil, ""
 }
 
 // slotMigration migrates one slot by hand from the primary src to the

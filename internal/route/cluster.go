@@ -27,6 +27,10 @@ type ClusterConfig struct {
 	TLS bool
 	// QueryTimeout bounds asking one node for the map.
 	QueryTimeout time.Duration
+	// OnMoved, when set, is told of the slots whose primary changed, once
+	// the map that moves them is in use (a refresh, or a MOVED redirect);
+	// the first map moves nothing. It must not block.
+	OnMoved func(slots []int)
 }
 
 // Cluster routes by hash slot over a Redis Cluster's slot map, held as an
@@ -166,6 +170,9 @@ func (c *Cluster) Moved(slot int, addr string) (*Node, error) {
 		}
 		s.owner[slot] = int16(idx)
 		if c.snap.CompareAndSwap(old, s) {
+			if f := c.cfg.OnMoved; f != nil {
+				f([]int{slot})
+			}
 			break
 		}
 	}
@@ -294,6 +301,11 @@ func (c *Cluster) install(shards []Shard, owners *[Slots]int16) error {
 	}
 	old := c.snap.Swap(s)
 	c.nodes.retain(keep)
+	if f := c.cfg.OnMoved; f != nil {
+		if moved := movedSlots(old, s); len(moved) > 0 {
+			f(moved)
+		}
+	}
 	if f := c.cfg.Nodes.OnInstall; f != nil {
 		var prims []string
 		for _, sh := range s.shards {
@@ -308,6 +320,28 @@ func (c *Cluster) install(shards []Shard, owners *[Slots]int16) error {
 		f(fmt.Sprintf("cluster slot map: %d primaries (%s)", len(prims), strings.Join(prims, ", ")), changed)
 	}
 	return nil
+}
+
+// movedSlots returns the slots whose primary differs between the maps
+// old and s; none when old is the empty map before the first.
+func movedSlots(old, s *clusterSnap) []int {
+	if len(old.shards) == 0 {
+		return nil
+	}
+	var moved []int
+	for i := range Slots {
+		var was, is *Node
+		if o := old.owner[i]; o >= 0 {
+			was = old.shards[o].primary
+		}
+		if o := s.owner[i]; o >= 0 {
+			is = s.shards[o].primary
+		}
+		if was != is {
+			moved = append(moved, i)
+		}
+	}
+	return moved
 }
 
 // topologyError reports a node whose topology reply was rejected.
