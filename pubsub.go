@@ -223,7 +223,10 @@ func (s *Subscription) Channel() <-chan Message { return s.msgs }
 
 // Subscribe adds channels to the subscription and waits, within ctx, for
 // the server's confirmation. The channels join the subscription's set
-// even when ctx ends first, so they are subscribed after a reconnect.
+// even when ctx ends first, so they are subscribed after a reconnect. A
+// write that ctx ends before it is out (a server that stopped reading)
+// replaces the connection, as a lost one is: a gap event, then the whole
+// set on the new one.
 func (s *Subscription) Subscribe(ctx context.Context, channels ...string) error {
 	return s.change(ctx, kindChannel, false, channels)
 }
@@ -302,7 +305,7 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 	if nc != nil {
 		// A failed write ends the connection; the reconnect sends the
 		// whole set and its confirmations answer these waiters.
-		_ = s.writeLocked(nc, encodeCommand(command, names))
+		_ = s.writeLocked(ctx, nc, encodeCommand(command, names))
 	}
 	s.wmu.Unlock()
 	for _, w := range waits {
@@ -354,13 +357,37 @@ func encodeCommand(name string, args []string) []byte {
 func (s *Subscription) write(nc net.Conn, b []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	return s.writeLocked(nc, b)
+	return s.writeLocked(context.Background(), nc, b)
 }
 
-// writeLocked is write with wmu held.
-func (s *Subscription) writeLocked(nc net.Conn, b []byte) error {
+// pastDeadline is a write deadline that has passed: setting it ends a
+// write in progress.
+var pastDeadline = time.Unix(1, 0)
+
+// writeLocked is write with wmu held, also bounded by ctx: a server that
+// stops reading cannot hold a caller past its context. A write that ctx
+// ended may have sent part of b, so it fails and closes nc like any other
+// failed write, and the reconnection sends the whole set again.
+func (s *Subscription) writeLocked(ctx context.Context, nc net.Conn, b []byte) error {
+	var dl time.Time // every write sets its own: an earlier ctx may have left one in the past
 	if d := s.c.cfg.wire.HealthTimeout; d > 0 {
-		_ = nc.SetWriteDeadline(time.Now().Add(d))
+		dl = time.Now().Add(d)
+	}
+	if cdl, ok := ctx.Deadline(); ok && (dl.IsZero() || cdl.Before(dl)) {
+		dl = cdl
+	}
+	_ = nc.SetWriteDeadline(dl)
+	if ctx.Done() != nil {
+		ended := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() {
+			_ = nc.SetWriteDeadline(pastDeadline)
+			close(ended)
+		})
+		defer func() {
+			if !stop() {
+				<-ended // it must not end the next write
+			}
+		}()
 	}
 	_, err := nc.Write(b)
 	if err != nil {
@@ -658,7 +685,7 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 		s.mu.Unlock()
 		var werr error
 		if len(b) > 0 {
-			werr = s.writeLocked(nc, b)
+			werr = s.writeLocked(context.Background(), nc, b)
 		}
 		s.wmu.Unlock()
 		if werr != nil {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -538,5 +539,121 @@ func TestSlowConsumerLosesNothing(t *testing.T) {
 	}
 	if got := subID(s); got != id {
 		t.Fatalf("connection id %d, want %d: the stalled subscription reconnected", got, id)
+	}
+}
+
+// stallConn is a connection whose writes can be made to block, as when
+// the server stops reading and the socket's buffers are full: a stalled
+// Write returns only when its write deadline passes.
+type stallConn struct {
+	net.Conn
+	mu       sync.Mutex
+	stalled  bool
+	deadline time.Time
+	changed  chan struct{} // closed and replaced when the deadline changes
+	entered  chan struct{} // receives one value per stalled Write
+}
+
+func (c *stallConn) SetWriteDeadline(t time.Time) error {
+	c.mu.Lock()
+	c.deadline = t
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+	return c.Conn.SetWriteDeadline(t)
+}
+
+func (c *stallConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	if !c.stalled {
+		c.mu.Unlock()
+		return c.Conn.Write(b)
+	}
+	c.mu.Unlock()
+	c.entered <- struct{}{}
+	for {
+		c.mu.Lock()
+		dl, changed := c.deadline, c.changed
+		c.mu.Unlock()
+		if !dl.IsZero() && !time.Now().Before(dl) {
+			return 0, os.ErrDeadlineExceeded
+		}
+		var expire <-chan time.Time
+		var tm *time.Timer
+		if !dl.IsZero() {
+			tm = time.NewTimer(time.Until(dl))
+			expire = tm.C
+		}
+		select {
+		case <-changed:
+		case <-expire:
+		}
+		if tm != nil {
+			tm.Stop()
+		}
+	}
+}
+
+// TestSubscriptionWriteEndsWithItsContext: with HealthTimeout off, a
+// Subscribe whose write cannot go out (the server stopped reading)
+// returns when its context ends, as a *ContextError; the connection is
+// replaced and the new one is subscribed to the whole set, the name of
+// the abandoned call included.
+func TestSubscriptionWriteEndsWithItsContext(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		conns []*stallConn
+	)
+	c := newClient(t, Options{HealthTimeout: NoTimeout, Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		sc := &stallConn{Conn: nc, changed: make(chan struct{}), entered: make(chan struct{}, 1)}
+		mu.Lock()
+		conns = append(conns, sc)
+		mu.Unlock()
+		return sc, nil
+	}})
+	ctx := testCtx(t)
+	a, b := key(t, "a"), key(t, "b")
+	s, err := c.Subscribe(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mu.Lock()
+	sc := conns[len(conns)-1] // the subscription's own connection
+	sc.mu.Lock()
+	sc.stalled = true
+	sc.mu.Unlock()
+	mu.Unlock()
+
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Subscribe(cctx, b) }()
+	<-sc.entered // the write is blocked
+	cancel()
+	var err2 error
+	select {
+	case err2 = <-done:
+	case <-time.After(10 * time.Second): // a failsafe, not a synchronisation
+		t.Fatal("Subscribe still blocked in its write 10 s after its context was cancelled")
+	}
+	var ce *ContextError
+	if err := err2; !errors.As(err, &ce) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Subscribe with a blocked write, cancelled = %v; want a *ContextError matching context.Canceled", err)
+	}
+	if m := <-s.Channel(); !m.Gap {
+		t.Fatalf("after the abandoned write: %+v, want the gap of the replaced connection", m)
+	}
+	waitSubscribers(t, c, b, 1)
+	for _, ch := range []string{a, b} {
+		if _, err := c.Publish(ctx, ch, "to "+ch); err != nil {
+			t.Fatal(err)
+		}
+		if m := <-s.Channel(); m.Channel != ch || m.Payload != "to "+ch {
+			t.Fatalf("after reconnecting: %+v, want the message to %s", m, ch)
+		}
 	}
 }
