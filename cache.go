@@ -19,8 +19,10 @@ import (
 // CacheOptions configures server-assisted client-side caching
 // ([Options.ClientCache]).
 type CacheOptions struct {
-	// MaxEntries bounds the replies held; a new entry beyond it evicts an
-	// arbitrary one. Must not be negative. Defaults to 10000.
+	// MaxEntries bounds the replies held; a new entry beyond it evicts
+	// the least recently used of a few sampled entries (all of them up to
+	// 5 entries), as Redis's own maxmemory LRU does. Must not be negative.
+	// Defaults to 10000.
 	MaxEntries int
 	// TTL bounds how long a reply is served from the cache, whatever the
 	// server says: a safety net for an invalidation that never arrives
@@ -82,6 +84,7 @@ type clientCache struct {
 	byKey   map[string][]string // a Redis key: the entries that read it
 	flights map[string]*cacheFlight
 	gen     uint64 // advanced when every entry is dropped
+	tick    uint64 // advanced by every use of an entry: its recency
 	closed  bool
 	wg      sync.WaitGroup // the reads' goroutines, waited for by Close
 	max     int
@@ -92,7 +95,12 @@ type cacheEntry struct {
 	r       Reply
 	deps    []string // the keys the read read
 	expires int64    // clock stamp; 0: none
+	used    uint64   // the cache's tick at its last use
 }
+
+// evictSample is how many entries an eviction compares: more keeps hot
+// entries better, fewer evicts faster.
+const evictSample = 5
 
 // cacheFlight is the one read of a missing entry, shared by its waiters.
 type cacheFlight struct {
@@ -293,18 +301,37 @@ func (cc *clientCache) publishLocked(fl *cacheFlight, tracked bool) {
 		cc.removeLocked(fl.key, old)
 	}
 	for len(cc.entries) >= cc.max {
-		for ek, e := range cc.entries { // an arbitrary victim
-			cc.removeLocked(ek, e)
-			break
-		}
+		cc.evictLocked()
 	}
-	e := &cacheEntry{r: fl.r, deps: fl.deps}
+	cc.tick++
+	e := &cacheEntry{r: fl.r, deps: fl.deps, used: cc.tick}
 	if cc.ttl > 0 {
 		e.expires = clock.NowStamp() + int64(cc.ttl)
 	}
 	cc.entries[fl.key] = e
 	for _, d := range fl.deps {
 		cc.byKey[d] = append(cc.byKey[d], fl.key)
+	}
+}
+
+// evictLocked removes the least recently used of up to evictSample
+// entries; map iteration starts at a random place, so they are a sample.
+func (cc *clientCache) evictLocked() {
+	var (
+		victim string
+		oldest *cacheEntry
+		n      int
+	)
+	for ek, e := range cc.entries {
+		if oldest == nil || e.used < oldest.used {
+			victim, oldest = ek, e
+		}
+		if n++; n == evictSample {
+			break
+		}
+	}
+	if oldest != nil {
+		cc.removeLocked(victim, oldest)
 	}
 }
 
@@ -430,6 +457,8 @@ func (cc *clientCache) hit(body []byte) (Reply, bool) {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if e := cc.entries[string(body)]; e != nil && !cc.closed && (e.expires == 0 || clock.NowStamp() < e.expires) {
+		cc.tick++
+		e.used = cc.tick
 		return e.r, true
 	}
 	return Reply{}, false
@@ -448,6 +477,8 @@ func (c *Client) cachedGet(ctx context.Context, rd *cachedRead) (Reply, error) {
 	}
 	if e := cc.entries[string(rd.body)]; e != nil {
 		if e.expires == 0 || clock.NowStamp() < e.expires {
+			cc.tick++
+			e.used = cc.tick
 			r := e.r
 			cc.mu.Unlock()
 			return r, nil

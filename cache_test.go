@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -871,4 +872,70 @@ func TestCachedReadHookPanicReachesTheCaller(t *testing.T) {
 		t.Fatalf("%d entries after a panicked read, want none", n)
 	}
 	mustGetCached(t, c, k, "v")
+}
+
+// TestCacheEvictsTheLeastRecentlyUsed: once MaxEntries are held, a new
+// entry evicts the least recently used of the sampled entries (all of
+// them in a cache of up to 5): a hit keeps an entry, and the server sees
+// a read again only for what was evicted. With many entries a hot one,
+// used between insertions, is never the oldest of a sample, so it
+// outlives every eviction.
+func TestCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
+	t.Run("Small", func(t *testing.T) {
+		c, px := cachedClient(t, Options{ClientCache: &CacheOptions{MaxEntries: 3}})
+		ctx := testCtx(t)
+		keys := make([]string, 5)
+		for i := range keys {
+			keys[i] = key(t, "k"+strconv.Itoa(i))
+			must(t, c.Set(ctx, keys[i], "v"+strconv.Itoa(i)))
+		}
+		t.Cleanup(func() { _, _ = c.Del(testCtx(t), keys...) })
+		get := func(i int) { t.Helper(); mustGetCached(t, c, keys[i], "v"+strconv.Itoa(i)) }
+		held := func(want ...int) {
+			t.Helper()
+			c.cache.mu.Lock()
+			defer c.cache.mu.Unlock()
+			var got []int
+			for i, k := range keys {
+				if c.cache.entries[string(appendCommand(nil, specGET.desc, []string{k}))] != nil {
+					got = append(got, i)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("cached keys %v, want %v", got, want)
+			}
+		}
+		gets := px.Forwarded("GET")
+		get(0)
+		get(1)
+		get(2)
+		get(0) // a hit: 0 is now the most recent
+		get(3) // evicts 1, the least recently used
+		held(0, 2, 3)
+		get(0)
+		get(4) // evicts 2
+		held(0, 3, 4)
+		if n := px.Forwarded("GET") - gets; n != 5 {
+			t.Fatalf("the server got %d GETs, want 5 (one per key; the hits of key 0 stayed local)", n)
+		}
+	})
+	t.Run("Sampled", func(t *testing.T) {
+		cc := newClientCache(&CacheOptions{MaxEntries: 100})
+		fill := func(key string) {
+			fl := &cacheFlight{key: key, deps: []string{key}, gen: cc.gen, cancel: func() {}}
+			cc.mu.Lock()
+			cc.publishLocked(fl, true)
+			cc.mu.Unlock()
+		}
+		fill("hot")
+		for i := range 10000 {
+			if _, ok := cc.hit([]byte("hot")); !ok {
+				t.Fatalf("the hot entry was evicted after %d insertions", i)
+			}
+			fill("cold" + strconv.Itoa(i))
+		}
+		if n := cc.len(); n != 100 {
+			t.Fatalf("%d entries, want MaxEntries 100", n)
+		}
+	})
 }
