@@ -32,8 +32,15 @@ type Tx struct {
 }
 
 // Do runs cmd on the watched connection now (a read that decides what to
-// queue), like [Conn.Do].
+// queue), like [Conn.Do]. MULTI, EXEC and DISCARD fail with
+// [ErrInvalidArgument] before any I/O: Watch frames the transaction
+// itself, and a MULTI sent by hand would queue the callback's reads and
+// run Watch's own MULTI ... EXEC inside it.
 func (tx *Tx) Do(ctx context.Context, cmd Command, args ...any) (Reply, error) {
+	switch name := cmd.FullName(); name {
+	case "MULTI", "EXEC", "DISCARD":
+		return Reply{}, errInvalid(name, "Watch sends MULTI and EXEC itself; queue the transaction's commands on Tx.Queue")
+	}
 	return tx.conn.Do(ctx, cmd, args...)
 }
 
