@@ -56,7 +56,7 @@ type Batch struct {
 	executed bool
 	watched  bool   // the queue of a Watch: Watch alone executes it, under WATCH
 	gen      uint32 // counts Resets: a Future of an older use is stale
-	raw      bool   // a Do member's Reply may alias arena: Reset drops it
+	raw      bool   // a Do, Script or Function member's Reply may alias arena: Reset drops it
 	// mem is the reply memory of the last whole-unit execution, handed
 	// to the next one.
 	mem replyMem

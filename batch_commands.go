@@ -196,6 +196,7 @@ func (b *Batch) Script(s *Script, keys []string, args ...string) Future[Reply] {
 		cmd = catalog.Scripting.EVAL_RO()
 	}
 	sp := &spec{name: cmd.Name(), cat: s.cat, desc: cmd}
+	b.raw = true // its Reply may alias the reply memory, as a Do member's
 	return future(b, b.addFrame(sp.name, callFrame(b.c, cmd, s.src, keys, args), sp, nil), replyOf)
 }
 
@@ -212,5 +213,6 @@ func (b *Batch) Function(fn *Function, keys []string, args ...string) Future[Rep
 	}
 	cmd := fn.command()
 	sp := &spec{name: cmd.Name(), cat: fn.cat, desc: cmd}
+	b.raw = true // its Reply may alias the reply memory, as a Do member's
 	return future(b, b.addFrame(sp.name, callFrame(b.c, cmd, fn.name, keys, args), sp, nil), replyOf)
 }
