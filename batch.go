@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/retry"
@@ -626,7 +627,8 @@ func txFailure(f *wire.Frame) (retry.Failure, error) {
 // member answered with MOVED or ASK (the map changed between grouping and
 // sending) is sent again on its own within the same execution, and a
 // failure of that resend other than a server's reply is returned with the
-// groups' errors; other groups keep their results.
+// groups' errors; other groups keep their results. One deadline (ctx's,
+// else CommandTimeout from the call) bounds the groups and the resends.
 func (b *Batch) execGroups(ctx context.Context) error {
 	c := b.c
 	if b.byNode == nil {
@@ -681,6 +683,11 @@ func (b *Batch) execGroups(ctx context.Context) error {
 		g.ms = append(g.ms, b.keyless...)
 		slices.Sort(g.ms)
 	}
+	// One deadline bounds the groups and the resends of redirected
+	// members: each group's CommandTimeout starts now, and so does the
+	// resends' (read before any I/O; a context is built only when a
+	// member needs a resend).
+	waitDL := c.waitDeadline(ctx)
 	b.runGroups(ctx)
 	var errs []error
 	for i := range b.groups {
@@ -695,6 +702,12 @@ func (b *Batch) execGroups(ctx context.Context) error {
 		}
 		var se *ServerError
 		if errors.As(m.err, &se) && (se.Code == "MOVED" || se.Code == "ASK") && m.pin == "" {
+			if !waitDL.IsZero() {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithDeadline(ctx, waitDL)
+				defer cancel()
+				waitDL = time.Time{} // ctx carries it now
+			}
 			// A server's reply to the resend is the member's own; any
 			// other failure (the context, the connection, a redirect
 			// loop) is the batch's too: it did not run every member.
