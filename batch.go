@@ -318,13 +318,19 @@ func (b *Batch) execute(ctx context.Context) error {
 // pinned returns the target of a Sentinel batch holding a cursor
 // continuation: the server that issued the cursor, which must still be
 // the primary or a replica of the latest discovery (nil: no
-// continuation, or a standalone client).
+// continuation, or a standalone client). Continuations of two servers
+// cannot share the unit: that is an [ErrInvalidArgument].
 func (b *Batch) pinned() (*target, error) {
 	if b.c.topo == nil {
 		return nil, nil
 	}
 	for i := range b.members {
 		if pin := b.members[i].pin; pin != "" {
+			for j := i + 1; j < len(b.members); j++ {
+				if other := b.members[j].pin; other != "" && other != pin {
+					return nil, errInvalid("SCAN", "continuations of two servers ("+pin+", "+other+") in one unit; a Sentinel batch runs on one server")
+				}
+			}
 			n := b.c.topo.Primaries()[0]
 			if n.Addr != pin {
 				// A replica served the first page under a replica read
