@@ -838,7 +838,42 @@ func (b *Batch) txSlot(slot int) (int, error) {
 	return slot, nil
 }
 
-// execClusterTx runs a Cluster transaction on the node of its one slot.
+// txPin returns the server of a Cluster transaction's members that name
+// one (a SCAN page: its cursor's server), or nil. Members naming two
+// servers, or keys (of slot) that another node serves, are an
+// [ErrInvalidArgument]: one transaction runs on one node.
+func (b *Batch) txPin(slot int) (*route.Node, error) {
+	var pin string
+	for i := range b.members {
+		switch p := b.members[i].pin; {
+		case p == "":
+		case pin != "" && p != pin:
+			return nil, errInvalid("SCAN", "pages of two servers ("+pin+", "+p+") in one transaction")
+		default:
+			pin = p
+		}
+	}
+	if pin == "" {
+		return nil, nil
+	}
+	n, err := b.c.topo.At(pin)
+	if err != nil {
+		return nil, routeErr("SCAN", slot, err)
+	}
+	if slot >= 0 {
+		owner, err := b.c.topo.Pick(slot, false)
+		if err != nil {
+			return nil, routeErr("MULTI", slot, err)
+		}
+		if owner != n {
+			return nil, errInvalid("MULTI", "the transaction's keys are served by "+owner.Addr+", its SCAN cursor by "+pin)
+		}
+	}
+	return n, nil
+}
+
+// execClusterTx runs a Cluster transaction on the node of its one slot
+// (or, holding a SCAN page that names its server, on that server).
 // A MOVED (the slot moved since the map was read) updates the map and the
 // unit is sent again at once, without using retry budget, up to
 // MaxRedirects times (then [ErrRedirectLoop], as for a single command);
@@ -850,6 +885,11 @@ func (b *Batch) execClusterTx(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	pin, err := b.txPin(slot)
+	if err != nil {
+		b.fail(err)
+		return err
+	}
 	if waitDL := c.waitDeadline(ctx); !waitDL.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, waitDL)
@@ -857,14 +897,14 @@ func (b *Batch) execClusterTx(ctx context.Context) error {
 	}
 	for redirects := 0; ; redirects++ {
 		b.clear()
-		t := target{slot: slot}
+		t := target{slot: slot, pinned: pin}
 		err := b.execUnit(ctx, nil, &t, &b.mem)
 		var se *ServerError
 		if err == nil || !errors.As(err, &se) || (se.Code != "MOVED" && se.Code != "ASK") {
 			return err
 		}
-		if se.Code == "ASK" {
-			return err // a transaction never follows ASK
+		if se.Code == "ASK" || pin != nil {
+			return err // a transaction never follows ASK, nor leaves its SCAN cursor's server
 		}
 		if redirects >= c.cfg.maxRedirects {
 			return b.refail(redirectLoop("MULTI", slot, se.Message))

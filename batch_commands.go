@@ -133,7 +133,8 @@ func (s ScanFuture) Err() error { return s.f.Err() }
 // first page). A continuation (prev.Cursor not "0") goes to prev.Server,
 // the server that holds its cursor, and like every continuation it is
 // never resent: on a Cluster client its group is pinned there and not
-// retried; on a Sentinel client the batch is pinned to prev.Server (the
+// retried (a transaction runs there, and fails before any I/O when its
+// keys are served elsewhere); on a Sentinel client the batch is pinned to prev.Server (the
 // primary, or a replica that served it under a replica read policy), and
 // fails before any I/O when that server is no longer the primary or a
 // replica of the latest discovery, or when another continuation of the
