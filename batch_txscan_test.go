@@ -78,3 +78,60 @@ func TestClusterTransactionScanIsPinned(t *testing.T) {
 		}
 	})
 }
+
+// TestClusterWatchScanOfAnotherServer: a Watch queue runs on the
+// connection that holds the WATCH, so a SCAN page naming another server
+// fails Watch with ErrInvalidArgument before MULTI is sent; it used to
+// walk that server's cursor on the watched node and return wrong pages
+// without an error. A page of the watched node itself runs.
+func TestClusterWatchScanOfAnotherServer(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	primaries := c.topo.Primaries()
+	home, other := primaries[0].Addr, primaries[1].Addr
+	ph := bcTagOn(t, c, home)
+	var pairs, keys []string
+	for i := range 32 {
+		k := ph + strconv.Itoa(i)
+		pairs, keys = append(pairs, k, "v"), append(keys, k)
+	}
+	if err := c.MSet(ctx, pairs...); err != nil {
+		t.Fatal(err)
+	}
+	kHome, kOther := ph+"w", bcTagOn(t, c, other)+"w"
+	t.Cleanup(func() { _, _ = c.Del(testCtx(t), append(keys, kHome, kOther)...) })
+	opts := ScanOptions{Count: 1}
+	b := c.NewBatch()
+	first := b.Scan(ScanPage[string]{Server: home}, opts)
+	if err := b.Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	page, err := first.Result()
+	if err != nil || page.Server != home || page.Cursor == "0" {
+		t.Fatalf("first page = %+v, %v; want a continuation from %s", page, err, home)
+	}
+
+	multis := commandCalls(t, other, "multi")
+	var next ScanFuture
+	err = c.Watch(ctx, func(tx *Tx) error {
+		next = tx.Queue().Scan(page, opts)
+		return nil
+	}, kOther)
+	if !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("Watch on %s with a page of %s = %v, want ErrInvalidArgument", other, home, err)
+	}
+	if !errors.Is(next.Err(), ErrInvalidArgument) {
+		t.Errorf("the page = %v, want Watch's error", next.Err())
+	}
+	if n := commandCalls(t, other, "multi") - multis; n != 0 {
+		t.Errorf("MULTI ran %d times, want 0", n)
+	}
+
+	err = c.Watch(ctx, func(tx *Tx) error {
+		next = tx.Queue().Scan(page, opts)
+		return nil
+	}, kHome)
+	if np, perr := next.Result(); err != nil || perr != nil || np.Server != home {
+		t.Errorf("Watch on the page's server = %v; page %+v, %v", err, np, perr)
+	}
+}
