@@ -134,14 +134,14 @@ func (s ScanFuture) Err() error { return s.f.Err() }
 // the server that holds its cursor, and like every continuation it is
 // never resent: on a Cluster client its group is pinned there and not
 // retried (a transaction runs there, and fails before any I/O when its
-// keys are served elsewhere); on a Sentinel client the batch is pinned to prev.Server (the
-// primary, or a replica that served it under a replica read policy), and
-// fails before any I/O when that server is no longer the primary or a
-// replica of the latest discovery, or when another continuation of the
-// batch names another server. A first
-// page goes where prev.Server says when set, else where the batch's
-// keyless members go; its Server tells where the next page must go (on a
-// Cluster client SCAN iterates one node: [Client.Scan] visits them all).
+// keys are served elsewhere); on a Sentinel client the batch is pinned to
+// prev.Server (the primary, or a replica that served it under a replica
+// read policy), and fails before any I/O when that server is no longer
+// the primary or a replica of the latest discovery, or when another
+// continuation of the batch names another server. A first page goes
+// where prev.Server says when set, else where the batch's keyless members
+// go; its Server tells where the next page must go (on a Cluster client
+// SCAN iterates one node: [Client.Scan] visits them all).
 func (b *Batch) Scan(prev ScanPage[string], opts ScanOptions) ScanFuture {
 	args, err := scanArgs("SCAN", "", opts, true)
 	cursor := prev.Cursor
