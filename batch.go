@@ -865,7 +865,7 @@ func (b *Batch) txPin(slot int) (*route.Node, error) {
 		if err != nil {
 			return nil, routeErr("MULTI", slot, err)
 		}
-		if owner != n {
+		if owner.Addr != n.Addr {
 			return nil, errInvalid("MULTI", "the transaction's keys are served by "+owner.Addr+", its SCAN cursor by "+pin)
 		}
 	}
