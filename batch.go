@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/retry"
@@ -56,7 +57,7 @@ type Batch struct {
 	executed bool
 	watched  bool   // the queue of a Watch: Watch alone executes it, under WATCH
 	gen      uint32 // counts Resets: a Future of an older use is stale
-	raw      bool   // a Do member's Reply may alias arena: Reset drops it
+	raw      bool   // a Do, Script or Function member's Reply may alias arena: Reset drops it
 	// mem is the reply memory of the last whole-unit execution, handed
 	// to the next one.
 	mem replyMem
@@ -317,13 +318,19 @@ func (b *Batch) execute(ctx context.Context) error {
 // pinned returns the target of a Sentinel batch holding a cursor
 // continuation: the server that issued the cursor, which must still be
 // the primary or a replica of the latest discovery (nil: no
-// continuation, or a standalone client).
+// continuation, or a standalone client). Continuations of two servers
+// cannot share the unit: that is an [ErrInvalidArgument].
 func (b *Batch) pinned() (*target, error) {
 	if b.c.topo == nil {
 		return nil, nil
 	}
 	for i := range b.members {
 		if pin := b.members[i].pin; pin != "" {
+			for j := i + 1; j < len(b.members); j++ {
+				if other := b.members[j].pin; other != "" && other != pin {
+					return nil, errInvalid("SCAN", "continuations of two servers ("+pin+", "+other+") in one unit; a Sentinel batch runs on one server")
+				}
+			}
 			n := b.c.topo.Primaries()[0]
 			if n.Addr != pin {
 				// A replica served the first page under a replica read
@@ -626,7 +633,8 @@ func txFailure(f *wire.Frame) (retry.Failure, error) {
 // member answered with MOVED or ASK (the map changed between grouping and
 // sending) is sent again on its own within the same execution, and a
 // failure of that resend other than a server's reply is returned with the
-// groups' errors; other groups keep their results.
+// groups' errors; other groups keep their results. One deadline (ctx's,
+// else CommandTimeout from the call) bounds the groups and the resends.
 func (b *Batch) execGroups(ctx context.Context) error {
 	c := b.c
 	if b.byNode == nil {
@@ -681,6 +689,11 @@ func (b *Batch) execGroups(ctx context.Context) error {
 		g.ms = append(g.ms, b.keyless...)
 		slices.Sort(g.ms)
 	}
+	// One deadline bounds the groups and the resends of redirected
+	// members: each group's CommandTimeout starts now, and so does the
+	// resends' (read before any I/O; a context is built only when a
+	// member needs a resend).
+	waitDL := c.waitDeadline(ctx)
 	b.runGroups(ctx)
 	var errs []error
 	for i := range b.groups {
@@ -695,6 +708,12 @@ func (b *Batch) execGroups(ctx context.Context) error {
 		}
 		var se *ServerError
 		if errors.As(m.err, &se) && (se.Code == "MOVED" || se.Code == "ASK") && m.pin == "" {
+			if !waitDL.IsZero() {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithDeadline(ctx, waitDL)
+				defer cancel()
+				waitDL = time.Time{} // ctx carries it now
+			}
 			// A server's reply to the resend is the member's own; any
 			// other failure (the context, the connection, a redirect
 			// loop) is the batch's too: it did not run every member.
@@ -819,7 +838,42 @@ func (b *Batch) txSlot(slot int) (int, error) {
 	return slot, nil
 }
 
-// execClusterTx runs a Cluster transaction on the node of its one slot.
+// txPin returns the server of a Cluster transaction's members that name
+// one (a SCAN page: its cursor's server), or nil. Members naming two
+// servers, or keys (of slot) that another node serves, are an
+// [ErrInvalidArgument]: one transaction runs on one node.
+func (b *Batch) txPin(slot int) (*route.Node, error) {
+	var pin string
+	for i := range b.members {
+		switch p := b.members[i].pin; {
+		case p == "":
+		case pin != "" && p != pin:
+			return nil, errInvalid("SCAN", "pages of two servers ("+pin+", "+p+") in one transaction")
+		default:
+			pin = p
+		}
+	}
+	if pin == "" {
+		return nil, nil
+	}
+	n, err := b.c.topo.At(pin)
+	if err != nil {
+		return nil, routeErr("SCAN", slot, err)
+	}
+	if slot >= 0 {
+		owner, err := b.c.topo.Pick(slot, false)
+		if err != nil {
+			return nil, routeErr("MULTI", slot, err)
+		}
+		if owner.Addr != n.Addr {
+			return nil, errInvalid("MULTI", "the transaction's keys are served by "+owner.Addr+", its SCAN cursor by "+pin)
+		}
+	}
+	return n, nil
+}
+
+// execClusterTx runs a Cluster transaction on the node of its one slot
+// (or, holding a SCAN page that names its server, on that server).
 // A MOVED (the slot moved since the map was read) updates the map and the
 // unit is sent again at once, without using retry budget, up to
 // MaxRedirects times (then [ErrRedirectLoop], as for a single command);
@@ -831,6 +885,11 @@ func (b *Batch) execClusterTx(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	pin, err := b.txPin(slot)
+	if err != nil {
+		b.fail(err)
+		return err
+	}
 	if waitDL := c.waitDeadline(ctx); !waitDL.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, waitDL)
@@ -838,14 +897,14 @@ func (b *Batch) execClusterTx(ctx context.Context) error {
 	}
 	for redirects := 0; ; redirects++ {
 		b.clear()
-		t := target{slot: slot}
+		t := target{slot: slot, pinned: pin}
 		err := b.execUnit(ctx, nil, &t, &b.mem)
 		var se *ServerError
 		if err == nil || !errors.As(err, &se) || (se.Code != "MOVED" && se.Code != "ASK") {
 			return err
 		}
-		if se.Code == "ASK" {
-			return err // a transaction never follows ASK
+		if se.Code == "ASK" || pin != nil {
+			return err // a transaction never follows ASK, nor leaves its SCAN cursor's server
 		}
 		if redirects >= c.cfg.maxRedirects {
 			return b.refail(redirectLoop("MULTI", slot, se.Message))

@@ -133,13 +133,15 @@ func (s ScanFuture) Err() error { return s.f.Err() }
 // first page). A continuation (prev.Cursor not "0") goes to prev.Server,
 // the server that holds its cursor, and like every continuation it is
 // never resent: on a Cluster client its group is pinned there and not
-// retried; on a Sentinel client the batch is pinned to prev.Server (the
-// primary, or a replica that served it under a replica read policy), and
-// fails before any I/O when that server is no longer the primary or a
-// replica of the latest discovery. A first
-// page goes where prev.Server says when set, else where the batch's
-// keyless members go; its Server tells where the next page must go (on a
-// Cluster client SCAN iterates one node: [Client.Scan] visits them all).
+// retried (a transaction runs there, and fails before any I/O when its
+// keys are served elsewhere); on a Sentinel client the batch is pinned to
+// prev.Server (the primary, or a replica that served it under a replica
+// read policy), and fails before any I/O when that server is no longer
+// the primary or a replica of the latest discovery, or when another
+// continuation of the batch names another server. A first page goes
+// where prev.Server says when set, else where the batch's keyless members
+// go; its Server tells where the next page must go (on a Cluster client
+// SCAN iterates one node: [Client.Scan] visits them all).
 func (b *Batch) Scan(prev ScanPage[string], opts ScanOptions) ScanFuture {
 	args, err := scanArgs("SCAN", "", opts, true)
 	cursor := prev.Cursor
@@ -196,6 +198,7 @@ func (b *Batch) Script(s *Script, keys []string, args ...string) Future[Reply] {
 		cmd = catalog.Scripting.EVAL_RO()
 	}
 	sp := &spec{name: cmd.Name(), cat: s.cat, desc: cmd}
+	b.raw = true // its Reply may alias the reply memory, as a Do member's
 	return future(b, b.addFrame(sp.name, callFrame(b.c, cmd, s.src, keys, args), sp, nil), replyOf)
 }
 
@@ -212,5 +215,6 @@ func (b *Batch) Function(fn *Function, keys []string, args ...string) Future[Rep
 	}
 	cmd := fn.command()
 	sp := &spec{name: cmd.Name(), cat: fn.cat, desc: cmd}
+	b.raw = true // its Reply may alias the reply memory, as a Do member's
 	return future(b, b.addFrame(sp.name, callFrame(b.c, cmd, fn.name, keys, args), sp, nil), replyOf)
 }

@@ -32,8 +32,15 @@ type Tx struct {
 }
 
 // Do runs cmd on the watched connection now (a read that decides what to
-// queue), like [Conn.Do].
+// queue), like [Conn.Do]. MULTI, EXEC and DISCARD fail with
+// [ErrInvalidArgument] before any I/O: Watch frames the transaction
+// itself, and a MULTI sent by hand would queue the callback's reads and
+// run Watch's own MULTI ... EXEC inside it.
 func (tx *Tx) Do(ctx context.Context, cmd Command, args ...any) (Reply, error) {
+	switch name := cmd.FullName(); name {
+	case "MULTI", "EXEC", "DISCARD":
+		return Reply{}, errInvalid(name, "Watch sends MULTI and EXEC itself; queue the transaction's commands on Tx.Queue")
+	}
 	return tx.conn.Do(ctx, cmd, args...)
 }
 
@@ -65,7 +72,9 @@ func (tx *Tx) Queue() *Batch { return tx.queue }
 // error, and the retry policy does not apply. On a Cluster client every
 // key, watched or queued, must hash to one slot: a queued member of
 // another slot ends Watch with a [RouteError] matching [ErrCrossSlot]
-// (and [ErrInvalidArgument]) before MULTI is sent.
+// (and [ErrInvalidArgument]) before MULTI is sent. A queued [Batch.Scan]
+// page that names another server than the watched connection's (Sentinel
+// and Cluster) ends Watch with an [ErrInvalidArgument] before MULTI too.
 func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...string) error {
 	switch {
 	case fn == nil:
@@ -115,6 +124,15 @@ func (c *Client) watchOnce(ctx context.Context, fn func(tx *Tx) error, keys []st
 			committed = true
 			return nil
 		}
+		for i := range q.members {
+			// A SCAN page walks its cursor on the server that issued it;
+			// the queue runs on the watched connection's.
+			if pin := q.members[i].pin; pin != "" && (conn.node == nil || pin != conn.node.Addr) {
+				err := errInvalid("SCAN", "the page's server "+pin+" is not the watched connection's")
+				q.fail(err)
+				return err
+			}
+		}
 		if c.isCluster() {
 			// The connection serves the watched keys' slot: a member of
 			// another slot would be redirected inside MULTI.
@@ -137,6 +155,7 @@ func (c *Client) watchOnce(ctx context.Context, fn func(tx *Tx) error, keys []st
 				// resends, so the selected error ends it.
 				committed = true
 				q.publish(nil, replies, f.Value)
+				q.servedBy(nil, conn.node)
 				return err
 			}
 			q.fail(err)
@@ -144,6 +163,7 @@ func (c *Client) watchOnce(ctx context.Context, fn func(tx *Tx) error, keys []st
 		}
 		committed = true
 		q.publish(nil, f.Value.Elems, f.Value)
+		q.servedBy(nil, conn.node)
 		return nil
 	})
 	return committed, err

@@ -1,0 +1,137 @@
+package respire
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+)
+
+// TestClusterTransactionScanIsPinned: a Cluster transaction holding a
+// SCAN page that names its server (a continuation's cursor, or a first
+// page sent to a chosen node) runs on that server, as a batch group does;
+// with a key another node serves it fails with ErrInvalidArgument before
+// any I/O. The transaction used to ignore the server and run where its
+// keys (or, keyless, slot 0) went: SCAN walked a cursor that node never
+// issued, and returned wrong pages without an error.
+func TestClusterTransactionScanIsPinned(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	zero, err := c.topo.Pick(-1, false) // where a keyless transaction goes
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := zero.Addr
+	var home string
+	for _, n := range c.topo.Primaries() {
+		if n.Addr != other {
+			home = n.Addr
+			break
+		}
+	}
+	ph := bcTagOn(t, c, home)
+	var pairs, keys []string
+	for i := range 32 {
+		k := ph + strconv.Itoa(i)
+		pairs, keys = append(pairs, k, "v"), append(keys, k)
+	}
+	if err := c.MSet(ctx, pairs...); err != nil {
+		t.Fatal(err)
+	}
+	kOther := bcTagOn(t, c, other) + "g"
+	t.Cleanup(func() { _, _ = c.Del(testCtx(t), append(keys, kOther)...) })
+	opts := ScanOptions{Count: 1}
+	b := c.NewBatch()
+	first := b.Scan(ScanPage[string]{Server: home}, opts)
+	if err := b.Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	page, err := first.Result()
+	if err != nil || page.Server != home || page.Cursor == "0" {
+		t.Fatalf("first page = %+v, %v; want a continuation from %s", page, err, home)
+	}
+
+	t.Run("Keyless", func(t *testing.T) {
+		before := commandCalls(t, home, "scan")
+		tx := c.NewTransaction()
+		next := tx.Scan(page, opts)
+		if err := tx.Execute(ctx); err != nil {
+			t.Fatalf("Execute = %v", err)
+		}
+		np, err := next.Result()
+		if err != nil || np.Server != home {
+			t.Errorf("continuation = %+v, %v; want a page from %s", np, err, home)
+		}
+		if n := commandCalls(t, home, "scan") - before; n != 1 {
+			t.Errorf("SCAN ran %d times on the cursor's server, want 1", n)
+		}
+	})
+	t.Run("KeyElsewhere", func(t *testing.T) {
+		tx := c.NewTransaction()
+		next := tx.Scan(page, opts)
+		get := tx.Get(kOther)
+		err := tx.Execute(ctx)
+		if !errors.Is(err, ErrInvalidArgument) {
+			t.Fatalf("Execute = %v, want ErrInvalidArgument: one transaction cannot reach both nodes", err)
+		}
+		if !errors.Is(next.Err(), ErrInvalidArgument) || !errors.Is(get.Err(), ErrInvalidArgument) {
+			t.Errorf("members = %v, %v; want the transaction's error", next.Err(), get.Err())
+		}
+	})
+}
+
+// TestClusterWatchScanOfAnotherServer: a Watch queue runs on the
+// connection that holds the WATCH, so a SCAN page naming another server
+// fails Watch with ErrInvalidArgument before MULTI is sent; it used to
+// walk that server's cursor on the watched node and return wrong pages
+// without an error. A page of the watched node itself runs.
+func TestClusterWatchScanOfAnotherServer(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	primaries := c.topo.Primaries()
+	home, other := primaries[0].Addr, primaries[1].Addr
+	ph := bcTagOn(t, c, home)
+	var pairs, keys []string
+	for i := range 32 {
+		k := ph + strconv.Itoa(i)
+		pairs, keys = append(pairs, k, "v"), append(keys, k)
+	}
+	if err := c.MSet(ctx, pairs...); err != nil {
+		t.Fatal(err)
+	}
+	kHome, kOther := ph+"w", bcTagOn(t, c, other)+"w"
+	t.Cleanup(func() { _, _ = c.Del(testCtx(t), append(keys, kHome, kOther)...) })
+	opts := ScanOptions{Count: 1}
+	b := c.NewBatch()
+	first := b.Scan(ScanPage[string]{Server: home}, opts)
+	if err := b.Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	page, err := first.Result()
+	if err != nil || page.Server != home || page.Cursor == "0" {
+		t.Fatalf("first page = %+v, %v; want a continuation from %s", page, err, home)
+	}
+
+	multis := commandCalls(t, other, "multi")
+	var next ScanFuture
+	err = c.Watch(ctx, func(tx *Tx) error {
+		next = tx.Queue().Scan(page, opts)
+		return nil
+	}, kOther)
+	if !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("Watch on %s with a page of %s = %v, want ErrInvalidArgument", other, home, err)
+	}
+	if !errors.Is(next.Err(), ErrInvalidArgument) {
+		t.Errorf("the page = %v, want Watch's error", next.Err())
+	}
+	if n := commandCalls(t, other, "multi") - multis; n != 0 {
+		t.Errorf("MULTI ran %d times, want 0", n)
+	}
+
+	err = c.Watch(ctx, func(tx *Tx) error {
+		next = tx.Queue().Scan(page, opts)
+		return nil
+	}, kHome)
+	if np, perr := next.Result(); err != nil || perr != nil || np.Server != home {
+		t.Errorf("Watch on the page's server = %v; page %+v, %v", err, np, perr)
+	}
+}
