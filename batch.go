@@ -222,8 +222,9 @@ func (b *Batch) addKey(s *spec, key string, hasKey bool, args []string) int {
 }
 
 // queue adds a raw cmd with args. A refused command, a blocking command,
-// a transaction command or a member added after Execute fail the member
-// and (but for the last) make Execute fail before any I/O.
+// a transaction command, on a Cluster a command that must reach every
+// primary (wholeClusterOnly), or a member added after Execute fail the
+// member and (but for the last) make Execute fail before any I/O.
 func (b *Batch) queue(cmd Command, args []any) int {
 	if b.executed {
 		return b.reject(cmd.FullName(), errInvalid(cmd.FullName(), "added to a "+b.unitName()+" that was already executed"))
@@ -244,6 +245,8 @@ func (b *Batch) queue(cmd Command, args []any) int {
 		why = "refused in a " + b.unitName() + ": " + d.refused
 	case d.blocking:
 		why = "a blocking command would hold the connection of every other member; run it on its own"
+	case b.c.isCluster() && wholeClusterOnly(d.name):
+		why = "on a Cluster it must reach every primary, which a " + b.unitName() + " member cannot; send it with Client.Do"
 	}
 	if why != "" {
 		b.buf = b.buf[:start]
@@ -253,9 +256,28 @@ func (b *Batch) queue(cmd Command, args []any) int {
 	return len(b.members) - 1
 }
 
+// wholeClusterOnly reports whether the keyless command name must reach
+// every primary of a Cluster: Client.Do sends it to each, and one node's
+// run would leave the others unchanged (a flush, a configuration) or
+// answer for that node alone (KEYS), silently.
+func wholeClusterOnly(name string) bool {
+	switch name {
+	case "SCRIPT LOAD", "FUNCTION LOAD", "DBSIZE":
+		return false // a loader for its group's node; DBSIZE as Batch.DBSize
+	}
+	return fanOutOf(name) != fanNone
+}
+
 func replyOf(v resp.Value) (Reply, error) { return Reply{v: v}, nil }
 
 // Do queues cmd with args; its Future holds the reply like [Client.Do].
+// On a Cluster client a keyless member runs on one node (docs/batches.md),
+// so a command whose effect or answer must cover every primary, as
+// Client.Do sends it (FLUSHALL, FLUSHDB, SCRIPT FLUSH, FUNCTION DELETE,
+// FLUSH and RESTORE, CONFIG SET and RESETSTAT, KEYS), fails with
+// [ErrInvalidArgument]. SCRIPT LOAD and FUNCTION LOAD (for a script or
+// function of the same group) and DBSIZE (that node's count, as
+// [Batch.DBSize]) run there.
 func (b *Batch) Do(cmd Command, args ...any) Future[Reply] {
 	b.raw = true
 	return future(b, b.queue(cmd, args), replyOf)

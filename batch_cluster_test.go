@@ -743,3 +743,62 @@ func TestSentinelBatchScanContinuesOnReplica(t *testing.T) {
 		t.Errorf("continuation = %+v, %v; want a page from the replica %s", np, err, page.Server)
 	}
 }
+
+// TestClusterBatchRefusesFanOutCommands: on a Cluster, Client.Do sends a
+// keyless command such as KEYS or CONFIG SET to every primary; a batch or
+// transaction member would reach one node and answer or apply there
+// alone, silently, so such a member fails with ErrInvalidArgument, the
+// unit fails before any I/O, and no primary runs it. The same command on
+// a standalone client's batch is one server's and runs.
+func TestClusterBatchRefusesFanOutCommands(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	cases := []struct {
+		cmd  Command
+		args []any
+		stat string
+	}{
+		{NewCommand("KEYS"), []any{keyPrefix(t) + "*"}, "keys"},
+		// A value no server has: were it applied, it would fail anyway.
+		{NewCommand("CONFIG"), []any{"SET", "no-such-parameter-" + runID, "1"}, "config|set"},
+	}
+	for _, tc := range cases {
+		for _, tx := range []bool{false, true} {
+			before := map[string]int{}
+			for _, n := range c.topo.Primaries() {
+				before[n.Addr] = commandCalls(t, n.Addr, tc.stat)
+			}
+			b := c.NewBatch()
+			if tx {
+				b = c.NewTransaction()
+			}
+			set := b.Set(k, "v")
+			fan := b.Do(tc.cmd, tc.args...)
+			if err := b.Execute(ctx); !errors.Is(err, ErrInvalidArgument) {
+				t.Errorf("%s (tx %v): Execute = %v, want ErrInvalidArgument", tc.cmd.FullName(), tx, err)
+			}
+			if _, err := fan.Result(); !errors.Is(err, ErrInvalidArgument) {
+				t.Errorf("%s (tx %v): member = %v, want ErrInvalidArgument", tc.cmd.FullName(), tx, err)
+			}
+			if err := set.Err(); err == nil {
+				t.Errorf("%s (tx %v): the valid member ran", tc.cmd.FullName(), tx)
+			}
+			for addr, n := range before {
+				if d := commandCalls(t, addr, tc.stat) - n; d != 0 {
+					t.Errorf("%s (tx %v): %s ran it %d times", tc.cmd.FullName(), tx, addr, d)
+				}
+			}
+		}
+	}
+	// A standalone batch has one server: the same member runs there.
+	sc := newClient(t, Options{})
+	b := sc.NewBatch()
+	keys := b.Do(NewCommand("KEYS"), keyPrefix(t)+"*")
+	if err := b.Execute(ctx); err != nil {
+		t.Fatalf("a standalone batch with KEYS: %v", err)
+	}
+	if _, err := keys.Result(); err != nil {
+		t.Errorf("KEYS in a standalone batch = %v", err)
+	}
+}
