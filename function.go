@@ -21,7 +21,9 @@ type FunctionOptions struct {
 	// with FUNCTION LOAD REPLACE on the primary (on a Cluster client, the
 	// primary of the keys' slot), even when a replica gave that answer,
 	// and calls again on that primary, within the same attempt. Replicas
-	// receive the library by replication.
+	// receive the library by replication. The answer is recognised by its
+	// text: a function that writes and then returns an error of its own
+	// reading "Function not found" runs again.
 	Source string
 }
 

@@ -27,7 +27,10 @@ type ScriptOptions struct {
 // Script is a Lua script run by its SHA1 digest: [Script.Run] sends
 // EVALSHA, and EVAL with the source when the server answers NOSCRIPT (its
 // script cache was flushed, or it never saw the script), so callers never
-// write that fallback by hand.
+// write that fallback by hand. The fallback is chosen by the reply's
+// text, as in every client: a script that writes and then returns an
+// error of its own that begins with NOSCRIPT runs again through EVAL. Do
+// not return such errors from a script that writes.
 //
 // Retries: a script's category is Never until it is declared with
 // [Script.WithRetryCategory], read-only scripts included: the client cannot
