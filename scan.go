@@ -48,7 +48,11 @@ type FieldValue struct {
 // a position on the server that answered the first page: it goes to that
 // server only (scanCursor keeps it), and a failure ends the iteration with
 // the error (ask [MayHaveExecuted]). Dispatch (dispatchOf) applies the
-// same rule to raw SCAN commands sent with [Client.Do].
+// same rule to raw SCAN commands sent with [Client.Do]. On a Cluster
+// client a continuation whose key's slot moved meanwhile ends the
+// iteration with the server's MOVED or ASK reply (a [*ServerError]): the
+// redirect is not followed, since the new owner would read the cursor as
+// a position in a table it does not have.
 //
 // What SCAN guarantees, and what it does not, holds here unchanged: every
 // element present for the whole iteration is returned at least once; an
@@ -252,7 +256,7 @@ func (cur *scanCursor) fetch(ctx context.Context, c *Client) (Reply, error) {
 	if c.topo == nil {
 		r, err = c.doRaw(ctx, cur.cmd, args)
 	} else {
-		t := target{pinned: cur.server}
+		t := target{pinned: cur.server, cursor: cur.cursor != "0"}
 		r, err = c.doTarget(ctx, cur.cmd, args, &t)
 		cur.server = t.served
 	}
