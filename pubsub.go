@@ -68,6 +68,12 @@ type Message struct {
 // [NoTimeout] turns the check off). Reconnecting never ends by itself: it
 // goes on, within the backoff's ceiling, until it succeeds or Close.
 //
+// On a Cluster client, a node that answers SSUBSCRIBE with MOVED or ASK
+// (the slot map was out of date) is handled like a moved slot: the
+// subscription reconnects to the slot's owner, and the waiting call
+// returns once the owner confirmed; the subscription's first event is
+// then a Gap.
+//
 // Subscribe and its kin change the set the subscription restores after a
 // reconnect at once, even when their context ends before the server
 // confirmed the change.
@@ -497,8 +503,12 @@ func (e *lostError) Is(target error) bool { return target == ErrConnectionLost }
 func (s *Subscription) dispatch(v resp.Value) bool {
 	if v.IsError() {
 		if s.c.isCluster() && (bytes.HasPrefix(v.Str, []byte("MOVED ")) || bytes.HasPrefix(v.Str, []byte("ASK "))) {
-			// A shard channel's slot is elsewhere: reconnect to its owner.
+			// A shard channel's slot is elsewhere: reconnect to its
+			// owner. The redirect is routing, not the callers' failure:
+			// the reconnection subscribes the whole set again, and its
+			// confirmations answer the calls still waiting.
 			s.dropForMove()
+			return true
 		}
 		s.failWaiters(newServerError("SUBSCRIBE", v.Str))
 		return true
