@@ -76,7 +76,11 @@ type Message struct {
 //
 // Subscribe and its kin change the set the subscription restores after a
 // reconnect at once, even when their context ends before the server
-// confirmed the change.
+// confirmed the change. Each name is sent in a command of its own, so
+// that the server judges names one by one: a name it refuses (NOPERM
+// under an ACL that restricts channels) fails the call that asked for
+// it, with the server's [*ServerError], and leaves the set; the other
+// names are subscribed, and later reconnections do not send it again.
 //
 // Subscription confirmations and PING replies are handled inside; they
 // never appear as messages. Its methods are safe for concurrent use.
@@ -86,12 +90,16 @@ type Subscription struct {
 	done chan struct{} // closed by Close
 	wg   sync.WaitGroup
 
-	mu      sync.Mutex
-	sets    [3]map[string]struct{}      // the desired set per kind
-	waiters map[confirmKey][]chan error // calls waiting for a confirmation
-	conn    net.Conn                    // the current connection, nil while reconnecting
-	id      int64                       // the server's id of conn
-	closed  bool
+	mu   sync.Mutex
+	sets [3]map[string]struct{} // the desired set per kind
+	// owed is the replies the server owes, in the order their commands
+	// were written on conn (or queued for the next connection while conn
+	// is nil): each reply, a confirmation or an error, belongs to the
+	// oldest.
+	owed   []owedReply
+	conn   net.Conn // the current connection, nil while reconnecting
+	id     int64    // the server's id of conn
+	closed bool
 
 	wmu      sync.Mutex   // serialises writes to conn
 	lastRead atomic.Int64 // unix nanoseconds of the last value read
@@ -127,6 +135,37 @@ type confirmKey struct {
 	kind  subKind
 	unsub bool
 	name  string
+}
+
+// owedReply is one reply the server owes a subscription: the confirmation
+// (or refusal) of one name, or a keepalive PING's reply. Each name
+// travels in a command of its own, so the server refuses names one by
+// one (an ACL that denies one channel refuses a whole SUBSCRIBE), and
+// every error reply belongs to exactly one name.
+type owedReply struct {
+	confirmKey
+	ping  bool
+	waits []chan error // the calls waiting for it
+}
+
+// command is the name of the command that owes r.
+func (r *owedReply) command() string {
+	switch {
+	case r.ping:
+		return "PING"
+	case r.unsub:
+		return subCommands[r.kind].unsub
+	}
+	return subCommands[r.kind].sub
+}
+
+// encodeEach encodes one command per name.
+func encodeEach(command string, names []string) []byte {
+	var b []byte
+	for _, n := range names {
+		b = append(b, encodeCommand(command, []string{n})...)
+	}
+	return b
 }
 
 // Subscribe subscribes to channels on a new [Subscription]. It returns
@@ -166,12 +205,11 @@ func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*
 		return nil, err
 	}
 	s := &Subscription{
-		c:       c,
-		slot:    slot,
-		msgs:    make(chan Message, SubscriptionBuffer),
-		done:    make(chan struct{}),
-		sets:    [3]map[string]struct{}{{}, {}, {}},
-		waiters: map[confirmKey][]chan error{},
+		c:    c,
+		slot: slot,
+		msgs: make(chan Message, SubscriptionBuffer),
+		done: make(chan struct{}),
+		sets: [3]map[string]struct{}{{}, {}, {}},
 	}
 	nc, rd, id, err := s.dial(ctx)
 	if err != nil {
@@ -229,7 +267,10 @@ func (s *Subscription) Channel() <-chan Message { return s.msgs }
 
 // Subscribe adds channels to the subscription and waits, within ctx, for
 // the server's confirmation. The channels join the subscription's set
-// even when ctx ends first, so they are subscribed after a reconnect.
+// even when ctx ends first, so they are subscribed after a reconnect. A
+// channel the server refuses (NOPERM, say) leaves the set, and the call
+// returns the refusal as a [*ServerError]; its other channels are
+// subscribed.
 func (s *Subscription) Subscribe(ctx context.Context, channels ...string) error {
 	return s.change(ctx, kindChannel, false, channels)
 }
@@ -294,9 +335,8 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 		} else {
 			s.sets[kind][n] = struct{}{}
 		}
-		k := confirmKey{kind: kind, unsub: unsub, name: n}
 		waits[i] = make(chan error, 1)
-		s.waiters[k] = append(s.waiters[k], waits[i])
+		s.owed = append(s.owed, owedReply{confirmKey: confirmKey{kind: kind, unsub: unsub, name: n}, waits: waits[i : i+1 : i+1]})
 	}
 	// The write lock is taken before mu is released, so that commands
 	// reach the server in the order their changes were applied to the
@@ -308,7 +348,7 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 	if nc != nil {
 		// A failed write ends the connection; the reconnect sends the
 		// whole set and its confirmations answer these waiters.
-		_ = s.writeLocked(nc, encodeCommand(command, names))
+		_ = s.writeLocked(nc, encodeEach(command, names))
 	}
 	s.wmu.Unlock()
 	for _, w := range waits {
@@ -355,10 +395,17 @@ func encodeCommand(name string, args []string) []byte {
 	return b
 }
 
-// write sends b on nc, bounded by the health timeout; a failed write
-// closes nc, which ends its reader. Lock order: mu before wmu.
-func (s *Subscription) write(nc net.Conn, b []byte) error {
+// ping sends a keepalive PING on nc, the current connection, and notes
+// the reply it is owed. Lock order: mu before wmu.
+func (s *Subscription) ping(nc net.Conn, b []byte) error {
+	s.mu.Lock()
+	if s.conn != nc {
+		s.mu.Unlock()
+		return net.ErrClosed
+	}
+	s.owed = append(s.owed, owedReply{ping: true})
 	s.wmu.Lock()
+	s.mu.Unlock()
 	defer s.wmu.Unlock()
 	return s.writeLocked(nc, b)
 }
@@ -476,7 +523,7 @@ func (s *Subscription) keepalive(nc net.Conn, every time.Duration, stop <-chan s
 			due = p
 		}
 		if !now.Before(due) {
-			if s.write(nc, ping) != nil {
+			if s.ping(nc, ping) != nil {
 				return
 			}
 			pinged, due = now, now.Add(every)
@@ -510,15 +557,23 @@ func (s *Subscription) dispatch(v resp.Value) bool {
 			s.dropForMove()
 			return true
 		}
-		s.failWaiters(newServerError("SUBSCRIBE", v.Str))
+		s.refused(v.Str)
 		return true
 	}
-	if !v.Type.Aggregate() || len(v.Elems) < 2 {
-		return true // +PONG (RESP3, or RESP2 outside subscribed mode)
+	if !v.Type.Aggregate() {
+		if v.Type == resp.SimpleString && bytes.EqualFold(v.Str, []byte("PONG")) {
+			s.answered(func(r *owedReply) bool { return r.ping }) // RESP3, or RESP2 outside subscribed mode
+		}
+		return true
+	}
+	if len(v.Elems) < 2 {
+		return true
 	}
 	e := v.Elems
 	str := func(i int) string { return string(e[i].TextBytes()) }
 	switch kind := strings.ToLower(str(0)); kind {
+	case "pong":
+		s.answered(func(r *owedReply) bool { return r.ping })
 	case "message", "smessage":
 		if len(e) == 3 {
 			return s.deliver(Message{Channel: str(1), Payload: str(2), Shard: kind == "smessage"})
@@ -533,13 +588,14 @@ func (s *Subscription) dispatch(v resp.Value) bool {
 		}
 		k := confirmKinds[kind]
 		k.name = str(1)
-		if !s.confirm(k) && kind == "sunsubscribe" && s.subscribed(kindShard, k.name) {
+		confirmed := s.answered(func(r *owedReply) bool { return !r.ping && r.confirmKey == k })
+		if !confirmed && kind == "sunsubscribe" && s.subscribed(kindShard, k.name) {
 			// The server dropped a shard channel nobody unsubscribed: its
 			// slot moved. Reconnecting reaches the new owner, with a Gap.
 			s.dropForMove()
 		}
 	}
-	return true // "pong" and anything unknown: not a message
+	return true // anything unknown: not a message
 }
 
 // deliver puts m on the channel, waiting while it is full.
@@ -571,35 +627,46 @@ func (s *Subscription) subscribed(kind subKind, name string) bool {
 	return ok
 }
 
-// confirm answers the oldest call waiting for k, and reports whether
-// there was one.
-func (s *Subscription) confirm(k confirmKey) bool {
+// answered takes the oldest owed reply when it is the one that arrived
+// (is reports so), answers its calls, and reports whether it did. Any
+// other value (a sunsubscribe the server sent on its own) owes nothing.
+func (s *Subscription) answered(is func(*owedReply) bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ws := s.waiters[k]
-	if len(ws) == 0 {
+	if len(s.owed) == 0 || !is(&s.owed[0]) {
 		return false
 	}
-	ws[0] <- nil
-	if len(ws) == 1 {
-		delete(s.waiters, k)
-	} else {
-		s.waiters[k] = ws[1:]
+	for _, w := range s.owed[0].waits {
+		w <- nil
 	}
+	s.owed = s.owed[1:]
 	return true
 }
 
-// failWaiters answers every waiting call with err (an error reply cannot
-// be paired with one name).
-func (s *Subscription) failWaiters(err error) {
+// refused handles an error reply: it belongs to the oldest owed reply.
+// A refused subscription leaves the set (unless a later command asks for
+// the name again), so that reconnections do not send it again.
+func (s *Subscription) refused(text []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, ws := range s.waiters {
-		for _, w := range ws {
-			w <- err
-		}
-		delete(s.waiters, k)
+	if len(s.owed) == 0 {
+		return
 	}
+	r := s.owed[0]
+	s.owed = s.owed[1:]
+	err := newServerError(r.command(), text)
+	for _, w := range r.waits {
+		w <- err
+	}
+	if r.ping || r.unsub {
+		return
+	}
+	for _, later := range s.owed {
+		if !later.ping && later.kind == r.kind && later.name == r.name {
+			return
+		}
+	}
+	delete(s.sets[r.kind], r.name)
 }
 
 // reconnect waits out the backoff, dials and subscribes to the whole set
@@ -637,29 +704,35 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 			_ = nc.Close()
 			return nil, nil
 		}
-		var b []byte
-		for kind, set := range s.sets {
-			if len(set) == 0 {
+		// The replies owed on the old connection never come. The new
+		// connection is subscribed to none of the names removed
+		// meanwhile: calls waiting to hear that (or waiting for a
+		// subscription that was removed since) are answered now; calls
+		// waiting for a name still in the set wait for its confirmation
+		// on the new connection.
+		carry := map[confirmKey][]chan error{}
+		for _, r := range s.owed {
+			if r.ping {
 				continue
 			}
-			names := make([]string, 0, len(set))
-			for n := range set {
-				names = append(names, n)
-			}
-			b = append(b, encodeCommand(subCommands[kind].sub, names)...)
-		}
-		s.conn, s.id = nc, id
-		// The new connection is subscribed to none of the names removed
-		// meanwhile: calls waiting to hear that (or waiting for a
-		// subscription that was removed since) are answered now.
-		for k, ws := range s.waiters {
-			if _, want := s.sets[k.kind][k.name]; k.unsub || !want {
-				for _, w := range ws {
+			if _, want := s.sets[r.kind][r.name]; r.unsub || !want {
+				for _, w := range r.waits {
 					w <- nil
 				}
-				delete(s.waiters, k)
+				continue
+			}
+			carry[r.confirmKey] = append(carry[r.confirmKey], r.waits...)
+		}
+		s.owed = s.owed[:0]
+		var b []byte
+		for kind, set := range s.sets {
+			for n := range set {
+				k := confirmKey{kind: subKind(kind), name: n}
+				s.owed = append(s.owed, owedReply{confirmKey: k, waits: carry[k]})
+				b = append(b, encodeCommand(subCommands[kind].sub, []string{n})...)
 			}
 		}
+		s.conn, s.id = nc, id
 		// As in change: the write lock is taken before mu is released,
 		// so that a Subscribe or Unsubscribe applied after this snapshot
 		// of the set reaches the server after it (an Unsubscribe sent

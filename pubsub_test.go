@@ -225,7 +225,7 @@ func TestSubscriptionKeepsConfirmationsAndPingsInside(t *testing.T) {
 			s.mu.Lock()
 			nc := s.conn
 			s.mu.Unlock()
-			if err := s.write(nc, encodeCommand("PING", nil)); err != nil {
+			if err := s.ping(nc, encodeCommand("PING", nil)); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := c.Publish(ctx, b, "unsubscribed"); err != nil {
@@ -538,5 +538,146 @@ func TestSlowConsumerLosesNothing(t *testing.T) {
 	}
 	if got := subID(s); got != id {
 		t.Fatalf("connection id %d, want %d: the stalled subscription reconnected", got, id)
+	}
+}
+
+// TestSubscriptionRefusedNameLeavesTheSet: a channel the server refuses
+// (NOPERM under an ACL that restricts channels) fails that call with the
+// server's error and does not stay in the set the subscription restores:
+// a reconnection subscribes the other channels again instead of sending
+// them in a command the server refuses as a whole.
+func TestSubscriptionRefusedNameLeavesTheSet(t *testing.T) {
+	addr := privateServer(t)
+	admin(t, addr, "ACL", "SETUSER", "sub", "on", ">pw", "~*", "resetchannels", "&ok:*", "+@all")
+	c := newClient(t, Options{Endpoints: []string{addr}, Username: "sub", Password: "pw"})
+	ctx := testCtx(t)
+	s, err := c.Subscribe(ctx, "ok:a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.Subscribe(ctx, "no:b")
+	var se *ServerError
+	if !errors.As(err, &se) || !se.IsAuth() || se.Command != "SUBSCRIBE" {
+		t.Fatalf("SUBSCRIBE of a refused channel = %v, want the server's NOPERM for SUBSCRIBE", err)
+	}
+	killClient(t, addr, strconv.FormatInt(subID(s), 10))
+	if m := <-s.Channel(); !m.Gap {
+		t.Fatalf("after the kill: %+v, want a gap", m)
+	}
+	// The server answers in order: once this is confirmed, it has run
+	// the reconnection's subscriptions.
+	if err := s.Subscribe(ctx, "ok:sync"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.PubSubNumSub(ctx, "ok:a"); err != nil || n["ok:a"] != 1 {
+		t.Fatalf("subscribers of ok:a after the reconnection = %v, %v; want 1", n, err)
+	}
+	if _, err := c.Publish(ctx, "ok:a", "after"); err != nil {
+		t.Fatal(err)
+	}
+	if m := <-s.Channel(); m.Channel != "ok:a" || m.Payload != "after" {
+		t.Fatalf("after the reconnection: %+v, want the message on ok:a", m)
+	}
+}
+
+// heldConn withholds what it reads while held: a reader blocked in Read
+// gets nothing until release. Each write is reported on wrote.
+type heldConn struct {
+	net.Conn
+	mu    sync.Mutex
+	gate  chan struct{} // non-nil while held; closed by release
+	wrote chan []byte
+}
+
+func (c *heldConn) hold() {
+	c.mu.Lock()
+	c.gate = make(chan struct{})
+	c.mu.Unlock()
+}
+
+func (c *heldConn) release() {
+	c.mu.Lock()
+	close(c.gate)
+	c.gate = nil
+	c.mu.Unlock()
+}
+
+func (c *heldConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.mu.Lock()
+	gate := c.gate
+	c.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	return n, err
+}
+
+func (c *heldConn) Write(p []byte) (int, error) {
+	select {
+	case c.wrote <- append([]byte(nil), p...):
+	default:
+	}
+	return c.Conn.Write(p)
+}
+
+// TestSubscriptionErrorReachesOnlyItsCall: the server answers a
+// subscription's commands in order, so an error reply belongs to one
+// call: a refused channel fails its own Subscribe, never another call
+// whose confirmation is still on the way.
+func TestSubscriptionErrorReachesOnlyItsCall(t *testing.T) {
+	addr := privateServer(t)
+	admin(t, addr, "ACL", "SETUSER", "sub", "on", ">pw", "~*", "resetchannels", "&ok:*", "+@all")
+	var mu sync.Mutex
+	var last *heldConn
+	var d net.Dialer
+	dial := func(ctx context.Context, network, a string) (net.Conn, error) {
+		nc, err := d.DialContext(ctx, network, a)
+		if err != nil {
+			return nil, err
+		}
+		hc := &heldConn{Conn: nc, wrote: make(chan []byte, 16)}
+		mu.Lock()
+		last = hc
+		mu.Unlock()
+		return hc, nil
+	}
+	c := newClient(t, Options{Endpoints: []string{addr}, Username: "sub", Password: "pw", Dialer: dial})
+	ctx := testCtx(t)
+	s, err := c.Subscribe(ctx, "ok:a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mu.Lock()
+	hc := last // the subscription's connection
+	mu.Unlock()
+	written := func(name string) {
+		t.Helper()
+		for {
+			select {
+			case b := <-hc.wrote:
+				if bytes.Contains(b, []byte(name)) {
+					return
+				}
+			case <-ctx.Done():
+				t.Fatalf("%s was never written", name)
+			}
+		}
+	}
+	hc.hold()
+	refused, other := make(chan error, 1), make(chan error, 1)
+	go func() { refused <- s.Subscribe(ctx, "no:x") }()
+	written("no:x")
+	go func() { other <- s.Subscribe(ctx, "ok:y") }()
+	written("ok:y")
+	hc.release()
+	var se *ServerError
+	if err := <-refused; !errors.As(err, &se) || se.Code != "NOPERM" {
+		t.Errorf("the refused call: %v, want NOPERM", err)
+	}
+	if err := <-other; err != nil {
+		t.Errorf("the call sent after it: %v, want its own confirmation", err)
 	}
 }
