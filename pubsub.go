@@ -200,7 +200,7 @@ func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*
 		// As for every command: an ended context dials and sends nothing.
 		return nil, &ContextError{Command: name, Err: err}
 	}
-	slot, err := c.subscriptionSlot(kind, -1, names)
+	slot, err := c.subscriptionSlot(name, kind, -1, names)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +232,7 @@ func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*
 // subscriptionSlot returns the slot a Cluster subscription must use:
 // shard channels all hash to one slot (want, when not -1), whose owner
 // serves them; other kinds use any node (-1).
-func (c *Client) subscriptionSlot(kind subKind, want int, names []string) (int, error) {
+func (c *Client) subscriptionSlot(command string, kind subKind, want int, names []string) (int, error) {
 	if kind != kindShard || !c.isCluster() {
 		return want, nil
 	}
@@ -240,7 +240,7 @@ func (c *Client) subscriptionSlot(kind subKind, want int, names []string) (int, 
 	for _, n := range names {
 		sl := route.Slot(n)
 		if slot >= 0 && sl != slot {
-			return 0, &RouteError{Command: "SSUBSCRIBE", Slot: slot, Err: errors.Join(ErrCrossSlot,
+			return 0, &RouteError{Command: command, Slot: slot, Err: errors.Join(ErrCrossSlot,
 				errors.New("a Cluster subscription's shard channels must share one slot (open one SSubscribe per slot)"))}
 		}
 		slot = sl
@@ -298,6 +298,9 @@ func (s *Subscription) SSubscribe(ctx context.Context, shardChannels ...string) 
 }
 
 // SUnsubscribe removes shard channels, like [Subscription.Unsubscribe].
+// On a Cluster client a subscription holds the shard channels of one
+// slot: a channel of another slot is refused as [Subscription.SSubscribe]
+// refuses it, before anything is sent.
 func (s *Subscription) SUnsubscribe(ctx context.Context, shardChannels ...string) error {
 	return s.change(ctx, kindShard, true, shardChannels)
 }
@@ -312,11 +315,14 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 	if err := checkNames(command, names); err != nil {
 		return err
 	}
-	if kind == kindShard && !unsub {
+	if kind == kindShard {
+		// A Cluster subscription holds shard channels of its slot only:
+		// one of another slot was never subscribed here (and its node
+		// would answer MOVED, which drops the connection).
 		if s.c.isCluster() && s.slot < 0 {
 			return errInvalid(command, "on a Cluster client shard channels need a subscription of their own, opened with Client.SSubscribe on their slot's node")
 		}
-		if _, err := s.c.subscriptionSlot(kind, s.slot, names); err != nil {
+		if _, err := s.c.subscriptionSlot(command, kind, s.slot, names); err != nil {
 			return err
 		}
 	}

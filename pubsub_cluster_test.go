@@ -3,6 +3,7 @@ package respire
 // Pub/sub on a Cluster whose slots move.
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/respire-go/respire/internal/route"
@@ -48,5 +49,43 @@ func TestSSubscribeStaleMapFollowsMoved(t *testing.T) {
 			t.Fatalf("message = %+v", m)
 		}
 		break
+	}
+}
+
+// TestSUnsubscribeOtherSlotSendsNothing: on a Cluster client a
+// subscription holds the shard channels of one slot, so a shard channel
+// of another slot was never subscribed there. SUnsubscribe of it is
+// refused before any I/O, as SSubscribe of it is (ErrCrossSlot): sent,
+// the node's MOVED reply would drop the subscription's connection for
+// nothing and deliver a Gap.
+func TestSUnsubscribeOtherSlotSendsNothing(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	p := keyPrefix(t)
+	a, b := p+"{s}a", p+"x"
+	if route.Slot(a) == route.Slot(b) {
+		t.Fatal("test channels share a slot")
+	}
+	sub, err := c.SSubscribe(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if err := sub.SUnsubscribe(ctx, b); !errors.Is(err, ErrCrossSlot) {
+		t.Errorf("SUnsubscribe of another slot's channel = %v, want ErrCrossSlot", err)
+	}
+	plain, err := c.Subscribe(ctx, p+"plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if err := plain.SUnsubscribe(ctx, a); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("SUnsubscribe on a Subscribe subscription = %v, want ErrInvalidArgument", err)
+	}
+	if n, err := c.SPublish(ctx, a, "one"); err != nil || n != 1 {
+		t.Fatalf("SPUBLISH = %d, %v", n, err)
+	}
+	if m := <-sub.Channel(); m.Gap || m.Payload != "one" {
+		t.Fatalf("next event %+v, want the message (no reconnection)", m)
 	}
 }
