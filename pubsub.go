@@ -82,6 +82,12 @@ type Message struct {
 // it, with the server's [*ServerError], and leaves the set; the other
 // names are subscribed, and later reconnections do not send it again.
 //
+// Confirmations are read in order with the messages: while the channel
+// is full, a call that waits for one (Subscribe, Unsubscribe and their
+// kin) waits until the consumer makes room. Called from the goroutine
+// that drains the channel, such a call waits until its ctx ends; give it
+// a deadline, or drain from another goroutine.
+//
 // Subscription confirmations and PING replies are handled inside; they
 // never appear as messages. Its methods are safe for concurrent use.
 type Subscription struct {
