@@ -59,7 +59,9 @@ type FieldValue struct {
 // element may be returned more than once (the iterators do not hide
 // duplicates: dedupe with a set if you need to); elements added or
 // removed during the iteration may or may not appear; a page may be empty
-// while the iteration continues.
+// while the iteration continues. One exception: a Cluster SCAN visits the
+// primaries one after the other, so a key whose slot migrates from a
+// primary not yet visited to one already visited is missed.
 
 // scanCursor is the state of one iteration: the command, its key (none
 // for SCAN), the server that answered the first page, and the cursor.
@@ -75,6 +77,12 @@ type scanCursor struct {
 // stops at the first error, which it yields (with an empty key) as its
 // last pair; breaking out of the loop sends no further command. See
 // [ScanOptions] for filters; keys may be returned more than once.
+//
+// The first page follows the retry policy; a continuation goes only to
+// the server that issued its cursor and is never resent, so a failure
+// there ends the iteration. A Cluster client visits the primaries one
+// after the other: a key whose slot migrates meanwhile from a primary
+// not yet visited to one already visited is missed.
 func (c *Client) Scan(ctx context.Context, opts ScanOptions) iter.Seq2[string, error] {
 	return items(c.ScanPages(ctx, opts))
 }
@@ -86,7 +94,9 @@ func (c *Client) ScanPages(ctx context.Context, opts ScanOptions) iter.Seq2[Scan
 }
 
 // HScan iterates over the fields of the hash at key with HSCAN, like
-// [Client.Scan].
+// [Client.Scan]. On a Cluster client, a continuation that finds the key's
+// slot moved ends the iteration with the MOVED or ASK [*ServerError];
+// the same holds for SScan and ZScan.
 func (c *Client) HScan(ctx context.Context, key string, opts ScanOptions) iter.Seq2[FieldValue, error] {
 	return items(c.HScanPages(ctx, key, opts))
 }
