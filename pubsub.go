@@ -65,7 +65,9 @@ type Message struct {
 // [Options.IdlePingInterval] without a message and is treated as lost
 // when, while the subscription waits for the server, nothing arrives for
 // IdlePingInterval plus [Options.HealthTimeout] (either set to
-// [NoTimeout] turns the check off). Reconnecting never ends by itself: it
+// [NoTimeout] turns the check off). On a Sentinel or Cluster client each
+// attempt picks the node again, and an attempt after a failed dial first
+// asks for a new map. Reconnecting never ends by itself: it
 // goes on, within the backoff's ceiling, until it succeeds or Close.
 //
 // On a Cluster client, a node that answers SSUBSCRIBE with MOVED or ASK
@@ -111,7 +113,7 @@ type Subscription struct {
 	lastRead atomic.Int64 // unix nanoseconds of the last value read
 
 	slot  int         // Cluster: the slot of the shard channels (SSubscribe); -1: any node
-	moved atomic.Bool // the slot moved: learn the new owner before reconnecting
+	moved atomic.Bool // the slot moved, or a dial failed: learn the map before reconnecting
 }
 
 // subKind is a family of subscriptions.
@@ -708,6 +710,9 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 		nc, rd, id, err := s.dial(ctx)
 		cancel()
 		if err != nil {
+			// The node may be gone (a failover): the next attempt learns
+			// the current map first, even when nothing else asks for it.
+			s.moved.Store(true)
 			continue
 		}
 		s.mu.Lock()

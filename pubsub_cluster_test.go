@@ -3,8 +3,13 @@ package respire
 // Pub/sub on a Cluster whose slots move.
 
 import (
+	"context"
 	"errors"
+	"net"
+	"strconv"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/testenv"
@@ -88,4 +93,48 @@ func TestSUnsubscribeOtherSlotSendsNothing(t *testing.T) {
 	if m := <-sub.Channel(); m.Gap || m.Payload != "one" {
 		t.Fatalf("next event %+v, want the message (no reconnection)", m)
 	}
+}
+
+// TestSSubscribeReconnectLearnsNewOwnerAfterFailedDials: a shard
+// subscription whose node cannot be reached asks for a new slot map
+// after a failed dial, so it reaches the slot's new owner even when
+// nothing else refreshes the map (no periodic refresh, no other traffic).
+func TestSSubscribeReconnectLearnsNewOwnerAfterFailedDials(t *testing.T) {
+	testenv.UseTopology(t, true)
+	var refuse atomic.Pointer[string]
+	var d net.Dialer
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if r := refuse.Load(); r != nil && *r == addr {
+			return nil, errors.New("test: dial refused")
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+	c := clusterClient(t, Options{Dialer: dial, Cluster: &ClusterOptions{RefreshInterval: NoTimeout}})
+	ctx := testCtx(t)
+	ch := keyPrefix(t) + "{f}ch"
+	slot := route.Slot(ch)
+	src, err := c.topo.Pick(slot, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dst string
+	for _, n := range c.topo.Primaries() {
+		if n != src {
+			dst = n.Addr
+		}
+	}
+	sub, err := c.SSubscribe(ctx, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	ids := clusterNodeIDs(t)
+	t.Cleanup(func() { migrateSlot(t, slot, dst, src.Addr, ids) })
+	refuse.Store(&src.Addr)
+	killClient(t, src.Addr, strconv.FormatInt(subID(sub), 10))
+	migrateSlot(t, slot, src.Addr, dst, ids)
+	eventually(t, 10*time.Second, "the subscription to reach the slot's new owner "+dst, func() bool {
+		n, err := admin(t, dst, "SPUBLISH", ch, "x").Int64()
+		return err == nil && n == 1
+	})
 }
