@@ -42,7 +42,9 @@ type Message struct {
 	Gap bool
 	// Err is, for a gap event, why the previous connection ended; it
 	// matches [ErrConnectionLost], and also [ErrHealthTimeout] when the
-	// server fell silent (no reply to the keepalive PING).
+	// server fell silent (no reply to the keepalive PING), or
+	// [ErrProtocol] when it sent a malformed value or a message larger
+	// than [Options.MaxBulk] (that message is lost).
 	Err error
 }
 
@@ -508,6 +510,11 @@ func (s *Subscription) serve(nc net.Conn, rd *resp.Reader) error {
 			if silence > 0 && errors.As(err, &ne) && ne.Timeout() {
 				return &lostError{err: ErrHealthTimeout}
 			}
+			if errors.Is(err, resp.ErrProtocol) {
+				// A malformed value, or one over MaxBulk: the connection
+				// is reset, as every connection is, with ErrProtocol.
+				return &lostError{err: errors.Join(ErrProtocol, err)}
+			}
 			return &lostError{err: err}
 		}
 		s.lastRead.Store(time.Now().UnixNano())
@@ -548,7 +555,8 @@ func (s *Subscription) keepalive(nc net.Conn, every time.Duration, stop <-chan s
 
 // lostError is the cause a gap event carries: why the subscription's
 // previous connection ended. It matches [ErrConnectionLost], and
-// [ErrHealthTimeout] when the server fell silent.
+// [ErrHealthTimeout] when the server fell silent, [ErrProtocol] when it
+// sent a malformed or oversized value.
 type lostError struct{ err error }
 
 func (e *lostError) Error() string {

@@ -681,3 +681,34 @@ func TestSubscriptionErrorReachesOnlyItsCall(t *testing.T) {
 		t.Errorf("the call sent after it: %v, want its own confirmation", err)
 	}
 }
+
+// TestSubscriptionOversizedMessageIsProtocolGap: a message larger than
+// Options.MaxBulk resets the subscription's connection as it resets any
+// connection, with an error matching ErrProtocol: the gap event's Err
+// says so (and still matches ErrConnectionLost), and the subscription
+// goes on with the next message.
+func TestSubscriptionOversizedMessageIsProtocolGap(t *testing.T) {
+	forEachProtocol(t, Options{MaxBulk: 1024}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		ch := key(t, "ch")
+		s, err := c.Subscribe(ctx, ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if _, err := c.Publish(ctx, ch, string(make([]byte, 2048))); err != nil {
+			t.Fatal(err)
+		}
+		m := <-s.Channel()
+		if !m.Gap || !errors.Is(m.Err, ErrProtocol) || !errors.Is(m.Err, ErrConnectionLost) {
+			t.Fatalf("after an oversized message: %+v, want a gap whose Err matches ErrProtocol and ErrConnectionLost", m)
+		}
+		waitSubscribers(t, c, ch, 1)
+		if _, err := c.Publish(ctx, ch, "small"); err != nil {
+			t.Fatal(err)
+		}
+		if m := <-s.Channel(); m.Payload != "small" {
+			t.Fatalf("after the gap: %+v, want the next message", m)
+		}
+	})
+}
