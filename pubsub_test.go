@@ -712,3 +712,45 @@ func TestSubscriptionOversizedMessageIsProtocolGap(t *testing.T) {
 		}
 	})
 }
+
+// oddPongConn rewrites the RESP3 PING reply into a shape the client does
+// not know, as an unfamiliar server might answer.
+type oddPongConn struct{ net.Conn }
+
+func (c oddPongConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	copy(p[:n], bytes.ReplaceAll(p[:n], []byte("+PONG\r\n"), []byte("+PANG\r\n")))
+	return n, err
+}
+
+// TestSubscriptionUnknownPingReplyKeepsOrder: a PING reply in a shape the
+// subscription does not recognise must not stand between later calls and
+// their confirmations.
+func TestSubscriptionUnknownPingReplyKeepsOrder(t *testing.T) {
+	var d net.Dialer
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return oddPongConn{nc}, nil
+	}
+	c := newClient(t, Options{Protocol: 3, Dialer: dial})
+	ctx := testCtx(t)
+	s, err := c.Subscribe(ctx, key(t, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.mu.Lock()
+	nc := s.conn
+	s.mu.Unlock()
+	if err := s.ping(nc, encodeCommand("PING", nil)); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := s.Subscribe(wctx, key(t, "b")); err != nil {
+		t.Fatalf("Subscribe after an unrecognised PING reply: %v, want its confirmation", err)
+	}
+}
