@@ -854,7 +854,10 @@ func (c *Client) SPublish(ctx context.Context, shardChannel, message string) (in
 }
 
 // PubSubChannels returns the channels with at least one subscriber whose
-// names match the glob pattern ("" for all).
+// names match the glob pattern ("" for all). Redis counts subscribers per
+// node: on a Cluster client the answer is that of one node, the owner of
+// slot 0, which is where this client's Subscribe and PSubscribe connect;
+// subscribers connected to other nodes are not seen.
 func (c *Client) PubSubChannels(ctx context.Context, pattern string) ([]string, error) {
 	n := 2
 	if pattern != "" {
@@ -869,8 +872,9 @@ func (c *Client) PubSubChannels(ctx context.Context, pattern string) ([]string, 
 }
 
 // PubSubNumSub returns the number of subscribers of each channel
-// (pattern subscribers not counted). No channel is an
-// [ErrInvalidArgument] and nothing is sent.
+// (pattern subscribers not counted); on a Cluster client, of one node, as
+// for [Client.PubSubChannels]. No channel is an [ErrInvalidArgument] and
+// nothing is sent.
 func (c *Client) PubSubNumSub(ctx context.Context, channels ...string) (map[string]int64, error) {
 	if len(channels) == 0 {
 		return nil, errInvalid("PUBSUB NUMSUB", "no channels")
