@@ -754,3 +754,116 @@ func TestSubscriptionUnknownPingReplyKeepsOrder(t *testing.T) {
 		t.Fatalf("Subscribe after an unrecognised PING reply: %v, want its confirmation", err)
 	}
 }
+
+// cuttingRelay forwards connections to addr and, when the server sends
+// the marker, forwards only the bytes before the marker's middle and
+// closes both sides: the connection ends in the middle of a message.
+func cuttingRelay(t *testing.T, addr string, marker []byte) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	track := func(c net.Conn) {
+		mu.Lock()
+		conns = append(conns, c)
+		mu.Unlock()
+	}
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			cc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			sc, err := net.Dial("tcp", addr)
+			if err != nil {
+				_ = cc.Close()
+				continue
+			}
+			track(cc)
+			track(sc)
+			wg.Go(func() {
+				b := make([]byte, 64<<10)
+				for {
+					n, err := cc.Read(b)
+					if n > 0 {
+						if _, werr := sc.Write(b[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						_ = sc.Close()
+						return
+					}
+				}
+			})
+			wg.Go(func() {
+				defer cc.Close()
+				defer sc.Close()
+				b := make([]byte, 64<<10)
+				for {
+					n, err := sc.Read(b)
+					if i := bytes.Index(b[:n], marker); i >= 0 {
+						_, _ = cc.Write(b[:i+len(marker)/2])
+						return
+					}
+					if n > 0 {
+						if _, werr := cc.Write(b[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			})
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestSubscriptionCutMidMessageReportsGap: a connection that ends in the
+// middle of a message delivers no part of it: the subscription reports a
+// gap, subscribes again and receives the next message.
+func TestSubscriptionCutMidMessageReportsGap(t *testing.T) {
+	for _, p := range protocols {
+		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
+			relay := cuttingRelay(t, standaloneAddr(t), []byte("CUT-HERE"))
+			c := newClient(t, Options{Protocol: p, Endpoints: []string{relay}})
+			ctx := testCtx(t)
+			ch := key(t, "ch")
+			s, err := c.Subscribe(ctx, ch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			pub := newClient(t, Options{})
+			if _, err := pub.Publish(ctx, ch, "before CUT-HERE after"); err != nil {
+				t.Fatal(err)
+			}
+			m := <-s.Channel()
+			if !m.Gap || !errors.Is(m.Err, ErrConnectionLost) {
+				t.Fatalf("after the cut: %+v, want a gap (no part of the cut message)", m)
+			}
+			waitSubscribers(t, pub, ch, 1)
+			if _, err := pub.Publish(ctx, ch, "next"); err != nil {
+				t.Fatal(err)
+			}
+			if m := <-s.Channel(); m.Payload != "next" {
+				t.Fatalf("after the gap: %+v, want the next message", m)
+			}
+		})
+	}
+}
