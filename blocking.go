@@ -310,8 +310,17 @@ func (c *Client) popFrame(name string, keys []string, timeout time.Duration) (*w
 // BLPop removes and returns the first element of the first non-empty list
 // among keys, with that list's key, blocking up to timeout (0 blocks until
 // an element arrives or ctx ends). When timeout passes first it returns
-// [ErrNil]. It runs on a dedicated connection and is never resent; see
-// [Client.Do] for how long it waits.
+// [ErrNil]. It runs on a dedicated connection and is never resent.
+//
+// It waits for timeout plus [Options.CommandTimeout] (a timeout of 0 as
+// long as ctx allows). When ctx or that budget ends while the server
+// still blocks, the call is stopped on the server (CLIENT UNBLOCK, sent
+// on the shared connection) and its reply taken: an element the server
+// popped meanwhile is returned as a success, otherwise the call returns
+// a [*ContextError]. When the server cannot be told (no permission for
+// CLIENT UNBLOCK, no answer within a second), the dedicated connection
+// is closed instead. Either way nothing is popped for nobody after the
+// call returned. The other blocking commands wait the same way.
 func (c *Client) BLPop(ctx context.Context, timeout time.Duration, keys ...string) (key, value string, err error) {
 	return c.listPop(ctx, specBLPOP, timeout, keys)
 }

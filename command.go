@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"time"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/clock"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
 )
@@ -148,12 +150,39 @@ func (c *Client) doTarget(ctx context.Context, cmd Command, args []string, t *ta
 		return Reply{}, errInvalid(d.name, "not a cursor command")
 	}
 	s := spec{name: d.name, cat: d.category, desc: d.desc}
-	if err := c.execTarget(ctx, f, &s, t); err != nil {
+	var err error
+	if c.hooks != nil || c.cmdMetrics != nil {
+		err = c.execTargetObserved(ctx, f, &s, t)
+	} else {
+		err = c.execTarget(ctx, f, &s, t)
+	}
+	if err != nil {
 		return Reply{}, err
 	}
 	r := Reply{v: f.Value}
 	f.Release()
 	return r, nil
+}
+
+// execTargetObserved is execTarget through the process hooks and the
+// command duration metric, as exec is: a page of a SCAN-family iterator
+// on a topology is one command to them, as on a standalone client.
+func (c *Client) execTargetObserved(ctx context.Context, f *wire.Frame, s *spec, t *target) error {
+	var began time.Time
+	if c.cmdMetrics != nil {
+		began = clock.Now()
+	}
+	var err error
+	if c.hooks != nil {
+		run := func(ctx context.Context) error { return c.execTarget(ctx, f, s, t) }
+		err = c.processFrame(ctx, &CommandInfo{Name: s.name, Category: s.cat, c: c, f: f, s: s, run: run})
+	} else {
+		err = c.execTarget(ctx, f, s, t)
+	}
+	if c.cmdMetrics != nil {
+		c.recordCommand(s, began, err)
+	}
+	return err
 }
 
 // rawFrame encodes cmd with args into a frame that wants the whole reply.

@@ -42,7 +42,9 @@ type Message struct {
 	Gap bool
 	// Err is, for a gap event, why the previous connection ended; it
 	// matches [ErrConnectionLost], and also [ErrHealthTimeout] when the
-	// server fell silent (no reply to the keepalive PING).
+	// server fell silent (no reply to the keepalive PING), or
+	// [ErrProtocol] when it sent a malformed value or a message larger
+	// than [Options.MaxBulk] (that message is lost).
 	Err error
 }
 
@@ -65,12 +67,30 @@ type Message struct {
 // [Options.IdlePingInterval] without a message and is treated as lost
 // when, while the subscription waits for the server, nothing arrives for
 // IdlePingInterval plus [Options.HealthTimeout] (either set to
-// [NoTimeout] turns the check off). Reconnecting never ends by itself: it
+// [NoTimeout] turns the check off). On a Sentinel or Cluster client each
+// attempt picks the node again, and an attempt after a failed dial first
+// asks for a new map. Reconnecting never ends by itself: it
 // goes on, within the backoff's ceiling, until it succeeds or Close.
+//
+// On a Cluster client, a node that answers SSUBSCRIBE with MOVED or ASK
+// (the slot map was out of date) is handled like a moved slot: the
+// subscription reconnects to the slot's owner, and the waiting call
+// returns once the owner confirmed; the subscription's first event is
+// then a Gap.
 //
 // Subscribe and its kin change the set the subscription restores after a
 // reconnect at once, even when their context ends before the server
-// confirmed the change.
+// confirmed the change. Each name is sent in a command of its own, so
+// that the server judges names one by one: a name it refuses (NOPERM
+// under an ACL that restricts channels) fails the call that asked for
+// it, with the server's [*ServerError], and leaves the set; the other
+// names are subscribed, and later reconnections do not send it again.
+//
+// Confirmations are read in order with the messages: while the channel
+// is full, a call that waits for one (Subscribe, Unsubscribe and their
+// kin) waits until the consumer makes room. Called from the goroutine
+// that drains the channel, such a call waits until its ctx ends; give it
+// a deadline, or drain from another goroutine.
 //
 // Subscription confirmations and PING replies are handled inside; they
 // never appear as messages. Its methods are safe for concurrent use.
@@ -80,18 +100,22 @@ type Subscription struct {
 	done chan struct{} // closed by Close
 	wg   sync.WaitGroup
 
-	mu      sync.Mutex
-	sets    [3]map[string]struct{}      // the desired set per kind
-	waiters map[confirmKey][]chan error // calls waiting for a confirmation
-	conn    net.Conn                    // the current connection, nil while reconnecting
-	id      int64                       // the server's id of conn
-	closed  bool
+	mu   sync.Mutex
+	sets [3]map[string]struct{} // the desired set per kind
+	// owed is the replies the server owes, in the order their commands
+	// were written on conn (or queued for the next connection while conn
+	// is nil): each reply, a confirmation or an error, belongs to the
+	// oldest.
+	owed   []owedReply
+	conn   net.Conn // the current connection, nil while reconnecting
+	id     int64    // the server's id of conn
+	closed bool
 
 	wmu      sync.Mutex   // serialises writes to conn
 	lastRead atomic.Int64 // unix nanoseconds of the last value read
 
 	slot  int         // Cluster: the slot of the shard channels (SSubscribe); -1: any node
-	moved atomic.Bool // the slot moved: learn the new owner before reconnecting
+	moved atomic.Bool // the slot moved, or a dial failed: learn the map before reconnecting
 }
 
 // subKind is a family of subscriptions.
@@ -121,6 +145,37 @@ type confirmKey struct {
 	kind  subKind
 	unsub bool
 	name  string
+}
+
+// owedReply is one reply the server owes a subscription: the confirmation
+// (or refusal) of one name, or a keepalive PING's reply. Each name
+// travels in a command of its own, so the server refuses names one by
+// one (an ACL that denies one channel refuses a whole SUBSCRIBE), and
+// every error reply belongs to exactly one name.
+type owedReply struct {
+	confirmKey
+	ping  bool
+	waits []chan error // the calls waiting for it
+}
+
+// command is the name of the command that owes r.
+func (r *owedReply) command() string {
+	switch {
+	case r.ping:
+		return "PING"
+	case r.unsub:
+		return subCommands[r.kind].unsub
+	}
+	return subCommands[r.kind].sub
+}
+
+// encodeEach encodes one command per name.
+func encodeEach(command string, names []string) []byte {
+	var b []byte
+	for _, n := range names {
+		b = append(b, encodeCommand(command, []string{n})...)
+	}
+	return b
 }
 
 // Subscribe subscribes to channels on a new [Subscription]. It returns
@@ -155,17 +210,16 @@ func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*
 		// As for every command: an ended context dials and sends nothing.
 		return nil, &ContextError{Command: name, Err: err}
 	}
-	slot, err := c.subscriptionSlot(kind, -1, names)
+	slot, err := c.subscriptionSlot(name, kind, -1, names)
 	if err != nil {
 		return nil, err
 	}
 	s := &Subscription{
-		c:       c,
-		slot:    slot,
-		msgs:    make(chan Message, SubscriptionBuffer),
-		done:    make(chan struct{}),
-		sets:    [3]map[string]struct{}{{}, {}, {}},
-		waiters: map[confirmKey][]chan error{},
+		c:    c,
+		slot: slot,
+		msgs: make(chan Message, SubscriptionBuffer),
+		done: make(chan struct{}),
+		sets: [3]map[string]struct{}{{}, {}, {}},
 	}
 	nc, rd, id, err := s.dial(ctx)
 	if err != nil {
@@ -188,7 +242,7 @@ func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*
 // subscriptionSlot returns the slot a Cluster subscription must use:
 // shard channels all hash to one slot (want, when not -1), whose owner
 // serves them; other kinds use any node (-1).
-func (c *Client) subscriptionSlot(kind subKind, want int, names []string) (int, error) {
+func (c *Client) subscriptionSlot(command string, kind subKind, want int, names []string) (int, error) {
 	if kind != kindShard || !c.isCluster() {
 		return want, nil
 	}
@@ -196,7 +250,7 @@ func (c *Client) subscriptionSlot(kind subKind, want int, names []string) (int, 
 	for _, n := range names {
 		sl := route.Slot(n)
 		if slot >= 0 && sl != slot {
-			return 0, &RouteError{Command: "SSUBSCRIBE", Slot: slot, Err: errors.Join(ErrCrossSlot,
+			return 0, &RouteError{Command: command, Slot: slot, Err: errors.Join(ErrCrossSlot,
 				errors.New("a Cluster subscription's shard channels must share one slot (open one SSubscribe per slot)"))}
 		}
 		slot = sl
@@ -224,9 +278,11 @@ func (s *Subscription) Channel() <-chan Message { return s.msgs }
 // Subscribe adds channels to the subscription and waits, within ctx, for
 // the server's confirmation. The channels join the subscription's set
 // even when ctx ends first, so they are subscribed after a reconnect. A
-// write that ctx ends before it is out (a server that stopped reading)
-// replaces the connection, as a lost one is: a gap event, then the whole
-// set on the new one.
+// channel the server refuses (NOPERM, say) leaves the set, and the call
+// returns the refusal as a [*ServerError]; its other channels are
+// subscribed. A write that ctx ends before it is out (a server that
+// stopped reading) replaces the connection, as a lost one is: a gap
+// event, then the whole set on the new one.
 func (s *Subscription) Subscribe(ctx context.Context, channels ...string) error {
 	return s.change(ctx, kindChannel, false, channels)
 }
@@ -254,6 +310,9 @@ func (s *Subscription) SSubscribe(ctx context.Context, shardChannels ...string) 
 }
 
 // SUnsubscribe removes shard channels, like [Subscription.Unsubscribe].
+// On a Cluster client a subscription holds the shard channels of one
+// slot: a channel of another slot is refused as [Subscription.SSubscribe]
+// refuses it, before anything is sent.
 func (s *Subscription) SUnsubscribe(ctx context.Context, shardChannels ...string) error {
 	return s.change(ctx, kindShard, true, shardChannels)
 }
@@ -268,11 +327,14 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 	if err := checkNames(command, names); err != nil {
 		return err
 	}
-	if kind == kindShard && !unsub {
+	if kind == kindShard {
+		// A Cluster subscription holds shard channels of its slot only:
+		// one of another slot was never subscribed here (and its node
+		// would answer MOVED, which drops the connection).
 		if s.c.isCluster() && s.slot < 0 {
 			return errInvalid(command, "on a Cluster client shard channels need a subscription of their own, opened with Client.SSubscribe on their slot's node")
 		}
-		if _, err := s.c.subscriptionSlot(kind, s.slot, names); err != nil {
+		if _, err := s.c.subscriptionSlot(command, kind, s.slot, names); err != nil {
 			return err
 		}
 	}
@@ -291,9 +353,8 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 		} else {
 			s.sets[kind][n] = struct{}{}
 		}
-		k := confirmKey{kind: kind, unsub: unsub, name: n}
 		waits[i] = make(chan error, 1)
-		s.waiters[k] = append(s.waiters[k], waits[i])
+		s.owed = append(s.owed, owedReply{confirmKey: confirmKey{kind: kind, unsub: unsub, name: n}, waits: waits[i : i+1 : i+1]})
 	}
 	// The write lock is taken before mu is released, so that commands
 	// reach the server in the order their changes were applied to the
@@ -305,7 +366,7 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 	if nc != nil {
 		// A failed write ends the connection; the reconnect sends the
 		// whole set and its confirmations answer these waiters.
-		_ = s.writeLocked(ctx, nc, encodeCommand(command, names))
+		_ = s.writeLocked(ctx, nc, encodeEach(command, names))
 	}
 	s.wmu.Unlock()
 	for _, w := range waits {
@@ -352,10 +413,17 @@ func encodeCommand(name string, args []string) []byte {
 	return b
 }
 
-// write sends b on nc, bounded by the health timeout; a failed write
-// closes nc, which ends its reader. Lock order: mu before wmu.
-func (s *Subscription) write(nc net.Conn, b []byte) error {
+// ping sends a keepalive PING on nc, the current connection, and notes
+// the reply it is owed. Lock order: mu before wmu.
+func (s *Subscription) ping(nc net.Conn, b []byte) error {
+	s.mu.Lock()
+	if s.conn != nc {
+		s.mu.Unlock()
+		return net.ErrClosed
+	}
+	s.owed = append(s.owed, owedReply{ping: true})
 	s.wmu.Lock()
+	s.mu.Unlock()
 	defer s.wmu.Unlock()
 	return s.writeLocked(context.Background(), nc, b)
 }
@@ -468,6 +536,11 @@ func (s *Subscription) serve(nc net.Conn, rd *resp.Reader) error {
 			if silence > 0 && errors.As(err, &ne) && ne.Timeout() {
 				return &lostError{err: ErrHealthTimeout}
 			}
+			if errors.Is(err, resp.ErrProtocol) {
+				// A malformed value, or one over MaxBulk: the connection
+				// is reset, as every connection is, with ErrProtocol.
+				return &lostError{err: errors.Join(ErrProtocol, err)}
+			}
 			return &lostError{err: err}
 		}
 		s.lastRead.Store(time.Now().UnixNano())
@@ -497,7 +570,7 @@ func (s *Subscription) keepalive(nc net.Conn, every time.Duration, stop <-chan s
 			due = p
 		}
 		if !now.Before(due) {
-			if s.write(nc, ping) != nil {
+			if s.ping(nc, ping) != nil {
 				return
 			}
 			pinged, due = now, now.Add(every)
@@ -508,7 +581,8 @@ func (s *Subscription) keepalive(nc net.Conn, every time.Duration, stop <-chan s
 
 // lostError is the cause a gap event carries: why the subscription's
 // previous connection ended. It matches [ErrConnectionLost], and
-// [ErrHealthTimeout] when the server fell silent.
+// [ErrHealthTimeout] when the server fell silent, [ErrProtocol] when it
+// sent a malformed or oversized value.
 type lostError struct{ err error }
 
 func (e *lostError) Error() string {
@@ -524,18 +598,30 @@ func (e *lostError) Is(target error) bool { return target == ErrConnectionLost }
 func (s *Subscription) dispatch(v resp.Value) bool {
 	if v.IsError() {
 		if s.c.isCluster() && (bytes.HasPrefix(v.Str, []byte("MOVED ")) || bytes.HasPrefix(v.Str, []byte("ASK "))) {
-			// A shard channel's slot is elsewhere: reconnect to its owner.
+			// A shard channel's slot is elsewhere: reconnect to its
+			// owner. The redirect is routing, not the callers' failure:
+			// the reconnection subscribes the whole set again, and its
+			// confirmations answer the calls still waiting.
 			s.dropForMove()
+			return true
 		}
-		s.failWaiters(newServerError("SUBSCRIBE", v.Str))
+		s.refused(v.Str)
 		return true
 	}
-	if !v.Type.Aggregate() || len(v.Elems) < 2 {
-		return true // +PONG (RESP3, or RESP2 outside subscribed mode)
+	if !v.Type.Aggregate() {
+		if v.Type == resp.SimpleString && bytes.EqualFold(v.Str, []byte("PONG")) {
+			s.answered(func(r *owedReply) bool { return r.ping }) // RESP3, or RESP2 outside subscribed mode
+		}
+		return true
+	}
+	if len(v.Elems) < 2 {
+		return true
 	}
 	e := v.Elems
 	str := func(i int) string { return string(e[i].TextBytes()) }
 	switch kind := strings.ToLower(str(0)); kind {
+	case "pong":
+		s.answered(func(r *owedReply) bool { return r.ping })
 	case "message", "smessage":
 		if len(e) == 3 {
 			return s.deliver(Message{Channel: str(1), Payload: str(2), Shard: kind == "smessage"})
@@ -550,13 +636,14 @@ func (s *Subscription) dispatch(v resp.Value) bool {
 		}
 		k := confirmKinds[kind]
 		k.name = str(1)
-		if !s.confirm(k) && kind == "sunsubscribe" && s.subscribed(kindShard, k.name) {
+		confirmed := s.answered(func(r *owedReply) bool { return !r.ping && r.confirmKey == k })
+		if !confirmed && kind == "sunsubscribe" && s.subscribed(kindShard, k.name) {
 			// The server dropped a shard channel nobody unsubscribed: its
 			// slot moved. Reconnecting reaches the new owner, with a Gap.
 			s.dropForMove()
 		}
 	}
-	return true // "pong" and anything unknown: not a message
+	return true // anything unknown: not a message
 }
 
 // deliver puts m on the channel, waiting while it is full.
@@ -588,35 +675,53 @@ func (s *Subscription) subscribed(kind subKind, name string) bool {
 	return ok
 }
 
-// confirm answers the oldest call waiting for k, and reports whether
-// there was one.
-func (s *Subscription) confirm(k confirmKey) bool {
+// answered takes the oldest owed reply when it is the one that arrived
+// (is reports so), answers its calls, and reports whether it did. Any
+// other value (a sunsubscribe the server sent on its own) owes nothing.
+func (s *Subscription) answered(is func(*owedReply) bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ws := s.waiters[k]
-	if len(ws) == 0 {
+	// PING replies are known by their shape; should a server answer one
+	// in a shape not known here, the replies behind it still find their
+	// calls.
+	i := 0
+	for i < len(s.owed) && s.owed[i].ping && !is(&s.owed[i]) {
+		i++
+	}
+	if i == len(s.owed) || !is(&s.owed[i]) {
 		return false
 	}
-	ws[0] <- nil
-	if len(ws) == 1 {
-		delete(s.waiters, k)
-	} else {
-		s.waiters[k] = ws[1:]
+	for _, w := range s.owed[i].waits {
+		w <- nil
 	}
+	s.owed = s.owed[i+1:]
 	return true
 }
 
-// failWaiters answers every waiting call with err (an error reply cannot
-// be paired with one name).
-func (s *Subscription) failWaiters(err error) {
+// refused handles an error reply: it belongs to the oldest owed reply.
+// A refused subscription leaves the set (unless a later command asks for
+// the name again), so that reconnections do not send it again.
+func (s *Subscription) refused(text []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, ws := range s.waiters {
-		for _, w := range ws {
-			w <- err
-		}
-		delete(s.waiters, k)
+	if len(s.owed) == 0 {
+		return
 	}
+	r := s.owed[0]
+	s.owed = s.owed[1:]
+	err := newServerError(r.command(), text)
+	for _, w := range r.waits {
+		w <- err
+	}
+	if r.ping || r.unsub {
+		return
+	}
+	for _, later := range s.owed {
+		if !later.ping && later.kind == r.kind && later.name == r.name {
+			return
+		}
+	}
+	delete(s.sets[r.kind], r.name)
 }
 
 // reconnect waits out the backoff, dials and subscribes to the whole set
@@ -646,6 +751,9 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 		nc, rd, id, err := s.dial(ctx)
 		cancel()
 		if err != nil {
+			// The node may be gone (a failover): the next attempt learns
+			// the current map first, even when nothing else asks for it.
+			s.moved.Store(true)
 			continue
 		}
 		s.mu.Lock()
@@ -654,29 +762,35 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 			_ = nc.Close()
 			return nil, nil
 		}
-		var b []byte
-		for kind, set := range s.sets {
-			if len(set) == 0 {
+		// The replies owed on the old connection never come. The new
+		// connection is subscribed to none of the names removed
+		// meanwhile: calls waiting to hear that (or waiting for a
+		// subscription that was removed since) are answered now; calls
+		// waiting for a name still in the set wait for its confirmation
+		// on the new connection.
+		carry := map[confirmKey][]chan error{}
+		for _, r := range s.owed {
+			if r.ping {
 				continue
 			}
-			names := make([]string, 0, len(set))
-			for n := range set {
-				names = append(names, n)
-			}
-			b = append(b, encodeCommand(subCommands[kind].sub, names)...)
-		}
-		s.conn, s.id = nc, id
-		// The new connection is subscribed to none of the names removed
-		// meanwhile: calls waiting to hear that (or waiting for a
-		// subscription that was removed since) are answered now.
-		for k, ws := range s.waiters {
-			if _, want := s.sets[k.kind][k.name]; k.unsub || !want {
-				for _, w := range ws {
+			if _, want := s.sets[r.kind][r.name]; r.unsub || !want {
+				for _, w := range r.waits {
 					w <- nil
 				}
-				delete(s.waiters, k)
+				continue
+			}
+			carry[r.confirmKey] = append(carry[r.confirmKey], r.waits...)
+		}
+		s.owed = s.owed[:0]
+		var b []byte
+		for kind, set := range s.sets {
+			for n := range set {
+				k := confirmKey{kind: subKind(kind), name: n}
+				s.owed = append(s.owed, owedReply{confirmKey: k, waits: carry[k]})
+				b = append(b, encodeCommand(subCommands[kind].sub, []string{n})...)
 			}
 		}
+		s.conn, s.id = nc, id
 		// As in change: the write lock is taken before mu is released,
 		// so that a Subscribe or Unsubscribe applied after this snapshot
 		// of the set reaches the server after it (an Unsubscribe sent
@@ -766,7 +880,10 @@ func (c *Client) SPublish(ctx context.Context, shardChannel, message string) (in
 }
 
 // PubSubChannels returns the channels with at least one subscriber whose
-// names match the glob pattern ("" for all).
+// names match the glob pattern ("" for all). Redis counts subscribers per
+// node: on a Cluster client the answer is that of one node, the owner of
+// slot 0, which is where this client's Subscribe and PSubscribe connect;
+// subscribers connected to other nodes are not seen.
 func (c *Client) PubSubChannels(ctx context.Context, pattern string) ([]string, error) {
 	n := 2
 	if pattern != "" {
@@ -781,8 +898,9 @@ func (c *Client) PubSubChannels(ctx context.Context, pattern string) ([]string, 
 }
 
 // PubSubNumSub returns the number of subscribers of each channel
-// (pattern subscribers not counted). No channel is an
-// [ErrInvalidArgument] and nothing is sent.
+// (pattern subscribers not counted); on a Cluster client, of one node, as
+// for [Client.PubSubChannels]. No channel is an [ErrInvalidArgument] and
+// nothing is sent.
 func (c *Client) PubSubNumSub(ctx context.Context, channels ...string) (map[string]int64, error) {
 	if len(channels) == 0 {
 		return nil, errInvalid("PUBSUB NUMSUB", "no channels")

@@ -226,7 +226,7 @@ func TestSubscriptionKeepsConfirmationsAndPingsInside(t *testing.T) {
 			s.mu.Lock()
 			nc := s.conn
 			s.mu.Unlock()
-			if err := s.write(nc, encodeCommand("PING", nil)); err != nil {
+			if err := s.ping(nc, encodeCommand("PING", nil)); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := c.Publish(ctx, b, "unsubscribed"); err != nil {
@@ -539,6 +539,333 @@ func TestSlowConsumerLosesNothing(t *testing.T) {
 	}
 	if got := subID(s); got != id {
 		t.Fatalf("connection id %d, want %d: the stalled subscription reconnected", got, id)
+	}
+}
+
+// TestSubscriptionRefusedNameLeavesTheSet: a channel the server refuses
+// (NOPERM under an ACL that restricts channels) fails that call with the
+// server's error and does not stay in the set the subscription restores:
+// a reconnection subscribes the other channels again instead of sending
+// them in a command the server refuses as a whole.
+func TestSubscriptionRefusedNameLeavesTheSet(t *testing.T) {
+	addr := privateServer(t)
+	admin(t, addr, "ACL", "SETUSER", "sub", "on", ">pw", "~*", "resetchannels", "&ok:*", "+@all")
+	c := newClient(t, Options{Endpoints: []string{addr}, Username: "sub", Password: "pw"})
+	ctx := testCtx(t)
+	s, err := c.Subscribe(ctx, "ok:a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.Subscribe(ctx, "no:b")
+	var se *ServerError
+	if !errors.As(err, &se) || !se.IsAuth() || se.Command != "SUBSCRIBE" {
+		t.Fatalf("SUBSCRIBE of a refused channel = %v, want the server's NOPERM for SUBSCRIBE", err)
+	}
+	killClient(t, addr, strconv.FormatInt(subID(s), 10))
+	if m := <-s.Channel(); !m.Gap {
+		t.Fatalf("after the kill: %+v, want a gap", m)
+	}
+	// The server answers in order: once this is confirmed, it has run
+	// the reconnection's subscriptions.
+	if err := s.Subscribe(ctx, "ok:sync"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.PubSubNumSub(ctx, "ok:a"); err != nil || n["ok:a"] != 1 {
+		t.Fatalf("subscribers of ok:a after the reconnection = %v, %v; want 1", n, err)
+	}
+	if _, err := c.Publish(ctx, "ok:a", "after"); err != nil {
+		t.Fatal(err)
+	}
+	if m := <-s.Channel(); m.Channel != "ok:a" || m.Payload != "after" {
+		t.Fatalf("after the reconnection: %+v, want the message on ok:a", m)
+	}
+}
+
+// heldConn withholds what it reads while held: a reader blocked in Read
+// gets nothing until release. Each write is reported on wrote.
+type heldConn struct {
+	net.Conn
+	mu    sync.Mutex
+	gate  chan struct{} // non-nil while held; closed by release
+	wrote chan []byte
+}
+
+func (c *heldConn) hold() {
+	c.mu.Lock()
+	c.gate = make(chan struct{})
+	c.mu.Unlock()
+}
+
+func (c *heldConn) release() {
+	c.mu.Lock()
+	close(c.gate)
+	c.gate = nil
+	c.mu.Unlock()
+}
+
+func (c *heldConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.mu.Lock()
+	gate := c.gate
+	c.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	return n, err
+}
+
+func (c *heldConn) Write(p []byte) (int, error) {
+	select {
+	case c.wrote <- append([]byte(nil), p...):
+	default:
+	}
+	return c.Conn.Write(p)
+}
+
+// TestSubscriptionErrorReachesOnlyItsCall: the server answers a
+// subscription's commands in order, so an error reply belongs to one
+// call: a refused channel fails its own Subscribe, never another call
+// whose confirmation is still on the way.
+func TestSubscriptionErrorReachesOnlyItsCall(t *testing.T) {
+	addr := privateServer(t)
+	admin(t, addr, "ACL", "SETUSER", "sub", "on", ">pw", "~*", "resetchannels", "&ok:*", "+@all")
+	var mu sync.Mutex
+	var last *heldConn
+	var d net.Dialer
+	dial := func(ctx context.Context, network, a string) (net.Conn, error) {
+		nc, err := d.DialContext(ctx, network, a)
+		if err != nil {
+			return nil, err
+		}
+		hc := &heldConn{Conn: nc, wrote: make(chan []byte, 16)}
+		mu.Lock()
+		last = hc
+		mu.Unlock()
+		return hc, nil
+	}
+	c := newClient(t, Options{Endpoints: []string{addr}, Username: "sub", Password: "pw", Dialer: dial})
+	ctx := testCtx(t)
+	s, err := c.Subscribe(ctx, "ok:a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mu.Lock()
+	hc := last // the subscription's connection
+	mu.Unlock()
+	written := func(name string) {
+		t.Helper()
+		for {
+			select {
+			case b := <-hc.wrote:
+				if bytes.Contains(b, []byte(name)) {
+					return
+				}
+			case <-ctx.Done():
+				t.Fatalf("%s was never written", name)
+			}
+		}
+	}
+	hc.hold()
+	refused, other := make(chan error, 1), make(chan error, 1)
+	go func() { refused <- s.Subscribe(ctx, "no:x") }()
+	written("no:x")
+	go func() { other <- s.Subscribe(ctx, "ok:y") }()
+	written("ok:y")
+	hc.release()
+	var se *ServerError
+	if err := <-refused; !errors.As(err, &se) || se.Code != "NOPERM" {
+		t.Errorf("the refused call: %v, want NOPERM", err)
+	}
+	if err := <-other; err != nil {
+		t.Errorf("the call sent after it: %v, want its own confirmation", err)
+	}
+}
+
+// TestSubscriptionOversizedMessageIsProtocolGap: a message larger than
+// Options.MaxBulk resets the subscription's connection as it resets any
+// connection, with an error matching ErrProtocol: the gap event's Err
+// says so (and still matches ErrConnectionLost), and the subscription
+// goes on with the next message.
+func TestSubscriptionOversizedMessageIsProtocolGap(t *testing.T) {
+	forEachProtocol(t, Options{MaxBulk: 1024}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		ch := key(t, "ch")
+		s, err := c.Subscribe(ctx, ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if _, err := c.Publish(ctx, ch, string(make([]byte, 2048))); err != nil {
+			t.Fatal(err)
+		}
+		m := <-s.Channel()
+		if !m.Gap || !errors.Is(m.Err, ErrProtocol) || !errors.Is(m.Err, ErrConnectionLost) {
+			t.Fatalf("after an oversized message: %+v, want a gap whose Err matches ErrProtocol and ErrConnectionLost", m)
+		}
+		waitSubscribers(t, c, ch, 1)
+		if _, err := c.Publish(ctx, ch, "small"); err != nil {
+			t.Fatal(err)
+		}
+		if m := <-s.Channel(); m.Payload != "small" {
+			t.Fatalf("after the gap: %+v, want the next message", m)
+		}
+	})
+}
+
+// oddPongConn rewrites the RESP3 PING reply into a shape the client does
+// not know, as an unfamiliar server might answer.
+type oddPongConn struct{ net.Conn }
+
+func (c oddPongConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	copy(p[:n], bytes.ReplaceAll(p[:n], []byte("+PONG\r\n"), []byte("+PANG\r\n")))
+	return n, err
+}
+
+// TestSubscriptionUnknownPingReplyKeepsOrder: a PING reply in a shape the
+// subscription does not recognise must not stand between later calls and
+// their confirmations.
+func TestSubscriptionUnknownPingReplyKeepsOrder(t *testing.T) {
+	var d net.Dialer
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return oddPongConn{nc}, nil
+	}
+	c := newClient(t, Options{Protocol: 3, Dialer: dial})
+	ctx := testCtx(t)
+	s, err := c.Subscribe(ctx, key(t, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.mu.Lock()
+	nc := s.conn
+	s.mu.Unlock()
+	if err := s.ping(nc, encodeCommand("PING", nil)); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := s.Subscribe(wctx, key(t, "b")); err != nil {
+		t.Fatalf("Subscribe after an unrecognised PING reply: %v, want its confirmation", err)
+	}
+}
+
+// cuttingRelay forwards connections to addr and, when the server sends
+// the marker, forwards only the bytes before the marker's middle and
+// closes both sides: the connection ends in the middle of a message.
+func cuttingRelay(t *testing.T, addr string, marker []byte) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	track := func(c net.Conn) {
+		mu.Lock()
+		conns = append(conns, c)
+		mu.Unlock()
+	}
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			cc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			sc, err := net.Dial("tcp", addr)
+			if err != nil {
+				_ = cc.Close()
+				continue
+			}
+			track(cc)
+			track(sc)
+			wg.Go(func() {
+				b := make([]byte, 64<<10)
+				for {
+					n, err := cc.Read(b)
+					if n > 0 {
+						if _, werr := sc.Write(b[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						_ = sc.Close()
+						return
+					}
+				}
+			})
+			wg.Go(func() {
+				defer cc.Close()
+				defer sc.Close()
+				b := make([]byte, 64<<10)
+				for {
+					n, err := sc.Read(b)
+					if i := bytes.Index(b[:n], marker); i >= 0 {
+						_, _ = cc.Write(b[:i+len(marker)/2])
+						return
+					}
+					if n > 0 {
+						if _, werr := cc.Write(b[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			})
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestSubscriptionCutMidMessageReportsGap: a connection that ends in the
+// middle of a message delivers no part of it: the subscription reports a
+// gap, subscribes again and receives the next message.
+func TestSubscriptionCutMidMessageReportsGap(t *testing.T) {
+	for _, p := range protocols {
+		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
+			relay := cuttingRelay(t, standaloneAddr(t), []byte("CUT-HERE"))
+			c := newClient(t, Options{Protocol: p, Endpoints: []string{relay}})
+			ctx := testCtx(t)
+			ch := key(t, "ch")
+			s, err := c.Subscribe(ctx, ch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			pub := newClient(t, Options{})
+			if _, err := pub.Publish(ctx, ch, "before CUT-HERE after"); err != nil {
+				t.Fatal(err)
+			}
+			m := <-s.Channel()
+			if !m.Gap || !errors.Is(m.Err, ErrConnectionLost) {
+				t.Fatalf("after the cut: %+v, want a gap (no part of the cut message)", m)
+			}
+			waitSubscribers(t, pub, ch, 1)
+			if _, err := pub.Publish(ctx, ch, "next"); err != nil {
+				t.Fatal(err)
+			}
+			if m := <-s.Channel(); m.Payload != "next" {
+				t.Fatalf("after the gap: %+v, want the next message", m)
+			}
+		})
 	}
 }
 

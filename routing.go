@@ -92,6 +92,9 @@ type target struct {
 	slot   int         // hash slot of the keys; -1: none
 	read   bool        // read-only: the read policy may choose a replica
 	pinned *route.Node // a fixed node (cursor continuation, one part of a fan-out, CLIENT UNBLOCK)
+	// cursor: a cursor continuation, whose cursor is a position on the
+	// pinned node only: a MOVED or ASK reply is returned, never followed.
+	cursor bool
 	served *route.Node // the node of the last send
 	// untracked: the attempt followed an ASK redirect, which replaced a
 	// cached read's CLIENT CACHING prelude with ASKING (the server would
@@ -334,6 +337,13 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 			if perr != nil {
 				return attemptResult{err: &RouteError{Command: s.name, Slot: t.slot, Err: errors.Join(ErrProtocol, perr, errors.New(string(f.ErrReply)))},
 					failure: retry.Fatal, unwritten: true, owned: true}
+			}
+			if ok && t.cursor {
+				// Another server would read the cursor as a position
+				// in a table it does not have, silently skipping or
+				// repeating elements: the iteration ends here.
+				c.noteMoved(f.ErrReply, node)
+				return r
 			}
 			if ok {
 				if redirects++; redirects > c.cfg.maxRedirects {

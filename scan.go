@@ -48,14 +48,20 @@ type FieldValue struct {
 // a position on the server that answered the first page: it goes to that
 // server only (scanCursor keeps it), and a failure ends the iteration with
 // the error (ask [MayHaveExecuted]). Dispatch (dispatchOf) applies the
-// same rule to raw SCAN commands sent with [Client.Do].
+// same rule to raw SCAN commands sent with [Client.Do]. On a Cluster
+// client a continuation whose key's slot moved meanwhile ends the
+// iteration with the server's MOVED or ASK reply (a [*ServerError]): the
+// redirect is not followed, since the new owner would read the cursor as
+// a position in a table it does not have.
 //
 // What SCAN guarantees, and what it does not, holds here unchanged: every
 // element present for the whole iteration is returned at least once; an
 // element may be returned more than once (the iterators do not hide
 // duplicates: dedupe with a set if you need to); elements added or
 // removed during the iteration may or may not appear; a page may be empty
-// while the iteration continues.
+// while the iteration continues. One exception: a Cluster SCAN visits the
+// primaries one after the other, so a key whose slot migrates from a
+// primary not yet visited to one already visited is missed.
 
 // scanCursor is the state of one iteration: the command, its key (none
 // for SCAN), the server that answered the first page, and the cursor.
@@ -71,6 +77,12 @@ type scanCursor struct {
 // stops at the first error, which it yields (with an empty key) as its
 // last pair; breaking out of the loop sends no further command. See
 // [ScanOptions] for filters; keys may be returned more than once.
+//
+// The first page follows the retry policy; a continuation goes only to
+// the server that issued its cursor and is never resent, so a failure
+// there ends the iteration. A Cluster client visits the primaries one
+// after the other: a key whose slot migrates meanwhile from a primary
+// not yet visited to one already visited is missed.
 func (c *Client) Scan(ctx context.Context, opts ScanOptions) iter.Seq2[string, error] {
 	return items(c.ScanPages(ctx, opts))
 }
@@ -82,7 +94,9 @@ func (c *Client) ScanPages(ctx context.Context, opts ScanOptions) iter.Seq2[Scan
 }
 
 // HScan iterates over the fields of the hash at key with HSCAN, like
-// [Client.Scan].
+// [Client.Scan]. On a Cluster client, a continuation that finds the key's
+// slot moved ends the iteration with the MOVED or ASK [*ServerError];
+// the same holds for SScan and ZScan.
 func (c *Client) HScan(ctx context.Context, key string, opts ScanOptions) iter.Seq2[FieldValue, error] {
 	return items(c.HScanPages(ctx, key, opts))
 }
@@ -252,7 +266,7 @@ func (cur *scanCursor) fetch(ctx context.Context, c *Client) (Reply, error) {
 	if c.topo == nil {
 		r, err = c.doRaw(ctx, cur.cmd, args)
 	} else {
-		t := target{pinned: cur.server}
+		t := target{pinned: cur.server, cursor: cur.cursor != "0"}
 		r, err = c.doTarget(ctx, cur.cmd, args, &t)
 		cur.server = t.served
 	}

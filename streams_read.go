@@ -98,7 +98,12 @@ func (c *Client) cmdXRead(opt XReadOptions, streams ...string) cmd[[]XStream] {
 // repeat delivers new entries and leaves the first ones pending). With
 // Block or BlockForever it runs on a dedicated connection and waits as
 // [Client.BLPop] does; a batch member refuses them with
-// [ErrInvalidArgument].
+// [ErrInvalidArgument]. So a call whose ctx ends after the server
+// delivered entries returns them as a success, never leaving them
+// pending for nobody to read; only when the server cannot be told (the
+// connection is closed instead) may entries delivered at that moment
+// stay pending for consumer (find them with XPENDING, take them with
+// XCLAIM or XAUTOCLAIM), or, with NoAck, be lost.
 //
 // An empty group or consumer, no streams, an odd number of arguments, a
 // negative Count or Block, a positive Block under a millisecond, or Block
