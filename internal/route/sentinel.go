@@ -178,7 +178,10 @@ func (s *Sentinel) discover(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// ask queries one sentinel on a connection of its own.
+// ask queries one sentinel on a connection of its own. replicas is nil
+// when the sentinel named the primary but its SENTINEL REPLICAS reply was
+// lost or unusable (the replicas are then unknown, not absent), and empty,
+// not nil, when it listed no healthy replica.
 func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replicas, others []string, err error) {
 	if s.cfg.QueryTimeout > 0 {
 		var cancel context.CancelFunc
@@ -206,8 +209,8 @@ func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replic
 	if err := checkAddr(primary); err != nil {
 		return "", nil, nil, &sentinelError{addr: addr, err: err}
 	}
-	if v, err := rawCall(nc, rd, "SENTINEL", "REPLICAS", s.cfg.Name); err == nil {
-		replicas = instances(v, true)
+	if v, err := rawCall(nc, rd, "SENTINEL", "REPLICAS", s.cfg.Name); err == nil && v.Type.Aggregate() {
+		replicas = append(make([]string, 0, len(v.Elems)), instances(v, true)...)
 	}
 	if v, err := rawCall(nc, rd, "SENTINEL", "SENTINELS", s.cfg.Name); err == nil {
 		others = instances(v, false)
@@ -271,10 +274,19 @@ func checkAddr(addr string) error {
 
 // install swaps in the primary and replicas; a primary that changed
 // retires the old one, whose commands in flight fail as connection loss.
+// nil replicas (unknown: the sentinel's reply was lost) keeps the replicas
+// of the current snapshot, but the new primary.
 func (s *Sentinel) install(primary string, replicas []string) error {
 	p, err := s.nodes.get(primary, false)
 	if err != nil {
 		return err
+	}
+	if replicas == nil {
+		if cur := s.snap.Load(); cur != nil {
+			for _, n := range cur.replicas {
+				replicas = append(replicas, n.Addr)
+			}
+		}
 	}
 	sn := &sentinelSnap{primary: p}
 	keep := map[*Node]bool{p: true}
