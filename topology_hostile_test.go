@@ -2,7 +2,13 @@ package respire
 
 import (
 	"errors"
+	"net"
+	"slices"
+	"strconv"
 	"testing"
+
+	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/resp"
 
 	"github.com/respire-go/respire/internal/testenv"
 	"github.com/respire-go/respire/respiretest"
@@ -57,5 +63,87 @@ func TestSentinelFailedReplicasQueryKeepsReplicas(t *testing.T) {
 				t.Errorf("GET under ReadReplica = %v", err)
 			}
 		})
+	}
+}
+
+// shardsReply encodes shards as a CLUSTER SHARDS reply (RESP2 shape):
+// every node online, the primary of role master.
+func shardsReply(shards []route.Shard) resp.Value {
+	node := func(addr, role string) resp.Value {
+		host, port, _ := net.SplitHostPort(addr)
+		p, _ := strconv.Atoi(port)
+		return resp.Value{Type: resp.Array, Elems: []resp.Value{
+			bulk("id"), bulk(role + addr), bulk("port"), {Type: resp.Integer, Int: int64(p)}, bulk("ip"), bulk(host),
+			bulk("endpoint"), bulk(host), bulk("role"), bulk(role), bulk("health"), bulk("online")}}
+	}
+	var out []resp.Value
+	for _, sh := range shards {
+		var slots []resp.Value
+		for _, r := range sh.Ranges {
+			slots = append(slots, resp.Value{Type: resp.Integer, Int: int64(r[0])}, resp.Value{Type: resp.Integer, Int: int64(r[1])})
+		}
+		nodes := []resp.Value{node(sh.Primary, "master")}
+		for _, r := range sh.Replicas {
+			nodes = append(nodes, node(r, "replica"))
+		}
+		out = append(out, resp.Value{Type: resp.Array, Elems: []resp.Value{
+			bulk("slots"), {Type: resp.Array, Elems: slots}, bulk("nodes"), {Type: resp.Array, Elems: nodes}}})
+	}
+	return resp.Value{Type: resp.Array, Elems: out}
+}
+
+// TestClusterPrimaryOfTwoShardsCountedOnce: a CLUSTER SHARDS reply that
+// lists one primary in two shards (disjoint slot ranges) is one node:
+// commands for every primary (DBSIZE, KEYS, FLUSH-like) reach it once, so
+// DBSIZE does not count its keys twice.
+func TestClusterPrimaryOfTwoShardsCountedOnce(t *testing.T) {
+	c, proxies := proxiedClusterNodes(t, Options{}, true)
+	ctx := testCtx(t)
+	a := c.topo.Primaries()[0].Addr
+	shards, err := route.ParseShards(admin(t, a, "CLUSTER", "SHARDS").Value(), "127.0.0.1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Split the first multi-slot range of the first shard into two
+	// shards with the same primary.
+	var split []route.Shard
+	done := false
+	for _, sh := range shards {
+		for i, r := range sh.Ranges {
+			if done || r[1] == r[0] {
+				continue
+			}
+			mid := (r[0] + r[1]) / 2
+			rest := slices.Clone(sh.Ranges)
+			rest[i] = [2]int{r[0], mid}
+			split = append(split, route.Shard{Primary: sh.Primary, Replicas: sh.Replicas, Ranges: [][2]int{{mid + 1, r[1]}}})
+			sh.Ranges = rest
+			done = true
+		}
+		split = append(split, sh)
+	}
+	raw := encode(shardsReply(split))
+	for _, px := range proxies {
+		r := px.MustAddRule(t, respiretest.Rule{Command: "CLUSTER", Arg: "SHARDS", Times: respiretest.Always, Action: respiretest.Reply(raw)})
+		defer r.Remove()
+	}
+	if err := c.topo.Refresh(ctx, true); err != nil {
+		t.Fatalf("refresh with the split shard: %v", err)
+	}
+	prims := addrs(c.topo.Primaries())
+	if got := len(slices.Compact(slices.Clone(prims))); got != len(prims) {
+		t.Errorf("Primaries() = %v: a node is listed twice", prims)
+	}
+	before := map[string]int{}
+	for addr, px := range proxies {
+		before[addr] = px.Forwarded("DBSIZE")
+	}
+	if _, err := c.DBSize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range shards {
+		if got := proxies[sh.Primary].Forwarded("DBSIZE") - before[sh.Primary]; got != 1 {
+			t.Errorf("primary %s ran DBSIZE %d times for one call, want 1", sh.Primary, got)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -267,11 +268,14 @@ func (c *Cluster) refreshFrom(ctx context.Context, addr string) error {
 }
 
 // install builds and swaps in the snapshot of a validated map, then
-// retires the nodes it no longer names.
+// retires the nodes it no longer names. Shards that name the same primary
+// become one, so that every primary is listed once (commands for every
+// primary reach each node once).
 func (c *Cluster) install(shards []Shard, owners *[Slots]int16) error {
 	s := &clusterSnap{owner: *owners}
 	keep := map[*Node]bool{}
 	remap := make([]int16, len(shards))
+	byPrimary := map[*Node]int16{}
 	for i, sh := range shards {
 		remap[i] = -1
 		if len(sh.Ranges) == 0 {
@@ -282,17 +286,24 @@ func (c *Cluster) install(shards []Shard, owners *[Slots]int16) error {
 			return err
 		}
 		keep[p] = true
-		sn := &shardNodes{primary: p}
+		j, seen := byPrimary[p]
+		if !seen {
+			j = int16(len(s.shards))
+			byPrimary[p] = j
+			s.shards = append(s.shards, &shardNodes{primary: p})
+		}
+		sn := s.shards[j]
 		for _, r := range sh.Replicas {
 			rn, err := c.nodes.get(r, true)
 			if err != nil {
 				return err
 			}
 			keep[rn] = true
-			sn.replicas = append(sn.replicas, rn)
+			if !slices.Contains(sn.replicas, rn) {
+				sn.replicas = append(sn.replicas, rn)
+			}
 		}
-		remap[i] = int16(len(s.shards))
-		s.shards = append(s.shards, sn)
+		remap[i] = j
 	}
 	for i, o := range s.owner {
 		if o >= 0 {
