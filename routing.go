@@ -146,9 +146,11 @@ func (c *Client) connectTopology(ctx context.Context) error {
 					Username: so.Username, Password: so.Password, Proto: c.cfg.wire.Proto, MaxBulk: c.cfg.wire.MaxBulk,
 					OnEvent: c.cfg.wire.OnEvent}
 			},
-			Read:         route.ReadPolicy(c.cfg.readFrom),
-			Refresh:      defaultClusterRefresh,
-			QueryTimeout: query,
+			Read:          route.ReadPolicy(c.cfg.readFrom),
+			Refresh:       defaultClusterRefresh,
+			QueryTimeout:  query,
+			IdlePing:      c.cfg.wire.IdlePing,
+			HealthTimeout: c.cfg.wire.HealthTimeout,
 		})
 		if errors.Is(err, route.ErrUnknownPrimary) {
 			return &ConfigError{Field: "Options.Sentinel.PrimaryName", Reason: err.Error()}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/resp"
@@ -145,5 +146,38 @@ func TestClusterPrimaryOfTwoShardsCountedOnce(t *testing.T) {
 		if got := proxies[sh.Primary].Forwarded("DBSIZE") - before[sh.Primary]; got != 1 {
 			t.Errorf("primary %s ran DBSIZE %d times for one call, want 1", sh.Primary, got)
 		}
+	}
+}
+
+// TestSentinelWatchLeavesSilentSentinel: a sentinel that falls silent
+// after the +switch-master subscription (a link that dies without a reset,
+// a stopped process) does not hold the watch forever: after
+// IdlePingInterval plus HealthTimeout without a byte, the watch subscribes
+// on the next sentinel.
+func TestSentinelWatchLeavesSilentSentinel(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	arrived := make(chan int, 16)
+	for i, px := range pxs {
+		r := px.MustAddRule(t, respiretest.Rule{Command: "SUBSCRIBE", Times: respiretest.Always, Action: respiretest.Pass,
+			OnReceive: func([]string) { arrived <- i }})
+		defer r.Remove()
+	}
+	sentinelClient(t, Options{IdlePingInterval: 100 * time.Millisecond, HealthTimeout: 100 * time.Millisecond,
+		Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+	var first int
+	select {
+	case first = <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch subscribed on no sentinel")
+	}
+	cut := pxs[first].Partition()
+	t.Cleanup(cut.Heal)
+	select {
+	case next := <-arrived:
+		if next == first {
+			t.Errorf("the watch subscribed on the silent sentinel %d again, want another one", next)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the watch still listens to the silent sentinel %d", first)
 	}
 }

@@ -28,8 +28,14 @@ type SentinelConfig struct {
 	Read ReadPolicy
 	// Refresh is the periodic rediscovery interval; 0 disables it.
 	Refresh time.Duration
-	// QueryTimeout bounds asking one sentinel.
+	// QueryTimeout bounds asking one sentinel, and the confirmation of
+	// the +switch-master subscription.
 	QueryTimeout time.Duration
+	// IdlePing and HealthTimeout keep the +switch-master subscription
+	// honest, as a Subscription's: a PING is sent after IdlePing without
+	// a read, and a sentinel that sends nothing for IdlePing plus
+	// HealthTimeout is left for the next one. Either 0 disables it.
+	IdlePing, HealthTimeout time.Duration
 }
 
 // ErrUnknownPrimary reports that every sentinel answered and none knows
@@ -356,20 +362,91 @@ func (s *Sentinel) watchOne(addr string, resync bool) bool {
 	if _, err := nc.Write(encode("SUBSCRIBE", "+switch-master")); err != nil {
 		return false
 	}
+	// A sentinel that never confirms must not hold the watch: the
+	// confirmation is bounded like a query.
+	if s.cfg.QueryTimeout > 0 {
+		_ = nc.SetReadDeadline(time.Now().Add(s.cfg.QueryTimeout))
+	}
 	if _, err := rd.ReadValue(); err != nil { // the subscribe confirmation
 		return false
 	}
+	_ = nc.SetReadDeadline(time.Time{})
 	if resync {
 		s.ref.request(ctx, false)
+	}
+	// A sentinel that falls silent (stopped, or cut off without a reset)
+	// must not hold the watch either: PING it when nothing was read for
+	// IdlePing, and leave it when nothing arrives for IdlePing plus
+	// HealthTimeout.
+	var silence time.Duration
+	if s.cfg.IdlePing > 0 && s.cfg.HealthTimeout > 0 {
+		silence = s.cfg.IdlePing + s.cfg.HealthTimeout
+		var lastRead atomic.Int64
+		lastRead.Store(time.Now().UnixNano())
+		defer s.watchPing(nc, &lastRead)()
+		for {
+			_ = nc.SetReadDeadline(time.Now().Add(silence))
+			v, err := rd.ReadValue()
+			if err != nil {
+				return true
+			}
+			lastRead.Store(time.Now().UnixNano())
+			s.watchMessage(ctx, v)
+		}
 	}
 	for {
 		v, err := rd.ReadValue()
 		if err != nil {
 			return true
 		}
-		if len(v.Elems) == 3 && v.Elems[0].Text() == "message" {
-			s.ref.request(ctx, false)
+		s.watchMessage(ctx, v)
+	}
+}
+
+// watchMessage asks for rediscovery when v is a +switch-master message.
+func (s *Sentinel) watchMessage(ctx context.Context, v resp.Value) {
+	if len(v.Elems) == 3 && v.Elems[0].Text() == "message" {
+		s.ref.request(ctx, false)
+	}
+}
+
+// watchPing sends a PING on the watch connection nc whenever nothing was
+// read (lastRead, in Unix nanoseconds) and no PING sent for IdlePing,
+// until the returned stop is called; stop waits for it to end.
+func (s *Sentinel) watchPing(nc net.Conn, lastRead *atomic.Int64) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	every := s.cfg.IdlePing
+	ping := encode("PING")
+	wg.Go(func() {
+		t := time.NewTimer(every)
+		defer t.Stop()
+		var pinged time.Time
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			now := time.Now()
+			due := time.Unix(0, lastRead.Load()).Add(every)
+			if p := pinged.Add(every); p.After(due) {
+				due = p
+			}
+			if !now.Before(due) {
+				_ = nc.SetWriteDeadline(now.Add(s.cfg.HealthTimeout))
+				if _, err := nc.Write(ping); err != nil {
+					_ = nc.Close()
+					return
+				}
+				pinged, due = now, now.Add(every)
+			}
+			t.Reset(due.Sub(now))
 		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
 	}
 }
 
