@@ -684,15 +684,7 @@ func (c *Client) execSplit(ctx context.Context, f *wire.Frame, s *spec, args [][
 	}
 	switch kind {
 	case splitSum:
-		for _, p := range parts {
-			f.Int += p.f.Int
-			if p.f.Value.Type == resp.Integer { // Client.Do wants a Value
-				f.Int += p.f.Value.Int
-			}
-		}
-		if f.Want == wire.WantValue {
-			f.Value = resp.Value{Type: resp.Integer, Int: f.Int}
-		}
+		sumParts(f, parts)
 	case splitOK:
 		f.Value = parts[0].f.Value // every part answered OK
 	case splitArray:
@@ -715,6 +707,25 @@ func (c *Client) execSplit(ctx context.Context, f *wire.Frame, s *spec, args [][
 		p.f.Release()
 	}
 	return nil
+}
+
+// sumParts adds up the integer replies of parts into f. A part whose reply
+// is not an integer (another type, or a null) makes that reply f's, so
+// that the caller reports it instead of a sum that leaves a node out.
+func sumParts(f *wire.Frame, parts []*part) {
+	var sum int64
+	for _, p := range parts {
+		v := replyView(p.f)
+		if v.Type != resp.Integer {
+			f.Int, f.Null, f.Value = 0, v.Type == resp.Null, v.Clone()
+			return
+		}
+		sum += v.Int
+	}
+	f.Int = sum
+	if f.Want == wire.WantValue {
+		f.Value = resp.Value{Type: resp.Integer, Int: sum}
+	}
 }
 
 // runParts executes every part (routed by its own keys, or pinned to its
@@ -804,21 +815,20 @@ func (c *Client) execFanOut(ctx context.Context, f *wire.Frame, s *spec) error {
 	}
 	switch fanOutOf(s.desc.FullName()) {
 	case fanSum:
-		for _, p := range parts {
-			f.Int += p.f.Int
-			if p.f.Value.Type == resp.Integer {
-				f.Int += p.f.Value.Int
-			}
-		}
-		if f.Want == wire.WantValue {
-			f.Value = resp.Value{Type: resp.Integer, Int: f.Int}
-		}
+		sumParts(f, parts)
 	case fanConcat:
 		var elems []resp.Value
 		for _, p := range parts {
+			if !p.f.Value.Type.Aggregate() {
+				elems = nil
+				f.Value = p.f.Value // the caller reports the unexpected shape
+				break
+			}
 			elems = append(elems, p.f.Value.Elems...)
 		}
-		f.Value = resp.Value{Type: resp.Array, Elems: elems}
+		if f.Value.Type == 0 {
+			f.Value = resp.Value{Type: resp.Array, Elems: elems}
+		}
 	default:
 		p := parts[0].f
 		f.Int, f.Null, f.Value = p.Int, p.Null, p.Value

@@ -181,3 +181,46 @@ func TestSentinelWatchLeavesSilentSentinel(t *testing.T) {
 		t.Fatalf("the watch still listens to the silent sentinel %d", first)
 	}
 }
+
+// TestClusterCombinedReplyOfWrongType: a command for every primary
+// (DBSIZE, KEYS) or a split command (DEL across slots) one of whose parts
+// gets a reply of the wrong type fails with ErrUnexpectedReply instead of
+// leaving that node out of the combined reply.
+func TestClusterCombinedReplyOfWrongType(t *testing.T) {
+	c, proxies := proxiedCluster(t, Options{})
+	ctx := testCtx(t)
+	a := c.topo.Primaries()[0].Addr
+	ok := respiretest.Reply([]byte("+OK\r\n"))
+	nul := respiretest.Reply([]byte("_\r\n"))
+	k1, _ := keyOn(t, c, a)
+	k2, _ := keyOn(t, c, c.topo.Primaries()[1].Addr)
+	for _, tc := range []struct {
+		name, cmd string
+		action    respiretest.Action
+		call      func() error
+	}{
+		{"DBSize", "DBSIZE", ok, func() error { _, err := c.DBSize(ctx); return err }},
+		{"DBSizeNull", "DBSIZE", nul, func() error { _, err := c.DBSize(ctx); return err }},
+		{"DoDBSize", "DBSIZE", ok, func() error {
+			r, err := c.Do(ctx, NewCommand("DBSIZE"))
+			if err == nil {
+				_, err = r.Int64()
+			}
+			return err
+		}},
+		{"Keys", "KEYS", ok, func() error { _, err := c.Keys(ctx, escapeGlob(keyPrefix(t))+"*"); return err }},
+		{"DelAcrossSlots", "DEL", ok, func() error { _, err := c.Del(ctx, k1, k2); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := proxies[a].MustAddRule(t, respiretest.Rule{Command: tc.cmd, Action: tc.action})
+			defer r.Remove()
+			err := tc.call()
+			if r.Applied() != 1 {
+				t.Fatalf("the rule applied %d times, want 1", r.Applied())
+			}
+			if err == nil || (!errors.Is(err, ErrUnexpectedReply) && !errors.Is(err, ErrNil)) {
+				t.Errorf("err = %v, want the part's unexpected reply reported", err)
+			}
+		})
+	}
+}
