@@ -58,6 +58,9 @@ type shardNodes struct {
 // lost nodes.
 const minClusterRefreshGap = 100 * time.Millisecond
 
+// errNoSlots rejects a slot map in which no node serves any slot.
+var errNoSlots = fmt.Errorf("%w: no node serves any slot", ErrBadTopology)
+
 // ErrNotCluster reports a seed that is not in cluster mode.
 var ErrNotCluster = errors.New("the server is not in cluster mode")
 
@@ -197,8 +200,8 @@ func (c *Cluster) Close() error {
 }
 
 // refresh asks the known primaries, then the seeds, in random order within
-// each group, for the slot map, and installs the first valid one. A
-// rejected reply keeps the current map.
+// each group, for the slot map, and installs the first valid one (a map
+// that serves no slot is not). A rejected reply keeps the current map.
 func (c *Cluster) refresh(ctx context.Context) error {
 	var cands []string
 	seen := map[string]bool{}
@@ -263,6 +266,12 @@ func (c *Cluster) refreshFrom(ctx context.Context, addr string) error {
 	owners, err := Owners(shards)
 	if err != nil {
 		return &topologyError{addr: addr, err: err}
+	}
+	if !slices.ContainsFunc(shards, func(sh Shard) bool { return len(sh.Ranges) > 0 }) {
+		// A node that has not joined the cluster (or was reset) knows
+		// only itself, without slots: its map would replace a working
+		// one with nothing.
+		return &topologyError{addr: addr, err: errNoSlots}
 	}
 	return c.install(shards, owners)
 }
