@@ -156,7 +156,7 @@ func (c *Client) connectTopology(ctx context.Context) error {
 			return &ConfigError{Field: "Options.Sentinel.PrimaryName", Reason: err.Error()}
 		}
 		if err != nil {
-			return &ConnError{Command: "connect", Unwritten: true, Err: err}
+			return &ConnError{Command: "connect", Unwritten: true, Err: withRejection(err)}
 		}
 		c.topo = t
 	} else {
@@ -173,7 +173,7 @@ func (c *Client) connectTopology(ctx context.Context) error {
 			return &ConfigError{Field: "Options.Cluster", Reason: err.Error()}
 		}
 		if err != nil {
-			return &ConnError{Command: "connect", Unwritten: true, Err: err}
+			return &ConnError{Command: "connect", Unwritten: true, Err: withRejection(err)}
 		}
 		c.topo = t
 	}
@@ -198,6 +198,40 @@ func (c *Client) connectTopology(ctx context.Context) error {
 		first = ErrNoRoute
 	}
 	return first
+}
+
+// withRejection returns err, the joined failures of a discovery, with the
+// *ServerError of the first handshake a server rejected among them (such
+// as WRONGPASS or NOAUTH) joined in front, so that errors.As finds it as
+// it does after a standalone Connect; err alone when there is none.
+func withRejection(err error) error {
+	if se := handshakeRejection(err); se != nil {
+		return errors.Join(se, err)
+	}
+	return err
+}
+
+// handshakeRejection finds, depth first, a handshake that a server
+// answered with an error reply among err's causes.
+func handshakeRejection(err error) *ServerError {
+	for err != nil {
+		if we, ok := err.(*wire.ConnError); ok && we.Reason == wire.Handshake {
+			var re *wire.ReplyError
+			if errors.As(we.Cause, &re) {
+				return newServerError(re.Command, []byte(re.Text))
+			}
+		}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				if se := handshakeRejection(e); se != nil {
+					return se
+				}
+			}
+			return nil
+		}
+		err = errors.Unwrap(err)
+	}
+	return nil
 }
 
 // execOn is exec on one node: the standalone server, or node of a

@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -220,6 +221,45 @@ func TestClusterCombinedReplyOfWrongType(t *testing.T) {
 			}
 			if err == nil || (!errors.Is(err, ErrUnexpectedReply) && !errors.Is(err, ErrNil)) {
 				t.Errorf("err = %v, want the part's unexpected reply reported", err)
+			}
+		})
+	}
+}
+
+// TestTopologyConnectRejectedHandshakeIsServerError: when the servers of a
+// Cluster or the sentinels reject the handshake (unknown user), Connect's
+// error holds the *ServerError, as a standalone Connect's does, so that
+// IsAuth identifies it; and a failover group with such a member fails, as
+// documented, instead of starting it as merely unreachable.
+func TestTopologyConnectRejectedHandshakeIsServerError(t *testing.T) {
+	testenv.UseTopology(t, false)
+	ctx := testCtx(t)
+	const user, pw = "respire-no-such-user", "x"
+	for name, o := range map[string]Options{
+		"Cluster":   {Endpoints: testenv.ClusterAddrs(t), Cluster: &ClusterOptions{}, Username: user, Password: pw},
+		"Sentinels": {Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: testenv.SentinelAddrs(t), Username: user, Password: pw}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o.DialTimeout = 2 * time.Second
+			c, err := Connect(ctx, o)
+			if err == nil {
+				_ = c.Close()
+				t.Fatal("Connect with an unknown user succeeded")
+			}
+			var se *ServerError
+			if !errors.As(err, &se) || !se.IsAuth() {
+				t.Errorf("Connect = %v, want a *ServerError that IsAuth", err)
+			}
+			g, err := NewFailoverGroup(ctx, []FailoverMember{
+				{Options: Options{Endpoints: []string{standaloneAddr(t)}}},
+				{Options: o, Priority: 1},
+			}, FailoverGroupOptions{})
+			if err == nil {
+				_ = g.Close()
+				t.Fatal("NewFailoverGroup with a member that rejects its credentials succeeded")
+			}
+			if !errors.As(err, &se) || !strings.Contains(err.Error(), "member 1") {
+				t.Errorf("NewFailoverGroup = %v, want member 1's *ServerError", err)
 			}
 		})
 	}

@@ -196,7 +196,7 @@ func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replic
 	}
 	nc, rd, _, _, err := wire.DialRaw(ctx, s.cfg.Conn(addr))
 	if err != nil {
-		return "", nil, nil, err
+		return "", nil, nil, &sentinelError{addr: addr, err: err}
 	}
 	defer nc.Close()
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
