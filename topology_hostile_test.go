@@ -264,3 +264,55 @@ func TestTopologyConnectRejectedHandshakeIsServerError(t *testing.T) {
 		})
 	}
 }
+
+// deadAddr returns a loopback address where nothing listens.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+// TestSentinelStaleSentinelIsPassedOver: a sentinel that keeps naming a
+// primary the client cannot reach (a stale sentinel, cut off from the
+// others) does not pin the client there while another sentinel names a
+// reachable primary: the next rediscovery installs the other sentinel's
+// primary, and commands work again.
+func TestSentinelStaleSentinelIsPassedOver(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	c := sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+	ctx := testCtx(t)
+	primary := c.topo.Primaries()[0].Addr
+	stale := c.topo.(*route.Sentinel).Sentinels()[0]
+	if stale != addrs[0] {
+		t.Fatalf("the first sentinel asked is %s, want %s", stale, addrs[0])
+	}
+	dead := deadAddr(t)
+	host, port, _ := net.SplitHostPort(dead)
+	r := pxs[0].MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always,
+		Action: respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: []resp.Value{bulk(host), bulk(port)}}))})
+	defer r.Remove()
+	if err := c.topo.Refresh(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.topo.Primaries()[0].Addr; got != dead {
+		t.Fatalf("primary after the stale answer = %s, want %s (the stale sentinel answers first)", got, dead)
+	}
+	k := keyPrefix(t) + "k"
+	if err := c.Set(ctx, k, "v"); !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("SET on the unreachable primary = %v, want a connection failure", err)
+	}
+	if err := c.topo.Refresh(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.topo.Primaries()[0].Addr; got != primary {
+		t.Errorf("primary after rediscovery = %s, want %s: the stale sentinel still pins the client", got, primary)
+	}
+	if err := c.Set(ctx, k, "v"); err != nil {
+		t.Errorf("SET after rediscovery = %v", err)
+	}
+}

@@ -158,11 +158,20 @@ func (s *Sentinel) answered(addr string, others []string) {
 }
 
 // discover asks the sentinels for the primary, its replicas and the other
-// sentinels, and installs what the first one that knows the name says.
+// sentinels, and installs what the first one that knows the name says;
+// but a sentinel that names a primary the client cannot reach now (its
+// last dial failed) is passed over for the next one that names another,
+// so that one stale sentinel cannot pin the client to a dead primary. If
+// none does, the first answer is installed.
 func (s *Sentinel) discover(ctx context.Context) error {
 	var errs []error
 	unknown := 0
 	order := s.order()
+	type answer struct {
+		addr, primary    string
+		replicas, others []string
+	}
+	var first *answer
 	for _, addr := range order {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -175,13 +184,30 @@ func (s *Sentinel) discover(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
+		if s.unreachable(primary) {
+			if first == nil {
+				first = &answer{addr, primary, replicas, others}
+			}
+			continue
+		}
 		s.answered(addr, others)
 		return s.install(primary, replicas)
+	}
+	if first != nil {
+		s.answered(first.addr, first.others)
+		return s.install(first.primary, first.replicas)
 	}
 	if unknown == len(order) {
 		return &sentinelError{name: s.cfg.Name, err: ErrUnknownPrimary}
 	}
 	return errors.Join(errs...)
+}
+
+// unreachable reports whether the client knows a primary node at addr
+// whose last dial failed and that has no live connection.
+func (s *Sentinel) unreachable(addr string) bool {
+	n := s.nodes.lookup(addr, false)
+	return n != nil && n.EP.Down()
 }
 
 // ask queries one sentinel on a connection of its own. replicas is nil
