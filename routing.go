@@ -179,6 +179,30 @@ func (c *Client) connectTopology(ctx context.Context) error {
 	}
 	// Like a standalone Connect, fail now when no primary can be used (a
 	// Cluster with one primary down still serves the other slots).
+	first := c.dialPrimaries(ctx)
+	if first != nil && sentinel {
+		// The sentinel that answered may be stale: a second discovery
+		// passes over the primary that just failed its dial when
+		// another sentinel names a different one.
+		if c.topo.Refresh(ctx, true) == nil && c.dialPrimaries(ctx) == nil {
+			return nil
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	_ = c.topo.Close()
+	var we *wire.ConnError
+	if errors.As(first, &we) {
+		return connError("connect", we)
+	}
+	return first
+}
+
+// dialPrimaries connects the shared connection of the primaries of the
+// topology until one succeeds: nil then, else the first failure
+// (ErrNoRoute without a primary).
+func (c *Client) dialPrimaries(ctx context.Context) error {
 	var first error
 	for _, n := range c.topo.Primaries() {
 		_, err := n.EP.Conn(ctx)
@@ -188,11 +212,6 @@ func (c *Client) connectTopology(ctx context.Context) error {
 		if first == nil {
 			first = err
 		}
-	}
-	_ = c.topo.Close()
-	var we *wire.ConnError
-	if errors.As(first, &we) {
-		return connError("connect", we)
 	}
 	if first == nil {
 		first = ErrNoRoute

@@ -316,3 +316,25 @@ func TestSentinelStaleSentinelIsPassedOver(t *testing.T) {
 		t.Errorf("SET after rediscovery = %v", err)
 	}
 }
+
+// TestSentinelConnectPassesOverStaleSentinel: Connect whose first
+// sentinel names an unreachable primary, while the others name the
+// reachable one, connects to the reachable primary.
+func TestSentinelConnectPassesOverStaleSentinel(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	dead := deadAddr(t)
+	host, port, _ := net.SplitHostPort(dead)
+	r := pxs[0].MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always,
+		Action: respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: []resp.Value{bulk(host), bulk(port)}}))})
+	defer r.Remove()
+	c := sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+	if r.Applied() == 0 {
+		t.Fatal("the stale sentinel was not asked")
+	}
+	if got, want := c.topo.Primaries()[0].Addr, sentinelPrimary(t); got != want {
+		t.Errorf("primary = %s, want %s", got, want)
+	}
+	if err := c.Set(testCtx(t), keyPrefix(t)+"k", "v"); err != nil {
+		t.Errorf("SET = %v", err)
+	}
+}
