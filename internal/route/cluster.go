@@ -8,9 +8,9 @@ import (
 	"net"
 	"slices"
 	"strings"
-	"time"
-
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/respire-go/respire/internal/wire"
 )
@@ -41,6 +41,10 @@ type Cluster struct {
 	nodes *nodes
 	snap  atomic.Pointer[clusterSnap]
 	ref   *refresher
+	// swap serializes the changes of snap that register or retire nodes
+	// (Moved, install), so that a MOVED never installs a node that a
+	// concurrent refresh has just retired.
+	swap sync.Mutex
 }
 
 // clusterSnap is one immutable slot map.
@@ -152,13 +156,17 @@ func (c *Cluster) Moved(slot int, addr string) (*Node, error) {
 	if slot < 0 || slot >= Slots {
 		return nil, ErrBadRedirect
 	}
+	c.swap.Lock()
+	changed := true
 	n, err := c.nodes.get(addr, false)
 	if err != nil {
+		c.swap.Unlock()
 		return nil, err
 	}
 	for {
 		old := c.snap.Load()
 		if i := old.owner[slot]; i >= 0 && old.shards[i].primary == n {
+			changed = false
 			break // another caller recorded it already
 		}
 		s := &clusterSnap{owner: old.owner, shards: old.shards}
@@ -174,11 +182,12 @@ func (c *Cluster) Moved(slot int, addr string) (*Node, error) {
 		}
 		s.owner[slot] = int16(idx)
 		if c.snap.CompareAndSwap(old, s) {
-			if f := c.cfg.OnMoved; f != nil {
-				f([]int{slot})
-			}
 			break
 		}
+	}
+	c.swap.Unlock()
+	if f := c.cfg.OnMoved; f != nil && changed {
+		f([]int{slot})
 	}
 	c.ref.request(context.Background(), false)
 	return n, nil
@@ -319,8 +328,10 @@ func (c *Cluster) install(shards []Shard, owners *[Slots]int16) error {
 			s.owner[i] = remap[o]
 		}
 	}
+	c.swap.Lock()
 	old := c.snap.Swap(s)
 	c.nodes.retain(keep)
+	c.swap.Unlock()
 	if f := c.cfg.OnMoved; f != nil {
 		if moved := movedSlots(old, s); len(moved) > 0 {
 			f(moved)
