@@ -338,3 +338,38 @@ func TestSentinelConnectPassesOverStaleSentinel(t *testing.T) {
 		t.Errorf("SET = %v", err)
 	}
 }
+
+// TestClusterFanOutSkipsNodeWithoutSlots: a MOVED that named a node which
+// then sent the slot back (a replica redirects to its primary) leaves
+// that node serving no slot; until a refresh succeeds, commands for every
+// primary do not reach it (its keys, a replica's, would be counted twice).
+func TestClusterFanOutSkipsNodeWithoutSlots(t *testing.T) {
+	c, proxies := proxiedClusterNodes(t, Options{}, true)
+	ctx := testCtx(t)
+	a := c.topo.Primaries()[0].Addr
+	_, replicas := clusterRoles(t)
+	r := replicas[0]
+	k, slot := keyOn(t, c, a)
+	for _, px := range proxies {
+		rule := px.MustAddRule(t, respiretest.Rule{Command: "CLUSTER", Arg: "SHARDS", Times: respiretest.Always, Action: respiretest.Inject("ERR refresh refused by the test")})
+		defer rule.Remove()
+	}
+	moved := proxies[a].MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.Inject(respiretest.Moved(slot, r))})
+	defer moved.Remove()
+	if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+		t.Fatalf("GET = %v", err)
+	}
+	if moved.Applied() != 1 || proxies[r].Forwarded("GET") != 1 {
+		t.Fatalf("the GET was not redirected to %s and back", r)
+	}
+	before := proxies[r].Forwarded("DBSIZE")
+	if _, err := c.DBSize(ctx); err != nil {
+		t.Fatalf("DBSIZE = %v", err)
+	}
+	if got := proxies[r].Forwarded("DBSIZE") - before; got != 0 {
+		t.Errorf("%s, which serves no slot, ran DBSIZE %d times for one call", r, got)
+	}
+	if got := addrs(c.topo.Primaries()); slices.Contains(got, r) {
+		t.Errorf("Primaries() = %v, includes %s, which serves no slot", got, r)
+	}
+}

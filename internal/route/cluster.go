@@ -140,12 +140,22 @@ func pickIn(primary *Node, replicas []*Node, read bool, p ReadPolicy) (*Node, er
 	return primary, nil
 }
 
-// Primaries returns every primary of the current map.
+// Primaries returns every primary of the current map that serves a slot:
+// a node a MOVED made a primary keeps its place in the map after its
+// slots went elsewhere, until the next refresh, but is not listed.
 func (c *Cluster) Primaries() []*Node {
 	s := c.snap.Load()
-	out := make([]*Node, len(s.shards))
+	serves := make([]bool, len(s.shards))
+	for _, o := range s.owner {
+		if o >= 0 {
+			serves[o] = true
+		}
+	}
+	out := make([]*Node, 0, len(s.shards))
 	for i, sh := range s.shards {
-		out[i] = sh.primary
+		if serves[i] {
+			out = append(out, sh.primary)
+		}
 	}
 	return out
 }
