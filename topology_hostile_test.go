@@ -2,6 +2,7 @@ package respire
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strconv"
@@ -371,5 +372,34 @@ func TestClusterFanOutSkipsNodeWithoutSlots(t *testing.T) {
 	}
 	if got := addrs(c.topo.Primaries()); slices.Contains(got, r) {
 		t.Errorf("Primaries() = %v, includes %s, which serves no slot", got, r)
+	}
+}
+
+// TestClusterShardsDeniedFallsBackToSlots: a user whose ACL allows
+// CLUSTER SLOTS but not CLUSTER SHARDS (rules written for older clients)
+// still learns the slot map: NOPERM on CLUSTER SHARDS falls back to
+// CLUSTER SLOTS, as an unknown subcommand does.
+func TestClusterShardsDeniedFallsBackToSlots(t *testing.T) {
+	c, proxies := proxiedClusterNodes(t, Options{}, true)
+	ctx := testCtx(t)
+	before := fmt.Sprint(addrs(c.topo.Primaries()))
+	var slots int
+	for _, px := range proxies {
+		r := px.MustAddRule(t, respiretest.Rule{Command: "CLUSTER", Arg: "SHARDS", Times: respiretest.Always,
+			Action: respiretest.Inject("NOPERM User respire has no permissions to run the 'cluster|shards' command")})
+		defer r.Remove()
+		slots -= px.Forwarded("CLUSTER")
+	}
+	if err := c.topo.Refresh(ctx, true); err != nil {
+		t.Fatalf("refresh with CLUSTER SHARDS denied = %v", err)
+	}
+	for _, px := range proxies {
+		slots += px.Forwarded("CLUSTER")
+	}
+	if slots < 1 {
+		t.Errorf("no CLUSTER SLOTS reached a node")
+	}
+	if got := fmt.Sprint(addrs(c.topo.Primaries())); got != before {
+		t.Errorf("primaries = %s, want %s", got, before)
 	}
 }

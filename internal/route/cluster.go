@@ -271,7 +271,10 @@ func (c *Cluster) refreshFrom(ctx context.Context, addr string) error {
 	if errors.As(err, &re) && strings.Contains(re.Text, "cluster support disabled") {
 		return &topologyError{addr: addr, err: ErrNotCluster, text: re.Text}
 	}
-	if errors.As(err, &re) && (strings.Contains(strings.ToLower(re.Text), "unknown subcommand") || strings.HasPrefix(re.Text, "ERR unknown command")) {
+	// CLUSTER SLOTS serves a server before 7.0, and a user whose ACL
+	// allows only CLUSTER SLOTS (rules written for older clients).
+	if errors.As(err, &re) && (strings.Contains(strings.ToLower(re.Text), "unknown subcommand") ||
+		strings.HasPrefix(re.Text, "ERR unknown command") || strings.HasPrefix(re.Text, "NOPERM")) {
 		v, err = call(qctx, n.EP, "CLUSTER", "SLOTS")
 		if err == nil {
 			shards, err = ParseSlots(v, host)
