@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -401,5 +402,62 @@ func TestClusterShardsDeniedFallsBackToSlots(t *testing.T) {
 	}
 	if got := fmt.Sprint(addrs(c.topo.Primaries())); got != before {
 		t.Errorf("primaries = %s, want %s", got, before)
+	}
+}
+
+// TestReplicaPreferredReadsAvoidUnreachableReplica: under
+// ReadReplicaPreferred, a replica the client cannot reach (its connection
+// lost and its redial refused) no longer takes the reads while the
+// primary can serve them; the client keeps redialing it in the
+// background, and reads return to it once it answers again.
+func TestReplicaPreferredReadsAvoidUnreachableReplica(t *testing.T) {
+	replicaAddr := testenv.SentinelReplica(t)
+	if sentinelPrimary(t) == replicaAddr {
+		replicaAddr = testenv.SentinelPrimary(t)
+	}
+	px := realProxy(t, replicaAddr)
+	c := sentinelClient(t, Options{ReadFrom: ReadReplicaPreferred,
+		Dialer: rewriteDialer(map[string]string{replicaAddr: px.Addr()}, false, 0)})
+	ctx := testCtx(t)
+	k := keyPrefix(t) + "k"
+	replica, _ := readReplica(t, c, -1)
+	if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+		t.Fatalf("GET on the replica = %v", err)
+	}
+	// The replica's connection drops and its next two dials are refused.
+	if err := px.RefuseDials(2); err != nil {
+		t.Fatal(err)
+	}
+	drop := px.MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.DropBeforeForward})
+	defer drop.Remove()
+	if _, err := c.Get(ctx, k); !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("GET on the dropped replica connection = %v, want connection loss", err)
+	}
+	for !replica.EP.Down() {
+		if ctx.Err() != nil {
+			t.Fatal("the replica never became down")
+		}
+		runtime.Gosched() // the replacement dial is refused in the background
+	}
+	for i := range 3 {
+		if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+			t.Errorf("GET %d with the replica unreachable = %v, want it served by the primary", i, err)
+		}
+	}
+	for replica.EP.Current() == nil {
+		if ctx.Err() != nil {
+			t.Fatal("the replica was never redialed")
+		}
+		if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+			t.Fatalf("GET while the replica comes back = %v", err)
+		}
+		runtime.Gosched()
+	}
+	before := px.Forwarded("GET")
+	if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+		t.Fatal(err)
+	}
+	if px.Forwarded("GET") != before+1 {
+		t.Errorf("the read after the replica came back did not go to it")
 	}
 }

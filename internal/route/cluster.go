@@ -116,7 +116,10 @@ func (c *Cluster) Pick(slot int, read bool) (*Node, error) {
 	return pickIn(s.shards[i].primary, s.shards[i].replicas, read, c.cfg.Read)
 }
 
-// pickIn applies the read policy to one primary and its replicas.
+// pickIn applies the read policy to one primary and its replicas. A
+// replica the client cannot reach now (no live connection, last dial
+// failed) is chosen only when every replica is so and the policy has no
+// other node: ReadReplicaPreferred then reads from the primary.
 func pickIn(primary *Node, replicas []*Node, read bool, p ReadPolicy) (*Node, error) {
 	if !read || p == ReadPrimary {
 		return primary, nil
@@ -126,18 +129,41 @@ func pickIn(primary *Node, replicas []*Node, read bool, p ReadPolicy) (*Node, er
 		if len(replicas) == 0 {
 			return nil, ErrNoReplica
 		}
-		return replicas[rand.IntN(len(replicas))], nil
-	case ReadReplicaPreferred:
-		if len(replicas) == 0 {
-			return primary, nil
+		if n := upReplica(replicas); n != nil {
+			return n, nil
 		}
 		return replicas[rand.IntN(len(replicas))], nil
+	case ReadReplicaPreferred:
+		if n := upReplica(replicas); n != nil {
+			return n, nil
+		}
 	case ReadPrimaryPreferred:
 		if len(replicas) > 0 && primary.EP.Down() {
+			if n := upReplica(replicas); n != nil {
+				return n, nil
+			}
 			return replicas[rand.IntN(len(replicas))], nil
 		}
 	}
 	return primary, nil
+}
+
+// upReplica returns a random replica that is not known to be down, or nil.
+// A down replica it passes over is redialed in the background, so that it
+// serves reads again once it answers.
+func upReplica(replicas []*Node) *Node {
+	if len(replicas) == 0 {
+		return nil
+	}
+	start := rand.IntN(len(replicas))
+	for i := range replicas {
+		n := replicas[(start+i)%len(replicas)]
+		if !n.EP.Down() {
+			return n
+		}
+		n.EP.Redial()
+	}
+	return nil
 }
 
 // Primaries returns every primary of the current map that serves a slot:
