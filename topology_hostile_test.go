@@ -461,3 +461,46 @@ func TestReplicaPreferredReadsAvoidUnreachableReplica(t *testing.T) {
 		t.Errorf("the read after the replica came back did not go to it")
 	}
 }
+
+// TestPrimaryPreferredReadsReturnToPrimary: under ReadPrimaryPreferred, a
+// read-only workload whose primary became unreachable reads from the
+// replica, and returns to the primary once it answers again (the client
+// redials it in the background; nothing else would, without writes).
+func TestPrimaryPreferredReadsReturnToPrimary(t *testing.T) {
+	primaryAddr := sentinelPrimary(t)
+	px := realProxy(t, primaryAddr)
+	c := sentinelClient(t, Options{ReadFrom: ReadPrimaryPreferred,
+		Dialer: rewriteDialer(map[string]string{primaryAddr: px.Addr()}, false, 0)})
+	ctx := testCtx(t)
+	k := keyPrefix(t) + "k"
+	primary := c.topo.Primaries()[0]
+	if err := px.RefuseDials(2); err != nil {
+		t.Fatal(err)
+	}
+	drop := px.MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.DropBeforeForward})
+	defer drop.Remove()
+	if _, err := c.Get(ctx, k); !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("GET on the dropped primary connection = %v, want connection loss", err)
+	}
+	for !primary.EP.Down() {
+		if ctx.Err() != nil {
+			t.Fatal("the primary never became down")
+		}
+		runtime.Gosched() // the replacement dial is refused in the background
+	}
+	if n := readNode(t, c, -1); !n.Replica {
+		t.Fatalf("a read with the primary down goes to %s, want a replica", n.Addr)
+	}
+	for primary.EP.Current() == nil {
+		if ctx.Err() != nil {
+			t.Fatal("the primary was never redialed: reads stay on the replica")
+		}
+		if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+			t.Fatalf("GET while the primary comes back = %v", err)
+		}
+		runtime.Gosched()
+	}
+	if n := readNode(t, c, -1); n != primary {
+		t.Errorf("a read after the primary came back goes to %s, want the primary", n.Addr)
+	}
+}

@@ -139,6 +139,9 @@ func pickIn(primary *Node, replicas []*Node, read bool, p ReadPolicy) (*Node, er
 		}
 	case ReadPrimaryPreferred:
 		if len(replicas) > 0 && primary.EP.Down() {
+			// Redialed in the background: a read-only workload would
+			// otherwise never dial it again, and stay on the replicas.
+			primary.EP.Redial()
 			if n := upReplica(replicas); n != nil {
 				return n, nil
 			}
