@@ -245,8 +245,9 @@ const (
 	// ReadPrimaryPreferred sends reads to the primary, and to a replica
 	// only while the primary cannot be reached.
 	ReadPrimaryPreferred
-	// ReadReplicaPreferred sends reads to a replica when one is known,
-	// else to the primary.
+	// ReadReplicaPreferred sends reads to a replica when one is known
+	// and not down (no live connection and its last dial failed), else to
+	// the primary.
 	ReadReplicaPreferred
 )
 

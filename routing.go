@@ -149,15 +149,17 @@ func (c *Client) connectTopology(ctx context.Context) error {
 					Username: so.Username, Password: so.Password, Proto: c.cfg.wire.Proto, MaxBulk: c.cfg.wire.MaxBulk,
 					OnEvent: c.cfg.wire.OnEvent}
 			},
-			Read:         route.ReadPolicy(c.cfg.readFrom),
-			Refresh:      defaultClusterRefresh,
-			QueryTimeout: query,
+			Read:          route.ReadPolicy(c.cfg.readFrom),
+			Refresh:       defaultClusterRefresh,
+			QueryTimeout:  query,
+			IdlePing:      c.cfg.wire.IdlePing,
+			HealthTimeout: c.cfg.wire.HealthTimeout,
 		})
 		if errors.Is(err, route.ErrUnknownPrimary) {
 			return &ConfigError{Field: "Options.Sentinel.PrimaryName", Reason: err.Error()}
 		}
 		if err != nil {
-			return &ConnError{Command: "connect", Unwritten: true, Err: err}
+			return &ConnError{Command: "connect", Unwritten: true, Err: withRejection(err)}
 		}
 		c.topo = t
 	} else {
@@ -174,12 +176,36 @@ func (c *Client) connectTopology(ctx context.Context) error {
 			return &ConfigError{Field: "Options.Cluster", Reason: err.Error()}
 		}
 		if err != nil {
-			return &ConnError{Command: "connect", Unwritten: true, Err: err}
+			return &ConnError{Command: "connect", Unwritten: true, Err: withRejection(err)}
 		}
 		c.topo = t
 	}
 	// Like a standalone Connect, fail now when no primary can be used (a
 	// Cluster with one primary down still serves the other slots).
+	first := c.dialPrimaries(ctx)
+	if first != nil && sentinel {
+		// The sentinel that answered may be stale: a second discovery
+		// passes over the primary that just failed its dial when
+		// another sentinel names a different one.
+		if c.topo.Refresh(ctx, true) == nil && c.dialPrimaries(ctx) == nil {
+			return nil
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	_ = c.topo.Close()
+	var we *wire.ConnError
+	if errors.As(first, &we) {
+		return connError("connect", we)
+	}
+	return first
+}
+
+// dialPrimaries connects the shared connection of the primaries of the
+// topology until one succeeds: nil then, else the first failure
+// (ErrNoRoute without a primary).
+func (c *Client) dialPrimaries(ctx context.Context) error {
 	var first error
 	for _, n := range c.topo.Primaries() {
 		_, err := n.EP.Conn(ctx)
@@ -190,15 +216,44 @@ func (c *Client) connectTopology(ctx context.Context) error {
 			first = err
 		}
 	}
-	_ = c.topo.Close()
-	var we *wire.ConnError
-	if errors.As(first, &we) {
-		return connError("connect", we)
-	}
 	if first == nil {
 		first = ErrNoRoute
 	}
 	return first
+}
+
+// withRejection returns err, the joined failures of a discovery, with the
+// *ServerError of the first handshake a server rejected among them (such
+// as WRONGPASS or NOAUTH) joined in front, so that errors.As finds it as
+// it does after a standalone Connect; err alone when there is none.
+func withRejection(err error) error {
+	if se := handshakeRejection(err); se != nil {
+		return errors.Join(se, err)
+	}
+	return err
+}
+
+// handshakeRejection finds, depth first, a handshake that a server
+// answered with an error reply among err's causes.
+func handshakeRejection(err error) *ServerError {
+	for err != nil {
+		if we, ok := err.(*wire.ConnError); ok && we.Reason == wire.Handshake {
+			var re *wire.ReplyError
+			if errors.As(we.Cause, &re) {
+				return newServerError(re.Command, []byte(re.Text))
+			}
+		}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				if se := handshakeRejection(e); se != nil {
+					return se
+				}
+			}
+			return nil
+		}
+		err = errors.Unwrap(err)
+	}
+	return nil
 }
 
 // execOn is exec on one node: the standalone server, or node of a
@@ -692,15 +747,7 @@ func (c *Client) execSplit(ctx context.Context, f *wire.Frame, s *spec, args [][
 	}
 	switch kind {
 	case splitSum:
-		for _, p := range parts {
-			f.Int += p.f.Int
-			if p.f.Value.Type == resp.Integer { // Client.Do wants a Value
-				f.Int += p.f.Value.Int
-			}
-		}
-		if f.Want == wire.WantValue {
-			f.Value = resp.Value{Type: resp.Integer, Int: f.Int}
-		}
+		sumParts(f, parts)
 	case splitOK:
 		f.Value = parts[0].f.Value // every part answered OK
 	case splitArray:
@@ -723,6 +770,25 @@ func (c *Client) execSplit(ctx context.Context, f *wire.Frame, s *spec, args [][
 		p.f.Release()
 	}
 	return nil
+}
+
+// sumParts adds up the integer replies of parts into f. A part whose reply
+// is not an integer (another type, or a null) makes that reply f's, so
+// that the caller reports it instead of a sum that leaves a node out.
+func sumParts(f *wire.Frame, parts []*part) {
+	var sum int64
+	for _, p := range parts {
+		v := replyView(p.f)
+		if v.Type != resp.Integer {
+			f.Int, f.Null, f.Value = 0, v.Type == resp.Null, v.Clone()
+			return
+		}
+		sum += v.Int
+	}
+	f.Int = sum
+	if f.Want == wire.WantValue {
+		f.Value = resp.Value{Type: resp.Integer, Int: sum}
+	}
 }
 
 // runParts executes every part (routed by its own keys, or pinned to its
@@ -812,21 +878,20 @@ func (c *Client) execFanOut(ctx context.Context, f *wire.Frame, s *spec) error {
 	}
 	switch fanOutOf(s.desc.FullName()) {
 	case fanSum:
-		for _, p := range parts {
-			f.Int += p.f.Int
-			if p.f.Value.Type == resp.Integer {
-				f.Int += p.f.Value.Int
-			}
-		}
-		if f.Want == wire.WantValue {
-			f.Value = resp.Value{Type: resp.Integer, Int: f.Int}
-		}
+		sumParts(f, parts)
 	case fanConcat:
 		var elems []resp.Value
 		for _, p := range parts {
+			if !p.f.Value.Type.Aggregate() {
+				elems = nil
+				f.Value = p.f.Value // the caller reports the unexpected shape
+				break
+			}
 			elems = append(elems, p.f.Value.Elems...)
 		}
-		f.Value = resp.Value{Type: resp.Array, Elems: elems}
+		if f.Value.Type == 0 {
+			f.Value = resp.Value{Type: resp.Array, Elems: elems}
+		}
 	default:
 		p := parts[0].f
 		f.Int, f.Null, f.Value = p.Int, p.Null, p.Value

@@ -244,8 +244,8 @@ func TestClusterRedirects(t *testing.T) {
 }
 
 // TestClusterHostileMapKeepsPreviousMap: a CLUSTER SHARDS reply with
-// overlapping ranges, a slot past 16383, a port 0 or an unknown shape is
-// rejected and the previous map stays in use.
+// overlapping ranges, a slot past 16383, a port 0, an unknown shape or no
+// slot served at all is rejected and the previous map stays in use.
 func TestClusterHostileMapKeepsPreviousMap(t *testing.T) {
 	c, proxies := proxiedClusterNodes(t, Options{}, true)
 	ctx := testCtx(t)
@@ -267,6 +267,9 @@ func TestClusterHostileMapKeepsPreviousMap(t *testing.T) {
 		"PastEnd":    {Type: resp.Array, Elems: []resp.Value{shard(7000, 0, 16384)}},
 		"Port0":      {Type: resp.Array, Elems: []resp.Value{shard(0, 0, 16383)}},
 		"NotAnArray": bulk("nonsense"),
+		// A node not (yet) joined to the cluster serves no slot.
+		"NoShards": {Type: resp.Array},
+		"NoSlots":  {Type: resp.Array, Elems: []resp.Value{shard(7000)}},
 	}
 	before := fmt.Sprint(addrs(c.topo.Primaries()))
 	for name, v := range hostile {

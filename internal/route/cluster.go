@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strings"
-	"time"
-
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/respire-go/respire/internal/wire"
 )
@@ -40,6 +41,10 @@ type Cluster struct {
 	nodes *nodes
 	snap  atomic.Pointer[clusterSnap]
 	ref   *refresher
+	// swap serializes the changes of snap that register or retire nodes
+	// (Moved, install), so that a MOVED never installs a node that a
+	// concurrent refresh has just retired.
+	swap sync.Mutex
 }
 
 // clusterSnap is one immutable slot map.
@@ -56,6 +61,9 @@ type shardNodes struct {
 // minClusterRefreshGap debounces refreshes asked for by MOVED replies and
 // lost nodes.
 const minClusterRefreshGap = 100 * time.Millisecond
+
+// errNoSlots rejects a slot map in which no node serves any slot.
+var errNoSlots = fmt.Errorf("%w: no node serves any slot", ErrBadTopology)
 
 // ErrNotCluster reports a seed that is not in cluster mode.
 var ErrNotCluster = errors.New("the server is not in cluster mode")
@@ -108,7 +116,10 @@ func (c *Cluster) Pick(slot int, read bool) (*Node, error) {
 	return pickIn(s.shards[i].primary, s.shards[i].replicas, read, c.cfg.Read)
 }
 
-// pickIn applies the read policy to one primary and its replicas.
+// pickIn applies the read policy to one primary and its replicas. A
+// replica the client cannot reach now (no live connection, last dial
+// failed) is chosen only when every replica is so and the policy has no
+// other node: ReadReplicaPreferred then reads from the primary.
 func pickIn(primary *Node, replicas []*Node, read bool, p ReadPolicy) (*Node, error) {
 	if !read || p == ReadPrimary {
 		return primary, nil
@@ -118,26 +129,62 @@ func pickIn(primary *Node, replicas []*Node, read bool, p ReadPolicy) (*Node, er
 		if len(replicas) == 0 {
 			return nil, ErrNoReplica
 		}
-		return replicas[rand.IntN(len(replicas))], nil
-	case ReadReplicaPreferred:
-		if len(replicas) == 0 {
-			return primary, nil
+		if n := upReplica(replicas); n != nil {
+			return n, nil
 		}
 		return replicas[rand.IntN(len(replicas))], nil
+	case ReadReplicaPreferred:
+		if n := upReplica(replicas); n != nil {
+			return n, nil
+		}
 	case ReadPrimaryPreferred:
 		if len(replicas) > 0 && primary.EP.Down() {
+			// Redialed in the background: a read-only workload would
+			// otherwise never dial it again, and stay on the replicas.
+			primary.EP.Redial()
+			if n := upReplica(replicas); n != nil {
+				return n, nil
+			}
 			return replicas[rand.IntN(len(replicas))], nil
 		}
 	}
 	return primary, nil
 }
 
-// Primaries returns every primary of the current map.
+// upReplica returns a random replica that is not known to be down, or nil.
+// A down replica it passes over is redialed in the background, so that it
+// serves reads again once it answers.
+func upReplica(replicas []*Node) *Node {
+	if len(replicas) == 0 {
+		return nil
+	}
+	start := rand.IntN(len(replicas))
+	for i := range replicas {
+		n := replicas[(start+i)%len(replicas)]
+		if !n.EP.Down() {
+			return n
+		}
+		n.EP.Redial()
+	}
+	return nil
+}
+
+// Primaries returns every primary of the current map that serves a slot:
+// a node a MOVED made a primary keeps its place in the map after its
+// slots went elsewhere, until the next refresh, but is not listed.
 func (c *Cluster) Primaries() []*Node {
 	s := c.snap.Load()
-	out := make([]*Node, len(s.shards))
+	serves := make([]bool, len(s.shards))
+	for _, o := range s.owner {
+		if o >= 0 {
+			serves[o] = true
+		}
+	}
+	out := make([]*Node, 0, len(s.shards))
 	for i, sh := range s.shards {
-		out[i] = sh.primary
+		if serves[i] {
+			out = append(out, sh.primary)
+		}
 	}
 	return out
 }
@@ -148,13 +195,17 @@ func (c *Cluster) Moved(slot int, addr string) (*Node, error) {
 	if slot < 0 || slot >= Slots {
 		return nil, ErrBadRedirect
 	}
+	c.swap.Lock()
+	changed := true
 	n, err := c.nodes.get(addr, false)
 	if err != nil {
+		c.swap.Unlock()
 		return nil, err
 	}
 	for {
 		old := c.snap.Load()
 		if i := old.owner[slot]; i >= 0 && old.shards[i].primary == n {
+			changed = false
 			break // another caller recorded it already
 		}
 		s := &clusterSnap{owner: old.owner, shards: old.shards}
@@ -170,11 +221,12 @@ func (c *Cluster) Moved(slot int, addr string) (*Node, error) {
 		}
 		s.owner[slot] = int16(idx)
 		if c.snap.CompareAndSwap(old, s) {
-			if f := c.cfg.OnMoved; f != nil {
-				f([]int{slot})
-			}
 			break
 		}
+	}
+	c.swap.Unlock()
+	if f := c.cfg.OnMoved; f != nil && changed {
+		f([]int{slot})
 	}
 	c.ref.request(context.Background(), false)
 	return n, nil
@@ -196,8 +248,8 @@ func (c *Cluster) Close() error {
 }
 
 // refresh asks the known primaries, then the seeds, in random order within
-// each group, for the slot map, and installs the first valid one. A
-// rejected reply keeps the current map.
+// each group, for the slot map, and installs the first valid one (a map
+// that serves no slot is not). A rejected reply keeps the current map.
 func (c *Cluster) refresh(ctx context.Context) error {
 	var cands []string
 	seen := map[string]bool{}
@@ -248,7 +300,10 @@ func (c *Cluster) refreshFrom(ctx context.Context, addr string) error {
 	if errors.As(err, &re) && strings.Contains(re.Text, "cluster support disabled") {
 		return &topologyError{addr: addr, err: ErrNotCluster, text: re.Text}
 	}
-	if errors.As(err, &re) && (strings.Contains(strings.ToLower(re.Text), "unknown subcommand") || strings.HasPrefix(re.Text, "ERR unknown command")) {
+	// CLUSTER SLOTS serves a server before 7.0, and a user whose ACL
+	// allows only CLUSTER SLOTS (rules written for older clients).
+	if errors.As(err, &re) && (strings.Contains(strings.ToLower(re.Text), "unknown subcommand") ||
+		strings.HasPrefix(re.Text, "ERR unknown command") || strings.HasPrefix(re.Text, "NOPERM")) {
 		v, err = call(qctx, n.EP, "CLUSTER", "SLOTS")
 		if err == nil {
 			shards, err = ParseSlots(v, host)
@@ -263,15 +318,24 @@ func (c *Cluster) refreshFrom(ctx context.Context, addr string) error {
 	if err != nil {
 		return &topologyError{addr: addr, err: err}
 	}
+	if !slices.ContainsFunc(shards, func(sh Shard) bool { return len(sh.Ranges) > 0 }) {
+		// A node that has not joined the cluster (or was reset) knows
+		// only itself, without slots: its map would replace a working
+		// one with nothing.
+		return &topologyError{addr: addr, err: errNoSlots}
+	}
 	return c.install(shards, owners)
 }
 
 // install builds and swaps in the snapshot of a validated map, then
-// retires the nodes it no longer names.
+// retires the nodes it no longer names. Shards that name the same primary
+// become one, so that every primary is listed once (commands for every
+// primary reach each node once).
 func (c *Cluster) install(shards []Shard, owners *[Slots]int16) error {
 	s := &clusterSnap{owner: *owners}
 	keep := map[*Node]bool{}
 	remap := make([]int16, len(shards))
+	byPrimary := map[*Node]int16{}
 	for i, sh := range shards {
 		remap[i] = -1
 		if len(sh.Ranges) == 0 {
@@ -282,25 +346,34 @@ func (c *Cluster) install(shards []Shard, owners *[Slots]int16) error {
 			return err
 		}
 		keep[p] = true
-		sn := &shardNodes{primary: p}
+		j, seen := byPrimary[p]
+		if !seen {
+			j = int16(len(s.shards))
+			byPrimary[p] = j
+			s.shards = append(s.shards, &shardNodes{primary: p})
+		}
+		sn := s.shards[j]
 		for _, r := range sh.Replicas {
 			rn, err := c.nodes.get(r, true)
 			if err != nil {
 				return err
 			}
 			keep[rn] = true
-			sn.replicas = append(sn.replicas, rn)
+			if !slices.Contains(sn.replicas, rn) {
+				sn.replicas = append(sn.replicas, rn)
+			}
 		}
-		remap[i] = int16(len(s.shards))
-		s.shards = append(s.shards, sn)
+		remap[i] = j
 	}
 	for i, o := range s.owner {
 		if o >= 0 {
 			s.owner[i] = remap[o]
 		}
 	}
+	c.swap.Lock()
 	old := c.snap.Swap(s)
 	c.nodes.retain(keep)
+	c.swap.Unlock()
 	if f := c.cfg.OnMoved; f != nil {
 		if moved := movedSlots(old, s); len(moved) > 0 {
 			f(moved)

@@ -91,6 +91,13 @@ func (ns *nodes) get(addr string, replica bool) (*Node, error) {
 	return n, nil
 }
 
+// lookup returns the existing node for addr and role, or nil.
+func (ns *nodes) lookup(addr string, replica bool) *Node {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	return ns.byKey[nodeKey{addr, replica}]
+}
+
 // at returns the existing node at addr, a replica one first, or a new
 // primary one.
 func (ns *nodes) at(addr string) (*Node, error) {

@@ -28,8 +28,14 @@ type SentinelConfig struct {
 	Read ReadPolicy
 	// Refresh is the periodic rediscovery interval; 0 disables it.
 	Refresh time.Duration
-	// QueryTimeout bounds asking one sentinel.
+	// QueryTimeout bounds asking one sentinel, and the confirmation of
+	// the +switch-master subscription.
 	QueryTimeout time.Duration
+	// IdlePing and HealthTimeout keep the +switch-master subscription
+	// honest, as a Subscription's: a PING is sent after IdlePing without
+	// a read, and a sentinel that sends nothing for IdlePing plus
+	// HealthTimeout is left for the next one. Either 0 disables it.
+	IdlePing, HealthTimeout time.Duration
 }
 
 // ErrUnknownPrimary reports that every sentinel answered and none knows
@@ -152,11 +158,20 @@ func (s *Sentinel) answered(addr string, others []string) {
 }
 
 // discover asks the sentinels for the primary, its replicas and the other
-// sentinels, and installs what the first one that knows the name says.
+// sentinels, and installs what the first one that knows the name says;
+// but a sentinel that names a primary the client cannot reach now (its
+// last dial failed) is passed over for the next one that names another,
+// so that one stale sentinel cannot pin the client to a dead primary. If
+// none does, the first answer is installed.
 func (s *Sentinel) discover(ctx context.Context) error {
 	var errs []error
 	unknown := 0
 	order := s.order()
+	type answer struct {
+		addr, primary    string
+		replicas, others []string
+	}
+	var first *answer
 	for _, addr := range order {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -169,8 +184,18 @@ func (s *Sentinel) discover(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
+		if s.unreachable(primary) {
+			if first == nil {
+				first = &answer{addr, primary, replicas, others}
+			}
+			continue
+		}
 		s.answered(addr, others)
 		return s.install(primary, replicas)
+	}
+	if first != nil {
+		s.answered(first.addr, first.others)
+		return s.install(first.primary, first.replicas)
 	}
 	if unknown == len(order) {
 		return &sentinelError{name: s.cfg.Name, err: ErrUnknownPrimary}
@@ -178,7 +203,17 @@ func (s *Sentinel) discover(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// ask queries one sentinel on a connection of its own.
+// unreachable reports whether the client knows a primary node at addr
+// whose last dial failed and that has no live connection.
+func (s *Sentinel) unreachable(addr string) bool {
+	n := s.nodes.lookup(addr, false)
+	return n != nil && n.EP.Down()
+}
+
+// ask queries one sentinel on a connection of its own. replicas is nil
+// when the sentinel named the primary but its SENTINEL REPLICAS reply was
+// lost or unusable (the replicas are then unknown, not absent), and empty,
+// not nil, when it listed no healthy replica.
 func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replicas, others []string, err error) {
 	if s.cfg.QueryTimeout > 0 {
 		var cancel context.CancelFunc
@@ -187,7 +222,7 @@ func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replic
 	}
 	nc, rd, _, _, err := wire.DialRaw(ctx, s.cfg.Conn(addr))
 	if err != nil {
-		return "", nil, nil, err
+		return "", nil, nil, &sentinelError{addr: addr, err: err}
 	}
 	defer nc.Close()
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
@@ -206,8 +241,8 @@ func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replic
 	if err := checkAddr(primary); err != nil {
 		return "", nil, nil, &sentinelError{addr: addr, err: err}
 	}
-	if v, err := rawCall(nc, rd, "SENTINEL", "REPLICAS", s.cfg.Name); err == nil {
-		replicas = instances(v, true)
+	if v, err := rawCall(nc, rd, "SENTINEL", "REPLICAS", s.cfg.Name); err == nil && v.Type.Aggregate() {
+		replicas = append(make([]string, 0, len(v.Elems)), instances(v, true)...)
 	}
 	if v, err := rawCall(nc, rd, "SENTINEL", "SENTINELS", s.cfg.Name); err == nil {
 		others = instances(v, false)
@@ -271,10 +306,19 @@ func checkAddr(addr string) error {
 
 // install swaps in the primary and replicas; a primary that changed
 // retires the old one, whose commands in flight fail as connection loss.
+// nil replicas (unknown: the sentinel's reply was lost) keeps the replicas
+// of the current snapshot, but the new primary.
 func (s *Sentinel) install(primary string, replicas []string) error {
 	p, err := s.nodes.get(primary, false)
 	if err != nil {
 		return err
+	}
+	if replicas == nil {
+		if cur := s.snap.Load(); cur != nil {
+			for _, n := range cur.replicas {
+				replicas = append(replicas, n.Addr)
+			}
+		}
 	}
 	sn := &sentinelSnap{primary: p}
 	keep := map[*Node]bool{p: true}
@@ -344,20 +388,91 @@ func (s *Sentinel) watchOne(addr string, resync bool) bool {
 	if _, err := nc.Write(encode("SUBSCRIBE", "+switch-master")); err != nil {
 		return false
 	}
+	// A sentinel that never confirms must not hold the watch: the
+	// confirmation is bounded like a query.
+	if s.cfg.QueryTimeout > 0 {
+		_ = nc.SetReadDeadline(time.Now().Add(s.cfg.QueryTimeout))
+	}
 	if _, err := rd.ReadValue(); err != nil { // the subscribe confirmation
 		return false
 	}
+	_ = nc.SetReadDeadline(time.Time{})
 	if resync {
 		s.ref.request(ctx, false)
+	}
+	// A sentinel that falls silent (stopped, or cut off without a reset)
+	// must not hold the watch either: PING it when nothing was read for
+	// IdlePing, and leave it when nothing arrives for IdlePing plus
+	// HealthTimeout.
+	var silence time.Duration
+	if s.cfg.IdlePing > 0 && s.cfg.HealthTimeout > 0 {
+		silence = s.cfg.IdlePing + s.cfg.HealthTimeout
+		var lastRead atomic.Int64
+		lastRead.Store(time.Now().UnixNano())
+		defer s.watchPing(nc, &lastRead)()
+		for {
+			_ = nc.SetReadDeadline(time.Now().Add(silence))
+			v, err := rd.ReadValue()
+			if err != nil {
+				return true
+			}
+			lastRead.Store(time.Now().UnixNano())
+			s.watchMessage(ctx, v)
+		}
 	}
 	for {
 		v, err := rd.ReadValue()
 		if err != nil {
 			return true
 		}
-		if len(v.Elems) == 3 && v.Elems[0].Text() == "message" {
-			s.ref.request(ctx, false)
+		s.watchMessage(ctx, v)
+	}
+}
+
+// watchMessage asks for rediscovery when v is a +switch-master message.
+func (s *Sentinel) watchMessage(ctx context.Context, v resp.Value) {
+	if len(v.Elems) == 3 && v.Elems[0].Text() == "message" {
+		s.ref.request(ctx, false)
+	}
+}
+
+// watchPing sends a PING on the watch connection nc whenever nothing was
+// read (lastRead, in Unix nanoseconds) and no PING sent for IdlePing,
+// until the returned stop is called; stop waits for it to end.
+func (s *Sentinel) watchPing(nc net.Conn, lastRead *atomic.Int64) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	every := s.cfg.IdlePing
+	ping := encode("PING")
+	wg.Go(func() {
+		t := time.NewTimer(every)
+		defer t.Stop()
+		var pinged time.Time
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			now := time.Now()
+			due := time.Unix(0, lastRead.Load()).Add(every)
+			if p := pinged.Add(every); p.After(due) {
+				due = p
+			}
+			if !now.Before(due) {
+				_ = nc.SetWriteDeadline(now.Add(s.cfg.HealthTimeout))
+				if _, err := nc.Write(ping); err != nil {
+					_ = nc.Close()
+					return
+				}
+				pinged, due = now, now.Add(every)
+			}
+			t.Reset(due.Sub(now))
 		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
 	}
 }
 

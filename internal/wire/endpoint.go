@@ -123,6 +123,23 @@ func (e *Endpoint) Down() bool {
 	return (c == nil || !c.Alive()) && e.down.Load()
 }
 
+// Redial starts a dial in the background, after the redial backoff of
+// the failed dials before it, when the endpoint has no live connection
+// and no dial in flight: a node that callers pass over while it is
+// [Endpoint.Down] comes back once it answers. It never blocks.
+func (e *Endpoint) Redial() {
+	if c := e.cur.Load(); c != nil && c.Alive() {
+		return
+	}
+	e.mu.Lock()
+	if !e.closed && e.attempt == nil {
+		if c := e.cur.Load(); c == nil || !c.Alive() {
+			e.startDialLocked()
+		}
+	}
+	e.mu.Unlock()
+}
+
 // Current returns the live connection, or nil.
 func (e *Endpoint) Current() *Conn {
 	if c := e.cur.Load(); c != nil && c.Alive() {

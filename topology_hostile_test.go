@@ -1,0 +1,506 @@
+package respire
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/resp"
+
+	"github.com/respire-go/respire/internal/testenv"
+	"github.com/respire-go/respire/respiretest"
+)
+
+// proxiedSentinels returns a fault proxy in front of every sentinel of the
+// test script's group, and their addresses.
+func proxiedSentinels(t *testing.T) ([]*respiretest.Proxy, []string) {
+	t.Helper()
+	var pxs []*respiretest.Proxy
+	var addrs []string
+	for _, a := range testenv.SentinelAddrs(t) {
+		px := realProxy(t, a)
+		pxs = append(pxs, px)
+		addrs = append(addrs, px.Addr())
+	}
+	return pxs, addrs
+}
+
+// TestSentinelFailedReplicasQueryKeepsReplicas: a rediscovery whose
+// SENTINEL REPLICAS query fails (the connection drops, or an error reply)
+// still installs the primary the sentinel named, and keeps the replicas
+// already known instead of forgetting them: reads under ReadReplica go on
+// reaching the replica instead of failing with ErrNoRoute.
+func TestSentinelFailedReplicasQueryKeepsReplicas(t *testing.T) {
+	for name, action := range map[string]respiretest.Action{
+		"Dropped":    respiretest.DropBeforeForward,
+		"ErrorReply": respiretest.Inject("ERR boom"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			pxs, addrs := proxiedSentinels(t)
+			c := sentinelClient(t, Options{ReadFrom: ReadReplica,
+				Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+			ctx := testCtx(t)
+			replica, _ := readReplica(t, c, -1)
+			for _, px := range pxs {
+				r := px.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "REPLICAS", Times: respiretest.Always, Action: action})
+				defer r.Remove()
+			}
+			if err := c.topo.Refresh(ctx, true); err != nil {
+				t.Fatalf("rediscovery = %v, want the primary installed", err)
+			}
+			n, err := c.topo.Pick(-1, true)
+			if err != nil {
+				t.Fatalf("replica read after the failed REPLICAS query: %v", err)
+			}
+			if n.Addr != replica.Addr || !n.Replica {
+				t.Errorf("replica read goes to %s (replica %v), want the replica %s", n.Addr, n.Replica, replica.Addr)
+			}
+			k := keyPrefix(t) + "k"
+			if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+				t.Errorf("GET under ReadReplica = %v", err)
+			}
+		})
+	}
+}
+
+// shardsReply encodes shards as a CLUSTER SHARDS reply (RESP2 shape):
+// every node online, the primary of role master.
+func shardsReply(shards []route.Shard) resp.Value {
+	node := func(addr, role string) resp.Value {
+		host, port, _ := net.SplitHostPort(addr)
+		p, _ := strconv.Atoi(port)
+		return resp.Value{Type: resp.Array, Elems: []resp.Value{
+			bulk("id"), bulk(role + addr), bulk("port"), {Type: resp.Integer, Int: int64(p)}, bulk("ip"), bulk(host),
+			bulk("endpoint"), bulk(host), bulk("role"), bulk(role), bulk("health"), bulk("online")}}
+	}
+	var out []resp.Value
+	for _, sh := range shards {
+		var slots []resp.Value
+		for _, r := range sh.Ranges {
+			slots = append(slots, resp.Value{Type: resp.Integer, Int: int64(r[0])}, resp.Value{Type: resp.Integer, Int: int64(r[1])})
+		}
+		nodes := []resp.Value{node(sh.Primary, "master")}
+		for _, r := range sh.Replicas {
+			nodes = append(nodes, node(r, "replica"))
+		}
+		out = append(out, resp.Value{Type: resp.Array, Elems: []resp.Value{
+			bulk("slots"), {Type: resp.Array, Elems: slots}, bulk("nodes"), {Type: resp.Array, Elems: nodes}}})
+	}
+	return resp.Value{Type: resp.Array, Elems: out}
+}
+
+// TestClusterPrimaryOfTwoShardsCountedOnce: a CLUSTER SHARDS reply that
+// lists one primary in two shards (disjoint slot ranges) is one node:
+// commands for every primary (DBSIZE, KEYS, FLUSH-like) reach it once, so
+// DBSIZE does not count its keys twice.
+func TestClusterPrimaryOfTwoShardsCountedOnce(t *testing.T) {
+	c, proxies := proxiedClusterNodes(t, Options{}, true)
+	ctx := testCtx(t)
+	a := c.topo.Primaries()[0].Addr
+	shards, err := route.ParseShards(admin(t, a, "CLUSTER", "SHARDS").Value(), "127.0.0.1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Split the first multi-slot range of the first shard into two
+	// shards with the same primary.
+	var split []route.Shard
+	done := false
+	for _, sh := range shards {
+		for i, r := range sh.Ranges {
+			if done || r[1] == r[0] {
+				continue
+			}
+			mid := (r[0] + r[1]) / 2
+			rest := slices.Clone(sh.Ranges)
+			rest[i] = [2]int{r[0], mid}
+			split = append(split, route.Shard{Primary: sh.Primary, Replicas: sh.Replicas, Ranges: [][2]int{{mid + 1, r[1]}}})
+			sh.Ranges = rest
+			done = true
+		}
+		split = append(split, sh)
+	}
+	raw := encode(shardsReply(split))
+	for _, px := range proxies {
+		r := px.MustAddRule(t, respiretest.Rule{Command: "CLUSTER", Arg: "SHARDS", Times: respiretest.Always, Action: respiretest.Reply(raw)})
+		defer r.Remove()
+	}
+	if err := c.topo.Refresh(ctx, true); err != nil {
+		t.Fatalf("refresh with the split shard: %v", err)
+	}
+	prims := addrs(c.topo.Primaries())
+	if got := len(slices.Compact(slices.Clone(prims))); got != len(prims) {
+		t.Errorf("Primaries() = %v: a node is listed twice", prims)
+	}
+	before := map[string]int{}
+	for addr, px := range proxies {
+		before[addr] = px.Forwarded("DBSIZE")
+	}
+	if _, err := c.DBSize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range shards {
+		if got := proxies[sh.Primary].Forwarded("DBSIZE") - before[sh.Primary]; got != 1 {
+			t.Errorf("primary %s ran DBSIZE %d times for one call, want 1", sh.Primary, got)
+		}
+	}
+}
+
+// TestSentinelWatchLeavesSilentSentinel: a sentinel that falls silent
+// after the +switch-master subscription (a link that dies without a reset,
+// a stopped process) does not hold the watch forever: after
+// IdlePingInterval plus HealthTimeout without a byte, the watch subscribes
+// on the next sentinel.
+func TestSentinelWatchLeavesSilentSentinel(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	arrived := make(chan int, 16)
+	for i, px := range pxs {
+		r := px.MustAddRule(t, respiretest.Rule{Command: "SUBSCRIBE", Times: respiretest.Always, Action: respiretest.Pass,
+			OnReceive: func([]string) { arrived <- i }})
+		defer r.Remove()
+	}
+	sentinelClient(t, Options{IdlePingInterval: 100 * time.Millisecond, HealthTimeout: 100 * time.Millisecond,
+		Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+	var first int
+	select {
+	case first = <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch subscribed on no sentinel")
+	}
+	cut := pxs[first].Partition()
+	t.Cleanup(cut.Heal)
+	select {
+	case next := <-arrived:
+		if next == first {
+			t.Errorf("the watch subscribed on the silent sentinel %d again, want another one", next)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the watch still listens to the silent sentinel %d", first)
+	}
+}
+
+// TestClusterCombinedReplyOfWrongType: a command for every primary
+// (DBSIZE, KEYS) or a split command (DEL across slots) one of whose parts
+// gets a reply of the wrong type fails with ErrUnexpectedReply instead of
+// leaving that node out of the combined reply.
+func TestClusterCombinedReplyOfWrongType(t *testing.T) {
+	c, proxies := proxiedCluster(t, Options{})
+	ctx := testCtx(t)
+	a := c.topo.Primaries()[0].Addr
+	ok := respiretest.Reply([]byte("+OK\r\n"))
+	nul := respiretest.Reply([]byte("_\r\n"))
+	k1, _ := keyOn(t, c, a)
+	k2, _ := keyOn(t, c, c.topo.Primaries()[1].Addr)
+	for _, tc := range []struct {
+		name, cmd string
+		action    respiretest.Action
+		call      func() error
+	}{
+		{"DBSize", "DBSIZE", ok, func() error { _, err := c.DBSize(ctx); return err }},
+		{"DBSizeNull", "DBSIZE", nul, func() error { _, err := c.DBSize(ctx); return err }},
+		{"DoDBSize", "DBSIZE", ok, func() error {
+			r, err := c.Do(ctx, NewCommand("DBSIZE"))
+			if err == nil {
+				_, err = r.Int64()
+			}
+			return err
+		}},
+		{"Keys", "KEYS", ok, func() error { _, err := c.Keys(ctx, escapeGlob(keyPrefix(t))+"*"); return err }},
+		{"DelAcrossSlots", "DEL", ok, func() error { _, err := c.Del(ctx, k1, k2); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := proxies[a].MustAddRule(t, respiretest.Rule{Command: tc.cmd, Action: tc.action})
+			defer r.Remove()
+			err := tc.call()
+			if r.Applied() != 1 {
+				t.Fatalf("the rule applied %d times, want 1", r.Applied())
+			}
+			if err == nil || (!errors.Is(err, ErrUnexpectedReply) && !errors.Is(err, ErrNil)) {
+				t.Errorf("err = %v, want the part's unexpected reply reported", err)
+			}
+		})
+	}
+}
+
+// TestTopologyConnectRejectedHandshakeIsServerError: when the servers of a
+// Cluster or the sentinels reject the handshake (unknown user), Connect's
+// error holds the *ServerError, as a standalone Connect's does, so that
+// IsAuth identifies it; and a failover group with such a member fails, as
+// documented, instead of starting it as merely unreachable.
+func TestTopologyConnectRejectedHandshakeIsServerError(t *testing.T) {
+	testenv.UseTopology(t, false)
+	ctx := testCtx(t)
+	const user, pw = "respire-no-such-user", "x"
+	for name, o := range map[string]Options{
+		"Cluster":   {Endpoints: testenv.ClusterAddrs(t), Cluster: &ClusterOptions{}, Username: user, Password: pw},
+		"Sentinels": {Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: testenv.SentinelAddrs(t), Username: user, Password: pw}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o.DialTimeout = 2 * time.Second
+			c, err := Connect(ctx, o)
+			if err == nil {
+				_ = c.Close()
+				t.Fatal("Connect with an unknown user succeeded")
+			}
+			var se *ServerError
+			if !errors.As(err, &se) || !se.IsAuth() {
+				t.Errorf("Connect = %v, want a *ServerError that IsAuth", err)
+			}
+			g, err := NewFailoverGroup(ctx, []FailoverMember{
+				{Options: Options{Endpoints: []string{standaloneAddr(t)}}},
+				{Options: o, Priority: 1},
+			}, FailoverGroupOptions{})
+			if err == nil {
+				_ = g.Close()
+				t.Fatal("NewFailoverGroup with a member that rejects its credentials succeeded")
+			}
+			if !errors.As(err, &se) || !strings.Contains(err.Error(), "member 1") {
+				t.Errorf("NewFailoverGroup = %v, want member 1's *ServerError", err)
+			}
+		})
+	}
+}
+
+// deadAddr returns a loopback address where nothing listens.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+// TestSentinelStaleSentinelIsPassedOver: a sentinel that keeps naming a
+// primary the client cannot reach (a stale sentinel, cut off from the
+// others) does not pin the client there while another sentinel names a
+// reachable primary: the next rediscovery installs the other sentinel's
+// primary, and commands work again.
+func TestSentinelStaleSentinelIsPassedOver(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	c := sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+	ctx := testCtx(t)
+	primary := c.topo.Primaries()[0].Addr
+	stale := c.topo.(*route.Sentinel).Sentinels()[0]
+	if stale != addrs[0] {
+		t.Fatalf("the first sentinel asked is %s, want %s", stale, addrs[0])
+	}
+	dead := deadAddr(t)
+	host, port, _ := net.SplitHostPort(dead)
+	r := pxs[0].MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always,
+		Action: respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: []resp.Value{bulk(host), bulk(port)}}))})
+	defer r.Remove()
+	if err := c.topo.Refresh(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.topo.Primaries()[0].Addr; got != dead {
+		t.Fatalf("primary after the stale answer = %s, want %s (the stale sentinel answers first)", got, dead)
+	}
+	k := keyPrefix(t) + "k"
+	if err := c.Set(ctx, k, "v"); !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("SET on the unreachable primary = %v, want a connection failure", err)
+	}
+	if err := c.topo.Refresh(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.topo.Primaries()[0].Addr; got != primary {
+		t.Errorf("primary after rediscovery = %s, want %s: the stale sentinel still pins the client", got, primary)
+	}
+	if err := c.Set(ctx, k, "v"); err != nil {
+		t.Errorf("SET after rediscovery = %v", err)
+	}
+}
+
+// TestSentinelConnectPassesOverStaleSentinel: Connect whose first
+// sentinel names an unreachable primary, while the others name the
+// reachable one, connects to the reachable primary.
+func TestSentinelConnectPassesOverStaleSentinel(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	dead := deadAddr(t)
+	host, port, _ := net.SplitHostPort(dead)
+	r := pxs[0].MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always,
+		Action: respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: []resp.Value{bulk(host), bulk(port)}}))})
+	defer r.Remove()
+	c := sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+	if r.Applied() == 0 {
+		t.Fatal("the stale sentinel was not asked")
+	}
+	if got, want := c.topo.Primaries()[0].Addr, sentinelPrimary(t); got != want {
+		t.Errorf("primary = %s, want %s", got, want)
+	}
+	if err := c.Set(testCtx(t), keyPrefix(t)+"k", "v"); err != nil {
+		t.Errorf("SET = %v", err)
+	}
+}
+
+// TestClusterFanOutSkipsNodeWithoutSlots: a MOVED that named a node which
+// then sent the slot back (a replica redirects to its primary) leaves
+// that node serving no slot; until a refresh succeeds, commands for every
+// primary do not reach it (its keys, a replica's, would be counted twice).
+func TestClusterFanOutSkipsNodeWithoutSlots(t *testing.T) {
+	c, proxies := proxiedClusterNodes(t, Options{}, true)
+	ctx := testCtx(t)
+	a := c.topo.Primaries()[0].Addr
+	_, replicas := clusterRoles(t)
+	r := replicas[0]
+	k, slot := keyOn(t, c, a)
+	for _, px := range proxies {
+		rule := px.MustAddRule(t, respiretest.Rule{Command: "CLUSTER", Arg: "SHARDS", Times: respiretest.Always, Action: respiretest.Inject("ERR refresh refused by the test")})
+		defer rule.Remove()
+	}
+	moved := proxies[a].MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.Inject(respiretest.Moved(slot, r))})
+	defer moved.Remove()
+	if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+		t.Fatalf("GET = %v", err)
+	}
+	if moved.Applied() != 1 || proxies[r].Forwarded("GET") != 1 {
+		t.Fatalf("the GET was not redirected to %s and back", r)
+	}
+	before := proxies[r].Forwarded("DBSIZE")
+	if _, err := c.DBSize(ctx); err != nil {
+		t.Fatalf("DBSIZE = %v", err)
+	}
+	if got := proxies[r].Forwarded("DBSIZE") - before; got != 0 {
+		t.Errorf("%s, which serves no slot, ran DBSIZE %d times for one call", r, got)
+	}
+	if got := addrs(c.topo.Primaries()); slices.Contains(got, r) {
+		t.Errorf("Primaries() = %v, includes %s, which serves no slot", got, r)
+	}
+}
+
+// TestClusterShardsDeniedFallsBackToSlots: a user whose ACL allows
+// CLUSTER SLOTS but not CLUSTER SHARDS (rules written for older clients)
+// still learns the slot map: NOPERM on CLUSTER SHARDS falls back to
+// CLUSTER SLOTS, as an unknown subcommand does.
+func TestClusterShardsDeniedFallsBackToSlots(t *testing.T) {
+	c, proxies := proxiedClusterNodes(t, Options{}, true)
+	ctx := testCtx(t)
+	before := fmt.Sprint(addrs(c.topo.Primaries()))
+	var slots int
+	for _, px := range proxies {
+		r := px.MustAddRule(t, respiretest.Rule{Command: "CLUSTER", Arg: "SHARDS", Times: respiretest.Always,
+			Action: respiretest.Inject("NOPERM User respire has no permissions to run the 'cluster|shards' command")})
+		defer r.Remove()
+		slots -= px.Forwarded("CLUSTER")
+	}
+	if err := c.topo.Refresh(ctx, true); err != nil {
+		t.Fatalf("refresh with CLUSTER SHARDS denied = %v", err)
+	}
+	for _, px := range proxies {
+		slots += px.Forwarded("CLUSTER")
+	}
+	if slots < 1 {
+		t.Errorf("no CLUSTER SLOTS reached a node")
+	}
+	if got := fmt.Sprint(addrs(c.topo.Primaries())); got != before {
+		t.Errorf("primaries = %s, want %s", got, before)
+	}
+}
+
+// TestReplicaPreferredReadsAvoidUnreachableReplica: under
+// ReadReplicaPreferred, a replica the client cannot reach (its connection
+// lost and its redial refused) no longer takes the reads while the
+// primary can serve them; the client keeps redialing it in the
+// background, and reads return to it once it answers again.
+func TestReplicaPreferredReadsAvoidUnreachableReplica(t *testing.T) {
+	replicaAddr := testenv.SentinelReplica(t)
+	if sentinelPrimary(t) == replicaAddr {
+		replicaAddr = testenv.SentinelPrimary(t)
+	}
+	px := realProxy(t, replicaAddr)
+	c := sentinelClient(t, Options{ReadFrom: ReadReplicaPreferred,
+		Dialer: rewriteDialer(map[string]string{replicaAddr: px.Addr()}, false, 0)})
+	ctx := testCtx(t)
+	k := keyPrefix(t) + "k"
+	replica, _ := readReplica(t, c, -1)
+	if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+		t.Fatalf("GET on the replica = %v", err)
+	}
+	// The replica's connection drops and its next two dials are refused.
+	if err := px.RefuseDials(2); err != nil {
+		t.Fatal(err)
+	}
+	drop := px.MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.DropBeforeForward})
+	defer drop.Remove()
+	if _, err := c.Get(ctx, k); !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("GET on the dropped replica connection = %v, want connection loss", err)
+	}
+	for !replica.EP.Down() {
+		if ctx.Err() != nil {
+			t.Fatal("the replica never became down")
+		}
+		runtime.Gosched() // the replacement dial is refused in the background
+	}
+	for i := range 3 {
+		if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+			t.Errorf("GET %d with the replica unreachable = %v, want it served by the primary", i, err)
+		}
+	}
+	for replica.EP.Current() == nil {
+		if ctx.Err() != nil {
+			t.Fatal("the replica was never redialed")
+		}
+		if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+			t.Fatalf("GET while the replica comes back = %v", err)
+		}
+		runtime.Gosched()
+	}
+	before := px.Forwarded("GET")
+	if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+		t.Fatal(err)
+	}
+	if px.Forwarded("GET") != before+1 {
+		t.Errorf("the read after the replica came back did not go to it")
+	}
+}
+
+// TestPrimaryPreferredReadsReturnToPrimary: under ReadPrimaryPreferred, a
+// read-only workload whose primary became unreachable reads from the
+// replica, and returns to the primary once it answers again (the client
+// redials it in the background; nothing else would, without writes).
+func TestPrimaryPreferredReadsReturnToPrimary(t *testing.T) {
+	primaryAddr := sentinelPrimary(t)
+	px := realProxy(t, primaryAddr)
+	c := sentinelClient(t, Options{ReadFrom: ReadPrimaryPreferred,
+		Dialer: rewriteDialer(map[string]string{primaryAddr: px.Addr()}, false, 0)})
+	ctx := testCtx(t)
+	k := keyPrefix(t) + "k"
+	primary := c.topo.Primaries()[0]
+	if err := px.RefuseDials(2); err != nil {
+		t.Fatal(err)
+	}
+	drop := px.MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.DropBeforeForward})
+	defer drop.Remove()
+	if _, err := c.Get(ctx, k); !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("GET on the dropped primary connection = %v, want connection loss", err)
+	}
+	for !primary.EP.Down() {
+		if ctx.Err() != nil {
+			t.Fatal("the primary never became down")
+		}
+		runtime.Gosched() // the replacement dial is refused in the background
+	}
+	if n := readNode(t, c, -1); !n.Replica {
+		t.Fatalf("a read with the primary down goes to %s, want a replica", n.Addr)
+	}
+	for primary.EP.Current() == nil {
+		if ctx.Err() != nil {
+			t.Fatal("the primary was never redialed: reads stay on the replica")
+		}
+		if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+			t.Fatalf("GET while the primary comes back = %v", err)
+		}
+		runtime.Gosched()
+	}
+	if n := readNode(t, c, -1); n != primary {
+		t.Errorf("a read after the primary came back goes to %s, want the primary", n.Addr)
+	}
+}
