@@ -360,3 +360,70 @@ func TestEndpointBatchLanes(t *testing.T) {
 		})
 	}
 }
+
+// TestEndpointRedial proves, in virtual time, that Redial starts one
+// background dial of a down endpoint (after its redial backoff), which
+// brings it back up; that it starts none while a dial is in flight, while
+// the connection is alive, or after Close; and that it never blocks.
+func TestEndpointRedial(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFakeServer(t, nil)
+		var mu sync.Mutex
+		calls, refuse := 0, true
+		gate := make(chan struct{}, 1)
+		gate <- struct{}{}
+		ep := NewEndpoint(Config{Addr: "fake:6379", Dial: func(ctx context.Context, n, a string) (net.Conn, error) {
+			mu.Lock()
+			calls++
+			mu.Unlock()
+			<-gate // a dial in flight until the test lets it go
+			mu.Lock()
+			r := refuse
+			mu.Unlock()
+			if r {
+				return nil, errors.New("refused")
+			}
+			return s.dial(ctx, n, a)
+		}})
+		dials := func() int { mu.Lock(); defer mu.Unlock(); return calls }
+		if _, err := ep.Conn(context.Background()); err == nil {
+			t.Fatal("the first dial succeeded, want it refused")
+		}
+		if !ep.Down() {
+			t.Fatal("not Down after a failed dial")
+		}
+		mu.Lock()
+		refuse = false
+		mu.Unlock()
+		ep.Redial()           // never blocks: the dial waits for its backoff, then on gate
+		ep.Redial()           // one in flight: no second
+		time.Sleep(maxRedial) // virtual: the backoff passes
+		synctest.Wait()
+		if n := dials(); n != 2 {
+			t.Fatalf("%d dials, want 2: the first and one redial", n)
+		}
+		if !ep.Down() {
+			t.Fatal("up before its redial completed")
+		}
+		gate <- struct{}{}
+		synctest.Wait() // the dial succeeds
+		if n := dials(); n != 2 {
+			t.Fatalf("%d dials, want 2: one redial", n)
+		}
+		if ep.Down() || ep.Current() == nil {
+			t.Fatal("the endpoint is not up after its redial")
+		}
+		ep.Redial() // alive: nothing
+		synctest.Wait()
+		if n := dials(); n != 2 {
+			t.Fatalf("%d dials, want 2: Redial dialed a live endpoint", n)
+		}
+		ep.Close()
+		ep.Redial()
+		synctest.Wait()
+		if n := dials(); n != 2 {
+			t.Fatalf("%d dials, want 2: Redial dialed a closed endpoint", n)
+		}
+		s.close()
+	})
+}
