@@ -34,7 +34,10 @@ type Hook interface {
 type DialHook func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // ProcessHook runs one command: [Client.Do], a typed method, a blocking
-// command, a script or function call.
+// command, a script or function call, a page of a SCAN-family iterator.
+// A [Subscription]'s commands (SUBSCRIBE, UNSUBSCRIBE and their kin) and
+// the client's own (handshakes, health PINGs, topology queries) do not
+// pass through it; a [Dedicated] connection's commands do.
 type ProcessHook func(ctx context.Context, cmd *CommandInfo) error
 
 // ProcessBatchHook runs one [Batch.Execute] (a batch or a transaction).
