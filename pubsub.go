@@ -107,15 +107,29 @@ type Subscription struct {
 	// is nil): each reply, a confirmation or an error, belongs to the
 	// oldest.
 	owed   []owedReply
-	conn   net.Conn // the current connection, nil while reconnecting
+	conn   net.Conn // the current connection, nil while reconnecting (set with setConnLocked)
 	id     int64    // the server's id of conn
 	closed bool
 
-	wmu      sync.Mutex   // serialises writes to conn
-	lastRead atomic.Int64 // unix nanoseconds of the last value read
+	wmu      sync.Mutex              // serialises writes to conn
+	live     atomic.Pointer[connBox] // conn, for Close to end a write stuck on it without mu
+	lastRead atomic.Int64            // unix nanoseconds of the last value read
 
 	slot  int         // Cluster: the slot of the shard channels (SSubscribe); -1: any node
 	moved atomic.Bool // the slot moved, or a dial failed: learn the map before reconnecting
+}
+
+// connBox holds a connection in an atomic pointer.
+type connBox struct{ nc net.Conn }
+
+// setConnLocked makes nc (nil: none) the current connection.
+func (s *Subscription) setConnLocked(nc net.Conn) {
+	s.conn = nc
+	if nc == nil {
+		s.live.Store(nil)
+	} else {
+		s.live.Store(&connBox{nc})
+	}
 }
 
 // subKind is a family of subscriptions.
@@ -225,7 +239,8 @@ func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*
 	if err != nil {
 		return nil, err
 	}
-	s.conn, s.id = nc, id
+	s.setConnLocked(nc) // not shared yet: no lock needed
+	s.id = id
 	if !c.track(s) {
 		_ = nc.Close()
 		return nil, &ConnError{Command: name, Unwritten: true, Err: ErrClosed}
@@ -387,6 +402,12 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 // Close ends the subscription: it closes the connection, stops its
 // goroutines and closes the channel. Closing twice does nothing.
 func (s *Subscription) Close() error {
+	// A write stuck on a server that stopped reading (no HealthTimeout,
+	// no deadline in its caller's ctx) holds the write lock, and a change
+	// waiting for it holds mu: closing the connection first ends it.
+	if b := s.live.Load(); b != nil {
+		_ = b.nc.Close()
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -729,7 +750,7 @@ func (s *Subscription) refused(text []byte) {
 // subscription closed.
 func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 	s.mu.Lock()
-	s.conn = nil
+	s.setConnLocked(nil)
 	s.mu.Unlock()
 	policy := s.c.reconnectPolicy()
 	for attempt := 1; ; attempt++ {
@@ -790,7 +811,8 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 				b = append(b, encodeCommand(subCommands[kind].sub, []string{n})...)
 			}
 		}
-		s.conn, s.id = nc, id
+		s.setConnLocked(nc)
+		s.id = id
 		// As in change: the write lock is taken before mu is released,
 		// so that a Subscribe or Unsubscribe applied after this snapshot
 		// of the set reaches the server after it (an Unsubscribe sent

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -871,11 +872,13 @@ func TestSubscriptionCutMidMessageReportsGap(t *testing.T) {
 
 // stallConn is a connection whose writes can be made to block, as when
 // the server stops reading and the socket's buffers are full: a stalled
-// Write returns only when its write deadline passes.
+// Write returns only when its write deadline passes or the connection is
+// closed.
 type stallConn struct {
 	net.Conn
 	mu       sync.Mutex
 	stalled  bool
+	closed   bool
 	deadline time.Time
 	changed  chan struct{} // closed and replaced when the deadline changes
 	entered  chan struct{} // receives one value per stalled Write
@@ -890,6 +893,17 @@ func (c *stallConn) SetWriteDeadline(t time.Time) error {
 	return c.Conn.SetWriteDeadline(t)
 }
 
+func (c *stallConn) Close() error {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		close(c.changed)
+		c.changed = make(chan struct{})
+	}
+	c.mu.Unlock()
+	return c.Conn.Close()
+}
+
 func (c *stallConn) Write(b []byte) (int, error) {
 	c.mu.Lock()
 	if !c.stalled {
@@ -900,8 +914,11 @@ func (c *stallConn) Write(b []byte) (int, error) {
 	c.entered <- struct{}{}
 	for {
 		c.mu.Lock()
-		dl, changed := c.deadline, c.changed
+		dl, changed, closed := c.deadline, c.changed, c.closed
 		c.mu.Unlock()
+		if closed {
+			return 0, net.ErrClosed
+		}
 		if !dl.IsZero() && !time.Now().Before(dl) {
 			return 0, os.ErrDeadlineExceeded
 		}
@@ -981,6 +998,64 @@ func TestSubscriptionWriteEndsWithItsContext(t *testing.T) {
 		}
 		if m := <-s.Channel(); m.Channel != ch || m.Payload != "to "+ch {
 			t.Fatalf("after reconnecting: %+v, want the message to %s", m, ch)
+		}
+	}
+}
+
+// TestSubscriptionCloseEndsAStuckWrite: with HealthTimeout off, a
+// Subscribe without a deadline stuck in its write (the server stopped
+// reading) holds the write lock, and a second Subscribe waits for it
+// holding the subscription's state; Close still returns, and ends both
+// calls.
+func TestSubscriptionCloseEndsAStuckWrite(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		conns []*stallConn
+	)
+	c := newClient(t, Options{HealthTimeout: NoTimeout, Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		sc := &stallConn{Conn: nc, changed: make(chan struct{}), entered: make(chan struct{}, 1)}
+		mu.Lock()
+		conns = append(conns, sc)
+		mu.Unlock()
+		return sc, nil
+	}})
+	ctx := testCtx(t)
+	s, err := c.Subscribe(ctx, key(t, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	sc := conns[len(conns)-1]
+	mu.Unlock()
+	sc.mu.Lock()
+	sc.stalled = true
+	sc.mu.Unlock()
+
+	done := make(chan error, 2)
+	go func() { done <- s.Subscribe(context.Background(), key(t, "b")) }()
+	<-sc.entered // the first holds the write lock
+	go func() { done <- s.Subscribe(context.Background(), key(t, "c")) }()
+	for s.mu.TryLock() { // until the second holds mu, waiting for the write lock
+		s.mu.Unlock()
+		runtime.Gosched()
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatalf("Close = %v", err)
+		}
+	case <-time.After(10 * time.Second): // a failsafe, not a synchronisation
+		t.Fatal("Close still blocked 10 s behind a stuck write")
+	}
+	for range 2 {
+		if err := <-done; !errors.Is(err, ErrClosed) {
+			t.Errorf("a Subscribe ended by Close = %v, want ErrClosed", err)
 		}
 	}
 }
