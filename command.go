@@ -269,7 +269,9 @@ func (r Reply) String() (string, error) {
 	return string(r.v.TextBytes()), nil
 }
 
-// Int64 converts an integer reply, or a string holding a decimal integer.
+// Int64 converts an integer reply, a string holding a decimal integer,
+// or a double holding an integral value (a RESP3 double 1.5 fails, as
+// its RESP2 text "1.5" does).
 func (r Reply) Int64() (int64, error) { return toInt64(r.v) }
 
 // Float64 converts a double reply, or a string holding a number.

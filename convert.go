@@ -43,8 +43,8 @@ func toInt64(v resp.Value) (int64, error) {
 			return 0, errors.Join(ErrUnexpectedReply, err)
 		}
 		return n, nil
-	case resp.Double:
-		return int64(v.Float), nil
+	case resp.Double: // integral values only, as their RESP2 text
+		return convInt64(v)
 	case resp.Null, 0:
 		return 0, ErrNil
 	}

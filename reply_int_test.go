@@ -1,0 +1,50 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/respire-go/respire/resp"
+)
+
+// TestIntegerRepliesRefuseNonIntegralDoubles answers integer commands (DECR, Reply.Int64)
+// with RESP3 doubles: an integral one converts, and 1.5, NaN, ±Inf and
+// doubles beyond int64 fail with ErrUnexpectedReply, as their RESP2 text
+// does, instead of being truncated to a wrong integer.
+func TestIntegerRepliesRefuseNonIntegralDoubles(t *testing.T) {
+	c, srv := hostileClient(t, 3)
+	tests := []struct {
+		reply float64
+		want  int64
+		ok    bool
+	}{
+		{3, 3, true},
+		{-2, -2, true},
+		{1.5, 0, false},
+		{math.NaN(), 0, false},
+		{math.Inf(1), 0, false},
+		{math.Inf(-1), 0, false},
+		{-1e19, 0, false},
+		{1e19, 0, false},
+	}
+	for _, tt := range tests {
+		reply := resp.Value{Type: resp.Double, Float: tt.reply}
+		srv.load([]resp.Value{reply})
+		got, err := c.Decr(context.Background(), "k")
+		if tt.ok && (err != nil || got != tt.want) {
+			t.Errorf("Decr answered %v = %d, %v; want %d", tt.reply, got, err, tt.want)
+		}
+		if !tt.ok && !errors.Is(err, ErrUnexpectedReply) {
+			t.Errorf("Decr answered %v = %d, %v; want an error matching ErrUnexpectedReply", tt.reply, got, err)
+		}
+		n, err := Reply{v: reply}.Int64()
+		if tt.ok && (err != nil || n != tt.want) {
+			t.Errorf("Reply(%v).Int64() = %d, %v; want %d", tt.reply, n, err, tt.want)
+		}
+		if !tt.ok && !errors.Is(err, ErrUnexpectedReply) {
+			t.Errorf("Reply(%v).Int64() = %d, %v; want an error matching ErrUnexpectedReply", tt.reply, n, err)
+		}
+	}
+}
