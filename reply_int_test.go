@@ -48,3 +48,30 @@ func TestIntegerRepliesRefuseNonIntegralDoubles(t *testing.T) {
 		}
 	}
 }
+
+// TestScoredMembersRefuseNonScalarMembers answers ZRANGE ... WITHSCORES
+// with member-score lists whose member is an aggregate, a null or an
+// error, in RESP3's pair form and RESP2's flat form: each fails with
+// ErrUnexpectedReply instead of giving a member "" (or the error's text).
+func TestScoredMembersRefuseNonScalarMembers(t *testing.T) {
+	c, srv := hostileClient(t, 3)
+	score := resp.Value{Type: resp.Double, Float: 1}
+	members := map[string]resp.Value{
+		"map":   {Type: resp.Map},
+		"array": {Type: resp.Array, Elems: []resp.Value{bulkValue("m")}},
+		"null":  {Type: resp.Null},
+		"error": {Type: resp.SimpleError, Str: []byte("ERR member")},
+	}
+	for name, member := range members {
+		for form, reply := range map[string]resp.Value{
+			"flat":  {Type: resp.Array, Elems: []resp.Value{member, score}},
+			"pairs": {Type: resp.Array, Elems: []resp.Value{{Type: resp.Array, Elems: []resp.Value{member, score}}}},
+		} {
+			srv.load([]resp.Value{reply})
+			got, err := c.ZRangeWithScores(context.Background(), "k", 0, -1)
+			if !errors.Is(err, ErrUnexpectedReply) {
+				t.Errorf("ZRangeWithScores answered with a %s member (%s form) = %v, %v; want an error matching ErrUnexpectedReply", name, form, got, err)
+			}
+		}
+	}
+}
