@@ -75,3 +75,36 @@ func TestScoredMembersRefuseNonScalarMembers(t *testing.T) {
 		}
 	}
 }
+
+// TestGeoLocationRefusesRepeatedFields answers GEOSEARCH ... WITHDIST
+// WITHHASH WITHCOORD with locations that carry a field twice (two
+// distances, two hashes, two positions): each fails with
+// ErrUnexpectedReply instead of the later field silently replacing the
+// earlier one, and a well-formed location still converts.
+func TestGeoLocationRefusesRepeatedFields(t *testing.T) {
+	c, srv := hostileClient(t, 3)
+	pos := resp.Value{Type: resp.Array, Elems: []resp.Value{bulkValue("1"), bulkValue("2")}}
+	dist, hash := bulkValue("1.5"), resp.Value{Type: resp.Integer, Int: 7}
+	q := GeoSearchQuery{Member: "m", Radius: 1}
+	with := GeoWith{Coord: true, Dist: true, Hash: true}
+	loc := func(fields ...resp.Value) resp.Value {
+		return resp.Value{Type: resp.Array, Elems: []resp.Value{{Type: resp.Array, Elems: append([]resp.Value{bulkValue("m")}, fields...)}}}
+	}
+	srv.load([]resp.Value{loc(dist, hash, pos)})
+	got, err := c.GeoSearchLocations(context.Background(), "k", q, with)
+	if err != nil || len(got) != 1 || got[0].Dist != 1.5 || got[0].Hash != 7 || got[0].Pos != (GeoPos{Longitude: 1, Latitude: 2}) {
+		t.Fatalf("GeoSearchLocations of a well-formed location = %+v, %v", got, err)
+	}
+	for name, reply := range map[string]resp.Value{
+		"two distances":                loc(dist, bulkValue("2.5"), hash, pos),
+		"a boolean after the distance": loc(dist, resp.Value{Type: resp.Boolean}, pos),
+		"two hashes":                   loc(dist, hash, hash, pos),
+		"two positions":                loc(dist, hash, pos, pos),
+	} {
+		srv.load([]resp.Value{reply})
+		got, err := c.GeoSearchLocations(context.Background(), "k", q, with)
+		if !errors.Is(err, ErrUnexpectedReply) {
+			t.Errorf("GeoSearchLocations of a location with %s = %+v, %v; want an error matching ErrUnexpectedReply", name, got, err)
+		}
+	}
+}
