@@ -124,7 +124,7 @@ func (s *hostileServer) serve(nc net.Conn) {
 				break
 			}
 			v := s.next(name)
-			if v.Type == resp.Push {
+			for v.Type == resp.Push {
 				// An out-of-band push first (RESP3; RESP2 has none): the
 				// reply is what follows it.
 				if s.proto == 3 {
