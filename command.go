@@ -294,7 +294,9 @@ func (r Reply) Bool() (bool, error) {
 // become "". A map converts to its flat key-value list, as RESP2 sends it.
 func (r Reply) Strings() ([]string, error) { return toStrings(r.v) }
 
-// StringMap converts a map reply, or a RESP2 flat array of pairs.
+// StringMap converts a map reply, a RESP2 flat array of pairs, or a
+// RESP3 array of [name, value] pairs (ZRANGE ... WITHSCORES), so that
+// both protocols give the same map; a null value becomes "".
 func (r Reply) StringMap() (map[string]string, error) { return toStringMap(r.v) }
 
 // Elements returns the elements of an aggregate reply.

@@ -101,20 +101,23 @@ func toStrings(v resp.Value) ([]string, error) {
 	return out, nil
 }
 
+// toStringMap converts a map in the three shapes convPairs reads (a
+// RESP3 map, a RESP2 flat array, an array of pairs such as RESP3's ZRANGE
+// WITHSCORES); a null value becomes "", an aggregate value is an error.
 func toStringMap(v resp.Value) (map[string]string, error) {
-	switch v.Type {
-	case resp.Map, resp.Array:
-	case resp.Null:
+	if v.Type == resp.Null {
 		return map[string]string{}, nil
-	default:
-		return nil, unexpected("map", v)
 	}
-	if len(v.Elems)%2 != 0 {
-		return nil, unexpected("map with key-value pairs", v)
-	}
-	out := make(map[string]string, len(v.Elems)/2)
-	for i := 0; i < len(v.Elems); i += 2 {
-		out[string(v.Elems[i].TextBytes())] = string(v.Elems[i+1].TextBytes())
+	out := make(map[string]string, convPairCount(v))
+	err := convPairs(v, func(k []byte, val resp.Value) error {
+		if val.Type.Aggregate() {
+			return atValue(k, unexpected("string value", val))
+		}
+		out[string(k)] = string(val.TextBytes())
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -3,7 +3,9 @@ package respire
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/respire-go/respire/resp"
@@ -106,5 +108,35 @@ func TestGeoLocationRefusesRepeatedFields(t *testing.T) {
 		if !errors.Is(err, ErrUnexpectedReply) {
 			t.Errorf("GeoSearchLocations of a location with %s = %+v, %v; want an error matching ErrUnexpectedReply", name, got, err)
 		}
+	}
+}
+
+// TestStringMapReadsEveryPairShape reads ZRANGE ... WITHSCORES from the
+// real server with Reply.StringMap over RESP2 (a flat array) and RESP3
+// (an array of [member, score] pairs): both give the same map. And
+// HGETALL answered with a map whose value is an aggregate fails with
+// ErrUnexpectedReply instead of giving "".
+func TestStringMapReadsEveryPairShape(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		c := newClient(t, Options{Protocol: proto})
+		k := key(t, "z", strconv.Itoa(proto))
+		ctx := testCtx(t)
+		if _, err := c.ZAdd(ctx, k, ZAddOptions{}, Z{Member: "a", Score: 1}, Z{Member: "b", Score: 2.5}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := c.Do(ctx, NewCommand("ZRANGE"), k, 0, -1, "WITHSCORES")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.StringMap()
+		if want := map[string]string{"a": "1", "b": "2.5"}; err != nil || !maps.Equal(got, want) {
+			t.Errorf("RESP%d: StringMap of ZRANGE WITHSCORES = %v, %v; want %v", proto, got, err, want)
+		}
+	}
+	c, srv := hostileClient(t, 3)
+	srv.load([]resp.Value{{Type: resp.Map, Elems: []resp.Value{bulkValue("f"), {Type: resp.Array, Elems: []resp.Value{bulkValue("x")}}}}})
+	got, err := c.HGetAll(context.Background(), "k")
+	if !errors.Is(err, ErrUnexpectedReply) {
+		t.Errorf("HGetAll of a map with an array value = %v, %v; want an error matching ErrUnexpectedReply", got, err)
 	}
 }
