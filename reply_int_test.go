@@ -5,8 +5,10 @@ import (
 	"errors"
 	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/resp"
 )
@@ -138,5 +140,40 @@ func TestStringMapReadsEveryPairShape(t *testing.T) {
 	got, err := c.HGetAll(context.Background(), "k")
 	if !errors.Is(err, ErrUnexpectedReply) {
 		t.Errorf("HGetAll of a map with an array value = %v, %v; want an error matching ErrUnexpectedReply", got, err)
+	}
+}
+
+// TestStringPartsRefuseAggregates answers commands whose reply holds a
+// key, a member, an element, an entry ID or a previous value with an
+// aggregate in that place: BLPOP, BZPOPMIN, XRANGE and SET ... GET each
+// fail with ErrUnexpectedReply instead of returning "" for it.
+func TestStringPartsRefuseAggregates(t *testing.T) {
+	c, srv := hostileClient(t, 3)
+	ctx := context.Background()
+	agg := resp.Value{Type: resp.Array, Elems: []resp.Value{bulkValue("x")}}
+	arr := func(e ...resp.Value) resp.Value { return resp.Value{Type: resp.Array, Elems: e} }
+	score := resp.Value{Type: resp.Double, Float: 1}
+	entry := func(id resp.Value) resp.Value { return arr(arr(id, arr(bulkValue("f"), bulkValue("v")))) }
+	tests := []struct {
+		name  string
+		reply resp.Value
+		call  func() error
+	}{
+		{"BLPop key", arr(agg, bulkValue("v")), func() error { _, _, err := c.BLPop(ctx, time.Second, "k"); return err }},
+		{"BLPop element", arr(bulkValue("k"), agg), func() error { _, _, err := c.BLPop(ctx, time.Second, "k"); return err }},
+		{"BZPopMin key", arr(agg, bulkValue("m"), score), func() error { _, _, err := c.BZPopMin(ctx, time.Second, "k"); return err }},
+		{"BZPopMin member", arr(bulkValue("k"), agg, score), func() error { _, _, err := c.BZPopMin(ctx, time.Second, "k"); return err }},
+		{"XRange entry ID", entry(agg), func() error { _, err := c.XRange(ctx, "k", "-", "+", 0); return err }},
+		{"SetWithOptions GET", agg, func() error { _, err := c.SetWithOptions(ctx, "k", "v", SetOptions{Get: true}); return err }},
+	}
+	for _, tt := range tests {
+		srv.load([]resp.Value{tt.reply})
+		if err := tt.call(); !errors.Is(err, ErrUnexpectedReply) {
+			t.Errorf("%s answered with an array: error %v; want one matching ErrUnexpectedReply", tt.name, err)
+		}
+	}
+	srv.load([]resp.Value{entry(bulkValue("1-0"))})
+	if got, err := c.XRange(ctx, "k", "-", "+", 0); err != nil || len(got) != 1 || got[0].ID != "1-0" || !slices.Equal(got[0].Fields, []string{"f", "v"}) {
+		t.Errorf("XRange of a well-formed entry = %+v, %v", got, err)
 	}
 }
