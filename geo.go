@@ -430,6 +430,8 @@ func geoLocationOf(e resp.Value, l *GeoLocation) error {
 			field = 0
 		case x.Type == resp.Integer:
 			field = 1
+		case x.Type == resp.Boolean: // no field of a location (its RESP2 form would read as a hash)
+			return unexpected("distance, hash or position", x)
 		}
 		if seen[field] {
 			return unexpected("location with each of distance, hash and position at most once", e)

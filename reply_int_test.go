@@ -102,6 +102,7 @@ func TestGeoLocationRefusesRepeatedFields(t *testing.T) {
 	for name, reply := range map[string]resp.Value{
 		"two distances":                loc(dist, bulkValue("2.5"), hash, pos),
 		"a boolean after the distance": loc(dist, resp.Value{Type: resp.Boolean}, pos),
+		"a boolean":                    loc(resp.Value{Type: resp.Boolean}, hash, pos),
 		"two hashes":                   loc(dist, hash, hash, pos),
 		"two positions":                loc(dist, hash, pos, pos),
 	} {
