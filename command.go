@@ -292,6 +292,9 @@ func (r Reply) Bool() (bool, error) {
 
 // Strings converts an array or set of string-like elements; null elements
 // become "". A map converts to its flat key-value list, as RESP2 sends it.
+// An error element (a script's error_reply, a proxy's failure for one
+// key) is an error matching [ErrUnexpectedReply] that names the element,
+// as in [Reply.Int64s].
 func (r Reply) Strings() ([]string, error) { return toStrings(r.v) }
 
 // StringMap converts a map reply, a RESP2 flat array of pairs, or a

@@ -93,8 +93,11 @@ func toStrings(v resp.Value) ([]string, error) {
 	}
 	out := make([]string, len(v.Elems))
 	for i, e := range v.Elems {
-		if e.Type.Aggregate() {
+		switch {
+		case e.Type.Aggregate():
 			return nil, unexpected("string element", e)
+		case e.IsError(): // a proxy's per-key failure: not a value
+			return nil, atElement(i, unexpected("string element", e))
 		}
 		out[i] = string(e.TextBytes())
 	}
@@ -110,7 +113,10 @@ func toStringMap(v resp.Value) (map[string]string, error) {
 	}
 	out := make(map[string]string, convPairCount(v))
 	err := convPairs(v, func(k []byte, val resp.Value) error {
-		if val.Type.Aggregate() {
+		switch {
+		case val.Type.Aggregate():
+			return atValue(k, unexpected("string value", val))
+		case val.IsError():
 			return atValue(k, unexpected("string value", val))
 		}
 		out[string(k)] = string(val.TextBytes())

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,5 +177,34 @@ func TestStringPartsRefuseAggregates(t *testing.T) {
 	srv.load([]resp.Value{entry(bulkValue("1-0"))})
 	if got, err := c.XRange(ctx, "k", "-", "+", 0); err != nil || len(got) != 1 || got[0].ID != "1-0" || !slices.Equal(got[0].Fields, []string{"f", "v"}) {
 		t.Errorf("XRange of a well-formed entry = %+v, %v", got, err)
+	}
+}
+
+// TestErrorElementsAreNotValues answers MGET, SMEMBERS and HGETALL with
+// an error reply inside the array or map, as a proxy does for a key whose
+// shard failed: each fails with ErrUnexpectedReply naming the element, as
+// Reply.Int64s does (the error's text is not a value, nor is the key
+// found).
+func TestErrorElementsAreNotValues(t *testing.T) {
+	c, srv := hostileClient(t, 3)
+	ctx := context.Background()
+	failure := resp.Value{Type: resp.SimpleError, Str: []byte("ERR upstream failure")}
+	arr := resp.Value{Type: resp.Array, Elems: []resp.Value{bulkValue("v"), failure}}
+	tests := []struct {
+		name  string
+		reply resp.Value
+		at    string // where the error says the error element was
+		call  func() (any, error)
+	}{
+		{"MGet", arr, "element 1", func() (any, error) { v, found, err := c.MGet(ctx, "a", "b"); return []any{v, found}, err }},
+		{"SMembers", arr, "element 1", func() (any, error) { return c.SMembers(ctx, "k") }},
+		{"HGetAll", resp.Value{Type: resp.Map, Elems: []resp.Value{bulkValue("f"), failure}}, `value of "f"`, func() (any, error) { return c.HGetAll(ctx, "k") }},
+	}
+	for _, tt := range tests {
+		srv.load([]resp.Value{tt.reply})
+		got, err := tt.call()
+		if !errors.Is(err, ErrUnexpectedReply) || !strings.Contains(err.Error(), tt.at) {
+			t.Errorf("%s with an error element = %v, %v; want an error matching ErrUnexpectedReply that names the element", tt.name, got, err)
+		}
 	}
 }
