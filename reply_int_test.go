@@ -208,3 +208,50 @@ func TestErrorElementsAreNotValues(t *testing.T) {
 		}
 	}
 }
+
+// TestTransactionRefusesMisshapenExec answers a transaction of two
+// members, and a Watch queue of two, with an EXEC array of three
+// replies, or of one: no member takes a reply whose owner is unknown,
+// each fails with ErrUnexpectedReply; an EXEC array of two gives each
+// member its own.
+func TestTransactionRefusesMisshapenExec(t *testing.T) {
+	c, srv := hostileClient(t, 3)
+	ctx := context.Background()
+	for n := 1; n <= 3; n++ {
+		exec := resp.Value{Type: resp.Array}
+		for i := range n {
+			exec.Elems = append(exec.Elems, bulkValue("r"+strconv.Itoa(i)))
+		}
+		for _, watch := range []bool{false, true} {
+			var a, b Future[string]
+			if watch {
+				srv.load([]resp.Value{{Type: resp.SimpleString, Str: []byte("OK")}, exec}) // WATCH, then EXEC
+				err := c.Watch(ctx, func(tx *Tx) error {
+					a, b = tx.Queue().Get("a"), tx.Queue().Get("b")
+					return nil
+				}, "a")
+				if err != nil {
+					t.Fatalf("EXEC of %d replies: Watch: %v", n, err)
+				}
+			} else {
+				srv.load([]resp.Value{exec})
+				tx := c.NewTransaction()
+				a, b = tx.Get("a"), tx.Get("b")
+				if err := tx.Execute(ctx); err != nil {
+					t.Fatalf("EXEC of %d replies: Execute: %v", n, err)
+				}
+			}
+			ga, erra := a.Result()
+			gb, errb := b.Result()
+			if n == 2 {
+				if erra != nil || errb != nil || ga != "r0" || gb != "r1" {
+					t.Errorf("EXEC of %d replies (Watch %v): members = %q, %v and %q, %v; want r0 and r1", n, watch, ga, erra, gb, errb)
+				}
+				continue
+			}
+			if !errors.Is(erra, ErrUnexpectedReply) || !errors.Is(errb, ErrUnexpectedReply) {
+				t.Errorf("EXEC of %d replies (Watch %v): members = %q, %v and %q, %v; want errors matching ErrUnexpectedReply", n, watch, ga, erra, gb, errb)
+			}
+		}
+	}
+}
