@@ -19,7 +19,8 @@ import (
 // used up, so that no call can loop for ever on a server that keeps
 // answering.
 type hostileServer struct {
-	proto int
+	proto   int
+	cluster bool // answer CLUSTER SLOTS with one node owning every slot
 
 	mu     sync.Mutex
 	script []resp.Value
@@ -110,6 +111,13 @@ func (s *hostileServer) serve(nc net.Conn) {
 			}}, 3)
 		case name == "ECHO" && len(args) == 2 && strings.HasPrefix(string(args[1]), "sync:"):
 			out = resp.AppendBulk(nil, args[1])
+		case s.cluster && name == "CLUSTER" && len(args) > 1 && strings.EqualFold(string(args[1]), "SHARDS"):
+			out = resp.AppendError(nil, "ERR unknown subcommand 'SHARDS'")
+		case s.cluster && name == "CLUSTER":
+			out = resp.AppendValue(nil, resp.Value{Type: resp.Array, Elems: []resp.Value{{Type: resp.Array, Elems: []resp.Value{
+				{Type: resp.Integer, Int: 0}, {Type: resp.Integer, Int: 16383},
+				{Type: resp.Array, Elems: []resp.Value{bulkValue("127.0.0.1"), {Type: resp.Integer, Int: 6379}, bulkValue("hostile")}},
+			}}}}, s.proto)
 		case name == "MULTI":
 			inMulti = true
 			out = resp.AppendSimpleString(nil, "OK")

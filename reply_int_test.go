@@ -255,3 +255,30 @@ func TestTransactionRefusesMisshapenExec(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterSplitSumRefusesNonIntegers answers the two per-slot parts
+// of a Cluster DEL of keys in two slots, one part with an integer and the
+// other with something else (a null, a string, a double): DEL fails with
+// ErrUnexpectedReply instead of returning the sum of the integer parts.
+func TestClusterSplitSumRefusesNonIntegers(t *testing.T) {
+	srv := newHostileServer(t, 3)
+	srv.cluster = true
+	c := newClient(t, Options{
+		Endpoints:        []string{"127.0.0.1:6379"},
+		Cluster:          &ClusterOptions{},
+		Dialer:           srv.dial,
+		IdlePingInterval: NoTimeout,
+	})
+	ctx := context.Background()
+	for _, odd := range []resp.Value{{Type: resp.Null}, bulkValue("5"), {Type: resp.Double, Float: 2}} {
+		srv.load([]resp.Value{{Type: resp.Integer, Int: 1}, odd})
+		n, err := c.Del(ctx, "a", "b") // slots 15495 and 3300
+		if !errors.Is(err, ErrUnexpectedReply) {
+			t.Errorf("DEL with parts answered 1 and %s = %d, %v; want an error matching ErrUnexpectedReply", describeValue(odd), n, err)
+		}
+	}
+	srv.load([]resp.Value{{Type: resp.Integer, Int: 1}, {Type: resp.Integer, Int: 1}})
+	if n, err := c.Del(ctx, "a", "b"); err != nil || n != 2 {
+		t.Errorf("DEL with parts answered 1 and 1 = %d, %v; want 2", n, err)
+	}
+}

@@ -682,13 +682,23 @@ func (c *Client) execSplit(ctx context.Context, f *wire.Frame, s *spec, args [][
 	}
 	switch kind {
 	case splitSum:
+		var odd []resp.Value // parts answered with anything but an integer
 		for _, p := range parts {
 			f.Int += p.f.Int
-			if p.f.Value.Type == resp.Integer { // Client.Do wants a Value
+			switch {
+			case p.f.Value.Type == resp.Integer: // Client.Do wants a Value
 				f.Int += p.f.Value.Int
+			case p.f.Null:
+				odd = append(odd, resp.Value{Type: resp.Null})
+			case p.f.Value.Type != 0:
+				odd = append(odd, p.f.Value)
 			}
 		}
-		if f.Want == wire.WantValue {
+		switch {
+		case odd != nil:
+			// No sum: the caller reports the parts' unexpected shape.
+			f.Int, f.Value = 0, resp.Value{Type: resp.Array, Elems: odd}
+		case f.Want == wire.WantValue:
 			f.Value = resp.Value{Type: resp.Integer, Int: f.Int}
 		}
 	case splitOK:
