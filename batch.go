@@ -516,8 +516,13 @@ func (b *Batch) servedBy(ms []int, n *route.Node) {
 }
 
 // publish gives the members of the unit ms (see at) their replies; whole
-// is the unit's reply for the error when some are missing.
+// is the unit's reply for the error when some are missing. When the
+// count is not one per member (an EXEC array of another length), which
+// reply is whose is unknown: every member fails.
 func (b *Batch) publish(ms []int, replies []resp.Value, whole resp.Value) {
+	if len(replies) != b.size(ms) {
+		replies = nil
+	}
 	for i := range b.size(ms) {
 		m := b.at(ms, i)
 		m.done = true

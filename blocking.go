@@ -342,7 +342,15 @@ func (c *Client) listPop(ctx context.Context, s *spec, timeout time.Duration, ke
 	if len(v.Elems) != 2 || v.Type != resp.Array {
 		return "", "", unexpected("array of key and element", v)
 	}
-	return string(v.Elems[0].TextBytes()), string(v.Elems[1].TextBytes()), nil
+	key, err := convKey(v.Elems[0])
+	if err != nil {
+		return "", "", err
+	}
+	elem, err := convKey(v.Elems[1])
+	if err != nil {
+		return "", "", err
+	}
+	return string(key), string(elem), nil
 }
 
 // blockingValue runs a prepared blocking frame and returns its owned
@@ -438,9 +446,13 @@ func (c *Client) zsetPop(ctx context.Context, s *spec, timeout time.Duration, ke
 	if len(v.Elems) != 3 || v.Type != resp.Array {
 		return "", Z{}, unexpected("array of key, member and score", v)
 	}
-	score, err := toFloat64(v.Elems[2])
+	key, err := convKey(v.Elems[0])
 	if err != nil {
 		return "", Z{}, err
 	}
-	return string(v.Elems[0].TextBytes()), Z{Member: string(v.Elems[1].TextBytes()), Score: score}, nil
+	z, err := zOf(v.Elems[1], v.Elems[2])
+	if err != nil {
+		return "", Z{}, err
+	}
+	return string(key), z, nil
 }

@@ -298,7 +298,9 @@ func (r Reply) String() (string, error) {
 	return string(r.v.TextBytes()), nil
 }
 
-// Int64 converts an integer reply, or a string holding a decimal integer.
+// Int64 converts an integer reply, a string holding a decimal integer,
+// or a double holding an integral value (a RESP3 double 1.5 fails, as
+// its RESP2 text "1.5" does).
 func (r Reply) Int64() (int64, error) { return toInt64(r.v) }
 
 // Float64 converts a double reply, or a string holding a number.
@@ -319,9 +321,14 @@ func (r Reply) Bool() (bool, error) {
 
 // Strings converts an array or set of string-like elements; null elements
 // become "". A map converts to its flat key-value list, as RESP2 sends it.
+// An error element (a script's error_reply, a proxy's failure for one
+// key) is an error matching [ErrUnexpectedReply] that names the element,
+// as in [Reply.Int64s].
 func (r Reply) Strings() ([]string, error) { return toStrings(r.v) }
 
-// StringMap converts a map reply, or a RESP2 flat array of pairs.
+// StringMap converts a map reply, a RESP2 flat array of pairs, or a
+// RESP3 array of [name, value] pairs (ZRANGE ... WITHSCORES), so that
+// both protocols give the same map; a null value becomes "".
 func (r Reply) StringMap() (map[string]string, error) { return toStringMap(r.v) }
 
 // Elements returns the elements of an aggregate reply.

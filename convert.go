@@ -43,8 +43,8 @@ func toInt64(v resp.Value) (int64, error) {
 			return 0, errors.Join(ErrUnexpectedReply, err)
 		}
 		return n, nil
-	case resp.Double:
-		return int64(v.Float), nil
+	case resp.Double: // integral values only, as their RESP2 text
+		return convInt64(v)
 	case resp.Null, 0:
 		return 0, ErrNil
 	}
@@ -93,28 +93,37 @@ func toStrings(v resp.Value) ([]string, error) {
 	}
 	out := make([]string, len(v.Elems))
 	for i, e := range v.Elems {
-		if e.Type.Aggregate() {
+		switch {
+		case e.Type.Aggregate():
 			return nil, unexpected("string element", e)
+		case e.IsError(): // a proxy's per-key failure: not a value
+			return nil, atElement(i, unexpected("string element", e))
 		}
 		out[i] = string(e.TextBytes())
 	}
 	return out, nil
 }
 
+// toStringMap converts a map in the three shapes convPairs reads (a
+// RESP3 map, a RESP2 flat array, an array of pairs such as RESP3's ZRANGE
+// WITHSCORES); a null value becomes "", an aggregate value is an error.
 func toStringMap(v resp.Value) (map[string]string, error) {
-	switch v.Type {
-	case resp.Map, resp.Array:
-	case resp.Null:
+	if v.Type == resp.Null {
 		return map[string]string{}, nil
-	default:
-		return nil, unexpected("map", v)
 	}
-	if len(v.Elems)%2 != 0 {
-		return nil, unexpected("map with key-value pairs", v)
-	}
-	out := make(map[string]string, len(v.Elems)/2)
-	for i := 0; i < len(v.Elems); i += 2 {
-		out[string(v.Elems[i].TextBytes())] = string(v.Elems[i+1].TextBytes())
+	out := make(map[string]string, convPairCount(v))
+	err := convPairs(v, func(k []byte, val resp.Value) error {
+		switch {
+		case val.Type.Aggregate():
+			return atValue(k, unexpected("string value", val))
+		case val.IsError():
+			return atValue(k, unexpected("string value", val))
+		}
+		out[string(k)] = string(val.TextBytes())
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -422,13 +422,27 @@ func geoLocationOf(e resp.Value, l *GeoLocation) error {
 		return err
 	}
 	l.Member = string(name)
+	var seen [3]bool // position, hash, distance: each at most once
 	for _, x := range e.Elems[1:] {
+		field := 2
 		switch {
 		case x.Type.Aggregate():
+			field = 0
+		case x.Type == resp.Integer:
+			field = 1
+		case x.Type == resp.Boolean: // no field of a location (its RESP2 form would read as a hash)
+			return unexpected("distance, hash or position", x)
+		}
+		if seen[field] {
+			return unexpected("location with each of distance, hash and position at most once", e)
+		}
+		seen[field] = true
+		switch field {
+		case 0:
 			if l.Pos, err = geoPosOf(x); err != nil {
 				return err
 			}
-		case x.Type == resp.Integer:
+		case 1:
 			l.Hash = x.Int
 		default:
 			if l.Dist, err = convFloat64(x); err != nil {

@@ -180,8 +180,11 @@ func valuesFound(v resp.Value, n int) (values []string, found []bool, err error)
 	}
 	values, found = make([]string, n), make([]bool, n)
 	for i, e := range v.Elems {
-		if e.Type.Aggregate() {
+		switch {
+		case e.Type.Aggregate():
 			return nil, nil, unexpected("string element", e)
+		case e.IsError(): // a proxy's per-key failure: not a value
+			return nil, nil, atElement(i, unexpected("string element", e))
 		}
 		found[i] = !e.IsNull()
 		values[i] = string(e.TextBytes())

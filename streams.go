@@ -349,14 +349,11 @@ func toXMessages(v resp.Value) ([]XMessage, error) {
 	}
 	out := make([]XMessage, 0, len(v.Elems))
 	for _, e := range v.Elems {
-		if len(e.Elems) != 2 {
-			return nil, unexpected("stream entry", e)
-		}
-		fields, err := toStrings(e.Elems[1])
+		m, err := xmessageOf(e)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, XMessage{ID: string(e.Elems[0].TextBytes()), Fields: fields})
+		out = append(out, m)
 	}
 	return out, nil
 }

@@ -176,6 +176,9 @@ func setResult(v resp.Value, opt SetOptions) (SetResult, error) {
 
 	var r SetResult
 	if opt.Get {
+		if v.Type.Aggregate() {
+			return SetResult{}, unexpected("previous value", v)
+		}
 		// With GET the reply is the old value (or null); whether the
 		// write happened under NX/XX follows from the old value.
 		r.PreviousExists = !v.IsNull()

@@ -195,11 +195,11 @@ func toZs(v resp.Value) ([]Z, error) {
 			if len(p.Elems) != 2 {
 				return nil, unexpected("member-score pair", p)
 			}
-			score, err := toFloat64(p.Elems[1])
+			z, err := zOf(p.Elems[0], p.Elems[1])
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, Z{Member: string(p.Elems[0].TextBytes()), Score: score})
+			out = append(out, z)
 		}
 		return out, nil
 	}
@@ -208,13 +208,27 @@ func toZs(v resp.Value) ([]Z, error) {
 	}
 	out = make([]Z, 0, len(v.Elems)/2)
 	for i := 0; i < len(v.Elems); i += 2 {
-		score, err := toFloat64(v.Elems[i+1])
+		z, err := zOf(v.Elems[i], v.Elems[i+1])
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Z{Member: string(v.Elems[i].TextBytes()), Score: score})
+		out = append(out, z)
 	}
 	return out, nil
+}
+
+// zOf converts one member and its score; the member must be a string
+// (not an aggregate, a null or an error).
+func zOf(member, score resp.Value) (Z, error) {
+	m, err := convKey(member)
+	if err != nil {
+		return Z{}, err
+	}
+	f, err := toFloat64(score)
+	if err != nil {
+		return Z{}, err
+	}
+	return Z{Member: string(m), Score: f}, nil
 }
 
 // zsOrEmpty is toZs reading a null reply as no members.
