@@ -716,24 +716,8 @@ func TestClusterBatchKeylessMemberKeepsQueueOrder(t *testing.T) {
 func TestSentinelBatchScanContinuesOnReplica(t *testing.T) {
 	c := sentinelClient(t, Options{ReadFrom: ReadReplica})
 	ctx := testCtx(t)
-	p := "htopo:" + keyPrefix(t)
-	var pairs []string
-	for i := range 8 {
-		pairs = append(pairs, p+strconv.Itoa(i), "v")
-	}
-	bcSeedReplicated(t, c, pairs...)
 	opts := ScanOptions{Count: 1}
-	var page ScanPage[string]
-	for pg, err := range c.ScanPages(ctx, opts) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		page = pg
-		break
-	}
-	if n, _ := c.topo.At(page.Server); n == nil || !n.Replica || page.Cursor == "0" {
-		t.Fatalf("first page = %+v; want a continuation cursor from a replica", page)
-	}
+	page := replicaScanPage(t, c, opts)
 	b := c.NewBatch()
 	next := b.Scan(page, opts)
 	if err := b.Execute(ctx); err != nil {
@@ -801,4 +785,29 @@ func TestClusterBatchRefusesFanOutCommands(t *testing.T) {
 	if _, err := keys.Result(); err != nil {
 		t.Errorf("KEYS in a standalone batch = %v", err)
 	}
+}
+
+// replicaScanPage seeds 8 keys, replicated, and returns the first SCAN
+// page of c (a Sentinel client under ReadReplica): a continuation cursor
+// from a replica.
+func replicaScanPage(t *testing.T, c *Client, opts ScanOptions) ScanPage[string] {
+	t.Helper()
+	p := "htopo:" + keyPrefix(t)
+	var pairs []string
+	for i := range 8 {
+		pairs = append(pairs, p+strconv.Itoa(i), "v")
+	}
+	bcSeedReplicated(t, c, pairs...)
+	var page ScanPage[string]
+	for pg, err := range c.ScanPages(testCtx(t), opts) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		page = pg
+		break
+	}
+	if n, _ := c.topo.At(page.Server); n == nil || !n.Replica || page.Cursor == "0" {
+		t.Fatalf("first page = %+v; want a continuation cursor from a replica", page)
+	}
+	return page
 }

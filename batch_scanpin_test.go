@@ -2,7 +2,6 @@ package respire
 
 import (
 	"errors"
-	"strconv"
 	"testing"
 )
 
@@ -16,24 +15,8 @@ import (
 func TestSentinelBatchScanContinuationsOfTwoServers(t *testing.T) {
 	c := sentinelClient(t, Options{ReadFrom: ReadReplica})
 	ctx := testCtx(t)
-	p := "htopo:" + keyPrefix(t)
-	var pairs []string
-	for i := range 8 {
-		pairs = append(pairs, p+strconv.Itoa(i), "v")
-	}
-	bcSeedReplicated(t, c, pairs...)
 	opts := ScanOptions{Count: 1}
-	var onReplica ScanPage[string]
-	for pg, err := range c.ScanPages(ctx, opts) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		onReplica = pg
-		break
-	}
-	if n, _ := c.topo.At(onReplica.Server); n == nil || !n.Replica || onReplica.Cursor == "0" {
-		t.Fatalf("first page = %+v; want a continuation cursor from a replica", onReplica)
-	}
+	onReplica := replicaScanPage(t, c, opts)
 	first := c.NewBatch()
 	pf := first.Scan(ScanPage[string]{}, opts) // a batch goes to the primary
 	if err := first.Execute(ctx); err != nil {

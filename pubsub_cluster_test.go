@@ -25,16 +25,7 @@ func TestSSubscribeStaleMapFollowsMoved(t *testing.T) {
 	ctx := testCtx(t)
 	ch := keyPrefix(t) + "{m}ch"
 	slot := route.Slot(ch)
-	src, err := c.topo.Pick(slot, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dst string
-	for _, n := range c.topo.Primaries() {
-		if n != src {
-			dst = n.Addr
-		}
-	}
+	src, dst := ownerAndOther(t, c, slot)
 	ids := clusterNodeIDs(t)
 	t.Cleanup(func() { migrateSlot(t, slot, dst, src.Addr, ids) })
 	migrateSlot(t, slot, src.Addr, dst, ids)
@@ -113,16 +104,7 @@ func TestSSubscribeReconnectLearnsNewOwnerAfterFailedDials(t *testing.T) {
 	ctx := testCtx(t)
 	ch := keyPrefix(t) + "{f}ch"
 	slot := route.Slot(ch)
-	src, err := c.topo.Pick(slot, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dst string
-	for _, n := range c.topo.Primaries() {
-		if n != src {
-			dst = n.Addr
-		}
-	}
+	src, dst := ownerAndOther(t, c, slot)
 	sub, err := c.SSubscribe(ctx, ch)
 	if err != nil {
 		t.Fatal(err)

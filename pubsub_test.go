@@ -893,6 +893,38 @@ func (c *stallConn) SetWriteDeadline(t time.Time) error {
 	return c.Conn.SetWriteDeadline(t)
 }
 
+// stall makes the next writes block.
+func (c *stallConn) stall() {
+	c.mu.Lock()
+	c.stalled = true
+	c.mu.Unlock()
+}
+
+// stallingClient returns a standalone client with HealthTimeout off whose
+// connections are stallConns; last returns the latest one dialed.
+func stallingClient(t *testing.T) (c *Client, last func() *stallConn) {
+	var (
+		mu    sync.Mutex
+		conns []*stallConn
+	)
+	c = newClient(t, Options{HealthTimeout: NoTimeout, Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		sc := &stallConn{Conn: nc, changed: make(chan struct{}), entered: make(chan struct{}, 1)}
+		mu.Lock()
+		conns = append(conns, sc)
+		mu.Unlock()
+		return sc, nil
+	}})
+	return c, func() *stallConn {
+		mu.Lock()
+		defer mu.Unlock()
+		return conns[len(conns)-1]
+	}
+}
+
 func (c *stallConn) Close() error {
 	c.mu.Lock()
 	if !c.closed {
@@ -944,21 +976,7 @@ func (c *stallConn) Write(b []byte) (int, error) {
 // replaced and the new one is subscribed to the whole set, the name of
 // the abandoned call included.
 func TestSubscriptionWriteEndsWithItsContext(t *testing.T) {
-	var (
-		mu    sync.Mutex
-		conns []*stallConn
-	)
-	c := newClient(t, Options{HealthTimeout: NoTimeout, Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		sc := &stallConn{Conn: nc, changed: make(chan struct{}), entered: make(chan struct{}, 1)}
-		mu.Lock()
-		conns = append(conns, sc)
-		mu.Unlock()
-		return sc, nil
-	}})
+	c, last := stallingClient(t)
 	ctx := testCtx(t)
 	a, b := key(t, "a"), key(t, "b")
 	s, err := c.Subscribe(ctx, a)
@@ -966,12 +984,8 @@ func TestSubscriptionWriteEndsWithItsContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	mu.Lock()
-	sc := conns[len(conns)-1] // the subscription's own connection
-	sc.mu.Lock()
-	sc.stalled = true
-	sc.mu.Unlock()
-	mu.Unlock()
+	sc := last() // the subscription's own connection
+	sc.stall()
 
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -1008,32 +1022,14 @@ func TestSubscriptionWriteEndsWithItsContext(t *testing.T) {
 // holding the subscription's state; Close still returns, and ends both
 // calls.
 func TestSubscriptionCloseEndsAStuckWrite(t *testing.T) {
-	var (
-		mu    sync.Mutex
-		conns []*stallConn
-	)
-	c := newClient(t, Options{HealthTimeout: NoTimeout, Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		sc := &stallConn{Conn: nc, changed: make(chan struct{}), entered: make(chan struct{}, 1)}
-		mu.Lock()
-		conns = append(conns, sc)
-		mu.Unlock()
-		return sc, nil
-	}})
+	c, last := stallingClient(t)
 	ctx := testCtx(t)
 	s, err := c.Subscribe(ctx, key(t, "a"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	sc := conns[len(conns)-1]
-	mu.Unlock()
-	sc.mu.Lock()
-	sc.stalled = true
-	sc.mu.Unlock()
+	sc := last()
+	sc.stall()
 
 	done := make(chan error, 2)
 	go func() { done <- s.Subscribe(context.Background(), key(t, "b")) }()

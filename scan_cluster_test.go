@@ -30,16 +30,7 @@ func TestHScanContinuationIsNotRedirected(t *testing.T) {
 		t.Fatal(err)
 	}
 	slot := route.Slot(k)
-	src, err := c.topo.Pick(slot, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dst string
-	for _, n := range c.topo.Primaries() {
-		if n != src {
-			dst = n.Addr
-		}
-	}
+	src, dst := ownerAndOther(t, c, slot)
 	ids := clusterNodeIDs(t)
 	moved := false
 	t.Cleanup(func() {
