@@ -248,18 +248,8 @@ func TestClusterBatchScanContinuationIsPinnedAndNotRetried(t *testing.T) {
 	ctx := testCtx(t)
 	// other serves slot 0: keyless members without a pin go there, or
 	// with the first group. home is another primary.
-	zero, err := c.topo.Pick(-1, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	zero, home := ownerAndOther(t, c, -1) // zero: where a keyless unit goes
 	other := zero.Addr
-	var home string
-	for _, n := range c.topo.Primaries() {
-		if n.Addr != other {
-			home = n.Addr
-			break
-		}
-	}
 	ph := bcTagOn(t, c, home)
 	var pairs, keys []string
 	for i := range 32 {

@@ -16,18 +16,8 @@ import (
 func TestClusterTransactionScanIsPinned(t *testing.T) {
 	c := clusterClient(t, Options{})
 	ctx := testCtx(t)
-	zero, err := c.topo.Pick(-1, false) // where a keyless transaction goes
-	if err != nil {
-		t.Fatal(err)
-	}
+	zero, home := ownerAndOther(t, c, -1) // zero: where a keyless unit goes
 	other := zero.Addr
-	var home string
-	for _, n := range c.topo.Primaries() {
-		if n.Addr != other {
-			home = n.Addr
-			break
-		}
-	}
 	ph := bcTagOn(t, c, home)
 	var pairs, keys []string
 	for i := range 32 {

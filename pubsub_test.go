@@ -705,13 +705,7 @@ func TestSubscriptionOversizedMessageIsProtocolGap(t *testing.T) {
 		if !m.Gap || !errors.Is(m.Err, ErrProtocol) || !errors.Is(m.Err, ErrConnectionLost) {
 			t.Fatalf("after an oversized message: %+v, want a gap whose Err matches ErrProtocol and ErrConnectionLost", m)
 		}
-		waitSubscribers(t, c, ch, 1)
-		if _, err := c.Publish(ctx, ch, "small"); err != nil {
-			t.Fatal(err)
-		}
-		if m := <-s.Channel(); m.Payload != "small" {
-			t.Fatalf("after the gap: %+v, want the next message", m)
-		}
+		resumes(t, c, s, ch, "small")
 	})
 }
 
@@ -859,14 +853,21 @@ func TestSubscriptionCutMidMessageReportsGap(t *testing.T) {
 			if !m.Gap || !errors.Is(m.Err, ErrConnectionLost) {
 				t.Fatalf("after the cut: %+v, want a gap (no part of the cut message)", m)
 			}
-			waitSubscribers(t, pub, ch, 1)
-			if _, err := pub.Publish(ctx, ch, "next"); err != nil {
-				t.Fatal(err)
-			}
-			if m := <-s.Channel(); m.Payload != "next" {
-				t.Fatalf("after the gap: %+v, want the next message", m)
-			}
+			resumes(t, pub, s, ch, "next")
 		})
+	}
+}
+
+// resumes checks that s, after a gap, is subscribed to ch again: a
+// message pub publishes there arrives next.
+func resumes(t *testing.T, pub *Client, s *Subscription, ch, payload string) {
+	t.Helper()
+	waitSubscribers(t, pub, ch, 1)
+	if _, err := pub.Publish(testCtx(t), ch, payload); err != nil {
+		t.Fatal(err)
+	}
+	if m := <-s.Channel(); m.Payload != payload {
+		t.Fatalf("after the gap: %+v, want the next message %q", m, payload)
 	}
 }
 
