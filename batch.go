@@ -193,6 +193,21 @@ func (b *Batch) reject(name string, err error) int {
 	return len(b.members) - 1
 }
 
+// errOrphan is the error of a Batch no Client made (a zero Batch).
+func errOrphan(name string) error {
+	return errInvalid(name, "the Batch was not made by Client.NewBatch or Client.NewTransaction")
+}
+
+// orphan rejects a member named name when no Client made b, reporting
+// the member's index and true; a queueing method that needs the Client
+// calls it first.
+func (b *Batch) orphan(name string) (int, bool) {
+	if b.c != nil {
+		return 0, false
+	}
+	return b.reject(name, errOrphan(name)), true
+}
+
 // add queues the command of s (with s's category, which its Client method
 // has) with args, encoded into the batch's buffer.
 func (b *Batch) add(s *spec, args ...string) int {
@@ -243,6 +258,9 @@ func (b *Batch) queue(cmd Command, args []any) int {
 	switch {
 	case d.refused != "":
 		why = "refused in a " + b.unitName() + ": " + d.refused
+	case b.c == nil:
+		b.buf = b.buf[:start]
+		return b.reject(d.name, errOrphan(d.name))
 	case d.blocking:
 		why = "a blocking command would hold the connection of every other member; run it on its own"
 	case b.c.isCluster() && wholeClusterOnly(d.name):
@@ -305,6 +323,11 @@ func (b *Batch) Execute(ctx context.Context) error {
 		return errInvalid(unit, "executed already")
 	}
 	b.executed = true
+	if b.c == nil {
+		err := errOrphan(unit)
+		b.fail(err)
+		return err
+	}
 	if b.err != nil {
 		b.fail(b.err)
 		return b.err

@@ -82,8 +82,12 @@ func (b *Batch) Set(key, value string) Future[struct{}] {
 
 // SetWithOptions queues SET with options; see [Client.SetWithOptions].
 func (b *Batch) SetWithOptions(key, value string, opt SetOptions) Future[SetResult] {
+	conv := func(v resp.Value) (SetResult, error) { return setResult(v, opt) }
+	if i, orphan := b.orphan("SET"); orphan {
+		return future(b, i, conv)
+	}
 	f, s, err := b.c.setFrame(key, value, opt)
-	return future(b, b.addFrame("SET", f, s, err), func(v resp.Value) (SetResult, error) { return setResult(v, opt) })
+	return future(b, b.addFrame("SET", f, s, err), conv)
 }
 
 // MSet queues MSET; see [Client.MSet]. On a Cluster client its keys must
@@ -109,6 +113,9 @@ func (b *Batch) IncrBy(key string, delta int64) Future[int64] {
 // automatic idempotency identity: its category is the one its options
 // give (WriteAccumulating without Idempotency).
 func (b *Batch) XAdd(key string, opt XAddOptions, pairs ...string) Future[string] {
+	if i, orphan := b.orphan("XADD"); orphan {
+		return future(b, i, strOf)
+	}
 	f, s, err := b.c.xaddFrame(key, opt, pairs)
 	return future(b, b.addFrame("XADD", f, s, err), strOf)
 }
@@ -150,6 +157,8 @@ func (b *Batch) Scan(prev ScanPage[string], opts ScanOptions) ScanFuture {
 	}
 	switch {
 	case err != nil:
+	case b.c == nil:
+		err = errOrphan("SCAN")
 	case cursor != "0" && b.c.topo != nil && prev.Server == "":
 		err = errInvalid("SCAN", "the cursor has no server")
 	}
@@ -193,6 +202,9 @@ func (b *Batch) Script(s *Script, keys []string, args ...string) Future[Reply] {
 	if s.err != nil {
 		return future(b, b.reject("EVAL", s.err), replyOf)
 	}
+	if i, orphan := b.orphan("EVAL"); orphan {
+		return future(b, i, replyOf)
+	}
 	cmd := catalog.Scripting.EVAL()
 	if s.readOnly {
 		cmd = catalog.Scripting.EVAL_RO()
@@ -212,6 +224,9 @@ func (b *Batch) Function(fn *Function, keys []string, args ...string) Future[Rep
 	}
 	if fn.err != nil {
 		return future(b, b.reject("FCALL", fn.err), replyOf)
+	}
+	if i, orphan := b.orphan("FCALL"); orphan {
+		return future(b, i, replyOf)
 	}
 	cmd := fn.command()
 	sp := &spec{name: cmd.Name(), cat: fn.cat, desc: cmd}

@@ -1,8 +1,12 @@
 package respire
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/respire-go/respire/catalog"
 )
 
 // TestBatchResetKeepsScriptAndFunctionReplies: a Reply read from a
@@ -51,6 +55,32 @@ func TestBatchResetKeepsScriptAndFunctionReplies(t *testing.T) {
 			}
 			if got, err := r.String(); err != nil || got != first {
 				t.Errorf("the first use's Reply after Reset and a second Execute = %q, %v; want %q", got, err, first)
+			}
+		})
+	}
+}
+
+// TestZeroBatchFailsClearly proves that a Batch not made by a Client (its
+// zero value) gives every queueing method and Execute an
+// ErrInvalidArgument instead of a nil-pointer panic.
+func TestZeroBatchFailsClearly(t *testing.T) {
+	ctx := context.Background()
+	s := NewScript("return 1", ScriptOptions{})
+	queue := map[string]func(b *Batch) error{
+		"Get":            func(b *Batch) error { return b.Get("k").Err() },
+		"SetWithOptions": func(b *Batch) error { return b.SetWithOptions("k", "v", SetOptions{}).Err() },
+		"XAdd":           func(b *Batch) error { return b.XAdd("s", XAddOptions{}, "f", "v").Err() },
+		"Scan":           func(b *Batch) error { return b.Scan(ScanPage[string]{Cursor: "7"}, ScanOptions{}).Err() },
+		"Script":         func(b *Batch) error { return b.Script(s, []string{"k"}).Err() },
+		"Do":             func(b *Batch) error { return b.Do(catalog.String.GET(), "k").Err() },
+	}
+	for name, q := range queue {
+		t.Run(name, func(t *testing.T) {
+			var b Batch
+			q(&b)
+			err := b.Execute(ctx)
+			if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "NewBatch") {
+				t.Fatalf("Execute of a zero Batch after %s: %v, want an ErrInvalidArgument naming Client.NewBatch", name, err)
 			}
 		})
 	}
