@@ -235,8 +235,13 @@ func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*
 		done: make(chan struct{}),
 		sets: [3]map[string]struct{}{{}, {}, {}},
 	}
-	nc, rd, id, err := s.dial(ctx)
+	nc, rd, id, err := s.dial(ctx, name)
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			// As for every call whose context ended before its command
+			// was sent, whatever the dial's own error says.
+			return nil, &ContextError{Command: name, Err: cerr}
+		}
 		return nil, err
 	}
 	s.setConnLocked(nc) // not shared yet: no lock needed
@@ -485,8 +490,9 @@ func (s *Subscription) writeLocked(ctx context.Context, nc net.Conn, b []byte) e
 	return err
 }
 
-// dial opens and prepares a connection of the subscription's own.
-func (s *Subscription) dial(ctx context.Context) (net.Conn, *resp.Reader, int64, error) {
+// dial opens and prepares a connection of the subscription's own; its
+// errors name command.
+func (s *Subscription) dial(ctx context.Context, command string) (net.Conn, *resp.Reader, int64, error) {
 	cfg := s.c.cfg.dedicatedWire()
 	if s.c.topo != nil {
 		// Each (re)connection asks the topology: after a failover or a
@@ -496,7 +502,7 @@ func (s *Subscription) dial(ctx context.Context) (net.Conn, *resp.Reader, int64,
 		}
 		n, err := s.c.topo.Pick(s.slot, false)
 		if err != nil {
-			return nil, nil, 0, routeErr("SUBSCRIBE", s.slot, err)
+			return nil, nil, 0, routeErr(command, s.slot, err)
 		}
 		cfg = n.Dedicated
 	}
@@ -504,7 +510,7 @@ func (s *Subscription) dial(ctx context.Context) (net.Conn, *resp.Reader, int64,
 	if err != nil {
 		var we *wire.ConnError
 		if errors.As(err, &we) {
-			return nil, nil, 0, connError("SUBSCRIBE", we)
+			return nil, nil, 0, connError(command, we)
 		}
 		return nil, nil, 0, err
 	}
@@ -769,7 +775,7 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 			case <-ctx.Done():
 			}
 		}()
-		nc, rd, id, err := s.dial(ctx)
+		nc, rd, id, err := s.dial(ctx, "SUBSCRIBE") // its error is not reported
 		cancel()
 		if err != nil {
 			// The node may be gone (a failover): the next attempt learns

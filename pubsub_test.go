@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/resp"
+	"github.com/respire-go/respire/respiretest"
 )
 
 // publishPipelined publishes n messages "0".."n-1" to channel (SPUBLISH
@@ -1054,5 +1055,40 @@ func TestSubscriptionCloseEndsAStuckWrite(t *testing.T) {
 		if err := <-done; !errors.Is(err, ErrClosed) {
 			t.Errorf("a Subscribe ended by Close = %v, want ErrClosed", err)
 		}
+	}
+}
+
+// TestSubscribeContextEndingDuringDial proves that a context ending while
+// a subscription's connection is being prepared fails the call with a
+// *ContextError (as every other call that never sent its command) naming
+// the caller's own command, not a *ConnError naming SUBSCRIBE.
+func TestSubscribeContextEndingDuringDial(t *testing.T) {
+	px := realProxy(t, standaloneAddr(t))
+	c := newClient(t, Options{Endpoints: []string{px.Addr()}})
+	for _, tc := range []struct {
+		name string
+		sub  func(ctx context.Context) (*Subscription, error)
+	}{
+		{"SUBSCRIBE", func(ctx context.Context) (*Subscription, error) { return c.Subscribe(ctx, "ch") }},
+		{"PSUBSCRIBE", func(ctx context.Context) (*Subscription, error) { return c.PSubscribe(ctx, "ch*") }},
+		{"SSUBSCRIBE", func(ctx context.Context) (*Subscription, error) { return c.SSubscribe(ctx, "ch") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			// The subscription's handshake reaches the server, whose
+			// reply is held; the caller gives up meanwhile.
+			h := px.MustAddRule(t, respiretest.Rule{Command: "HELLO", Action: respiretest.Hold,
+				OnReceive: func([]string) { cancel() }})
+			defer h.Release()
+			s, err := tc.sub(ctx)
+			if s != nil {
+				_ = s.Close()
+			}
+			var ce *ContextError
+			if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) || ce.Command != tc.name || ce.Sent {
+				t.Fatalf("%s with a context ending during the dial: %T %v, want an unsent *ContextError of %s matching context.Canceled", tc.name, err, err, tc.name)
+			}
+		})
 	}
 }
