@@ -29,6 +29,9 @@ var ErrBatchReset = errors.New("respire: the batch was reset since this member w
 // members and not others (use [Client.NewTransaction] for MULTI/EXEC).
 // A member's server error is that member's result, not the batch's.
 //
+// Make one with [Client.NewBatch] or [Client.NewTransaction]: a zero
+// Batch has no client, and its Execute fails with [ErrInvalidArgument].
+//
 // Every queueing method returns a [Future] whose value is final once
 // Execute returns. A Batch is executed once, by one goroutine, then
 // dropped or emptied with [Batch.Reset] for the next use (which keeps its
