@@ -35,11 +35,17 @@ type Tx struct {
 // queue), like [Conn.Do]. MULTI, EXEC and DISCARD fail with
 // [ErrInvalidArgument] before any I/O: Watch frames the transaction
 // itself, and a MULTI sent by hand would queue the callback's reads and
-// run Watch's own MULTI ... EXEC inside it.
+// run Watch's own MULTI ... EXEC inside it. UNWATCH (which would drop the
+// conflict check Watch promises) and SELECT (which would run the queue in
+// another database than the watched keys') fail the same way.
 func (tx *Tx) Do(ctx context.Context, cmd Command, args ...any) (Reply, error) {
 	switch name := cmd.FullName(); name {
 	case "MULTI", "EXEC", "DISCARD":
 		return Reply{}, errInvalid(name, "Watch sends MULTI and EXEC itself; queue the transaction's commands on Tx.Queue")
+	case "UNWATCH":
+		return Reply{}, errInvalid(name, "it would drop the conflict check of Watch; return an error from the callback to give up")
+	case "SELECT":
+		return Reply{}, errInvalid(name, "the transaction runs in the database of the watched keys; use a client with Options.DB")
 	}
 	return tx.conn.Do(ctx, cmd, args...)
 }

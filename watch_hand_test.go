@@ -12,19 +12,22 @@ import (
 // MULTI made the callback's later reads QUEUED and Watch's own frame run
 // inside the caller's MULTI: Watch reported the nested-MULTI error while
 // the queued INCR had run (or returned nil while a hand-queued INCR never
-// ran). The counter key on the real server is the witness.
+// ran). UNWATCH and SELECT are refused too: UNWATCH silently dropped the
+// conflict check Watch promises, and SELECT made the queued writes run in
+// another database than the watched keys'. The counter key on the real
+// server is the witness.
 func TestWatchCallbackRefusesTransactionCommands(t *testing.T) {
 	c := newClient(t, Options{})
 	ctx := testCtx(t)
 	k := key(t, "counter")
 	t.Cleanup(func() { _, _ = c.Del(testCtx(t), k) })
-	for _, name := range []string{"MULTI", "EXEC", "DISCARD"} {
+	for name, args := range map[string][]any{"MULTI": nil, "EXEC": nil, "DISCARD": nil, "UNWATCH": nil, "SELECT": {"1"}} {
 		t.Run(name, func(t *testing.T) {
 			before, _ := c.Get(ctx, k)
 			var doErr error
 			var incr Future[int64]
 			err := c.Watch(ctx, func(tx *Tx) error {
-				_, doErr = tx.Do(ctx, NewCommand(name))
+				_, doErr = tx.Do(ctx, NewCommand(name), args...)
 				incr = tx.Queue().Incr(k)
 				return nil
 			}, k)
