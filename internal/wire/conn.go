@@ -143,6 +143,8 @@ type Conn struct {
 	// syncOK: callers may read their own replies (the connection has a
 	// non-blocking write, no push handler and a health monitor).
 	syncOK bool
+	// ownWait is Config.OwnReadWait, or its default.
+	ownWait time.Duration
 
 	loops  atomic.Int32
 	dead   chan struct{} // closed after cleanup: every frame has completed
@@ -195,6 +197,10 @@ func start(nc *meteredConn, rd *resp.Reader, proto int, cfg Config, onDead func(
 	// monitor's tick, which gives an idle connection back to the reader
 	// goroutine (so a server's close is seen before the next command).
 	c.syncOK = nc.canTryWrite() && c.onPush == nil && monitor
+	c.ownWait = cfg.OwnReadWait
+	if c.ownWait <= 0 {
+		c.ownWait = DefaultOwnReadWait
+	}
 	c.readWake = make(chan struct{}, 1)
 	loops := int32(2)
 	if monitor {

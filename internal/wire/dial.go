@@ -94,6 +94,11 @@ type Config struct {
 	// connection. Use it only where every command gets exactly one reply.
 	// 0 disables it.
 	IdlePing time.Duration
+	// OwnReadWait bounds how long a caller whose context can be cancelled
+	// reads its own reply on an idle connection before the reader
+	// goroutine takes the reply over ([Conn.Do]): the latest such a
+	// caller sees its context end. 0 means [DefaultOwnReadWait].
+	OwnReadWait time.Duration
 	// MaxPendingFrames bounds the frames a connection holds: submitted
 	// and not yet completed (queued, awaiting their reply, and abandoned
 	// ones until their reply is drained or the connection dies). Submit

@@ -16,12 +16,14 @@
 //     not accept, and every frame submitted while many others are owed,
 //     gathered into one write.
 //   - When a reply leaves nothing owed, the reader goroutine parks. The
-//     next caller through [Conn.Do] whose context cannot be cancelled then
-//     reads its own reply, with its deadline as the socket's read
-//     deadline; when it has its reply, the role goes back to the parked
-//     reader goroutine, or to the running one if others are owed. A
-//     deadline that passes mid-reply hands the partly read reply to the
-//     reader goroutine, which drains it. Any other admission wakes the
+//     next caller through [Conn.Do] then reads its own reply, with its
+//     deadline as the socket's read deadline (for a context that can be
+//     cancelled, at most [Config.OwnReadWait] ahead, since a blocked read
+//     cannot watch the context); when it has its reply, the role goes
+//     back to the parked reader goroutine, or to the running one if
+//     others are owed. A deadline that passes mid-reply hands the partly
+//     read reply to the reader goroutine, which drains it, and the caller
+//     waits as [Frame.Wait] does. Any other admission wakes the
 //     parked reader, and so does the health monitor's tick, so an idle
 //     connection is read again (and a server's close seen) within a tick.
 //

@@ -3,6 +3,8 @@ package wire
 import (
 	"context"
 	"time"
+
+	"github.com/respire-go/respire/internal/clock"
 )
 
 // readerRole says who reads the connection's replies.
@@ -18,30 +20,58 @@ const (
 )
 
 // Do submits f and waits for it, as [Conn.Submit] then [Frame.Wait] do. On
-// an idle connection (nothing owed, the reader goroutine parked) and with a
-// ctx that can never be cancelled, the caller writes its frame and reads
-// its own reply itself, as a client with one connection per caller does:
-// no goroutine hands the frame over in either direction. deadline then
-// becomes the socket's read deadline; when it passes, the reader goroutine
-// takes over the reply and the call gives up as Wait does. sent reports
-// whether f was admitted: when it is false, err is Submit's; otherwise
-// err is Wait's.
+// an idle connection (nothing owed, the reader goroutine parked) the
+// caller writes its frame and reads its own reply itself, as a client
+// with one connection per caller does: no goroutine hands the frame over
+// in either direction. deadline then becomes the socket's read deadline;
+// when it passes, the reader goroutine takes over the reply and the call
+// gives up as Wait does. A blocked read cannot watch a context, so a
+// caller whose ctx can be cancelled reads for at most Config.OwnReadWait
+// (or until ctx's own deadline): then the reader goroutine takes over the
+// reply and the caller waits for it, and for ctx, as Wait does. sent
+// reports whether f was admitted: when it is false, err is Submit's;
+// otherwise err is Wait's.
 func (c *Conn) Do(ctx context.Context, deadline time.Time, f *Frame) (sent bool, err error) {
 	// owed is read without the lock first: a connection that owes
 	// replies is not idle, and its callers (many, when it is busy) skip
 	// the second acquisition of mu that beginSync would cost them.
-	if c.syncOK && ctx.Done() == nil && len(f.Buf) > 0 && c.owed.Load() == 0 && c.beginSync(f) {
-		c.exchange(f, deadline)
-		if f.state.Load() == stateDone {
-			<-f.done // completed: no timer needed
-			return true, nil
+	if c.syncOK && len(f.Buf) > 0 && c.owed.Load() == 0 {
+		own := deadline
+		if ctx.Done() != nil {
+			own = ownReadDeadline(ctx, deadline, c.ownWait)
 		}
-		return true, f.Wait(ctx, deadline)
+		if c.beginSync(f) {
+			c.exchange(f, own)
+			if f.state.Load() == stateDone {
+				<-f.done // completed: no timer needed
+				return true, nil
+			}
+			return true, f.Wait(ctx, deadline)
+		}
 	}
 	if err := c.Submit(ctx, deadline, f); err != nil {
 		return false, err
 	}
 	return true, f.Wait(ctx, deadline)
+}
+
+// DefaultOwnReadWait is the default [Config.OwnReadWait]: a reply of an
+// idle server takes tens of microseconds, so nearly every caller reads
+// its own, and a caller whose context ends sees it within a millisecond.
+const DefaultOwnReadWait = time.Millisecond
+
+// ownReadDeadline is the read deadline of a caller with a cancellable ctx
+// reading its own reply: wait from now, or deadline or ctx's deadline
+// when earlier.
+func ownReadDeadline(ctx context.Context, deadline time.Time, wait time.Duration) time.Time {
+	own := clock.Now().Add(wait)
+	if d, ok := ctx.Deadline(); ok && d.Before(own) {
+		own = d
+	}
+	if !deadline.IsZero() && deadline.Before(own) {
+		own = deadline
+	}
+	return own
 }
 
 // beginSync takes the writer's and the reader's roles for f when the

@@ -187,25 +187,94 @@ func TestIdleCallerReadsOwnReply(t *testing.T) {
 	}
 }
 
-// TestCancellableCallerUsesReaderGoroutine proves that a caller whose
-// context can be cancelled never reads for itself (it could not stop a
-// blocked read): the parked reader goroutine is woken for its reply.
-func TestCancellableCallerUsesReaderGoroutine(t *testing.T) {
-	c, p := startTCP(t, quiet)
+// TestCancellableCallerReadsOwnReply proves that a caller whose context
+// can be cancelled also reads its own reply on an idle connection (within
+// Config.OwnReadWait), gets it, and leaves the reader parked.
+func TestCancellableCallerReadsOwnReply(t *testing.T) {
+	cfg := quiet
+	cfg.OwnReadWait = time.Hour
+	c, p := startTCP(t, cfg)
 	warm(t, c, p)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f := newFrame(WantBytes, "GET", "k")
 	ch := doAsync(c, ctx, time.Time{}, f)
 	p.received(t)
-	if r := readerOf(c); r != readerGoroutine {
-		t.Fatalf("reader's role is %v, want the reader goroutine", r)
+	if r := readerOf(c); r != readerCaller {
+		t.Fatalf("while GET is outstanding the reader's role is %v, want the caller (%v)", r, readerCaller)
 	}
 	p.send(t, bulk("v"))
 	if err := result(t, ch); err != nil || string(f.Bytes) != "v" {
 		t.Fatalf("GET: %v %q", err, f.Bytes)
 	}
+	if r := readerOf(c); r != readerParked {
+		t.Fatalf("after GET the reader's role is %v, want parked", r)
+	}
 	f.Release()
+}
+
+// TestCancellableCallerHandsOverAfterOwnReadWait proves that a caller
+// whose context can be cancelled stops reading its own reply after
+// Config.OwnReadWait: the reader goroutine takes the reply over (here
+// half of it already read), the caller's cancellation ends its call with
+// context.Canceled, the late reply is drained, and the next caller gets
+// its own reply.
+func TestCancellableCallerHandsOverAfterOwnReadWait(t *testing.T) {
+	cfg := quiet
+	cfg.OwnReadWait = time.Nanosecond
+	c, p := startTCP(t, cfg)
+	warm(t, c, p)
+	ctx, cancel := context.WithCancel(context.Background())
+	f := newFrame(WantBytes, "GET", "slow")
+	ch := doAsync(c, ctx, time.Time{}, f)
+	p.received(t)
+	p.send(t, []byte("$4\r\nla"))
+	cancel()
+	if err := result(t, ch); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Do: got %v, want context.Canceled", err)
+	}
+	p.send(t, []byte("te\r\n"))
+	g := newFrame(WantBytes, "GET", "next")
+	ch = doAsync(c, context.Background(), time.Time{}, g)
+	if got := p.received(t); got != "GET next" {
+		t.Fatalf("peer got %q", got)
+	}
+	p.send(t, bulk("mine"))
+	if err := result(t, ch); err != nil || g.Err != nil || string(g.Bytes) != "mine" {
+		t.Fatalf("next GET: %v %v %q, want its own reply", err, g.Err, g.Bytes)
+	}
+	g.Release()
+	if n := fifoLen(c); n != 0 {
+		t.Fatalf("FIFO holds %d frames, want 0", n)
+	}
+}
+
+// TestCancellableCallerOwnReadEndsAtContextDeadline proves that a caller
+// reading its own reply stops at its context's deadline even when
+// Config.OwnReadWait is longer: a held reply ends the call with
+// context.DeadlineExceeded, not after OwnReadWait.
+func TestCancellableCallerOwnReadEndsAtContextDeadline(t *testing.T) {
+	cfg := quiet
+	cfg.OwnReadWait = time.Hour
+	c, p := startTCP(t, cfg)
+	warm(t, c, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	f := newFrame(WantBytes, "GET", "held")
+	ch := doAsync(c, ctx, time.Time{}, f)
+	p.received(t)
+	if err := result(t, ch); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Do: got %v, want context.DeadlineExceeded", err)
+	}
+	p.send(t, bulk("late"))
+	g := newFrame(WantBytes, "GET", "next")
+	ch = doAsync(c, context.Background(), time.Time{}, g)
+	p.received(t)
+	p.send(t, bulk("mine"))
+	if err := result(t, ch); err != nil || string(g.Bytes) != "mine" {
+		t.Fatalf("next GET: %v %q, want its own reply", err, g.Bytes)
+	}
+	g.Release()
 }
 
 // TestOwnReadDeadlineHandsReplyOver proves that when the deadline of a
