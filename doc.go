@@ -16,8 +16,10 @@
 // Typed commands are methods on [Client] named after the command
 // ([Client.Get], [Client.SetWithOptions], [Client.ZAdd], [Client.XAdd] ...),
 // flat like go-redis rather than grouped into facets: a Redis user finds a
-// command by its name, and each method's documentation states its retry
-// category. Every other command runs through [Client.Do] with a descriptor
+// command by its name. Each method sends with its command's audited retry
+// category (docs/retry-categories.md lists them); where its options narrow
+// it (SET NX, ZADD XX), the method or its options type says so. Every
+// other command runs through [Client.Do] with a descriptor
 // from package catalog (audited retry category) or [NewCommand] (never
 // retried until the caller declares a category), returning a [Reply] with
 // conversion helpers.
