@@ -277,7 +277,9 @@ func isContinuation(name string, args [][]byte) bool {
 }
 
 // Reply is an owned RESP reply with conversion helpers. The zero Reply is
-// an absent value.
+// an absent value. A Reply never changes: its methods are safe for
+// concurrent use. The [resp.Value] that Value returns shares the Reply's
+// memory; do not modify it.
 type Reply struct{ v resp.Value }
 
 // Value returns the underlying RESP value.
