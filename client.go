@@ -513,9 +513,14 @@ func waitBackoff(ctx context.Context, d time.Duration, done <-chan struct{}) err
 // context.DeadlineExceeded; Sent reports whether the command had been
 // handed to the connection (it may then have run).
 type ContextError struct {
+	// Command is the name of the command the call was running.
 	Command string
-	Sent    bool
-	Err     error
+	// Sent reports whether the command had been handed to a connection,
+	// on this attempt or an earlier one: it may then have run.
+	Sent bool
+	// Err is the context's error: context.Canceled or
+	// context.DeadlineExceeded.
+	Err error
 	// Last is the failure of the previous attempt when the context ended a
 	// retry's backoff, or nil.
 	Last error
