@@ -109,7 +109,9 @@ type member struct {
 }
 
 // Future is the deferred result of a queued command. It is a small value:
-// copy it freely. The zero Future reports [ErrNotExecuted].
+// copy it freely. The zero Future reports [ErrNotExecuted]. Once its
+// batch's Execute has returned, any goroutine may read it, as long as
+// the batch is not reset or added to meanwhile.
 type Future[T any] struct {
 	b    *Batch
 	i    int32

@@ -310,7 +310,10 @@ func (c *Client) popFrame(name string, keys []string, timeout time.Duration) (*w
 // BLPop removes and returns the first element of the first non-empty list
 // among keys, with that list's key, blocking up to timeout (0 blocks until
 // an element arrives or ctx ends). When timeout passes first it returns
-// [ErrNil]. It runs on a dedicated connection and is never resent.
+// [ErrNil]. No keys, a negative timeout, or a positive one under a
+// millisecond (which the server would read as 0, forever) fails with
+// [ErrInvalidArgument] before anything is sent. It runs on a dedicated
+// connection and is never resent.
 //
 // It waits for timeout plus [Options.CommandTimeout] (a timeout of 0 as
 // long as ctx allows). When ctx or that budget ends while the server

@@ -18,9 +18,11 @@ import (
 	"github.com/respire-go/respire/resp"
 )
 
-// Client is a connection to one Redis (or Valkey) server: one multiplexed,
-// auto-pipelined connection shared by all goroutines, replaced after it
-// dies. A Client is safe for concurrent use.
+// Client is a client of one Redis (or Valkey) deployment: a standalone
+// server, the primary (and replicas) of a Sentinel group, or a Cluster.
+// It holds one multiplexed, auto-pipelined connection per server, shared
+// by all goroutines and replaced after it dies. A Client is safe for
+// concurrent use.
 type Client struct {
 	cfg      config
 	ep       *wire.Endpoint // standalone: the one server's shared connection; nil on a topology
@@ -100,9 +102,14 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	return c, nil
 }
 
-// Close closes the connection. Calls in flight fail with an error matching
-// [ErrClosed]; later calls too. Close waits for the client's goroutines to
-// exit and is safe to call more than once.
+// Close closes the client: its shared, batch and dedicated connections on
+// every server, and every [Subscription] it opened (their channels close).
+// Calls in flight fail with an error matching [ErrClosed], blocking
+// commands and the commands of running [Client.Dedicated] and
+// [Client.Watch] callbacks included; later calls fail the same way
+// without sending anything. A callback goes on until it returns, its
+// commands failing. Close waits for the client's goroutines to exit and is
+// safe to call more than once.
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
@@ -506,9 +513,14 @@ func waitBackoff(ctx context.Context, d time.Duration, done <-chan struct{}) err
 // context.DeadlineExceeded; Sent reports whether the command had been
 // handed to the connection (it may then have run).
 type ContextError struct {
+	// Command is the name of the command the call was running.
 	Command string
-	Sent    bool
-	Err     error
+	// Sent reports whether the command had been handed to a connection,
+	// on this attempt or an earlier one: it may then have run.
+	Sent bool
+	// Err is the context's error: context.Canceled or
+	// context.DeadlineExceeded.
+	Err error
 	// Last is the failure of the previous attempt when the context ended a
 	// retry's backoff, or nil.
 	Last error

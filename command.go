@@ -57,8 +57,8 @@ func NewCommand(name string) Command { return catalog.New(name) }
 // found it. It refuses, before any I/O and with an error matching
 // [ErrInvalidArgument] that says where the command belongs, every command
 // that would break that: the subscribe family, MONITOR, replication
-// commands, CLIENT REPLY/TRACKING/CACHING/SETNAME/SETINFO/NO-EVICT/NO-TOUCH,
-// HELLO, AUTH, SELECT, RESET, QUIT, READONLY/READWRITE, ASKING, and
+// commands, HELLO, AUTH, SELECT, RESET, QUIT, READONLY/READWRITE, ASKING,
+// CLIENT REPLY/TRACKING/CACHING/SETNAME/SETINFO/CAPA/NO-EVICT/NO-TOUCH, and
 // MULTI/EXEC/DISCARD/WATCH/UNWATCH (see [RefusedCommands]). A command the
 // catalog does not know is sent unless its Command declares one of those
 // flags with [Command.WithFlags].
@@ -277,7 +277,9 @@ func isContinuation(name string, args [][]byte) bool {
 }
 
 // Reply is an owned RESP reply with conversion helpers. The zero Reply is
-// an absent value.
+// an absent value. A Reply never changes: its methods are safe for
+// concurrent use. The [resp.Value] that Value returns shares the Reply's
+// memory; do not modify it.
 type Reply struct{ v resp.Value }
 
 // Value returns the underlying RESP value.

@@ -16,11 +16,16 @@
 // Typed commands are methods on [Client] named after the command
 // ([Client.Get], [Client.SetWithOptions], [Client.ZAdd], [Client.XAdd] ...),
 // flat like go-redis rather than grouped into facets: a Redis user finds a
-// command by its name, and each method's documentation states its retry
-// category. Every other command runs through [Client.Do] with a descriptor
-// from package catalog (audited retry category) or [NewCommand] (never
-// retried until the caller declares a category), returning a [Reply] with
-// conversion helpers.
+// command by its name. Each method sends with its command's audited retry
+// category (docs/retry-categories.md lists them); where its options narrow
+// it (SET NX, ZADD XX), the method or its options type says so. A typed
+// method checks its arguments first: a call without what its command
+// needs (Del with no keys, HSet with an odd list of fields and values)
+// or with contradictory options fails with [ErrInvalidArgument] and
+// sends nothing. Every other command runs through [Client.Do] with a
+// descriptor from package catalog (audited retry category) or
+// [NewCommand] (never retried until the caller declares a category),
+// returning a [Reply] with conversion helpers.
 //
 // Every call takes a context. When the context has no deadline,
 // [Options.CommandTimeout] supplies one; that single deadline covers

@@ -119,7 +119,8 @@ func (e *ConnError) Is(target error) bool { return target == ErrConnectionLost }
 type ConfigError struct {
 	// Field names the option, such as "Options.DialTimeout" or
 	// "RetryPolicy.Jitter".
-	Field  string
+	Field string
+	// Reason says why the value was refused.
 	Reason string
 }
 

@@ -45,7 +45,8 @@ type Function struct {
 }
 
 // NewFunction returns the function name of library. A name or library
-// that is empty or contains spaces, or a Source that does not declare
+// that is empty or holds anything but ASCII letters, digits and
+// underscores (as Redis requires), or a Source that does not declare
 // library, makes every use fail with [ErrInvalidArgument] before any I/O.
 func NewFunction(library, name string, opt FunctionOptions) *Function {
 	fn := &Function{library: library, name: name, opt: opt, cat: Never}

@@ -660,7 +660,7 @@ func waitTimeout(name string, timeout time.Duration) (string, error) {
 // less than numReplicas when timeout passed. WAIT counts the writes of the
 // connection it runs on, which is why it is a method of a dedicated
 // connection: write on conn, then Wait on conn. A negative numReplicas or
-// timeout, or a timeout under a millisecond, fails with
+// timeout, or a positive timeout under a millisecond, fails with
 // [ErrInvalidArgument] before anything is sent. Like every command on a
 // Conn it is never resent.
 func (conn *Conn) Wait(ctx context.Context, numReplicas int, timeout time.Duration) (int64, error) {
@@ -684,8 +684,8 @@ func (conn *Conn) Wait(ctx context.Context, numReplicas int, timeout time.Durati
 // waits until they are), and returns how many of each acknowledged them:
 // local is 1 or 0, replicas a count. As with [Conn.Wait], it counts the
 // writes of this connection. numLocal other than 0 or 1, a negative
-// numReplicas or timeout, or a timeout under a millisecond fails with
-// [ErrInvalidArgument] before anything is sent. It is never resent.
+// numReplicas or timeout, or a positive timeout under a millisecond fails
+// with [ErrInvalidArgument] before anything is sent. It is never resent.
 func (conn *Conn) WaitAOF(ctx context.Context, numLocal, numReplicas int, timeout time.Duration) (local, replicas int64, err error) {
 	if numLocal != 0 && numLocal != 1 {
 		return 0, 0, errInvalid("WAITAOF", "numLocal must be 0 or 1")

@@ -48,7 +48,8 @@ type Options struct {
 	// Password for AUTH; empty (with no Username) sends no AUTH. It never
 	// appears in errors.
 	Password string
-	// DB is the database index selected on every connection. Defaults to 0.
+	// DB is the database index selected on every connection. Must not be
+	// negative, and must be 0 on a Cluster client. Defaults to 0.
 	DB int
 	// ClientName is sent with CLIENT SETNAME (or HELLO SETNAME). Defaults
 	// to none. Like Redis, it accepts printable ASCII ('!' through '~')
@@ -60,18 +61,19 @@ type Options struct {
 	// TLS enables TLS with this configuration. Defaults to nil: plain TCP.
 	// When ServerName is empty it is taken from the endpoint's host.
 	TLS *tls.Config
-	// DialTimeout bounds establishing and preparing one connection.
-	// Defaults to 5 seconds.
+	// DialTimeout bounds establishing and preparing one connection. Must
+	// not be negative. Defaults to 5 seconds.
 	DialTimeout time.Duration
 	// CommandTimeout is the deadline of a command whose context has none;
 	// it spans connection selection, every send and every retry delay.
-	// Defaults to 5 seconds; [NoTimeout] disables it.
+	// Must not be negative. Defaults to 5 seconds; [NoTimeout] disables it.
 	CommandTimeout time.Duration
 	// Dialer opens network connections; tests use it to hold or fail
 	// dials. Defaults to a net.Dialer.
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MaxBulk is the largest bulk reply accepted, in bytes; larger replies
-	// reset the connection with [ErrProtocol]. Defaults to 512 MiB.
+	// reset the connection with [ErrProtocol]. Must not be negative.
+	// Defaults to 512 MiB.
 	MaxBulk int64
 	// RetryPolicy enables command retries. Defaults to nil: no command is
 	// ever resent.
@@ -177,8 +179,8 @@ type SentinelOptions struct {
 type ClusterOptions struct {
 	// RefreshInterval is how often the slot map is refreshed when nothing
 	// (a MOVED reply, a lost node) asked for it sooner; each wait is
-	// jittered by up to a fifth. Defaults to 30 seconds; [NoTimeout]
-	// disables periodic refreshes.
+	// jittered by up to a fifth. At least 1 second. Defaults to 30
+	// seconds; [NoTimeout] disables periodic refreshes.
 	RefreshInterval time.Duration
 	// MaxRedirects bounds the MOVED and ASK redirects one attempt
 	// follows, from 1 through 100. Redirects are not retry attempts; the

@@ -94,6 +94,9 @@ type Message struct {
 //
 // Subscription confirmations and PING replies are handled inside; they
 // never appear as messages. Its methods are safe for concurrent use.
+// After [Subscription.Close] (or the client's Close), Subscribe,
+// Unsubscribe and their kin fail with an error matching [ErrClosed],
+// sending nothing.
 type Subscription struct {
 	c    *Client
 	msgs chan Message

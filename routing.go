@@ -34,6 +34,7 @@ var (
 // deliver: no node for its slot, keys in different slots, a malformed or
 // endless redirect. Nothing the command asked for ran.
 type RouteError struct {
+	// Command is the name of the command that could not be routed.
 	Command string
 	// Slot is the keys' hash slot, or -1.
 	Slot int
@@ -67,6 +68,7 @@ func (e *RouteError) Is(target error) bool {
 // those that succeeded stay done (the split call is not atomic), and
 // each part followed the retry policy on its own.
 type PartialError struct {
+	// Command is the name of the command that was split.
 	Command string
 	// Parts is how many commands the call was split into; Failed how
 	// many of them failed.

@@ -25,7 +25,9 @@ const (
 
 // Tx is the connection of a [Client.Watch] callback: reads run at once on
 // the connection that holds the WATCH, and commands queued on Queue run
-// as MULTI ... EXEC on it when the callback returns nil.
+// as MULTI ... EXEC on it when the callback returns nil. Its reads are
+// safe for concurrent use, as [Conn]'s are; its Queue, like any [Batch],
+// is not. A Tx must not be used after the callback returns.
 type Tx struct {
 	conn  *Conn
 	queue *Batch
@@ -81,6 +83,7 @@ func (tx *Tx) Queue() *Batch { return tx.queue }
 // (and [ErrInvalidArgument]) before MULTI is sent. A queued [Batch.Scan]
 // page that names another server than the watched connection's (Sentinel
 // and Cluster) ends Watch with an [ErrInvalidArgument] before MULTI too.
+// A nil fn or no keys is an [ErrInvalidArgument], and nothing is sent.
 func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...string) error {
 	switch {
 	case fn == nil:

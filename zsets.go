@@ -789,8 +789,9 @@ func (c *Client) cmdZMPop(end ZEnd, count int64, keys ...string) cmd[ZMPopResult
 // BZMPop is [Client.ZMPop] blocking up to timeout while every sorted set
 // among keys is empty (BZMPOP; 0 blocks until a member arrives or ctx
 // ends). When timeout passes first it returns [ErrNil]. A negative
-// timeout, or one under a millisecond, fails with [ErrInvalidArgument]. It
-// runs on a dedicated connection and is never resent.
+// timeout, or a positive one under a millisecond, fails with
+// [ErrInvalidArgument]. It runs on a dedicated connection and is never
+// resent.
 func (c *Client) BZMPop(ctx context.Context, timeout time.Duration, end ZEnd, count int64, keys ...string) (ZMPopResult, error) {
 	secs, err := timeoutSeconds("BZMPOP", timeout)
 	if err != nil {

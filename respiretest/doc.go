@@ -44,7 +44,8 @@
 // # Embedded server
 //
 // [NewServer] starts a miniredis engine behind a proxy and cleans both up
-// when the test ends. Inside a testing/synctest bubble it uses net.Pipe for
+// when the test ends; [StartServer] starts one that the caller closes (for
+// examples and programs such as the demo). Inside a testing/synctest bubble it uses net.Pipe for
 // both hops, so timeouts, delays and backoff run on the bubble's virtual
 // clock. [Server.Executed] counts what reached the engine per command, the
 // stand-in for INFO commandstats.

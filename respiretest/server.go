@@ -13,13 +13,13 @@ import (
 )
 
 // Server is an embedded RESP server for tests and demos: a miniredis engine
-// behind a [Proxy]. Clients reach it at [Server.Addr] (TCP on 127.0.0.1) or
-// through [Server.Dial]; with [InMemory] nothing listens on TCP and both
-// hops are net.Pipe, so it runs inside a testing/synctest bubble with
-// virtual time. Unlike the proxy alone, IDMP emulation is on by default
-// (turn it off with WithIDMP(false)); without it the engine answers IDMP
-// and XCFGSET exactly as Redis 7.0 does. A Server is safe for concurrent
-// use.
+// behind a [Proxy], whose methods it has. Clients reach it at its Addr
+// ([Proxy.Addr], TCP on 127.0.0.1) or through its Dial ([Proxy.Dial]);
+// with [InMemory] nothing listens on TCP and both hops are net.Pipe, so it
+// runs inside a testing/synctest bubble with virtual time. Unlike the
+// proxy alone, IDMP emulation is on by default (turn it off with
+// WithIDMP(false)); without it the engine answers IDMP and XCFGSET exactly
+// as Redis 7.0 does. A Server is safe for concurrent use.
 type Server struct {
 	*Proxy
 	engine *miniredis.Miniredis
