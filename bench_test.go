@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // policyModes are the retry configurations the healthy path is measured
@@ -46,7 +47,7 @@ func BenchmarkGetBytes(b *testing.B) {
 	for _, m := range policyModes {
 		b.Run(m.name+"/Serial", func(b *testing.B) {
 			c, k := benchClient(b, m.policy())
-			serialGetBytes(b, c, k)
+			serialGetBytes(b, context.Background(), c, k)
 		})
 		b.Run(m.name+"/Parallel", func(b *testing.B) {
 			c, k := benchClient(b, m.policy())
@@ -57,6 +58,24 @@ func BenchmarkGetBytes(b *testing.B) {
 			parallelGetBytes(b, c, k, fewCallers)
 		})
 	}
+}
+
+// BenchmarkGetBytesContexts measures a serial GetBytes with the contexts
+// services pass: one that can be cancelled (a request's), and one with a
+// deadline (which replaces CommandTimeout).
+func BenchmarkGetBytesContexts(b *testing.B) {
+	b.Run("Cancel", func(b *testing.B) {
+		c, k := benchClient(b, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		serialGetBytes(b, ctx, c, k)
+	})
+	b.Run("Deadline", func(b *testing.B) {
+		c, k := benchClient(b, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		serialGetBytes(b, ctx, c, k)
+	})
 }
 
 func BenchmarkSet(b *testing.B) {
@@ -287,8 +306,8 @@ func reportCPU(b *testing.B) (stop func()) {
 
 // serialGetBytes measures GetBytes of k into a reused buffer from one
 // goroutine.
-func serialGetBytes(b *testing.B, c *Client, k string) {
-	ctx, buf := context.Background(), make([]byte, 0, 128)
+func serialGetBytes(b *testing.B, ctx context.Context, c *Client, k string) {
+	buf := make([]byte, 0, 128)
 	b.ReportAllocs()
 	defer reportCPU(b)()
 	for b.Loop() {
@@ -438,7 +457,7 @@ func BenchmarkClusterHealthyPath(b *testing.B) {
 	}
 	b.Run("GetBytes/Serial", func(b *testing.B) {
 		c, k := setup(b)
-		serialGetBytes(b, c, k)
+		serialGetBytes(b, context.Background(), c, k)
 	})
 	b.Run("GetBytes/Parallel", func(b *testing.B) {
 		c, k := setup(b)
