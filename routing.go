@@ -596,7 +596,8 @@ func visitKeys(desc catalog.Command, args [][]byte, visit func(k []byte)) {
 // storeKey returns the position of the destination key that SORT (after
 // STORE) and GEORADIUS, GEORADIUSBYMEMBER (after STORE or STOREDIST)
 // take besides their fixed key, 0 when there is none. As for the server,
-// the last one counts, and the arguments of BY, GET and LIMIT are skipped.
+// the last one counts, the arguments of BY, GET and LIMIT are skipped,
+// and the geo options start after the unit.
 func storeKey(name string, args [][]byte) (at int) {
 	switch name {
 	case "SORT": // SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] ... [STORE destination]
@@ -611,8 +612,14 @@ func storeKey(name string, args [][]byte) (at int) {
 				i++
 			}
 		}
-	case "GEORADIUS", "GEORADIUSBYMEMBER": // options from the fifth argument on
-		for i := 5; i+1 < len(args); i++ {
+	case "GEORADIUS", "GEORADIUSBYMEMBER":
+		// GEORADIUS key longitude latitude radius unit [options]
+		// GEORADIUSBYMEMBER key member radius unit [options]
+		i := 6
+		if name == "GEORADIUSBYMEMBER" {
+			i = 5
+		}
+		for ; i+1 < len(args); i++ {
 			if a := string(args[i]); strings.EqualFold(a, "STORE") || strings.EqualFold(a, "STOREDIST") {
 				at = i + 1
 				i++

@@ -444,6 +444,9 @@ func TestKeySlotMovableKeys(t *testing.T) {
 		{"SORT STORE cross slot", catalog.Generic.SORT(), words("SORT", a, "LIMIT", "0", "1", "STORE", other), slot, true},
 		{"SORT last STORE", catalog.Generic.SORT(), words("SORT", a, "STORE", other, "STORE", b), slot, false},
 		{"GEORADIUS STORE cross slot", catalog.Geo.GEORADIUS(), words("GEORADIUS", a, "15", "37", "200", "km", "STORE", other), slot, true},
+		// GEORADIUS's options follow its unit (the server's COMMAND
+		// GETKEYS agrees): a unit spelled "store" names no key.
+		{"GEORADIUS unit is not an option", catalog.Geo.GEORADIUS(), words("GEORADIUS", a, "15", "37", "200", "STORE", other), slot, false},
 		{"GEORADIUSBYMEMBER STOREDIST", catalog.Geo.GEORADIUSBYMEMBER(), words("GEORADIUSBYMEMBER", a, "store", "200", "km", "STOREDIST", b), slot, false},
 		{"GEORADIUSBYMEMBER STOREDIST cross slot", catalog.Geo.GEORADIUSBYMEMBER(), words("GEORADIUSBYMEMBER", a, "m", "200", "km", "STOREDIST", other), slot, true},
 		// MIGRATE's keys follow KEYS when the key argument is empty.
