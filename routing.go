@@ -542,7 +542,9 @@ func readLen(buf []byte, i int) (n, next int, ok bool) {
 }
 
 // keySlot returns the hash slot of a command's keys (-1: no keys) and
-// whether they span several slots.
+// whether they span several slots. CLUSTER COUNTKEYSINSLOT and
+// GETKEYSINSLOT have no key but name a slot, which a node answers from
+// its own keys without redirecting: that slot routes them.
 func keySlot(desc catalog.Command, args [][]byte) (slot int, cross bool) {
 	slot = -1
 	visitKeys(desc, args, func(k []byte) {
@@ -554,7 +556,24 @@ func keySlot(desc catalog.Command, args [][]byte) (slot int, cross bool) {
 			slot = s
 		}
 	})
+	if slot < 0 && desc.Name() == "CLUSTER" {
+		slot = slotOperand(desc.Subcommand(), args)
+	}
 	return slot, cross
+}
+
+// slotOperand returns the slot that CLUSTER COUNTKEYSINSLOT or
+// GETKEYSINSLOT (args: the full command) names, or -1: another
+// subcommand, or a slot the server will reject, from whichever node.
+func slotOperand(sub string, args [][]byte) int {
+	if (sub != "COUNTKEYSINSLOT" && sub != "GETKEYSINSLOT") || len(args) < 3 {
+		return -1
+	}
+	n, err := strconv.Atoi(string(args[2]))
+	if err != nil || n < 0 || n >= route.Slots || string(args[2]) != strconv.Itoa(n) {
+		return -1
+	}
+	return n
 }
 
 // visitKeys calls visit with each key of a command (args: its words after

@@ -520,3 +520,58 @@ func TestClusterFanOutNamedByArgument(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterSlotOperandRoutes: CLUSTER COUNTKEYSINSLOT and GETKEYSINSLOT
+// take no key but a slot, and a node answers them from its own keys only,
+// without redirecting: they go to the slot's owner (in a batch too), so a
+// slot another primary serves is not silently answered 0 and empty. A
+// slot that is not one is the server's to reject.
+func TestClusterSlotOperandRoutes(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	first, err := c.topo.Pick(0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := keyPrefix(t) + "k"
+	for n, _ := c.topo.Pick(route.Slot(k), false); n == first; n, _ = c.topo.Pick(route.Slot(k), false) {
+		k += "x"
+	}
+	slot := strconv.Itoa(route.Slot(k))
+	if err := c.Set(ctx, k, "v"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = c.Del(context.Background(), k) })
+	check := func(how string, count, keys Reply) {
+		t.Helper()
+		if n, err := count.Int64(); err != nil || n != 1 {
+			t.Errorf("%s: CLUSTER COUNTKEYSINSLOT %s = %v, %v; want 1", how, slot, count.Value(), err)
+		}
+		if ks, err := keys.Strings(); err != nil || !slices.Equal(ks, []string{k}) {
+			t.Errorf("%s: CLUSTER GETKEYSINSLOT %s = %v, %v; want [%s]", how, slot, ks, err, k)
+		}
+	}
+	count, err := c.Do(ctx, catalog.Cluster.CLUSTER_COUNTKEYSINSLOT(), slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := c.Do(ctx, NewCommand("CLUSTER"), "GETKEYSINSLOT", slot, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("Do", count, keys)
+
+	b := c.NewBatch()
+	fc := b.Do(catalog.Cluster.CLUSTER_COUNTKEYSINSLOT(), slot)
+	fk := b.Do(catalog.Cluster.CLUSTER_GETKEYSINSLOT(), slot, 10)
+	if err := b.Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	count, _ = fc.Result()
+	keys, _ = fk.Result()
+	check("Batch", count, keys)
+
+	if _, err := c.Do(ctx, catalog.Cluster.CLUSTER_COUNTKEYSINSLOT(), "16384"); !errors.As(err, new(*ServerError)) {
+		t.Errorf("CLUSTER COUNTKEYSINSLOT 16384 = %v; want the server's error", err)
+	}
+}
