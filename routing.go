@@ -651,24 +651,29 @@ func storeKey(name string, args [][]byte) (at int) {
 // movableKeys finds the keys of commands whose key positions depend on
 // their arguments: first position, count and step.
 func movableKeys(name string, args [][]byte) (first, count, step int, ok bool) {
-	numkeys := func(i int) int {
-		if i >= len(args) {
-			return 0
+	// numkeys reads the count at args[first-1] of keys starting at first,
+	// step apart. A count that is not a number, or that more arguments
+	// than there are would have to hold, makes the server reject the
+	// command: then there is no key (the server's COMMAND GETKEYS finds
+	// none), so that the server's error, not a cross-slot one, answers.
+	numkeys := func(first, step int) (int, int, int, bool) {
+		if first > len(args) {
+			return first, 0, step, true
 		}
-		n, err := strconv.Atoi(string(args[i]))
-		if err != nil || n < 0 {
-			return 0
+		n, err := strconv.Atoi(string(args[first-1]))
+		if err != nil || n < 0 || n > (len(args)-first)/step {
+			return first, 0, step, true
 		}
-		return n
+		return first, n, step, true
 	}
 	switch name {
 	case "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO", "BLMPOP", "BZMPOP",
 		"ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE": // the Z*STORE destination is checked by keySlot
-		return 3, numkeys(2), 1, true
+		return numkeys(3, 1)
 	case "ZUNION", "ZINTER", "ZDIFF", "ZINTERCARD", "SINTERCARD", "LMPOP", "ZMPOP":
-		return 2, numkeys(1), 1, true
+		return numkeys(2, 1)
 	case "MSETEX": // MSETEX numkeys key value [key value ...] [options]
-		return 2, numkeys(1), 2, true
+		return numkeys(2, 2)
 	case "MIGRATE": // MIGRATE host port key|"" db timeout [COPY] [REPLACE] [AUTH pw] [AUTH2 user pw] [KEYS key ...]
 		for i := 6; i < len(args); i++ {
 			switch a := string(args[i]); {

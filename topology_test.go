@@ -432,6 +432,15 @@ func TestKeySlotMovableKeys(t *testing.T) {
 		{"values ignored", catalog.String.MSETEX(), words("MSETEX", "1", a, other), slot, false},
 		{"cross slot", catalog.String.MSETEX(), words("MSETEX", "2", a, "v", other, "v"), slot, true},
 		{"ZINTERCARD", catalog.SortedSet.ZINTERCARD(), words("ZINTERCARD", "2", a, b, "LIMIT", other), slot, false},
+		// A numkeys beyond the arguments is the server's to reject (as
+		// its COMMAND GETKEYS does): such arguments route as no key,
+		// never as a cross-slot error about keys that are not keys.
+		{"EVAL numkeys beyond the arguments", catalog.Scripting.EVAL(), words("EVAL", "return 1", "3", a, other), -1, false},
+		{"EVAL numkeys huge", catalog.Scripting.EVAL(), words("EVAL", "return 1", "99999999999999999999", a, other), -1, false},
+		{"EVAL negative numkeys", catalog.Scripting.EVAL(), words("EVAL", "return 1", "-1", a, other), -1, false},
+		{"EVAL all arguments keys", catalog.Scripting.EVAL(), words("EVAL", "return 1", "2", a, b), slot, false},
+		{"ZUNIONSTORE numkeys beyond the arguments", catalog.SortedSet.ZUNIONSTORE(), words("ZUNIONSTORE", a, "3", b, other), slot, false},
+		{"MSETEX numkeys beyond the pairs", catalog.String.MSETEX(), words("MSETEX", "2", a, "v", other), -1, false},
 		// The server skips the options' arguments to find STREAMS: a
 		// group or a consumer may be named "streams".
 		{"XREADGROUP group streams", catalog.Stream.XREADGROUP(), words("XREADGROUP", "GROUP", "streams", other, "STREAMS", a, ">"), slot, false},
