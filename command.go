@@ -57,7 +57,7 @@ func NewCommand(name string) Command { return catalog.New(name) }
 // found it. It refuses, before any I/O and with an error matching
 // [ErrInvalidArgument] that says where the command belongs, every command
 // that would break that: the subscribe family, MONITOR, replication
-// commands, CLIENT REPLY/TRACKING/CACHING/SETNAME/SETINFO/NO-EVICT/NO-TOUCH,
+// commands, SCRIPT DEBUG, CLIENT REPLY/TRACKING/CACHING/SETNAME/SETINFO/NO-EVICT/NO-TOUCH,
 // HELLO, AUTH, SELECT, RESET, QUIT, READONLY/READWRITE, ASKING, and
 // MULTI/EXEC/DISCARD/WATCH/UNWATCH (see [RefusedCommands]). A command the
 // catalog does not know is sent unless its Command declares one of those
