@@ -118,17 +118,15 @@ func hasBlockOption(args []string) bool { return blockOption("", args) >= 0 }
 
 // blockOption returns the index of the BLOCK option of an XREAD or
 // XREADGROUP argument list, or -1. It walks the options in front of
-// STREAMS, so a group, consumer or stream named "block" is not mistaken
-// for the option.
+// STREAMS, in any order as the server reads them, so a group, consumer or
+// stream named "block" is not mistaken for the option.
 func blockOption(name string, args []string) int {
-	i := 0
-	if len(args) > 0 && strings.EqualFold(args[0], "GROUP") {
-		i = 3 // GROUP group consumer
-	}
-	for i < len(args) {
+	for i := 0; i < len(args); {
 		switch strings.ToUpper(args[i]) {
 		case "BLOCK":
 			return i
+		case "GROUP": // GROUP group consumer
+			i += 3
 		case "COUNT", "CLAIM":
 			i += 2
 		case "STREAMS":

@@ -57,8 +57,8 @@ func NewCommand(name string) Command { return catalog.New(name) }
 // found it. It refuses, before any I/O and with an error matching
 // [ErrInvalidArgument] that says where the command belongs, every command
 // that would break that: the subscribe family, MONITOR, replication
-// commands, HELLO, AUTH, SELECT, RESET, QUIT, READONLY/READWRITE, ASKING,
-// CLIENT REPLY/TRACKING/CACHING/SETNAME/SETINFO/CAPA/NO-EVICT/NO-TOUCH, and
+// commands, SCRIPT DEBUG, HELLO, AUTH, SELECT, RESET, QUIT, READONLY/READWRITE,
+// ASKING, CLIENT REPLY/TRACKING/CACHING/SETNAME/SETINFO/CAPA/NO-EVICT/NO-TOUCH, and
 // MULTI/EXEC/DISCARD/WATCH/UNWATCH (see [RefusedCommands]). A command the
 // catalog does not know is sent unless its Command declares one of those
 // flags with [Command.WithFlags].

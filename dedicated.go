@@ -166,7 +166,7 @@ func (conn *Conn) restore() bool {
 // AUTH, ...) and transactions (WATCH, MULTI, EXEC, DISCARD, UNWATCH). An
 // aborted EXEC returns a null Reply (IsNull). Still refused, with an
 // [ErrInvalidArgument] and nothing sent: the subscribe family (use
-// [Client.Subscribe]), MONITOR, replication commands and CLIENT REPLY
+// [Client.Subscribe]), MONITOR, replication commands, SCRIPT DEBUG and CLIENT REPLY
 // (they break one reply per command), and HELLO, RESET and QUIT (the
 // client owns the connection's protocol and lifetime).
 func (conn *Conn) Do(ctx context.Context, cmd Command, args ...any) (Reply, error) {
@@ -435,7 +435,7 @@ func dedicatedRefusal(name string, flags catalog.Flag) string {
 		return why
 	}
 	switch name {
-	case "MONITOR", "SYNC", "PSYNC", "REPLCONF", "CLIENT REPLY":
+	case "MONITOR", "SYNC", "PSYNC", "REPLCONF", "CLIENT REPLY", "SCRIPT DEBUG":
 		return why
 	case "HELLO", "RESET", "QUIT":
 		return "the client owns the connection's protocol and lifetime, and resets it when the callback returns"

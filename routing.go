@@ -544,7 +544,9 @@ func readLen(buf []byte, i int) (n, next int, ok bool) {
 }
 
 // keySlot returns the hash slot of a command's keys (-1: no keys) and
-// whether they span several slots.
+// whether they span several slots. CLUSTER COUNTKEYSINSLOT and
+// GETKEYSINSLOT have no key but name a slot, which a node answers from
+// its own keys without redirecting: that slot routes them.
 func keySlot(desc catalog.Command, args [][]byte) (slot int, cross bool) {
 	slot = -1
 	visitKeys(desc, args, func(k []byte) {
@@ -556,7 +558,24 @@ func keySlot(desc catalog.Command, args [][]byte) (slot int, cross bool) {
 			slot = s
 		}
 	})
+	if slot < 0 && desc.Name() == "CLUSTER" {
+		slot = slotOperand(desc.Subcommand(), args)
+	}
 	return slot, cross
+}
+
+// slotOperand returns the slot that CLUSTER COUNTKEYSINSLOT or
+// GETKEYSINSLOT (args: the full command) names, or -1: another
+// subcommand, or a slot the server will reject, from whichever node.
+func slotOperand(sub string, args [][]byte) int {
+	if (sub != "COUNTKEYSINSLOT" && sub != "GETKEYSINSLOT") || len(args) < 3 {
+		return -1
+	}
+	n, err := strconv.Atoi(string(args[2]))
+	if err != nil || n < 0 || n >= route.Slots || string(args[2]) != strconv.Itoa(n) {
+		return -1
+	}
+	return n
 }
 
 // visitKeys calls visit with each key of a command (args: its words after
@@ -598,7 +617,8 @@ func visitKeys(desc catalog.Command, args [][]byte, visit func(k []byte)) {
 // storeKey returns the position of the destination key that SORT (after
 // STORE) and GEORADIUS, GEORADIUSBYMEMBER (after STORE or STOREDIST)
 // take besides their fixed key, 0 when there is none. As for the server,
-// the last one counts, and the arguments of BY, GET and LIMIT are skipped.
+// the last one counts, the arguments of BY, GET and LIMIT are skipped,
+// and the geo options start after the unit.
 func storeKey(name string, args [][]byte) (at int) {
 	switch name {
 	case "SORT": // SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] ... [STORE destination]
@@ -613,8 +633,14 @@ func storeKey(name string, args [][]byte) (at int) {
 				i++
 			}
 		}
-	case "GEORADIUS", "GEORADIUSBYMEMBER": // options from the fifth argument on
-		for i := 5; i+1 < len(args); i++ {
+	case "GEORADIUS", "GEORADIUSBYMEMBER":
+		// GEORADIUS key longitude latitude radius unit [options]
+		// GEORADIUSBYMEMBER key member radius unit [options]
+		i := 6
+		if name == "GEORADIUSBYMEMBER" {
+			i = 5
+		}
+		for ; i+1 < len(args); i++ {
 			if a := string(args[i]); strings.EqualFold(a, "STORE") || strings.EqualFold(a, "STOREDIST") {
 				at = i + 1
 				i++
@@ -627,24 +653,29 @@ func storeKey(name string, args [][]byte) (at int) {
 // movableKeys finds the keys of commands whose key positions depend on
 // their arguments: first position, count and step.
 func movableKeys(name string, args [][]byte) (first, count, step int, ok bool) {
-	numkeys := func(i int) int {
-		if i >= len(args) {
-			return 0
+	// numkeys reads the count at args[first-1] of keys starting at first,
+	// step apart. A count that is not a number, or that more arguments
+	// than there are would have to hold, makes the server reject the
+	// command: then there is no key (the server's COMMAND GETKEYS finds
+	// none), so that the server's error, not a cross-slot one, answers.
+	numkeys := func(first, step int) (int, int, int, bool) {
+		if first > len(args) {
+			return first, 0, step, true
 		}
-		n, err := strconv.Atoi(string(args[i]))
-		if err != nil || n < 0 {
-			return 0
+		n, err := strconv.Atoi(string(args[first-1]))
+		if err != nil || n < 0 || n > (len(args)-first)/step {
+			return first, 0, step, true
 		}
-		return n
+		return first, n, step, true
 	}
 	switch name {
 	case "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO", "BLMPOP", "BZMPOP",
 		"ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE": // the Z*STORE destination is checked by keySlot
-		return 3, numkeys(2), 1, true
+		return numkeys(3, 1)
 	case "ZUNION", "ZINTER", "ZDIFF", "ZINTERCARD", "SINTERCARD", "LMPOP", "ZMPOP":
-		return 2, numkeys(1), 1, true
+		return numkeys(2, 1)
 	case "MSETEX": // MSETEX numkeys key value [key value ...] [options]
-		return 2, numkeys(1), 2, true
+		return numkeys(2, 2)
 	case "MIGRATE": // MIGRATE host port key|"" db timeout [COPY] [REPLACE] [AUTH pw] [AUTH2 user pw] [KEYS key ...]
 		for i := 6; i < len(args); i++ {
 			switch a := string(args[i]); {

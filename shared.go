@@ -34,6 +34,8 @@ func refusal(name string, flags catalog.Flag) string {
 	switch name {
 	case "MONITOR", "SYNC", "PSYNC", "REPLCONF":
 		return "it turns the connection into a stream that is not one reply per command; this client does not offer it"
+	case "SCRIPT DEBUG":
+		return "it makes the connection's later EVALs debugging sessions, not one reply per command, and RESET does not end it; this client does not offer it"
 	case "CLIENT REPLY":
 		return "it suppresses replies on the connection; this client does not offer it"
 	case "CLIENT TRACKING", "CLIENT CACHING":

@@ -41,6 +41,10 @@ var refusedCalls = []struct {
 	{"SYNC", NewCommand("SYNC"), nil},
 	{"PSYNC", NewCommand("PSYNC"), []string{"?", "-1"}},
 	{"REPLCONF", NewCommand("REPLCONF"), []string{"listening-port", "1"}},
+	// SCRIPT DEBUG turns every later EVAL on the connection into a
+	// debugging session (and EVALSHA into an error); RESET does not undo it.
+	{"SCRIPT DEBUG", catalog.Scripting.SCRIPT_DEBUG(), []string{"YES"}},
+	{"SCRIPT DEBUG", NewCommand("SCRIPT"), []string{"debug", "sync"}},
 	{"CLIENT REPLY", catalog.Conn.CLIENT_REPLY(), []string{"OFF"}},
 	{"CLIENT REPLY", NewCommand("CLIENT"), []string{"reply", "off"}},
 	{"CLIENT REPLY", NewCommand("client reply"), []string{"SKIP"}},
@@ -162,7 +166,7 @@ func TestRefusedCommandsList(t *testing.T) {
 		"ASKING", "AUTH", "CLIENT CACHING", "CLIENT CAPA", "CLIENT NO-EVICT", "CLIENT NO-TOUCH",
 		"CLIENT REPLY", "CLIENT SETINFO", "CLIENT SETNAME", "CLIENT TRACKING", "DISCARD", "EXEC",
 		"HELLO", "MONITOR", "MULTI", "PSUBSCRIBE", "PSYNC", "PUNSUBSCRIBE", "QUIT", "READONLY",
-		"READWRITE", "REPLCONF", "RESET", "SELECT", "SSUBSCRIBE", "SUBSCRIBE", "SUNSUBSCRIBE",
+		"READWRITE", "REPLCONF", "RESET", "SCRIPT DEBUG", "SELECT", "SSUBSCRIBE", "SUBSCRIBE", "SUNSUBSCRIBE",
 		"SYNC", "UNSUBSCRIBE", "UNWATCH", "WATCH",
 	}
 	if !slices.Equal(got, want) {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -58,5 +59,41 @@ func TestXReadGroupCallerGoneAfterDeliveryGetsEntries(t *testing.T) {
 	p, err := c.XPending(ctx, s, "g")
 	if err != nil || p.Count != 1 || len(p.Consumers) != 1 || p.Consumers[0].Name != "consumer" {
 		t.Fatalf("XPENDING = %+v, %v; want the one entry, pending for the consumer that received it", p, err)
+	}
+}
+
+// TestXReadGroupOptionsInAnyOrder: the server reads XREADGROUP's options
+// in any order, GROUP's two names included, so the dispatch does too. A
+// BLOCK after a GROUP whose consumer is named "streams" still blocks, on
+// a connection of its own, never on the shared one; a group named
+// "block" is a name, not the option, so the call is not refused.
+func TestXReadGroupOptionsInAnyOrder(t *testing.T) {
+	for _, tt := range []struct {
+		args     []string
+		blocking bool
+	}{
+		{[]string{"COUNT", "1", "GROUP", "g", "streams", "BLOCK", "0", "STREAMS", "s", ">"}, true},
+		{[]string{"NOACK", "GROUP", "count", "c", "BLOCK", "10", "STREAMS", "s", ">"}, true},
+		{[]string{"COUNT", "1", "GROUP", "block", "c", "STREAMS", "s", ">"}, false},
+		{[]string{"GROUP", "g", "c", "COUNT", "1", "STREAMS", "block", ">"}, false},
+	} {
+		d := dispatchOf(catalog.Stream.XREADGROUP(), wordsOf(tt.args))
+		if d.blocking != tt.blocking {
+			t.Errorf("XREADGROUP %v: blocking = %v, want %v", tt.args, d.blocking, tt.blocking)
+		}
+		if bt, err := blockTimeOf("XREADGROUP", tt.args); tt.blocking && (err != nil || bt.unknown) {
+			t.Errorf("XREADGROUP %v: block time = %+v, %v; want the BLOCK option's", tt.args, bt, err)
+		}
+	}
+
+	c := newClient(t, Options{})
+	ctx := testCtx(t)
+	s := key(t, "s")
+	if err := c.XGroupCreate(ctx, s, "block", "$", XGroupCreateOptions{MkStream: true}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Do(ctx, catalog.Stream.XREADGROUP(), "COUNT", 1, "GROUP", "block", "c", "STREAMS", s, ">")
+	if err != nil || !r.IsNull() && len(r.Elements()) != 0 {
+		t.Errorf("XREADGROUP of the group named block = %v, %v; want no entries and no error", r.Value(), err)
 	}
 }

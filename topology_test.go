@@ -432,6 +432,15 @@ func TestKeySlotMovableKeys(t *testing.T) {
 		{"values ignored", catalog.String.MSETEX(), words("MSETEX", "1", a, other), slot, false},
 		{"cross slot", catalog.String.MSETEX(), words("MSETEX", "2", a, "v", other, "v"), slot, true},
 		{"ZINTERCARD", catalog.SortedSet.ZINTERCARD(), words("ZINTERCARD", "2", a, b, "LIMIT", other), slot, false},
+		// A numkeys beyond the arguments is the server's to reject (as
+		// its COMMAND GETKEYS does): such arguments route as no key,
+		// never as a cross-slot error about keys that are not keys.
+		{"EVAL numkeys beyond the arguments", catalog.Scripting.EVAL(), words("EVAL", "return 1", "3", a, other), -1, false},
+		{"EVAL numkeys huge", catalog.Scripting.EVAL(), words("EVAL", "return 1", "99999999999999999999", a, other), -1, false},
+		{"EVAL negative numkeys", catalog.Scripting.EVAL(), words("EVAL", "return 1", "-1", a, other), -1, false},
+		{"EVAL all arguments keys", catalog.Scripting.EVAL(), words("EVAL", "return 1", "2", a, b), slot, false},
+		{"ZUNIONSTORE numkeys beyond the arguments", catalog.SortedSet.ZUNIONSTORE(), words("ZUNIONSTORE", a, "3", b, other), slot, false},
+		{"MSETEX numkeys beyond the pairs", catalog.String.MSETEX(), words("MSETEX", "2", a, "v", other), -1, false},
 		// The server skips the options' arguments to find STREAMS: a
 		// group or a consumer may be named "streams".
 		{"XREADGROUP group streams", catalog.Stream.XREADGROUP(), words("XREADGROUP", "GROUP", "streams", other, "STREAMS", a, ">"), slot, false},
@@ -444,6 +453,9 @@ func TestKeySlotMovableKeys(t *testing.T) {
 		{"SORT STORE cross slot", catalog.Generic.SORT(), words("SORT", a, "LIMIT", "0", "1", "STORE", other), slot, true},
 		{"SORT last STORE", catalog.Generic.SORT(), words("SORT", a, "STORE", other, "STORE", b), slot, false},
 		{"GEORADIUS STORE cross slot", catalog.Geo.GEORADIUS(), words("GEORADIUS", a, "15", "37", "200", "km", "STORE", other), slot, true},
+		// GEORADIUS's options follow its unit (the server's COMMAND
+		// GETKEYS agrees): a unit spelled "store" names no key.
+		{"GEORADIUS unit is not an option", catalog.Geo.GEORADIUS(), words("GEORADIUS", a, "15", "37", "200", "STORE", other), slot, false},
 		{"GEORADIUSBYMEMBER STOREDIST", catalog.Geo.GEORADIUSBYMEMBER(), words("GEORADIUSBYMEMBER", a, "store", "200", "km", "STOREDIST", b), slot, false},
 		{"GEORADIUSBYMEMBER STOREDIST cross slot", catalog.Geo.GEORADIUSBYMEMBER(), words("GEORADIUSBYMEMBER", a, "m", "200", "km", "STOREDIST", other), slot, true},
 		// MIGRATE's keys follow KEYS when the key argument is empty.
@@ -515,5 +527,60 @@ func TestClusterFanOutNamedByArgument(t *testing.T) {
 		if got := admin(t, n.Addr, "SCRIPT", "EXISTS", sha).Value(); len(got.Elems) != 1 || got.Elems[0].Int != 1 {
 			t.Errorf("primary %s: SCRIPT EXISTS = %v, want the loaded script", n.Addr, got)
 		}
+	}
+}
+
+// TestClusterSlotOperandRoutes: CLUSTER COUNTKEYSINSLOT and GETKEYSINSLOT
+// take no key but a slot, and a node answers them from its own keys only,
+// without redirecting: they go to the slot's owner (in a batch too), so a
+// slot another primary serves is not silently answered 0 and empty. A
+// slot that is not one is the server's to reject.
+func TestClusterSlotOperandRoutes(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	first, err := c.topo.Pick(0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := keyPrefix(t) + "k"
+	for n, _ := c.topo.Pick(route.Slot(k), false); n == first; n, _ = c.topo.Pick(route.Slot(k), false) {
+		k += "x"
+	}
+	slot := strconv.Itoa(route.Slot(k))
+	if err := c.Set(ctx, k, "v"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = c.Del(context.Background(), k) })
+	check := func(how string, count, keys Reply) {
+		t.Helper()
+		if n, err := count.Int64(); err != nil || n != 1 {
+			t.Errorf("%s: CLUSTER COUNTKEYSINSLOT %s = %v, %v; want 1", how, slot, count.Value(), err)
+		}
+		if ks, err := keys.Strings(); err != nil || !slices.Equal(ks, []string{k}) {
+			t.Errorf("%s: CLUSTER GETKEYSINSLOT %s = %v, %v; want [%s]", how, slot, ks, err, k)
+		}
+	}
+	count, err := c.Do(ctx, catalog.Cluster.CLUSTER_COUNTKEYSINSLOT(), slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := c.Do(ctx, NewCommand("CLUSTER"), "GETKEYSINSLOT", slot, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("Do", count, keys)
+
+	b := c.NewBatch()
+	fc := b.Do(catalog.Cluster.CLUSTER_COUNTKEYSINSLOT(), slot)
+	fk := b.Do(catalog.Cluster.CLUSTER_GETKEYSINSLOT(), slot, 10)
+	if err := b.Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	count, _ = fc.Result()
+	keys, _ = fk.Result()
+	check("Batch", count, keys)
+
+	if _, err := c.Do(ctx, catalog.Cluster.CLUSTER_COUNTKEYSINSLOT(), "16384"); !errors.As(err, new(*ServerError)) {
+		t.Errorf("CLUSTER COUNTKEYSINSLOT 16384 = %v; want the server's error", err)
 	}
 }

@@ -286,7 +286,7 @@ var table = [...]descriptor{
 	{name: "SCAN", group: "generic", arity: -2, flags: FlagReadOnly | FlagCursor, acl: []string{"keyspace", "read", "slow"}, since: "2.8.0", origin: "redis", category: ReadOnly},
 	{name: "SCARD", group: "set", arity: 2, flags: FlagReadOnly | FlagFast, firstKey: 1, lastKey: 1, keyStep: 1, acl: []string{"read", "set", "fast"}, since: "1.0.0", origin: "redis", category: ReadOnly},
 	{name: "SCRIPT", group: "scripting", arity: -2, acl: []string{"slow"}, since: "2.6.0", origin: "redis", category: Never},
-	{name: "SCRIPT", sub: "DEBUG", group: "scripting", arity: 3, flags: FlagNoScript, acl: []string{"slow", "scripting"}, since: "3.2.0", origin: "redis", category: ServerAdmin},
+	{name: "SCRIPT", sub: "DEBUG", group: "scripting", arity: 3, flags: FlagConnectionState | FlagNoScript, acl: []string{"slow", "scripting"}, since: "3.2.0", origin: "redis", category: Never},
 	{name: "SCRIPT", sub: "EXISTS", group: "scripting", arity: -3, flags: FlagNoScript, acl: []string{"slow", "scripting"}, since: "2.6.0", origin: "redis", category: ServerAdmin},
 	{name: "SCRIPT", sub: "FLUSH", group: "scripting", arity: -2, flags: FlagNoScript, acl: []string{"slow", "scripting"}, since: "2.6.0", origin: "redis", category: ServerAdmin},
 	{name: "SCRIPT", sub: "HELP", group: "scripting", arity: 2, flags: FlagLoading | FlagStale, acl: []string{"slow", "scripting"}, since: "5.0.0", origin: "redis", category: Connection},
@@ -1078,7 +1078,7 @@ func (ScriptingCommands) FUNCTION_STATS() Command { return ref(130) }
 // SCRIPT (2.6.0, Never): A container for Lua scripts management commands.
 func (ScriptingCommands) SCRIPT() Command { return ref(280) }
 
-// SCRIPT_DEBUG (3.2.0, ServerAdmin): Set the debug mode for executed scripts.
+// SCRIPT_DEBUG (3.2.0, Never): Set the debug mode for executed scripts.
 func (ScriptingCommands) SCRIPT_DEBUG() Command { return ref(281) }
 
 // SCRIPT_EXISTS (2.6.0, ServerAdmin): Check existence of scripts in the script cache.

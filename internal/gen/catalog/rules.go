@@ -54,6 +54,10 @@ var (
 		"READONLY", "READWRITE", "ASKING",
 		// These turn the connection into a monitor or replication stream.
 		"MONITOR", "SYNC", "PSYNC", "REPLCONF",
+		// It makes every later EVAL on the connection a debugging session,
+		// answered by more than one reply, and EVALSHA an error; RESET
+		// does not end it.
+		"SCRIPT DEBUG",
 	)
 	scripting    = set("EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO")
 	transaction  = set("MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH")
