@@ -3,6 +3,7 @@ package respire
 import (
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -123,6 +124,11 @@ func copyOptions(o Options) Options {
 		p := *o.RetryPolicy
 		o.RetryPolicy = &p
 	}
+	if o.ClientCache != nil {
+		cc := *o.ClientCache
+		o.ClientCache = &cc
+	}
+	o.Hooks = slices.Clone(o.Hooks)
 	o.TLS = o.TLS.Clone()
 	return o
 }

@@ -564,6 +564,35 @@ func TestFailoverNewGroupCopiesMemberOptions(t *testing.T) {
 	})
 }
 
+// A member that could not connect at start is connected later by its
+// probe, from the group's copy of its Options: the caller changing its
+// Hooks slice or its ClientCache afterwards changes nothing.
+func TestFailoverLateMemberConnectIgnoresCallersLaterChanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		members, srv := memMembers(t, 0, 1)
+		if err := srv[0].RefuseDials(1); err != nil {
+			t.Fatal(err)
+		}
+		members[0].Options.Hooks = []Hook{swallowHook{}}
+		c := bubbleClock{time.Now()}
+		g := fakeGroup(t, members, bubbleOpts(), nil) // real PING probes
+		members[0].Options.Hooks[0] = nil             // would make Connect fail validation
+		c.at(150 * milli)                             // the probe at 100 ms connects member 0
+		if st := g.Members(); !st[0].Healthy || st[0].Client == nil {
+			t.Fatalf("member 0 %+v: want it connected by its probe with the options it was given", st[0])
+		}
+	})
+	// ClientCache needs CLIENT TRACKING, which the in-memory server lacks:
+	// check the copy itself.
+	o := Options{Endpoints: []string{"a.test:1"}, ClientCache: &CacheOptions{MaxEntries: 5}, Hooks: []Hook{swallowHook{}}}
+	cp := copyOptions(o)
+	o.ClientCache.MaxEntries = -1
+	o.Hooks[0] = nil
+	if cp.ClientCache.MaxEntries != 5 || cp.Hooks[0] == nil {
+		t.Errorf("copy changed with the original: ClientCache %+v, Hooks %v", *cp.ClientCache, cp.Hooks)
+	}
+}
+
 func TestFailoverNewGroupFailsWhenNoMemberConnects(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		members, srv := memMembers(t, 0, 1)
