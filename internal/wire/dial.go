@@ -248,8 +248,11 @@ func dialSocket(ctx context.Context, cfg Config) (net.Conn, error) {
 	return nc, nil
 }
 
+// tlsConfig returns cfg.TLS with its ServerName defaulted to cfg.Addr's
+// host, also with InsecureSkipVerify: the name is still sent (SNI), and
+// a server or proxy that routes by it needs it either way.
 func tlsConfig(cfg Config) *tls.Config {
-	if cfg.TLS.ServerName != "" || cfg.TLS.InsecureSkipVerify {
+	if cfg.TLS.ServerName != "" {
 		return cfg.TLS
 	}
 	c := cfg.TLS.Clone()
