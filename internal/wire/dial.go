@@ -369,14 +369,24 @@ func expectOK(nc net.Conn, rd *resp.Reader, args []string, name, password string
 	return nil
 }
 
-// redact returns an error reply's text with every occurrence of the
-// password replaced: servers that do not know a command (Redis before 6
-// for HELLO) echo its arguments in the error.
+// echoMarker precedes the arguments a server that does not know a command
+// (Redis before 6 for HELLO) echoes in its error.
+const echoMarker = "with args beginning with:"
+
+// redact returns an error reply's text without the password: an echo of
+// the arguments is dropped whole, since the server cuts it after 128
+// bytes (a long password's head would remain) and turns newlines into
+// spaces; any other occurrence of the password is replaced.
 func redact(text []byte, password string) string {
+	s := string(text)
 	if password == "" {
-		return string(text)
+		return s
 	}
-	return strings.ReplaceAll(string(text), password, "(redacted)")
+	if i := strings.Index(s, echoMarker); i >= 0 {
+		s = s[:i+len(echoMarker)] + " (redacted)"
+	}
+	s = strings.ReplaceAll(s, password, "(redacted)")
+	return strings.ReplaceAll(s, strings.NewReplacer("\r", " ", "\n", " ").Replace(password), "(redacted)")
 }
 
 // roundTrip sends one command and reads its reply, skipping pushes. The
