@@ -267,18 +267,7 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, e
 	proto = 2
 	authed := false
 	if cfg.Proto != 2 {
-		args := []string{"HELLO", "3"}
-		if cfg.Password != "" || cfg.Username != "" {
-			user := cfg.Username
-			if user == "" {
-				user = "default"
-			}
-			args = append(args, "AUTH", user, cfg.Password)
-		}
-		if cfg.ClientName != "" {
-			args = append(args, "SETNAME", cfg.ClientName)
-		}
-		v, err := roundTrip(nc, rd, args)
+		v, err := roundTrip(nc, rd, helloArgs(cfg))
 		switch {
 		case err != nil:
 			return 0, 0, err
@@ -298,11 +287,7 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, e
 		}
 	}
 	if proto == 2 {
-		if (cfg.Password != "" || cfg.Username != "") && !authed {
-			args := []string{"AUTH", cfg.Password}
-			if cfg.Username != "" {
-				args = []string{"AUTH", cfg.Username, cfg.Password}
-			}
+		if args := authArgs(cfg); args != nil && !authed {
 			if err := expectOK(nc, rd, args, "AUTH", cfg.Password); err != nil {
 				return 0, 0, err
 			}
@@ -356,6 +341,35 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, e
 		return 0, 0, &roleError{want: cfg.Role, got: role}
 	}
 	return proto, id, nil
+}
+
+// helloArgs is the HELLO 3 of cfg, with its AUTH and SETNAME. A Username
+// without a Password authenticates with an empty password.
+func helloArgs(cfg Config) []string {
+	args := []string{"HELLO", "3"}
+	if cfg.Password != "" || cfg.Username != "" {
+		user := cfg.Username
+		if user == "" {
+			user = "default"
+		}
+		args = append(args, "AUTH", user, cfg.Password)
+	}
+	if cfg.ClientName != "" {
+		args = append(args, "SETNAME", cfg.ClientName)
+	}
+	return args
+}
+
+// authArgs is the RESP2 AUTH of cfg, or nil when cfg authenticates
+// nobody.
+func authArgs(cfg Config) []string {
+	switch {
+	case cfg.Username != "":
+		return []string{"AUTH", cfg.Username, cfg.Password}
+	case cfg.Password != "":
+		return []string{"AUTH", cfg.Password}
+	}
+	return nil
 }
 
 func expectOK(nc net.Conn, rd *resp.Reader, args []string, name, password string) error {
