@@ -8,6 +8,7 @@ package respire
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"maps"
 	"net"
@@ -639,6 +640,32 @@ func TestFailoverNewGroupFailsWhenMemberRejectsHandshake(t *testing.T) {
 			t.Errorf("member 0's server has %d sessions: its client was not closed", n)
 		}
 	})
+}
+
+// A member whose server's TLS certificate does not verify (an unknown
+// authority, another name) will not heal by itself either: the group fails
+// at once, naming the member, instead of starting it as unreachable.
+func TestFailoverNewGroupFailsWhenMemberCertificateDoesNotVerify(t *testing.T) {
+	tc := newTestCert(t, "127.0.0.1")
+	addr := tlsListener(t, tc.cert)
+	for name, cfg := range map[string]*tls.Config{
+		"UnknownAuthority": {MinVersion: tls.VersionTLS12},
+		"OtherName":        {RootCAs: tc.pool, ServerName: "other.test", MinVersion: tls.VersionTLS12},
+	} {
+		t.Run(name, func(t *testing.T) {
+			members, _ := memMembers(t, 0, 1)
+			members[1].Options = Options{Endpoints: []string{addr}, TLS: cfg}
+			g, err := NewFailoverGroup(context.Background(), members, FailoverGroupOptions{})
+			if g != nil {
+				_ = g.Close()
+				t.Fatal("got a group with a member whose certificate does not verify")
+			}
+			var cv *tls.CertificateVerificationError
+			if !errors.As(err, &cv) || !strings.Contains(err.Error(), "failover member 1 ("+addr+")") {
+				t.Fatalf("err = %v, want the member's certificate verification failure, naming it", err)
+			}
+		})
+	}
 }
 
 // ---- Execute ----

@@ -167,6 +167,37 @@ func (s *tlsMemServer) serverNames() []string {
 	return slices.Clone(s.names)
 }
 
+// tlsListener accepts TCP connections on a loopback port and completes
+// the server side of their TLS handshake with cert, then closes them: a
+// server whose certificate a client may refuse. It returns the address.
+func tlsListener(t *testing.T, cert tls.Certificate) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+				_ = tls.Server(c, cfg).Handshake()
+			})
+		}
+	})
+	t.Cleanup(func() {
+		_ = l.Close()
+		wg.Wait()
+	})
+	return l.Addr().String()
+}
+
 func writePEM(t *testing.T, path, typ string, der []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
