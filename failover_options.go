@@ -69,8 +69,11 @@ func (o *FailoverGroupOptions) validate() (groupConfig, error) {
 	default:
 		c.grace = o.FailbackGrace
 	}
-	if o.Metrics&^MetricsResiliency != 0 {
+	switch {
+	case o.Metrics&^allMetricGroups != 0:
 		return bad("Metrics", "unknown metric group")
+	case o.Metrics&^MetricsResiliency != 0:
+		return bad("Metrics", "a group records MetricsResiliency only (its members record their own metrics as their Options select)")
 	}
 	return c, nil
 }

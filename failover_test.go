@@ -554,6 +554,20 @@ func TestFailoverNewGroupRejectsBadInputBeforeDialing(t *testing.T) {
 	}
 }
 
+// A client's metric group in the group's options is refused with a
+// reason that says which group applies, not as an unknown group.
+func TestFailoverNewGroupRefusesClientMetricGroupsNamingTheGroupsOwn(t *testing.T) {
+	for _, mg := range []MetricGroups{MetricsCommands, MetricsConnections, MetricsResiliency | MetricsCommands} {
+		_, err := NewFailoverGroup(context.Background(), []FailoverMember{{Options: Options{Endpoints: []string{"a.test:1"}}}},
+			FailoverGroupOptions{Metrics: mg})
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != "FailoverGroupOptions.Metrics" ||
+			strings.Contains(ce.Reason, "unknown") || !strings.Contains(ce.Reason, "MetricsResiliency") {
+			t.Errorf("Metrics %b: err = %v; want a ConfigError saying only MetricsResiliency applies", mg, err)
+		}
+	}
+}
+
 func TestFailoverNewGroupCopiesMemberOptions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		members, _ := memMembers(t, 0, 1)
