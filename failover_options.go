@@ -137,14 +137,21 @@ func copyOptions(o Options) Options {
 }
 
 // memberKeys returns the addresses that identify o's servers, normalized
-// (host lowercased): every endpoint, or every sentinel with the primary's
-// name. Names that resolve to the same address ("localhost" and
-// "127.0.0.1") are not recognized as the same.
+// (host lowercased, an IP address and the port in their canonical forms):
+// every endpoint, or every sentinel with the primary's name. Names that
+// resolve to the same address ("localhost" and "127.0.0.1") are not
+// recognized as the same.
 func memberKeys(o *Options) []string {
 	norm := func(addr string) string {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
 			return strings.ToLower(addr)
+		}
+		if ip := net.ParseIP(host); ip != nil {
+			host = ip.String()
+		}
+		if n, err := strconv.Atoi(port); err == nil {
+			port = strconv.Itoa(n)
 		}
 		return net.JoinHostPort(strings.ToLower(host), port)
 	}

@@ -506,6 +506,8 @@ func TestFailoverNewGroupRejectsBadInputBeforeDialing(t *testing.T) {
 		{"EmptyMembers", []FailoverMember{}, FailoverGroupOptions{}, "members"},
 		{"DuplicateAddress", []FailoverMember{m("a.test:1"), m("a.test:1")}, FailoverGroupOptions{}, "members[1].Options"},
 		{"DuplicateAddressAnyCase", []FailoverMember{m("A.Test:1"), m("a.test:1")}, FailoverGroupOptions{}, "members[1].Options"},
+		{"DuplicateAddressPortWithZeros", []FailoverMember{m("a.test:6379"), m("a.test:06379")}, FailoverGroupOptions{}, "members[1].Options"},
+		{"DuplicateIPv6AddressWritten", []FailoverMember{m("[::1]:1"), m("[0:0::0:1]:1")}, FailoverGroupOptions{}, "members[1].Options"},
 		{"DuplicateClusterSeed", []FailoverMember{m("a.test:1"),
 			{Options: Options{Endpoints: []string{"c.test:1", "a.test:1"}, Cluster: &ClusterOptions{}, Dialer: dialer}}},
 			FailoverGroupOptions{}, "members[1].Options"},
