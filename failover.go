@@ -2,6 +2,7 @@ package respire
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"math/rand/v2"
 	"strconv"
@@ -304,7 +305,8 @@ var switchReasonNames = [numSwitchReasons]string{"failover", "failback", "recove
 //     two members share an address: a [*ConfigError] naming the field,
 //     before anything is dialed;
 //   - a member's server rejected the connection (authentication, an
-//     unknown database, a protocol error): that will not heal by itself,
+//     unknown database, a protocol error), or its TLS certificate did not
+//     verify: that will not heal by itself,
 //     and a group that would later fail over to it is a trap, so the
 //     error names the member and wraps the rejection;
 //   - no member could connect: a [*ConnError] matching [ErrNoHealthyMember]
@@ -400,11 +402,12 @@ func newFailoverGroup(ctx context.Context, members []FailoverMember, opts Failov
 
 // rejectedConnect reports whether a member's connection failed in a way
 // that will not heal by itself: a reply rejecting the handshake (such as
-// WRONGPASS, NOAUTH or an unknown database), a protocol error, or an
-// invalid option.
+// WRONGPASS, NOAUTH or an unknown database), a protocol error, a server
+// TLS certificate that does not verify, or an invalid option.
 func rejectedConnect(err error) bool {
 	var se *ServerError
-	return errors.As(err, &se) || errors.Is(err, ErrProtocol) || errors.Is(err, ErrInvalidConfig)
+	var cv *tls.CertificateVerificationError
+	return errors.As(err, &se) || errors.Is(err, ErrProtocol) || errors.As(err, &cv) || errors.Is(err, ErrInvalidConfig)
 }
 
 // memberError names the member whose connection failed.

@@ -3,6 +3,7 @@ package respire
 import (
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -68,8 +69,11 @@ func (o *FailoverGroupOptions) validate() (groupConfig, error) {
 	default:
 		c.grace = o.FailbackGrace
 	}
-	if o.Metrics&^MetricsResiliency != 0 {
+	switch {
+	case o.Metrics&^allMetricGroups != 0:
 		return bad("Metrics", "unknown metric group")
+	case o.Metrics&^MetricsResiliency != 0:
+		return bad("Metrics", "a group records MetricsResiliency only (its members record their own metrics as their Options select)")
 	}
 	return c, nil
 }
@@ -123,19 +127,31 @@ func copyOptions(o Options) Options {
 		p := *o.RetryPolicy
 		o.RetryPolicy = &p
 	}
+	if o.ClientCache != nil {
+		cc := *o.ClientCache
+		o.ClientCache = &cc
+	}
+	o.Hooks = slices.Clone(o.Hooks)
 	o.TLS = o.TLS.Clone()
 	return o
 }
 
 // memberKeys returns the addresses that identify o's servers, normalized
-// (host lowercased): every endpoint, or every sentinel with the primary's
-// name. Names that resolve to the same address ("localhost" and
-// "127.0.0.1") are not recognized as the same.
+// (host lowercased, an IP address and the port in their canonical forms):
+// every endpoint, or every sentinel with the primary's name. Names that
+// resolve to the same address ("localhost" and "127.0.0.1") are not
+// recognized as the same.
 func memberKeys(o *Options) []string {
 	norm := func(addr string) string {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
 			return strings.ToLower(addr)
+		}
+		if ip := net.ParseIP(host); ip != nil {
+			host = ip.String()
+		}
+		if n, err := strconv.Atoi(port); err == nil {
+			port = strconv.Itoa(n)
 		}
 		return net.JoinHostPort(strings.ToLower(host), port)
 	}

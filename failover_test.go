@@ -8,6 +8,7 @@ package respire
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"maps"
 	"net"
@@ -505,6 +506,8 @@ func TestFailoverNewGroupRejectsBadInputBeforeDialing(t *testing.T) {
 		{"EmptyMembers", []FailoverMember{}, FailoverGroupOptions{}, "members"},
 		{"DuplicateAddress", []FailoverMember{m("a.test:1"), m("a.test:1")}, FailoverGroupOptions{}, "members[1].Options"},
 		{"DuplicateAddressAnyCase", []FailoverMember{m("A.Test:1"), m("a.test:1")}, FailoverGroupOptions{}, "members[1].Options"},
+		{"DuplicateAddressPortWithZeros", []FailoverMember{m("a.test:6379"), m("a.test:06379")}, FailoverGroupOptions{}, "members[1].Options"},
+		{"DuplicateIPv6AddressWritten", []FailoverMember{m("[::1]:1"), m("[0:0::0:1]:1")}, FailoverGroupOptions{}, "members[1].Options"},
 		{"DuplicateClusterSeed", []FailoverMember{m("a.test:1"),
 			{Options: Options{Endpoints: []string{"c.test:1", "a.test:1"}, Cluster: &ClusterOptions{}, Dialer: dialer}}},
 			FailoverGroupOptions{}, "members[1].Options"},
@@ -553,6 +556,20 @@ func TestFailoverNewGroupRejectsBadInputBeforeDialing(t *testing.T) {
 	}
 }
 
+// A client's metric group in the group's options is refused with a
+// reason that says which group applies, not as an unknown group.
+func TestFailoverNewGroupRefusesClientMetricGroupsNamingTheGroupsOwn(t *testing.T) {
+	for _, mg := range []MetricGroups{MetricsCommands, MetricsConnections, MetricsResiliency | MetricsCommands} {
+		_, err := NewFailoverGroup(context.Background(), []FailoverMember{{Options: Options{Endpoints: []string{"a.test:1"}}}},
+			FailoverGroupOptions{Metrics: mg})
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != "FailoverGroupOptions.Metrics" ||
+			strings.Contains(ce.Reason, "unknown") || !strings.Contains(ce.Reason, "MetricsResiliency") {
+			t.Errorf("Metrics %b: err = %v; want a ConfigError saying only MetricsResiliency applies", mg, err)
+		}
+	}
+}
+
 func TestFailoverNewGroupCopiesMemberOptions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		members, _ := memMembers(t, 0, 1)
@@ -562,6 +579,35 @@ func TestFailoverNewGroupCopiesMemberOptions(t *testing.T) {
 			t.Errorf("member 0 is %q after the caller changed its slice", got)
 		}
 	})
+}
+
+// A member that could not connect at start is connected later by its
+// probe, from the group's copy of its Options: the caller changing its
+// Hooks slice or its ClientCache afterwards changes nothing.
+func TestFailoverLateMemberConnectIgnoresCallersLaterChanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		members, srv := memMembers(t, 0, 1)
+		if err := srv[0].RefuseDials(1); err != nil {
+			t.Fatal(err)
+		}
+		members[0].Options.Hooks = []Hook{swallowHook{}}
+		c := bubbleClock{time.Now()}
+		g := fakeGroup(t, members, bubbleOpts(), nil) // real PING probes
+		members[0].Options.Hooks[0] = nil             // would make Connect fail validation
+		c.at(150 * milli)                             // the probe at 100 ms connects member 0
+		if st := g.Members(); !st[0].Healthy || st[0].Client == nil {
+			t.Fatalf("member 0 %+v: want it connected by its probe with the options it was given", st[0])
+		}
+	})
+	// ClientCache needs CLIENT TRACKING, which the in-memory server lacks:
+	// check the copy itself.
+	o := Options{Endpoints: []string{"a.test:1"}, ClientCache: &CacheOptions{MaxEntries: 5}, Hooks: []Hook{swallowHook{}}}
+	cp := copyOptions(o)
+	o.ClientCache.MaxEntries = -1
+	o.Hooks[0] = nil
+	if cp.ClientCache.MaxEntries != 5 || cp.Hooks[0] == nil {
+		t.Errorf("copy changed with the original: ClientCache %+v, Hooks %v", *cp.ClientCache, cp.Hooks)
+	}
 }
 
 func TestFailoverNewGroupFailsWhenNoMemberConnects(t *testing.T) {
@@ -610,6 +656,32 @@ func TestFailoverNewGroupFailsWhenMemberRejectsHandshake(t *testing.T) {
 			t.Errorf("member 0's server has %d sessions: its client was not closed", n)
 		}
 	})
+}
+
+// A member whose server's TLS certificate does not verify (an unknown
+// authority, another name) will not heal by itself either: the group fails
+// at once, naming the member, instead of starting it as unreachable.
+func TestFailoverNewGroupFailsWhenMemberCertificateDoesNotVerify(t *testing.T) {
+	tc := newTestCert(t, "127.0.0.1")
+	addr := tlsListener(t, tc.cert)
+	for name, cfg := range map[string]*tls.Config{
+		"UnknownAuthority": {MinVersion: tls.VersionTLS12},
+		"OtherName":        {RootCAs: tc.pool, ServerName: "other.test", MinVersion: tls.VersionTLS12},
+	} {
+		t.Run(name, func(t *testing.T) {
+			members, _ := memMembers(t, 0, 1)
+			members[1].Options = Options{Endpoints: []string{addr}, TLS: cfg}
+			g, err := NewFailoverGroup(context.Background(), members, FailoverGroupOptions{})
+			if g != nil {
+				_ = g.Close()
+				t.Fatal("got a group with a member whose certificate does not verify")
+			}
+			var cv *tls.CertificateVerificationError
+			if !errors.As(err, &cv) || !strings.Contains(err.Error(), "failover member 1 ("+addr+")") {
+				t.Fatalf("err = %v, want the member's certificate verification failure, naming it", err)
+			}
+		})
+	}
 }
 
 // ---- Execute ----

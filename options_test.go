@@ -244,6 +244,38 @@ func TestFormattingNeverShowsPassword(t *testing.T) {
 	}
 }
 
+// TestHandshakeErrorNeverShowsPasswordEvenCut: a server that does not
+// know HELLO (Redis before 6, some proxies) echoes its first 128 bytes of
+// arguments in the error, a long password cut short, and its newlines as
+// spaces: neither the password nor a piece of it reaches the error.
+func TestHandshakeErrorNeverShowsPasswordEvenCut(t *testing.T) {
+	long := "Hunter2-" + strings.Repeat("0123456789", 15) // the echo keeps only its head
+	for name, password := range map[string]string{"Long": long, "Newline": "Hunter2-first\nHunter2-second"} {
+		t.Run(name, func(t *testing.T) {
+			srv := respiretest.NewServer(t)
+			echo := "'3' 'AUTH' 'default' '" + strings.ReplaceAll(password, "\n", " ") + "' "
+			if len(echo) > 128 {
+				echo = echo[:128]
+			}
+			srv.MustAddRule(t, respiretest.Rule{Command: "HELLO",
+				Action: respiretest.Inject("ERR unknown command 'HELLO', with args beginning with: " + echo)})
+			c, err := Connect(context.Background(), Options{Endpoints: []string{srv.Addr()}, Protocol: 3, Password: password})
+			if c != nil {
+				_ = c.Close()
+				t.Fatal("connected although HELLO failed")
+			}
+			if err == nil || !strings.Contains(err.Error(), "unknown command") {
+				t.Fatalf("Connect = %v; want the server's unknown-command error", err)
+			}
+			for _, piece := range []string{"Hunter2-", password[:20]} {
+				if strings.Contains(err.Error(), piece) {
+					t.Errorf("error %q shows %q, a piece of the password", err, piece)
+				}
+			}
+		})
+	}
+}
+
 // TestDialerReturningNothing: a Dialer that returns neither a connection
 // nor an error fails the dial with a connection error instead of crashing
 // the process on the nil connection.

@@ -15,11 +15,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/respire-go/respire/internal/testenv"
+	"github.com/respire-go/respire/respiretest"
 )
 
 // startTLSServer starts a private redis-server that accepts only TLS on a
@@ -35,38 +39,11 @@ func startTLSServer(t *testing.T) (string, *x509.CertPool) {
 		t.Skip("redis-server not found")
 	}
 	dir := t.TempDir()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tc := newTestCert(t, "127.0.0.1")
 	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	writePEM(t, certFile, "CERTIFICATE", der)
-	writePEM(t, keyFile, "EC PRIVATE KEY", keyDER)
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
+	writePEM(t, certFile, "CERTIFICATE", tc.der)
+	writePEM(t, keyFile, "EC PRIVATE KEY", tc.keyDER)
+	pool := tc.pool
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -102,6 +79,123 @@ func startTLSServer(t *testing.T) (string, *x509.CertPool) {
 		time.Sleep(20 * time.Millisecond) // polling a process we started, not synchronising goroutines
 	}
 	return addr, pool
+}
+
+// testCert is a self-signed certificate made for one test.
+type testCert struct {
+	der, keyDER []byte
+	cert        tls.Certificate
+	pool        *x509.CertPool // trusts the certificate
+}
+
+// newTestCert makes a self-signed server certificate for host (an IP
+// address or a DNS name).
+func newTestCert(t *testing.T, host string) testCert {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: host},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		tmpl.IPAddresses = []net.IP{ip}
+	} else {
+		tmpl.DNSNames = []string{host}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return testCert{der: der, keyDER: keyDER, pool: pool,
+		cert: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}}
+}
+
+// tlsMemServer is an in-memory server behind TLS: its Dial (for
+// Options.Dialer) completes the server side of the handshake with cfg and
+// serves the connection from srv. It records the server name of each
+// ClientHello.
+type tlsMemServer struct {
+	srv   *respiretest.Server
+	cfg   *tls.Config
+	mu    sync.Mutex
+	names []string
+}
+
+func newTLSMemServer(t *testing.T, cert tls.Certificate) *tlsMemServer {
+	s := &tlsMemServer{srv: respiretest.NewServer(t, respiretest.InMemory())}
+	s.cfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
+		GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+			s.mu.Lock()
+			s.names = append(s.names, h.ServerName)
+			s.mu.Unlock()
+			return nil, nil
+		}}
+	return s
+}
+
+func (s *tlsMemServer) Dial(context.Context, string, string) (net.Conn, error) {
+	c, sc := net.Pipe()
+	if !s.srv.ServeConn(tls.Server(sc, s.cfg)) {
+		c.Close()
+		return nil, respiretest.ErrClosed
+	}
+	return c, nil
+}
+
+func (s *tlsMemServer) serverNames() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.names)
+}
+
+// tlsListener accepts TCP connections on a loopback port and completes
+// the server side of their TLS handshake with cert, then closes them: a
+// server whose certificate a client may refuse. It returns the address.
+func tlsListener(t *testing.T, cert tls.Certificate) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+				_ = tls.Server(c, cfg).Handshake()
+			})
+		}
+	})
+	t.Cleanup(func() {
+		_ = l.Close()
+		wg.Wait()
+	})
+	return l.Addr().String()
 }
 
 func writePEM(t *testing.T, path, typ string, der []byte) {
@@ -157,4 +251,37 @@ func TestTLSRejectsUntrustedCertificate(t *testing.T) {
 	if !errors.As(err, &uerr) {
 		t.Fatalf("err = %v; want it to wrap x509.UnknownAuthorityError", err)
 	}
+}
+
+// TestTLSServerNameDefaultsToHostEvenWithoutVerification proves that the
+// endpoint's host is sent as the server name (SNI) when ServerName is
+// empty, as Options.TLS documents, also with InsecureSkipVerify: a proxy
+// that routes TLS connections by server name needs it either way.
+func TestTLSServerNameDefaultsToHostEvenWithoutVerification(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestCert(t, "cache.test")
+		for _, tt := range []struct {
+			name string
+			cfg  *tls.Config
+			want string
+		}{
+			{"Verified", &tls.Config{RootCAs: tc.pool, MinVersion: tls.VersionTLS12}, "cache.test"},
+			{"InsecureSkipVerify", &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}, "cache.test"},
+			{"ExplicitServerName", &tls.Config{RootCAs: tc.pool, ServerName: "cache.test", MinVersion: tls.VersionTLS12}, "cache.test"},
+		} {
+			s := newTLSMemServer(t, tc.cert)
+			c, err := Connect(context.Background(), Options{Endpoints: []string{"cache.test:6380"}, TLS: tt.cfg, Dialer: s.Dial})
+			if err != nil {
+				t.Errorf("%s: Connect: %v", tt.name, err)
+				continue
+			}
+			if err := c.Ping(context.Background()); err != nil {
+				t.Errorf("%s: Ping over TLS: %v", tt.name, err)
+			}
+			_ = c.Close()
+			if got := s.serverNames(); len(got) == 0 || got[0] != tt.want {
+				t.Errorf("%s: server names %q, want %q first", tt.name, got, tt.want)
+			}
+		}
+	})
 }

@@ -253,8 +253,11 @@ func dialSocket(ctx context.Context, cfg Config) (net.Conn, error) {
 	return nc, nil
 }
 
+// tlsConfig returns cfg.TLS with its ServerName defaulted to cfg.Addr's
+// host, also with InsecureSkipVerify: the name is still sent (SNI), and
+// a server or proxy that routes by it needs it either way.
 func tlsConfig(cfg Config) *tls.Config {
-	if cfg.TLS.ServerName != "" || cfg.TLS.InsecureSkipVerify {
+	if cfg.TLS.ServerName != "" {
 		return cfg.TLS
 	}
 	c := cfg.TLS.Clone()
@@ -269,18 +272,7 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, e
 	proto = 2
 	authed := false
 	if cfg.Proto != 2 {
-		args := []string{"HELLO", "3"}
-		if cfg.Password != "" || cfg.Username != "" {
-			user := cfg.Username
-			if user == "" {
-				user = "default"
-			}
-			args = append(args, "AUTH", user, cfg.Password)
-		}
-		if cfg.ClientName != "" {
-			args = append(args, "SETNAME", cfg.ClientName)
-		}
-		v, err := roundTrip(nc, rd, args)
+		v, err := roundTrip(nc, rd, helloArgs(cfg))
 		switch {
 		case err != nil:
 			return 0, 0, err
@@ -300,11 +292,7 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, e
 		}
 	}
 	if proto == 2 {
-		if (cfg.Password != "" || cfg.Username != "") && !authed {
-			args := []string{"AUTH", cfg.Password}
-			if cfg.Username != "" {
-				args = []string{"AUTH", cfg.Username, cfg.Password}
-			}
+		if args := authArgs(cfg); args != nil && !authed {
 			if err := expectOK(nc, rd, args, "AUTH", cfg.Password); err != nil {
 				return 0, 0, err
 			}
@@ -360,6 +348,35 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, e
 	return proto, id, nil
 }
 
+// helloArgs is the HELLO 3 of cfg, with its AUTH and SETNAME. A Username
+// without a Password authenticates with an empty password.
+func helloArgs(cfg Config) []string {
+	args := []string{"HELLO", "3"}
+	if cfg.Password != "" || cfg.Username != "" {
+		user := cfg.Username
+		if user == "" {
+			user = "default"
+		}
+		args = append(args, "AUTH", user, cfg.Password)
+	}
+	if cfg.ClientName != "" {
+		args = append(args, "SETNAME", cfg.ClientName)
+	}
+	return args
+}
+
+// authArgs is the RESP2 AUTH of cfg, or nil when cfg authenticates
+// nobody.
+func authArgs(cfg Config) []string {
+	switch {
+	case cfg.Username != "":
+		return []string{"AUTH", cfg.Username, cfg.Password}
+	case cfg.Password != "":
+		return []string{"AUTH", cfg.Password}
+	}
+	return nil
+}
+
 func expectOK(nc net.Conn, rd *resp.Reader, args []string, name, password string) error {
 	v, err := roundTrip(nc, rd, args)
 	if err != nil {
@@ -371,14 +388,24 @@ func expectOK(nc net.Conn, rd *resp.Reader, args []string, name, password string
 	return nil
 }
 
-// redact returns an error reply's text with every occurrence of the
-// password replaced: servers that do not know a command (Redis before 6
-// for HELLO) echo its arguments in the error.
+// echoMarker precedes the arguments a server that does not know a command
+// (Redis before 6 for HELLO) echoes in its error.
+const echoMarker = "with args beginning with:"
+
+// redact returns an error reply's text without the password: an echo of
+// the arguments is dropped whole, since the server cuts it after 128
+// bytes (a long password's head would remain) and turns newlines into
+// spaces; any other occurrence of the password is replaced.
 func redact(text []byte, password string) string {
+	s := string(text)
 	if password == "" {
-		return string(text)
+		return s
 	}
-	return strings.ReplaceAll(string(text), password, "(redacted)")
+	if i := strings.Index(s, echoMarker); i >= 0 {
+		s = s[:i+len(echoMarker)] + " (redacted)"
+	}
+	s = strings.ReplaceAll(s, password, "(redacted)")
+	return strings.ReplaceAll(s, strings.NewReplacer("\r", " ", "\n", " ").Replace(password), "(redacted)")
 }
 
 // roundTrip sends one command and reads its reply, skipping pushes. The

@@ -93,6 +93,40 @@ func TestHandshake(t *testing.T) {
 	}
 }
 
+// TestRestoreReplaysTheHandshake proves that after RESET the restore sends
+// exactly the commands the handshake sent for the same Config, so a
+// restored connection is authenticated as the same user: a Username
+// without a Password included (AUTH with an empty password), which RESET
+// would otherwise leave as the default user.
+func TestRestoreReplaysTheHandshake(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		for name, cfg := range map[string]Config{
+			"Nothing":                 {},
+			"Password":                {Password: secret},
+			"UsernameAndPassword":     {Username: "u", Password: secret},
+			"UsernameWithoutPassword": {Username: "u"},
+			"NameAndDatabase":         {Username: "u", ClientName: "app", DB: 3},
+		} {
+			t.Run(name+"/RESP"+string(rune('0'+proto)), func(t *testing.T) {
+				s := newFakeServer(t, nil)
+				cfg.Addr, cfg.Dial, cfg.Proto = "fake:6379", s.dial, proto
+				c, err := Dial(context.Background(), cfg, nil)
+				if err != nil {
+					t.Fatalf("Dial: %v", err)
+				}
+				defer c.Close()
+				var restore []string
+				for _, cmd := range RestoreCommands(cfg, proto) {
+					restore = append(restore, strings.Join(cmd, " "))
+				}
+				if want := append([]string{"RESET"}, s.received()...); !slices.Equal(restore, want) {
+					t.Errorf("restore sends\n  %q\nwant RESET then the handshake\n  %q", restore, want)
+				}
+			})
+		}
+	}
+}
+
 // TestHandshakeFailure proves that a refused handshake returns a
 // *ConnError with Reason Handshake and Evidence Unwritten wrapping a
 // *ReplyError naming the command, and that the password never appears in

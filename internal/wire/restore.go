@@ -14,25 +14,10 @@ import "strconv"
 // them.
 func RestoreCommands(cfg Config, proto int) [][]string {
 	cmds := [][]string{{"RESET"}}
-	user := cfg.Username
 	if proto == 3 {
-		hello := []string{"HELLO", "3"}
-		if cfg.Password != "" {
-			if user == "" {
-				user = "default"
-			}
-			hello = append(hello, "AUTH", user, cfg.Password)
-		}
-		if cfg.ClientName != "" {
-			hello = append(hello, "SETNAME", cfg.ClientName)
-		}
-		cmds = append(cmds, hello)
+		cmds = append(cmds, helloArgs(cfg))
 	} else {
-		if cfg.Password != "" {
-			auth := []string{"AUTH", cfg.Password}
-			if user != "" {
-				auth = []string{"AUTH", user, cfg.Password}
-			}
+		if auth := authArgs(cfg); auth != nil {
 			cmds = append(cmds, auth)
 		}
 		if cfg.ClientName != "" {
