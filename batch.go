@@ -297,10 +297,10 @@ func replyOf(v resp.Value) (Reply, error) { return Reply{v: v}, nil }
 // On a Cluster client a keyless member runs on one node (docs/batches.md),
 // so a command whose effect or answer must cover every primary, as
 // Client.Do sends it (FLUSHALL, FLUSHDB, SCRIPT FLUSH, FUNCTION DELETE,
-// FLUSH and RESTORE, CONFIG SET and RESETSTAT, KEYS), fails with
-// [ErrInvalidArgument]. SCRIPT LOAD and FUNCTION LOAD (for a script or
-// function of the same group) and DBSIZE (that node's count, as
-// [Batch.DBSize]) run there.
+// FLUSH and RESTORE, CONFIG SET and RESETSTAT, KEYS, PUBSUB SHARDCHANNELS
+// and SHARDNUMSUB), fails with [ErrInvalidArgument]. SCRIPT LOAD and
+// FUNCTION LOAD (for a script or function of the same group) and DBSIZE
+// (that node's count, as [Batch.DBSize]) run there.
 func (b *Batch) Do(cmd Command, args ...any) Future[Reply] {
 	b.raw = true
 	return future(b, b.queue(cmd, args), replyOf)

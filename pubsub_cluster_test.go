@@ -6,11 +6,13 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/testenv"
 )
@@ -119,4 +121,66 @@ func TestSSubscribeReconnectLearnsNewOwnerAfterFailedDials(t *testing.T) {
 		n, err := admin(t, dst, "SPUBLISH", ch, "x").Int64()
 		return err == nil && n == 1
 	})
+}
+
+// TestClusterShardPubSubIntrospectionCoversEveryPrimary: a node knows
+// only the shard channels of the slots it serves, so on a Cluster client
+// PUBSUB SHARDCHANNELS and SHARDNUMSUB sent with Do ask every primary and
+// combine the answers. Sent to one node, they reported 0 subscribers and
+// no channel for every shard channel served elsewhere, without an error.
+func TestClusterShardPubSubIntrospectionCoversEveryPrimary(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	p := keyPrefix(t)
+	// One shard channel on each primary, each with one subscriber.
+	var chans []string
+	served := map[string]bool{}
+	for i := 0; len(chans) < len(c.topo.Primaries()) && i < 10000; i++ {
+		ch := p + "{" + strconv.Itoa(i) + "}ch"
+		n, err := c.topo.Pick(route.Slot(ch), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !served[n.Addr] {
+			served[n.Addr] = true
+			chans = append(chans, ch)
+		}
+	}
+	if len(chans) < 2 {
+		t.Fatalf("shard channels on %d primaries, want at least 2", len(chans))
+	}
+	for _, ch := range chans {
+		sub, err := c.SSubscribe(ctx, ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = sub.Close() })
+	}
+	r, err := c.Do(ctx, catalog.PubSub.PUBSUB_SHARDNUMSUB(), anys(chans)...)
+	if err != nil {
+		t.Fatalf("PUBSUB SHARDNUMSUB: %v", err)
+	}
+	counts, err := r.Int64Map()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range chans {
+		if counts[ch] != 1 {
+			t.Errorf("PUBSUB SHARDNUMSUB %s = %d, want its 1 subscriber", ch, counts[ch])
+		}
+	}
+	r, err = c.Do(ctx, catalog.PubSub.PUBSUB_SHARDCHANNELS(), escapeGlob(p)+"*")
+	if err != nil {
+		t.Fatalf("PUBSUB SHARDCHANNELS: %v", err)
+	}
+	got, err := r.Strings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	want := slices.Clone(chans)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("PUBSUB SHARDCHANNELS = %q, want %q", got, want)
+	}
 }

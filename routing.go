@@ -1,9 +1,11 @@
 package respire
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -824,6 +826,32 @@ func sumParts(f *wire.Frame, parts []*part) {
 	}
 }
 
+// sumPairs combines replies of names and counts asked in the same order
+// (PUBSUB SHARDNUMSUB's flat array) into one with each name's counts
+// summed. A reply of another shape, or whose names differ from the
+// first's, is returned as it is, for the caller to report.
+func sumPairs(parts []*part) resp.Value {
+	first := parts[0].f.Value
+	if first.Type != resp.Array || len(first.Elems)%2 != 0 {
+		return first
+	}
+	out := resp.Value{Type: resp.Array, Elems: slices.Clone(first.Elems)}
+	for _, p := range parts[1:] {
+		v := p.f.Value
+		if v.Type != resp.Array || len(v.Elems) != len(out.Elems) {
+			return v
+		}
+		for i := 0; i < len(v.Elems); i += 2 {
+			name, n := v.Elems[i], v.Elems[i+1]
+			if !bytes.Equal(name.Str, out.Elems[i].Str) || n.Type != resp.Integer || out.Elems[i+1].Type != resp.Integer {
+				return v
+			}
+			out.Elems[i+1].Int += n.Int
+		}
+	}
+	return out
+}
+
 // runParts executes every part (routed by its own keys, or pinned to its
 // node), at most maxParallelParts at a time, and waits for all of them.
 // When any part failed it releases f and every part and returns the
@@ -872,10 +900,11 @@ func (c *Client) runParts(ctx context.Context, f *wire.Frame, s *spec, parts []*
 type fanOutKind uint8
 
 const (
-	fanNone   fanOutKind = iota
-	fanAll               // the first primary's reply, when every one succeeded
-	fanSum               // DBSIZE: integers summed
-	fanConcat            // KEYS: arrays concatenated
+	fanNone    fanOutKind = iota
+	fanAll                // the first primary's reply, when every one succeeded
+	fanSum                // DBSIZE: integers summed
+	fanConcat             // KEYS: arrays concatenated
+	fanPairSum            // PUBSUB SHARDNUMSUB: the counts of each name summed
 )
 
 func fanOutOf(name string) fanOutKind {
@@ -885,8 +914,10 @@ func fanOutOf(name string) fanOutKind {
 		return fanAll
 	case "DBSIZE":
 		return fanSum
-	case "KEYS":
+	case "KEYS", "PUBSUB SHARDCHANNELS": // a node knows the shard channels of its slots
 		return fanConcat
+	case "PUBSUB SHARDNUMSUB":
+		return fanPairSum
 	}
 	return fanNone
 }
@@ -912,6 +943,8 @@ func (c *Client) execFanOut(ctx context.Context, f *wire.Frame, s *spec) error {
 	switch fanOutOf(s.desc.FullName()) {
 	case fanSum:
 		sumParts(f, parts)
+	case fanPairSum:
+		f.Value = sumPairs(parts)
 	case fanConcat:
 		var elems []resp.Value
 		for _, p := range parts {
