@@ -88,7 +88,8 @@ func writeList(b *strings.Builder, v resp.Value, indent string) {
 }
 
 // writeMap writes a map or attribute reply: numbered "key => value"
-// pairs, or "(empty hash)".
+// pairs, or "(empty hash)". A [multiline] value begins on the line after
+// its key.
 func writeMap(b *strings.Builder, v resp.Value, indent string) {
 	if len(v.Elems) < 2 {
 		b.WriteString("(empty hash)")
@@ -106,8 +107,28 @@ func writeMap(b *strings.Builder, v resp.Value, indent string) {
 		inner := indent + strings.Repeat(" ", len(prefix))
 		writeValue(b, v.Elems[2*i], inner)
 		b.WriteString(" => ")
-		writeValue(b, v.Elems[2*i+1], inner+"    ")
+		// A value of more than one entry starts on the next line, under
+		// the key, as redis-cli 7 prints it.
+		if multiline(v.Elems[2*i+1]) {
+			b.WriteString("\n")
+			b.WriteString(inner)
+		}
+		writeValue(b, v.Elems[2*i+1], inner)
 	}
+}
+
+// multiline reports whether redis-cli prints v as more than one entry: an
+// aggregate of two or more elements (pairs, for a map), or of one element
+// (value) that is itself multiline. A scalar never is, even a verbatim
+// string of several lines.
+func multiline(v resp.Value) bool {
+	switch v.Type {
+	case resp.Array, resp.Set, resp.Push:
+		return len(v.Elems) > 1 || len(v.Elems) == 1 && multiline(v.Elems[0])
+	case resp.Map, resp.Attribute:
+		return len(v.Elems) > 2 || len(v.Elems) == 2 && multiline(v.Elems[1])
+	}
+	return false
 }
 
 // padLeft pads s with spaces on the left to width.
