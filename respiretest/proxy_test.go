@@ -573,3 +573,26 @@ func TestBackendCloseDeliversRepliesFirst(t *testing.T) {
 	wantReply(t, "QUIT on the kit's server", text(c.mustRead()), "OK")
 	c.expectClosed()
 }
+
+// A client that sends its frames and then shuts its writing half (as
+// "printf 'PING\r\n' | nc -N" does) still gets their replies, as a real
+// server gives them, and then the connection closes.
+func TestClientHalfCloseStillGetsReplies(t *testing.T) {
+	p, addr := realProxy(t)
+	for _, target := range []struct{ name, addr string }{{"server", addr}, {"proxy", p.Addr()}} {
+		c := dialTCP(t, target.addr)
+		c.send([]string{"PING"}, []string{"ECHO", "half"})
+		if err := c.conn.(*net.TCPConn).CloseWrite(); err != nil {
+			t.Fatalf("CloseWrite: %v", err)
+		}
+		_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for _, want := range []string{"PONG", "half"} {
+			v, err := c.read()
+			if err != nil {
+				t.Fatalf("%s: after the half-close, read: %v; want %q", target.name, err, want)
+			}
+			wantReply(t, target.name, text(v), want)
+		}
+		c.expectClosed()
+	}
+}

@@ -2,6 +2,7 @@ package respiretest
 
 import (
 	"bytes"
+	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -15,7 +16,7 @@ type slotKind uint8
 const (
 	slotForward     slotKind = iota // the reply comes from the backend
 	slotReply                       // a fixed reply (injected, or an IDMP hit)
-	slotDropBefore                  // close the connection here
+	slotDropBefore                  // close the connection here (also after the client's last frame)
 	slotPassthrough                 // from here on, bytes pass through unpaired
 	slotInternal                    // a proxy's own frame; never reaches the client
 )
@@ -151,6 +152,15 @@ func (s *session) readLoop() {
 		var raw []byte
 		var err error
 		args, raw, err = rd.ReadCommand(args[:0])
+		if (err == io.EOF || err == io.ErrUnexpectedEOF) && !s.passthrough {
+			// The client has sent its last frame (it closed, or shut its
+			// writing half): like a server, deliver the replies of the
+			// frames that came, then close.
+			if s.flush() {
+				s.enqueue(&slot{kind: slotDropBefore, ready: closedChan})
+			}
+			return
+		}
 		if err != nil {
 			s.flush()
 			s.close()
