@@ -1,8 +1,11 @@
 package respiretest
 
 import (
+	"context"
+	"net"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -137,4 +140,65 @@ func TestCloseEndsPartitionedSessionsAndDials(t *testing.T) {
 	<-done // goleak (TestMain) proves no session or dial outlives Close
 	c.expectClosed()
 	late.expectClosed()
+}
+
+// A connection that either side closes during a partition ends at the
+// heal, never before: the client sees silence, not a close, and the server
+// learns nothing of the client's close until the link returns.
+func TestPartitionCloseEitherSideEndsAtHeal(t *testing.T) {
+	for _, closer := range []string{"server", "client"} {
+		t.Run(closer, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				backends := make(chan net.Conn, 1)
+				p, err := NewProxy("", InMemory(), WithBackendDialer(func(context.Context, string, string) (net.Conn, error) {
+					proxySide, serverSide := net.Pipe()
+					backends <- serverSide
+					return proxySide, nil
+				}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer p.Close()
+				c, err := p.Dial(context.Background(), "tcp", MemoryAddr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				srv := <-backends
+				defer srv.Close()
+
+				pt := p.Partition()
+				// The side that did not close watches for the close.
+				watched := c
+				if closer == "server" {
+					srv.Close()
+				} else {
+					watched = srv
+					c.Close()
+				}
+				ended := make(chan error, 1)
+				go func() {
+					_, err := watched.Read(make([]byte, 1))
+					ended <- err
+				}()
+				synctest.Wait()
+				select {
+				case err := <-ended:
+					t.Fatalf("the %s's close crossed the partition: read returned %v", closer, err)
+				default:
+				}
+				if p.Sessions() != 1 {
+					t.Fatalf("Sessions() = %d during the partition, want 1", p.Sessions())
+				}
+				pt.Heal()
+				if err := <-ended; err == nil {
+					t.Fatal("read after the heal returned no error, want the close")
+				}
+				synctest.Wait()
+				if p.Sessions() != 0 {
+					t.Fatalf("Sessions() = %d after the heal, want 0", p.Sessions())
+				}
+			})
+		})
+	}
 }

@@ -106,9 +106,12 @@ func (s *session) run() {
 }
 
 // close ends the session: both connections close and every frame still
-// waiting for a backend reply learns it never comes.
+// waiting for a backend reply learns it never comes. During a partition it
+// first waits for the heal (or the proxy's Close): a close must not cross
+// the partition either.
 func (s *session) close() {
 	s.closeOnce.Do(func() {
+		s.p.waitHealed(nil)
 		close(s.done)
 		s.client.Close()
 		s.backend.Close()
