@@ -193,7 +193,9 @@
 // not connect to 127.0.0.1:6380: connection refused", "... cannot resolve
 // host", "... no answer within 5s", "... the server's TLS certificate did
 // not verify"; credentials the server refuses print
-// "respire: authentication failed at 127.0.0.1:6379: WRONGPASS ...". An
+// "respire: authentication failed at 127.0.0.1:6379: WRONGPASS ...", a
+// database it lacks "respire: could not select database 99 at
+// 127.0.0.1:6379: ERR DB index is out of range". An
 // error reply prints like redis-cli's, "(error) ERR ...", on standard
 // error (standard output in the interactive mode).
 //

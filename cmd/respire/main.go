@@ -229,8 +229,9 @@ func connect(ctx context.Context, f *connFlags, getenv func(string) string, stde
 
 // describeConnectError says what failed when Connect returned err: the
 // dial was refused, timed out or could not resolve the host, the server's
-// TLS certificate did not verify, or the server refused the credentials;
-// otherwise it is err's own text.
+// TLS certificate did not verify, the server refused the credentials, the
+// database or another command of the connection's setup; otherwise it is
+// err's own text.
 func describeConnectError(err error, opts respire.Options) string {
 	where := strings.Join(opts.Endpoints, ",")
 	if opts.Sentinel != nil {
@@ -253,6 +254,10 @@ func describeConnectError(err error, opts respire.Options) string {
 		return fmt.Sprintf("respire: could not connect to %s: the server's TLS certificate did not verify: %v", where, cv.Err)
 	case errors.As(err, &se) && se.IsAuth():
 		return fmt.Sprintf("respire: authentication failed at %s: %s", where, se.Message)
+	case errors.As(err, &se) && se.Command == "SELECT":
+		return fmt.Sprintf("respire: could not select database %d at %s: %s", opts.DB, where, se.Message)
+	case errors.As(err, &se):
+		return fmt.Sprintf("respire: the server at %s refused the connection's %s: %s", where, se.Command, se.Message)
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return fmt.Sprintf("respire: could not connect to %s: no answer within %v", where, opts.DialTimeout)
 	}
