@@ -37,13 +37,21 @@ const (
 // environment; an interrupt cancels the context.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	terminal := false
-	if fi, err := os.Stdin.Stat(); err == nil {
-		terminal = fi.Mode()&os.ModeCharDevice != 0
-	}
-	code := run(ctx, invocation{os.Args[1:], os.Stdin, terminal, os.Stdout, os.Stderr, os.Getenv})
+	code := run(ctx, invocation{os.Args[1:], os.Stdin, stdinIsTerminal(os.Stdin), os.Stdout, os.Stderr, os.Getenv})
 	stop()
 	os.Exit(code)
+}
+
+// stdinIsTerminal reports whether f, the standard input, is a terminal:
+// a character device other than the null device (which services and cron
+// give as standard input).
+func stdinIsTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
 }
 
 // invocation is one run of the program: its command line (without the

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -187,5 +188,27 @@ func TestInteractiveMode(t *testing.T) {
 	code, out, errs = runCLIInput(t, nil, "PING\n", true, "--addr", addr)
 	if want := "respire: could not connect to " + addr + ": connection refused"; code != exitFail || out != "" || !strings.HasPrefix(errs, want) {
 		t.Errorf("refused: exit %d, stdout %q, stderr %q; want 1 and %q", code, out, errs, want)
+	}
+}
+
+// TestStdinIsTerminal: the null device is a character device but no
+// terminal, so "respire < /dev/null" (cron, a service) prints no prompt;
+// a regular file is no terminal either.
+func TestStdinIsTerminal(t *testing.T) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	if stdinIsTerminal(null) {
+		t.Errorf("%s is taken for a terminal", os.DevNull)
+	}
+	file, err := os.CreateTemp(t.TempDir(), "stdin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	if stdinIsTerminal(file) {
+		t.Error("a regular file is taken for a terminal")
 	}
 }
