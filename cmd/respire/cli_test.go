@@ -172,8 +172,8 @@ func TestDoBlockingCommand(t *testing.T) {
 	}
 }
 
-// TestSubscribe: subscribe prints the published messages and exits after
-// --count of them.
+// TestSubscribe: subscribe prints the published messages, one line each,
+// and exits after --count of them.
 func TestSubscribe(t *testing.T) {
 	addr := testenv.Standalone(t)
 	ch := "respire:cmdtest:" + t.Name()
@@ -195,16 +195,43 @@ func TestSubscribe(t *testing.T) {
 			t.Fatalf("subscribe ended early: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
 		default:
 		}
-		_, out, _ := runCLI(t, nil, "do", "--addr", addr, "PUBLISH", ch, "m"+strconv.Itoa(got))
+		payload := "m" + strconv.Itoa(got)
+		if got == 1 {
+			payload += "\n" + ch + ": forged" // still one message, one line
+		}
+		_, out, _ := runCLI(t, nil, "do", "--addr", addr, "PUBLISH", ch, payload)
 		if out == "(integer) 1\n" {
 			got++
 		}
 	}
 	r := <-done
-	if want := ch + ": m0\n" + ch + ": m1\n"; r.code != exitOK || r.out != want || r.err != "" {
+	if want := ch + ": m0\n" + ch + ": \"m1\\n" + ch + ": forged\"\n"; r.code != exitOK || r.out != want || r.err != "" {
 		t.Fatalf("subscribe: exit %d, stdout %q, stderr %q; want 0 and %q", r.code, r.out, r.err, want)
 	}
 	if code, _, errs := runCLI(t, nil, "subscribe", "--addr", addr); code != exitUsage || errs == "" {
 		t.Fatalf("subscribe without channels: exit %d, stderr %q; want 2", code, errs)
+	}
+}
+
+// TestMessageLine: a message is one line whatever its bytes, so a
+// publisher cannot forge a second message with a newline; a channel or
+// payload that could be misread is quoted like redis-cli quotes a bulk
+// string, others print as they are.
+func TestMessageLine(t *testing.T) {
+	tests := []struct{ channel, payload, want string }{
+		{"news", "hello world", "news: hello world\n"},
+		{"news", "", "news: \n"},
+		{"news", "héllo", "news: héllo\n"},
+		{"news", "a\nother: forged", "news: \"a\\nother: forged\"\n"},
+		{"news", "tab\there\r", "news: \"tab\\there\\r\"\n"},
+		{"news", "\xff\x00", "news: \"\\xff\\x00\"\n"},
+		{"news", `"quoted"`, `news: "\"quoted\""` + "\n"},
+		{"a\nb", "x", "\"a\\nb\": x\n"},
+		{"a: b", "x", "\"a: b\": x\n"},
+	}
+	for _, tt := range tests {
+		if got := messageLine(tt.channel, tt.payload); got != tt.want {
+			t.Errorf("messageLine(%q, %q) = %q, want %q", tt.channel, tt.payload, got, tt.want)
+		}
 	}
 }

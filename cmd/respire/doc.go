@@ -139,7 +139,10 @@
 //
 // subscribe prints the messages published to the channels (patterns with
 // --pattern) as "channel: payload" lines until interrupted, or until
-// --count messages. When the connection is lost it reconnects, subscribes
+// --count messages. A channel or payload that could be misread (one with
+// a control character such as a newline, invalid UTF-8 or a leading
+// quote; a channel also with ": ") is quoted and escaped like a bulk
+// string, so each message is one line. When the connection is lost it reconnects, subscribes
 // again and reports on standard error that messages may have been lost.
 //
 // # Flags

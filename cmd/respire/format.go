@@ -139,6 +139,9 @@ func padLeft(s string, width int) string {
 	return strings.Repeat(" ", width-len(s)) + s
 }
 
+// quoteString is [quote] for a string.
+func quoteString(s string) string { return quote([]byte(s)) }
+
 // quote quotes a bulk string like redis-cli: printable ASCII as is, the
 // usual escapes for \n \r \t \a \b, \xHH for other bytes.
 func quote(s []byte) string {
