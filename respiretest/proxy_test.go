@@ -344,6 +344,36 @@ func TestSubscribePassesThrough(t *testing.T) {
 	}
 }
 
+// On SUBSCRIBE and MONITOR only the actions that do not forward take
+// effect: the frames that drop or lose the reply after forwarding pass
+// through, and the connection keeps serving the client.
+func TestForwardingDropsDoNotApplyToSubscribe(t *testing.T) {
+	for _, action := range []Action{DropAfterForward, LoseReply} {
+		t.Run(action.String(), func(t *testing.T) {
+			p, _ := realProxy(t)
+			r := p.MustAddRule(t, Rule{Command: "SUBSCRIBE", Action: action})
+			ch := key(t, "ch")
+			c := dialProxy(t, p)
+			c.send([]string{"SUBSCRIBE", ch})
+			if got := text(c.mustRead()); got != fmt.Sprintf("[subscribe %s 1]", ch) {
+				t.Fatalf("SUBSCRIBE = %q", got)
+			}
+			_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			c.send([]string{"PING"})
+			v, err := c.read()
+			if err != nil {
+				t.Fatalf("PING after a SUBSCRIBE the rule matched: %v; want its reply", err)
+			}
+			if got := text(v); got != "[pong ]" {
+				t.Fatalf("PING in subscribe mode = %q", got)
+			}
+			if r.Applied() != 1 {
+				t.Fatalf("Applied() = %d, want 1", r.Applied())
+			}
+		})
+	}
+}
+
 func TestHoldDialsTCP(t *testing.T) {
 	p, _ := realProxy(t)
 	g := p.HoldDials()

@@ -222,7 +222,9 @@ func (s *session) readLoop() {
 		if !ok {
 			return
 		}
-		if kind == actDropAfter {
+		if kind == actDropAfter && !s.passthrough {
+			// (On SUBSCRIBE and MONITOR it has no effect: the connection
+			// passes through from here on.)
 			s.flush()
 			return
 		}
