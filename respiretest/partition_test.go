@@ -202,3 +202,28 @@ func TestPartitionCloseEitherSideEndsAtHeal(t *testing.T) {
 		})
 	}
 }
+
+// A frame held by a partition has not reached the server, and the counts
+// say so: Forwarded (and a Server's Executed) count it at the heal.
+func TestPartitionHeldFrameIsNotCountedForwarded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(t, InMemory())
+		r := s.MustAddRule(t, Rule{Command: "INCR", Times: Always, Action: Pass})
+		c := dialProxy(t, s.Proxy)
+		wantReply(t, "PING", c.do("PING"), "PONG")
+		pt := s.Partition()
+		c.send([]string{"INCR", "n"})
+		synctest.Wait()
+		if got := s.Executed("INCR"); got != 0 {
+			t.Errorf("Executed(INCR) = %d during the partition, want 0", got)
+		}
+		if got := r.Forwarded(); got != 0 {
+			t.Errorf("rule Forwarded() = %d during the partition, want 0", got)
+		}
+		pt.Heal()
+		wantReply(t, "INCR after the heal", text(c.mustRead()), "1")
+		if got, rf := s.Executed("INCR"), r.Forwarded(); got != 1 || rf != 1 {
+			t.Errorf("after the heal Executed(INCR) = %d, rule Forwarded() = %d; want 1 and 1", got, rf)
+		}
+	})
+}

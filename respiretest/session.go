@@ -319,12 +319,6 @@ func (s *session) send(sl *slot, raw []byte, reply bool) bool {
 	}
 	s.wbuf = append(s.wbuf, raw...)
 	sl.end = len(s.wbuf)
-	if sl.counter != nil {
-		sl.counter.forwarded.Add(1)
-	}
-	for _, r := range sl.rules {
-		r.forwarded.Add(1)
-	}
 	s.unflushed = append(s.unflushed, sl)
 	if reply && sl.kind != slotInternal {
 		return s.enqueue(sl)
@@ -333,15 +327,24 @@ func (s *session) send(sl *slot, raw []byte, reply bool) bool {
 }
 
 // flush writes the buffered frames to the backend. Frames are counted as
-// forwarded when buffered (so a reply can never be seen before its count);
-// a failed write takes back the count of every frame whose last byte was
-// not written. It reports false when the session has closed.
+// forwarded just before the write (so a reply can never be seen before its
+// count, and a frame a partition holds is not counted); a failed write
+// takes back the count of every frame whose last byte was not written. It
+// reports false when the session has closed.
 func (s *session) flush() bool {
 	if len(s.wbuf) == 0 {
 		return true
 	}
 	if !s.p.waitHealed(s.done) {
 		return false
+	}
+	for _, sl := range s.unflushed {
+		if sl.counter != nil {
+			sl.counter.forwarded.Add(1)
+		}
+		for _, r := range sl.rules {
+			r.forwarded.Add(1)
+		}
 	}
 	n, err := s.backend.Write(s.wbuf)
 	if err != nil {
