@@ -227,3 +227,36 @@ func TestPartitionHeldFrameIsNotCountedForwarded(t *testing.T) {
 		}
 	})
 }
+
+// During a partition the proxy keeps reading what the client writes, as
+// the kernel buffers the bytes of a dead link: an in-memory client's
+// writes complete (they do not block on the pipe), nothing reaches the
+// server, and at the heal every frame runs in order.
+func TestPartitionKeepsReadingInMemoryClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(t, InMemory())
+		c := dialProxy(t, s.Proxy)
+		wantReply(t, "PING", c.do("PING"), "PONG")
+		pt := s.Partition()
+		for i := range 3 { // one write each, as a client sends them over time
+			wrote := make(chan struct{})
+			go func() {
+				defer close(wrote)
+				_, _ = c.conn.Write(encode("INCR", "n"))
+			}()
+			synctest.Wait()
+			select {
+			case <-wrote:
+			default:
+				t.Fatalf("write %d blocked during the partition: the proxy stopped reading", i+1)
+			}
+		}
+		if got := s.Executed("INCR"); got != 0 {
+			t.Fatalf("Executed(INCR) = %d during the partition, want 0", got)
+		}
+		pt.Heal()
+		for _, want := range []string{"1", "2", "3"} {
+			wantReply(t, "INCR after the heal", text(c.mustRead()), want)
+		}
+	})
+}

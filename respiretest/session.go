@@ -233,14 +233,53 @@ func (s *session) readLoop() {
 
 // flushingReader reads from the client, first flushing what the session
 // buffered for the backend: frames are forwarded no later than the moment
-// the proxy would wait for more input.
+// the proxy would wait for more input. During a partition it reads on
+// and flushes at the heal.
 type flushingReader struct{ s *session }
 
 func (r flushingReader) Read(p []byte) (int, error) {
-	if !r.s.flush() {
+	s := r.s
+	if pt := s.p.partition.Load(); pt != nil && len(s.wbuf) > 0 {
+		return s.readPartitioned(p, pt)
+	}
+	if !s.flush() {
 		return 0, net.ErrClosed
 	}
-	return r.s.client.Read(p)
+	return s.client.Read(p)
+}
+
+// readPartitioned reads from the client while the frames in wbuf wait for
+// the partition pt to heal, as a kernel keeps reading a dead link's bytes
+// (an in-memory client's writes would block otherwise). The read runs on
+// a goroutine of its own, which only touches p; at the heal the frames
+// are flushed meanwhile. The reader stops reading once wbuf holds
+// flushSize bytes, like a full socket buffer.
+func (s *session) readPartitioned(p []byte, pt *Partition) (int, error) {
+	type result struct {
+		n   int
+		err error
+	}
+	read := make(chan result, 1)
+	go func() {
+		n, err := s.client.Read(p)
+		read <- result{n, err}
+	}()
+	select {
+	case r := <-read:
+		return r.n, r.err
+	case <-pt.healed:
+	case <-s.done:
+	case <-s.p.done:
+	}
+	ok := s.flush() // waits for a partition that started again
+	if !ok {
+		s.close() // ends the read
+	}
+	r := <-read
+	if !ok {
+		return 0, net.ErrClosed
+	}
+	return r.n, r.err
 }
 
 // passthroughCommands switch a connection to unpaired byte forwarding.
