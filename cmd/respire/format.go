@@ -9,15 +9,13 @@ import (
 
 // formatReply renders v like redis-cli does on a terminal, ending with a
 // newline: "OK", "\"value\"", "(integer) 5", "(nil)", numbered aggregate
-// elements with nested ones indented.
+// elements with nested ones indented. Like redis-cli it adds its newline
+// after a verbatim string that ends with one too.
 func formatReply(v resp.Value) string {
 	var b strings.Builder
 	writeValue(&b, v, "")
-	s := b.String()
-	if !strings.HasSuffix(s, "\n") {
-		s += "\n"
-	}
-	return s
+	b.WriteString("\n")
+	return b.String()
 }
 
 // writeValue writes v; indent is the width of the element prefixes that

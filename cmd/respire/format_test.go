@@ -69,6 +69,8 @@ func TestFormatReply(t *testing.T) {
 			"3# \"ae\" => 1) (empty array)\n" +
 			"4# \"aa\" => \n   1) 1) \"x\"\n      2) \"y\"\n" +
 			"5# \"m\" => 1# 1) \"k1\"\n      2) \"k2\" => \"z\"\n"},
+		// redis-cli ends a verbatim string with a newline of its own.
+		{"verbatim ending in a newline", resp.Value{Type: resp.Verbatim, Str: []byte("txt:a\nb\n")}, "a\nb\n\n"},
 		{"array of a map of a multi-line value", resp.Value{Type: resp.Array, Elems: []resp.Value{
 			{Type: resp.Map, Elems: []resp.Value{bulk("a"), {Type: resp.Array, Elems: []resp.Value{bulk("x"), bulk("y")}}}},
 			bulk("z"),
