@@ -626,3 +626,25 @@ func TestClientHalfCloseStillGetsReplies(t *testing.T) {
 		c.expectClosed()
 	}
 }
+
+// Malformed input after valid frames gets what a server gives: the
+// replies to the valid frames, a protocol error, then the close.
+func TestProtocolErrorDeliversEarlierReplies(t *testing.T) {
+	p, addr := realProxy(t)
+	for _, target := range []struct{ name, addr string }{{"server", addr}, {"proxy", p.Addr()}} {
+		c := dialTCP(t, target.addr)
+		if _, err := c.conn.Write(append(encode("PING"), "*1\r\n$x\r\n"...)); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		v, err := c.read()
+		if err != nil {
+			t.Fatalf("%s: the reply to the PING before the malformed frame: %v", target.name, err)
+		}
+		wantReply(t, target.name+" PING", text(v), "PONG")
+		if v, err = c.read(); err != nil || !strings.HasPrefix(text(v), "-ERR Protocol error: ") {
+			t.Fatalf("%s: after the PONG got %q, %v; want a protocol error", target.name, text(v), err)
+		}
+		c.expectClosed()
+	}
+}

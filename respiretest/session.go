@@ -2,6 +2,7 @@ package respiretest
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net"
 	"strconv"
@@ -160,6 +161,15 @@ func (s *session) readLoop() {
 			// writing half): like a server, deliver the replies of the
 			// frames that came, then close.
 			if s.flush() {
+				s.enqueue(&slot{kind: slotDropBefore, ready: closedChan})
+			}
+			return
+		}
+		var pe *resp.ProtocolError
+		if errors.As(err, &pe) && !s.passthrough {
+			// Like a server: the replies to the frames before, then a
+			// protocol error, then the close.
+			if s.flush() && s.enqueue(fixedSlot(resp.AppendError(nil, "ERR Protocol error: "+pe.Reason))) {
 				s.enqueue(&slot{kind: slotDropBefore, ready: closedChan})
 			}
 			return
