@@ -235,3 +235,31 @@ func TestMessageLine(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalNamesTheCommandLineWay: a command the shared connection
+// refuses whose purpose the command line serves otherwise (subscribing,
+// another database, credentials) says how, after the client's refusal,
+// which names the Go API a command-line user cannot call.
+func TestRefusalNamesTheCommandLineWay(t *testing.T) {
+	addr := testenv.Standalone(t)
+	tests := []struct {
+		args []string
+		hint string
+	}{
+		{[]string{"SUBSCRIBE", "ch"}, "respire subscribe CHANNEL"},
+		{[]string{"psubscribe", "ch*"}, "respire subscribe --pattern PATTERN"},
+		{[]string{"SELECT", "1"}, "-n"},
+		{[]string{"AUTH", "pw"}, "RESPIRE_PASSWORD"},
+		{[]string{"HELLO", "3"}, "--resp"},
+	}
+	for _, tt := range tests {
+		code, _, errs := runCLI(t, nil, append([]string{"do", "--addr", addr}, tt.args...)...)
+		if code != exitFail || !strings.Contains(errs, "refused on the shared connection") || !strings.Contains(errs, tt.hint) {
+			t.Errorf("do %q: exit %d, stderr %q; want 1, the refusal and %q", tt.args, code, errs, tt.hint)
+		}
+		_, out, _ := runCLIInput(t, nil, strings.Join(tt.args, " ")+"\n", false, "--addr", addr)
+		if !strings.Contains(out, tt.hint) {
+			t.Errorf("interactive %q: stdout %q, want %q", tt.args, out, tt.hint)
+		}
+	}
+}

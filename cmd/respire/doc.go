@@ -43,7 +43,8 @@
 // ..."). Empty lines are skipped. "quit" or "exit" (any case), the end of
 // input (Ctrl-D) or an interrupt (Ctrl-C) ends the mode. Commands the
 // shared connection refuses (SUBSCRIBE, MULTI, SELECT, ...) print the
-// refusal; use -n for another database.
+// refusal, and for SUBSCRIBE, PSUBSCRIBE, SELECT, AUTH and HELLO the
+// command line's way: subscribe, -n, --user, -a and --resp.
 //
 // There is no line editor: lines are read as the terminal delivers them,
 // with its own editing (backspace), and there is no history or completion
@@ -126,7 +127,8 @@
 // standard error as "(error) ..." with exit status 1. Flags may come
 // before or after COMMAND (see Flags); "do" itself may be left out.
 // Commands the shared connection refuses (SUBSCRIBE, MULTI, SELECT, ...)
-// print the refusal and exit with status 1; blocking commands (BLPOP k 1)
+// print the refusal (and the command line's way, as in the interactive
+// mode) and exit with status 1; blocking commands (BLPOP k 1)
 // run on a connection of their own.
 //
 // # scan

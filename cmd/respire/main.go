@@ -324,7 +324,7 @@ func runDo(ctx context.Context, name string, args []string, stdout, stderr io.Wr
 	defer c.Close()
 	reply, err := send(ctx, c, rest)
 	if err != nil {
-		printError(stderr, err)
+		printFailure(stderr, rest[0], err)
 		return exitFail
 	}
 	io.WriteString(stdout, reply)
@@ -354,6 +354,29 @@ func failed(w io.Writer, err error) int {
 		return exitUsage
 	}
 	return exitFail
+}
+
+// printFailure writes the failure err of the command name like
+// [printError], then, when the shared connection refused a command whose
+// purpose the command line serves otherwise, how.
+func printFailure(w io.Writer, name string, err error) {
+	printError(w, err)
+	if !errors.Is(err, respire.ErrInvalidArgument) {
+		return
+	}
+	if hint := refusalHints[strings.ToUpper(name)]; hint != "" {
+		fmt.Fprintf(w, "respire: %s\n", hint)
+	}
+}
+
+// refusalHints says, per command the shared connection refuses, how the
+// command line does what the command is for.
+var refusalHints = map[string]string{
+	"SUBSCRIBE":  `to print the messages of channels, run "respire subscribe CHANNEL..."`,
+	"PSUBSCRIBE": `to print the messages of channel patterns, run "respire subscribe --pattern PATTERN..."`,
+	"SELECT":     "to use another database, pass -n (respire -n 1 ...)",
+	"AUTH":       "to authenticate, pass --user and -a, or set " + passwordEnv,
+	"HELLO":      "to choose the protocol, pass --resp 2 or 3; to authenticate, --user and -a, or set " + passwordEnv,
 }
 
 // printError writes err like redis-cli: "(error) ERR ..." for an error

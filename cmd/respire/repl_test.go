@@ -105,11 +105,13 @@ func TestInteract(t *testing.T) {
 	if !strings.HasPrefix(got, want) {
 		t.Fatalf("transcript:\n%s\nwant it to start with:\n%s", got, want)
 	}
-	// SELECT: the client's refusal, then the empty name, DEL and quit.
+	// SELECT: the client's refusal and the command line's way, then the
+	// empty name, DEL and quit.
 	rest := strings.TrimPrefix(got, want)
 	lines := strings.Split(rest, "\n")
-	if len(lines) != 4 || !strings.Contains(lines[0], "SELECT: invalid argument: refused on the shared connection") ||
-		lines[1] != "p> (error) empty command name" || lines[2] != "p> (integer) 1" || lines[3] != "p> " {
+	if len(lines) != 5 || !strings.Contains(lines[0], "SELECT: invalid argument: refused on the shared connection") ||
+		lines[1] != "respire: to use another database, pass -n (respire -n 1 ...)" ||
+		lines[2] != "p> (error) empty command name" || lines[3] != "p> (integer) 1" || lines[4] != "p> " {
 		t.Errorf("transcript after SELECT: %q", rest)
 	}
 }
