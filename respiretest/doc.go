@@ -20,9 +20,13 @@
 // only the actions that do not forward, Inject, Reply and
 // DropBeforeForward, take effect). When the server closes a connection
 // (QUIT, CLIENT KILL), the replies that arrived first are still delivered
-// in order, then the client connection closes. Frames are forwarded no
-// later than the moment the proxy waits for more input, so pipelines reach
-// the server as pipelines.
+// in order, then the client connection closes. Likewise when a client
+// shuts its writing half (or closes) after its frames, the replies to those
+// frames are still delivered (a held one once released), then the
+// connection closes; so does malformed input, after an "ERR Protocol
+// error: ..." reply (in the kit's words), as a server answers it. Frames
+// are forwarded no later than the moment the proxy waits for more input,
+// so pipelines reach the server as pipelines.
 //
 // Rules act on frames: [DropBeforeForward], [DropAfterForward], [LoseReply], [Inject]
 // (with the exact Redis texts [ErrLoading], [ErrReadOnly], [ErrMasterDown],

@@ -13,7 +13,8 @@ type Partition struct {
 }
 
 // Partition starts a partition, or returns the one in force. Bytes the
-// client writes are read and kept; bytes the server replies are kept;
+// client writes are read and kept (at least 64 KiB a connection, as a
+// socket buffer would take them); bytes the server replies are kept;
 // nothing is forwarded until [Partition.Heal], when the kept bytes flow on
 // in order, as TCP delivers them once a link returns. A connection that
 // either side closes during the partition ends at the heal (or at

@@ -1,8 +1,11 @@
 package respiretest
 
 import (
+	"context"
+	"net"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -137,4 +140,123 @@ func TestCloseEndsPartitionedSessionsAndDials(t *testing.T) {
 	<-done // goleak (TestMain) proves no session or dial outlives Close
 	c.expectClosed()
 	late.expectClosed()
+}
+
+// A connection that either side closes during a partition ends at the
+// heal, never before: the client sees silence, not a close, and the server
+// learns nothing of the client's close until the link returns.
+func TestPartitionCloseEitherSideEndsAtHeal(t *testing.T) {
+	for _, closer := range []string{"server", "client"} {
+		t.Run(closer, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				backends := make(chan net.Conn, 1)
+				p, err := NewProxy("", InMemory(), WithBackendDialer(func(context.Context, string, string) (net.Conn, error) {
+					proxySide, serverSide := net.Pipe()
+					backends <- serverSide
+					return proxySide, nil
+				}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer p.Close()
+				c, err := p.Dial(context.Background(), "tcp", MemoryAddr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				srv := <-backends
+				defer srv.Close()
+
+				pt := p.Partition()
+				// The side that did not close watches for the close.
+				watched := c
+				if closer == "server" {
+					srv.Close()
+				} else {
+					watched = srv
+					c.Close()
+				}
+				ended := make(chan error, 1)
+				go func() {
+					_, err := watched.Read(make([]byte, 1))
+					ended <- err
+				}()
+				synctest.Wait()
+				select {
+				case err := <-ended:
+					t.Fatalf("the %s's close crossed the partition: read returned %v", closer, err)
+				default:
+				}
+				if p.Sessions() != 1 {
+					t.Fatalf("Sessions() = %d during the partition, want 1", p.Sessions())
+				}
+				pt.Heal()
+				if err := <-ended; err == nil {
+					t.Fatal("read after the heal returned no error, want the close")
+				}
+				synctest.Wait()
+				if p.Sessions() != 0 {
+					t.Fatalf("Sessions() = %d after the heal, want 0", p.Sessions())
+				}
+			})
+		})
+	}
+}
+
+// A frame held by a partition has not reached the server, and the counts
+// say so: Forwarded (and a Server's Executed) count it at the heal.
+func TestPartitionHeldFrameIsNotCountedForwarded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(t, InMemory())
+		r := s.MustAddRule(t, Rule{Command: "INCR", Times: Always, Action: Pass})
+		c := dialProxy(t, s.Proxy)
+		wantReply(t, "PING", c.do("PING"), "PONG")
+		pt := s.Partition()
+		c.send([]string{"INCR", "n"})
+		synctest.Wait()
+		if got := s.Executed("INCR"); got != 0 {
+			t.Errorf("Executed(INCR) = %d during the partition, want 0", got)
+		}
+		if got := r.Forwarded(); got != 0 {
+			t.Errorf("rule Forwarded() = %d during the partition, want 0", got)
+		}
+		pt.Heal()
+		wantReply(t, "INCR after the heal", text(c.mustRead()), "1")
+		if got, rf := s.Executed("INCR"), r.Forwarded(); got != 1 || rf != 1 {
+			t.Errorf("after the heal Executed(INCR) = %d, rule Forwarded() = %d; want 1 and 1", got, rf)
+		}
+	})
+}
+
+// During a partition the proxy keeps reading what the client writes, as
+// the kernel buffers the bytes of a dead link: an in-memory client's
+// writes complete (they do not block on the pipe), nothing reaches the
+// server, and at the heal every frame runs in order.
+func TestPartitionKeepsReadingInMemoryClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(t, InMemory())
+		c := dialProxy(t, s.Proxy)
+		wantReply(t, "PING", c.do("PING"), "PONG")
+		pt := s.Partition()
+		for i := range 3 { // one write each, as a client sends them over time
+			wrote := make(chan struct{})
+			go func() {
+				defer close(wrote)
+				_, _ = c.conn.Write(encode("INCR", "n"))
+			}()
+			synctest.Wait()
+			select {
+			case <-wrote:
+			default:
+				t.Fatalf("write %d blocked during the partition: the proxy stopped reading", i+1)
+			}
+		}
+		if got := s.Executed("INCR"); got != 0 {
+			t.Fatalf("Executed(INCR) = %d during the partition, want 0", got)
+		}
+		pt.Heal()
+		for _, want := range []string{"1", "2", "3"} {
+			wantReply(t, "INCR after the heal", text(c.mustRead()), want)
+		}
+	})
 }

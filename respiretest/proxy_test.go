@@ -344,6 +344,36 @@ func TestSubscribePassesThrough(t *testing.T) {
 	}
 }
 
+// On SUBSCRIBE and MONITOR only the actions that do not forward take
+// effect: the frames that drop or lose the reply after forwarding pass
+// through, and the connection keeps serving the client.
+func TestForwardingDropsDoNotApplyToSubscribe(t *testing.T) {
+	for _, action := range []Action{DropAfterForward, LoseReply} {
+		t.Run(action.String(), func(t *testing.T) {
+			p, _ := realProxy(t)
+			r := p.MustAddRule(t, Rule{Command: "SUBSCRIBE", Action: action})
+			ch := key(t, "ch")
+			c := dialProxy(t, p)
+			c.send([]string{"SUBSCRIBE", ch})
+			if got := text(c.mustRead()); got != fmt.Sprintf("[subscribe %s 1]", ch) {
+				t.Fatalf("SUBSCRIBE = %q", got)
+			}
+			_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			c.send([]string{"PING"})
+			v, err := c.read()
+			if err != nil {
+				t.Fatalf("PING after a SUBSCRIBE the rule matched: %v; want its reply", err)
+			}
+			if got := text(v); got != "[pong ]" {
+				t.Fatalf("PING in subscribe mode = %q", got)
+			}
+			if r.Applied() != 1 {
+				t.Fatalf("Applied() = %d, want 1", r.Applied())
+			}
+		})
+	}
+}
+
 func TestHoldDialsTCP(t *testing.T) {
 	p, _ := realProxy(t)
 	g := p.HoldDials()
@@ -572,4 +602,49 @@ func TestBackendCloseDeliversRepliesFirst(t *testing.T) {
 	c.send([]string{"QUIT"})
 	wantReply(t, "QUIT on the kit's server", text(c.mustRead()), "OK")
 	c.expectClosed()
+}
+
+// A client that sends its frames and then shuts its writing half (as
+// "printf 'PING\r\n' | nc -N" does) still gets their replies, as a real
+// server gives them, and then the connection closes.
+func TestClientHalfCloseStillGetsReplies(t *testing.T) {
+	p, addr := realProxy(t)
+	for _, target := range []struct{ name, addr string }{{"server", addr}, {"proxy", p.Addr()}} {
+		c := dialTCP(t, target.addr)
+		c.send([]string{"PING"}, []string{"ECHO", "half"})
+		if err := c.conn.(*net.TCPConn).CloseWrite(); err != nil {
+			t.Fatalf("CloseWrite: %v", err)
+		}
+		_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for _, want := range []string{"PONG", "half"} {
+			v, err := c.read()
+			if err != nil {
+				t.Fatalf("%s: after the half-close, read: %v; want %q", target.name, err, want)
+			}
+			wantReply(t, target.name, text(v), want)
+		}
+		c.expectClosed()
+	}
+}
+
+// Malformed input after valid frames gets what a server gives: the
+// replies to the valid frames, a protocol error, then the close.
+func TestProtocolErrorDeliversEarlierReplies(t *testing.T) {
+	p, addr := realProxy(t)
+	for _, target := range []struct{ name, addr string }{{"server", addr}, {"proxy", p.Addr()}} {
+		c := dialTCP(t, target.addr)
+		if _, err := c.conn.Write(append(encode("PING"), "*1\r\n$x\r\n"...)); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		v, err := c.read()
+		if err != nil {
+			t.Fatalf("%s: the reply to the PING before the malformed frame: %v", target.name, err)
+		}
+		wantReply(t, target.name+" PING", text(v), "PONG")
+		if v, err = c.read(); err != nil || !strings.HasPrefix(text(v), "-ERR Protocol error: ") {
+			t.Fatalf("%s: after the PONG got %q, %v; want a protocol error", target.name, text(v), err)
+		}
+		c.expectClosed()
+	}
 }

@@ -2,6 +2,8 @@ package respiretest
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -15,7 +17,7 @@ type slotKind uint8
 const (
 	slotForward     slotKind = iota // the reply comes from the backend
 	slotReply                       // a fixed reply (injected, or an IDMP hit)
-	slotDropBefore                  // close the connection here
+	slotDropBefore                  // close the connection here (also after the client's last frame)
 	slotPassthrough                 // from here on, bytes pass through unpaired
 	slotInternal                    // a proxy's own frame; never reaches the client
 )
@@ -105,9 +107,12 @@ func (s *session) run() {
 }
 
 // close ends the session: both connections close and every frame still
-// waiting for a backend reply learns it never comes.
+// waiting for a backend reply learns it never comes. During a partition it
+// first waits for the heal (or the proxy's Close): a close must not cross
+// the partition either.
 func (s *session) close() {
 	s.closeOnce.Do(func() {
+		s.p.waitHealed(nil)
 		close(s.done)
 		s.client.Close()
 		s.backend.Close()
@@ -151,6 +156,24 @@ func (s *session) readLoop() {
 		var raw []byte
 		var err error
 		args, raw, err = rd.ReadCommand(args[:0])
+		if (err == io.EOF || err == io.ErrUnexpectedEOF) && !s.passthrough {
+			// The client has sent its last frame (it closed, or shut its
+			// writing half): like a server, deliver the replies of the
+			// frames that came, then close.
+			if s.flush() {
+				s.enqueue(&slot{kind: slotDropBefore, ready: closedChan})
+			}
+			return
+		}
+		var pe *resp.ProtocolError
+		if errors.As(err, &pe) && !s.passthrough {
+			// Like a server: the replies to the frames before, then a
+			// protocol error, then the close.
+			if s.flush() && s.enqueue(fixedSlot(resp.AppendError(nil, "ERR Protocol error: "+pe.Reason))) {
+				s.enqueue(&slot{kind: slotDropBefore, ready: closedChan})
+			}
+			return
+		}
 		if err != nil {
 			s.flush()
 			s.close()
@@ -209,7 +232,9 @@ func (s *session) readLoop() {
 		if !ok {
 			return
 		}
-		if kind == actDropAfter {
+		if kind == actDropAfter && !s.passthrough {
+			// (On SUBSCRIBE and MONITOR it has no effect: the connection
+			// passes through from here on.)
 			s.flush()
 			return
 		}
@@ -218,14 +243,53 @@ func (s *session) readLoop() {
 
 // flushingReader reads from the client, first flushing what the session
 // buffered for the backend: frames are forwarded no later than the moment
-// the proxy would wait for more input.
+// the proxy would wait for more input. During a partition it reads on
+// and flushes at the heal.
 type flushingReader struct{ s *session }
 
 func (r flushingReader) Read(p []byte) (int, error) {
-	if !r.s.flush() {
+	s := r.s
+	if pt := s.p.partition.Load(); pt != nil && len(s.wbuf) > 0 {
+		return s.readPartitioned(p, pt)
+	}
+	if !s.flush() {
 		return 0, net.ErrClosed
 	}
-	return r.s.client.Read(p)
+	return s.client.Read(p)
+}
+
+// readPartitioned reads from the client while the frames in wbuf wait for
+// the partition pt to heal, as a kernel keeps reading a dead link's bytes
+// (an in-memory client's writes would block otherwise). The read runs on
+// a goroutine of its own, which only touches p; at the heal the frames
+// are flushed meanwhile. The reader stops reading once wbuf holds
+// flushSize bytes, like a full socket buffer.
+func (s *session) readPartitioned(p []byte, pt *Partition) (int, error) {
+	type result struct {
+		n   int
+		err error
+	}
+	read := make(chan result, 1)
+	go func() {
+		n, err := s.client.Read(p)
+		read <- result{n, err}
+	}()
+	select {
+	case r := <-read:
+		return r.n, r.err
+	case <-pt.healed:
+	case <-s.done:
+	case <-s.p.done:
+	}
+	ok := s.flush() // waits for a partition that started again
+	if !ok {
+		s.close() // ends the read
+	}
+	r := <-read
+	if !ok {
+		return 0, net.ErrClosed
+	}
+	return r.n, r.err
 }
 
 // passthroughCommands switch a connection to unpaired byte forwarding.
@@ -304,12 +368,6 @@ func (s *session) send(sl *slot, raw []byte, reply bool) bool {
 	}
 	s.wbuf = append(s.wbuf, raw...)
 	sl.end = len(s.wbuf)
-	if sl.counter != nil {
-		sl.counter.forwarded.Add(1)
-	}
-	for _, r := range sl.rules {
-		r.forwarded.Add(1)
-	}
 	s.unflushed = append(s.unflushed, sl)
 	if reply && sl.kind != slotInternal {
 		return s.enqueue(sl)
@@ -318,15 +376,24 @@ func (s *session) send(sl *slot, raw []byte, reply bool) bool {
 }
 
 // flush writes the buffered frames to the backend. Frames are counted as
-// forwarded when buffered (so a reply can never be seen before its count);
-// a failed write takes back the count of every frame whose last byte was
-// not written. It reports false when the session has closed.
+// forwarded just before the write (so a reply can never be seen before its
+// count, and a frame a partition holds is not counted); a failed write
+// takes back the count of every frame whose last byte was not written. It
+// reports false when the session has closed.
 func (s *session) flush() bool {
 	if len(s.wbuf) == 0 {
 		return true
 	}
 	if !s.p.waitHealed(s.done) {
 		return false
+	}
+	for _, sl := range s.unflushed {
+		if sl.counter != nil {
+			sl.counter.forwarded.Add(1)
+		}
+		for _, r := range sl.rules {
+			r.forwarded.Add(1)
+		}
 	}
 	n, err := s.backend.Write(s.wbuf)
 	if err != nil {

@@ -172,8 +172,8 @@ func TestDoBlockingCommand(t *testing.T) {
 	}
 }
 
-// TestSubscribe: subscribe prints the published messages and exits after
-// --count of them.
+// TestSubscribe: subscribe prints the published messages, one line each,
+// and exits after --count of them.
 func TestSubscribe(t *testing.T) {
 	addr := testenv.Standalone(t)
 	ch := "respire:cmdtest:" + t.Name()
@@ -195,16 +195,71 @@ func TestSubscribe(t *testing.T) {
 			t.Fatalf("subscribe ended early: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
 		default:
 		}
-		_, out, _ := runCLI(t, nil, "do", "--addr", addr, "PUBLISH", ch, "m"+strconv.Itoa(got))
+		payload := "m" + strconv.Itoa(got)
+		if got == 1 {
+			payload += "\n" + ch + ": forged" // still one message, one line
+		}
+		_, out, _ := runCLI(t, nil, "do", "--addr", addr, "PUBLISH", ch, payload)
 		if out == "(integer) 1\n" {
 			got++
 		}
 	}
 	r := <-done
-	if want := ch + ": m0\n" + ch + ": m1\n"; r.code != exitOK || r.out != want || r.err != "" {
+	if want := ch + ": m0\n" + ch + ": \"m1\\n" + ch + ": forged\"\n"; r.code != exitOK || r.out != want || r.err != "" {
 		t.Fatalf("subscribe: exit %d, stdout %q, stderr %q; want 0 and %q", r.code, r.out, r.err, want)
 	}
 	if code, _, errs := runCLI(t, nil, "subscribe", "--addr", addr); code != exitUsage || errs == "" {
 		t.Fatalf("subscribe without channels: exit %d, stderr %q; want 2", code, errs)
+	}
+}
+
+// TestMessageLine: a message is one line whatever its bytes, so a
+// publisher cannot forge a second message with a newline; a channel or
+// payload that could be misread is quoted like redis-cli quotes a bulk
+// string, others print as they are.
+func TestMessageLine(t *testing.T) {
+	tests := []struct{ channel, payload, want string }{
+		{"news", "hello world", "news: hello world\n"},
+		{"news", "", "news: \n"},
+		{"news", "héllo", "news: héllo\n"},
+		{"news", "a\nother: forged", "news: \"a\\nother: forged\"\n"},
+		{"news", "tab\there\r", "news: \"tab\\there\\r\"\n"},
+		{"news", "\xff\x00", "news: \"\\xff\\x00\"\n"},
+		{"news", `"quoted"`, `news: "\"quoted\""` + "\n"},
+		{"a\nb", "x", "\"a\\nb\": x\n"},
+		{"a: b", "x", "\"a: b\": x\n"},
+	}
+	for _, tt := range tests {
+		if got := messageLine(tt.channel, tt.payload); got != tt.want {
+			t.Errorf("messageLine(%q, %q) = %q, want %q", tt.channel, tt.payload, got, tt.want)
+		}
+	}
+}
+
+// TestRefusalNamesTheCommandLineWay: a command the shared connection
+// refuses whose purpose the command line serves otherwise (subscribing,
+// another database, credentials) says how, after the client's refusal,
+// which names the Go API a command-line user cannot call.
+func TestRefusalNamesTheCommandLineWay(t *testing.T) {
+	addr := testenv.Standalone(t)
+	tests := []struct {
+		args []string
+		hint string
+	}{
+		{[]string{"SUBSCRIBE", "ch"}, "respire subscribe CHANNEL"},
+		{[]string{"psubscribe", "ch*"}, "respire subscribe --pattern PATTERN"},
+		{[]string{"SELECT", "1"}, "-n"},
+		{[]string{"AUTH", "pw"}, "RESPIRE_PASSWORD"},
+		{[]string{"HELLO", "3"}, "--resp"},
+	}
+	for _, tt := range tests {
+		code, _, errs := runCLI(t, nil, append([]string{"do", "--addr", addr}, tt.args...)...)
+		if code != exitFail || !strings.Contains(errs, "refused on the shared connection") || !strings.Contains(errs, tt.hint) {
+			t.Errorf("do %q: exit %d, stderr %q; want 1, the refusal and %q", tt.args, code, errs, tt.hint)
+		}
+		_, out, _ := runCLIInput(t, nil, strings.Join(tt.args, " ")+"\n", false, "--addr", addr)
+		if !strings.Contains(out, tt.hint) {
+			t.Errorf("interactive %q: stdout %q, want %q", tt.args, out, tt.hint)
+		}
 	}
 }

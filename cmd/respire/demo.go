@@ -152,7 +152,7 @@ func newRealEnv(ctx context.Context, opts respire.Options) (*demoEnv, error) {
 	}
 	dc, err := respire.Connect(ctx, opts)
 	if err != nil {
-		return nil, err
+		return nil, connectError(err, opts)
 	}
 	p, err := respiretest.NewProxy(addr)
 	if err != nil {
@@ -173,6 +173,13 @@ func newRealEnv(ctx context.Context, opts respire.Options) (*demoEnv, error) {
 			dc.Close()
 		},
 	}, nil
+}
+
+// connectError is the error of a failed connection to the demo's server,
+// saying why and where as the other commands do ([describeConnectError]),
+// for "respire demo: " to precede.
+func connectError(err error, opts respire.Options) error {
+	return errors.New(strings.TrimPrefix(describeConnectError(err, opts), "respire: "))
 }
 
 // nodeCalls counts command in node's INFO commandstats.
@@ -306,7 +313,7 @@ func newTopologyEnv(ctx context.Context, kind string, addrs []string, name strin
 		if errors.Is(err, respire.ErrInvalidConfig) {
 			return nil, usageError{err} // --db on a cluster, an unknown --primary-name
 		}
-		return nil, err
+		return nil, connectError(err, direct)
 	}
 	opts.Dialer = te.ip.dial
 	return &demoEnv{

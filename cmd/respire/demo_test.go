@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -276,20 +275,16 @@ func TestDemoDisturbedCounts(t *testing.T) {
 }
 
 // TestDemoUnreachableServer: a demo that cannot reach its server fails
-// with exit code 1.
+// with exit code 1 and says why and where, as the other commands do.
 func TestDemoUnreachableServer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now
+	addr := closedPort(t)
 	code, _, errs := runCLI(t, nil, "demo", "--addr", addr, "--timeout", "2s")
 	if code != exitFail {
 		t.Errorf("exit code = %d, want %d; stderr:\n%s", code, exitFail, errs)
 	}
-	if !strings.Contains(errs, "respire demo:") {
-		t.Errorf("stderr = %q, want a demo error", errs)
+	want := "respire demo: could not connect to " + addr + ": connection refused"
+	if !strings.HasPrefix(errs, want) || strings.Contains(errs, "connection lost") {
+		t.Errorf("stderr = %q, want %q", errs, want)
 	}
 }
 

@@ -43,7 +43,8 @@
 // ..."). Empty lines are skipped. "quit" or "exit" (any case), the end of
 // input (Ctrl-D) or an interrupt (Ctrl-C) ends the mode. Commands the
 // shared connection refuses (SUBSCRIBE, MULTI, SELECT, ...) print the
-// refusal; use -n for another database.
+// refusal, and for SUBSCRIBE, PSUBSCRIBE, SELECT, AUTH and HELLO the
+// command line's way: subscribe, -n, --user, -a and --resp.
 //
 // There is no line editor: lines are read as the terminal delivers them,
 // with its own editing (backspace), and there is no history or completion
@@ -126,7 +127,8 @@
 // standard error as "(error) ..." with exit status 1. Flags may come
 // before or after COMMAND (see Flags); "do" itself may be left out.
 // Commands the shared connection refuses (SUBSCRIBE, MULTI, SELECT, ...)
-// print the refusal and exit with status 1; blocking commands (BLPOP k 1)
+// print the refusal (and the command line's way, as in the interactive
+// mode) and exit with status 1; blocking commands (BLPOP k 1)
 // run on a connection of their own.
 //
 // # scan
@@ -139,7 +141,10 @@
 //
 // subscribe prints the messages published to the channels (patterns with
 // --pattern) as "channel: payload" lines until interrupted, or until
-// --count messages. When the connection is lost it reconnects, subscribes
+// --count messages. A channel or payload that could be misread (one with
+// a control character such as a newline, invalid UTF-8 or a leading
+// quote; a channel also with ": ") is quoted and escaped like a bulk
+// string, so each message is one line. When the connection is lost it reconnects, subscribes
 // again and reports on standard error that messages may have been lost.
 //
 // # Flags
@@ -193,7 +198,9 @@
 // not connect to 127.0.0.1:6380: connection refused", "... cannot resolve
 // host", "... no answer within 5s", "... the server's TLS certificate did
 // not verify"; credentials the server refuses print
-// "respire: authentication failed at 127.0.0.1:6379: WRONGPASS ...". An
+// "respire: authentication failed at 127.0.0.1:6379: WRONGPASS ...", a
+// database it lacks "respire: could not select database 99 at
+// 127.0.0.1:6379: ERR DB index is out of range". An
 // error reply prints like redis-cli's, "(error) ERR ...", on standard
 // error (standard output in the interactive mode).
 //

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respire-go/respire/internal/testenv"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -385,6 +386,22 @@ func TestPasswordWarning(t *testing.T) {
 		}
 		if ok := code == exitOK && out == "PONG\n"; ok != tt.wantOK {
 			t.Errorf("respire %q: exit %d, stdout %q; want success: %v", tt.args, code, out, tt.wantOK)
+		}
+	}
+}
+
+// TestDatabaseOutOfRange: a database the server does not have says so and
+// where, not that the connection was lost, for -n and -u's path.
+func TestDatabaseOutOfRange(t *testing.T) {
+	addr := testenv.Standalone(t)
+	want := "respire: could not select database 99999 at " + addr + ": ERR DB index is out of range\n"
+	for _, args := range [][]string{
+		{"--addr", addr, "-n", "99999", "GET", "k"},
+		{"-u", "redis://" + addr + "/99999", "GET", "k"},
+	} {
+		code, out, errs := runCLI(t, nil, args...)
+		if code != exitFail || out != "" || errs != want {
+			t.Errorf("respire %q: exit %d, stdout %q, stderr %q; want 1 and %q", args, code, out, errs, want)
 		}
 	}
 }

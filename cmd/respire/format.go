@@ -9,15 +9,13 @@ import (
 
 // formatReply renders v like redis-cli does on a terminal, ending with a
 // newline: "OK", "\"value\"", "(integer) 5", "(nil)", numbered aggregate
-// elements with nested ones indented.
+// elements with nested ones indented. Like redis-cli it adds its newline
+// after a verbatim string that ends with one too.
 func formatReply(v resp.Value) string {
 	var b strings.Builder
 	writeValue(&b, v, "")
-	s := b.String()
-	if !strings.HasSuffix(s, "\n") {
-		s += "\n"
-	}
-	return s
+	b.WriteString("\n")
+	return b.String()
 }
 
 // writeValue writes v; indent is the width of the element prefixes that
@@ -88,7 +86,8 @@ func writeList(b *strings.Builder, v resp.Value, indent string) {
 }
 
 // writeMap writes a map or attribute reply: numbered "key => value"
-// pairs, or "(empty hash)".
+// pairs, or "(empty hash)". A [multiline] value begins on the line after
+// its key.
 func writeMap(b *strings.Builder, v resp.Value, indent string) {
 	if len(v.Elems) < 2 {
 		b.WriteString("(empty hash)")
@@ -106,8 +105,28 @@ func writeMap(b *strings.Builder, v resp.Value, indent string) {
 		inner := indent + strings.Repeat(" ", len(prefix))
 		writeValue(b, v.Elems[2*i], inner)
 		b.WriteString(" => ")
-		writeValue(b, v.Elems[2*i+1], inner+"    ")
+		// A value of more than one entry starts on the next line, under
+		// the key, as redis-cli 7 prints it.
+		if multiline(v.Elems[2*i+1]) {
+			b.WriteString("\n")
+			b.WriteString(inner)
+		}
+		writeValue(b, v.Elems[2*i+1], inner)
 	}
+}
+
+// multiline reports whether redis-cli prints v as more than one entry: an
+// aggregate of two or more elements (pairs, for a map), or of one element
+// (value) that is itself multiline. A scalar never is, even a verbatim
+// string of several lines.
+func multiline(v resp.Value) bool {
+	switch v.Type {
+	case resp.Array, resp.Set, resp.Push:
+		return len(v.Elems) > 1 || len(v.Elems) == 1 && multiline(v.Elems[0])
+	case resp.Map, resp.Attribute:
+		return len(v.Elems) > 2 || len(v.Elems) == 2 && multiline(v.Elems[1])
+	}
+	return false
 }
 
 // padLeft pads s with spaces on the left to width.
@@ -117,6 +136,9 @@ func padLeft(s string, width int) string {
 	}
 	return strings.Repeat(" ", width-len(s)) + s
 }
+
+// quoteString is [quote] for a string.
+func quoteString(s string) string { return quote([]byte(s)) }
 
 // quote quotes a bulk string like redis-cli: printable ASCII as is, the
 // usual escapes for \n \r \t \a \b, \xHH for other bytes.

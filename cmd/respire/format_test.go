@@ -44,6 +44,37 @@ func TestFormatReply(t *testing.T) {
 		{"map", resp.Value{Type: resp.Map, Elems: []resp.Value{bulk("f1"), bulk("v1"), bulk("f2"), {Type: resp.Integer, Int: 2}}},
 			"1# \"f1\" => \"v1\"\n2# \"f2\" => (integer) 2\n"},
 		{"empty map", resp.Value{Type: resp.Map}, "(empty hash)\n"},
+		// redis-cli 7 starts a map's value on a new line, indented under
+		// the key, when the value takes more than one line.
+		{"map of multi-line values", resp.Value{Type: resp.Map, Elems: []resp.Value{
+			bulk("one"), {Type: resp.Array, Elems: []resp.Value{bulk("x")}},
+			bulk("two"), {Type: resp.Array, Elems: []resp.Value{bulk("x"), bulk("y")}},
+			bulk("nested"), {Type: resp.Map, Elems: []resp.Value{
+				bulk("k"), {Type: resp.Set, Elems: []resp.Value{bulk("a"), bulk("b")}},
+			}},
+		}}, "1# \"one\" => 1) \"x\"\n" +
+			"2# \"two\" => \n   1) \"x\"\n   2) \"y\"\n" +
+			"3# \"nested\" => \n   1# \"k\" => \n      1~ \"a\"\n      2~ \"b\"\n"},
+		// What counts is the value's structure: an aggregate of two or
+		// more elements (pairs), or of one that counts; never a scalar,
+		// even a verbatim string of several lines.
+		{"map of values multi-line by structure only", resp.Value{Type: resp.Map, Elems: []resp.Value{
+			bulk("v"), {Type: resp.Verbatim, Str: []byte("txt:a\nb")},
+			bulk("av"), {Type: resp.Array, Elems: []resp.Value{{Type: resp.Verbatim, Str: []byte("txt:c\nd")}}},
+			bulk("ae"), {Type: resp.Array, Elems: []resp.Value{{Type: resp.Array}}},
+			bulk("aa"), {Type: resp.Array, Elems: []resp.Value{{Type: resp.Array, Elems: []resp.Value{bulk("x"), bulk("y")}}}},
+			bulk("m"), {Type: resp.Map, Elems: []resp.Value{{Type: resp.Array, Elems: []resp.Value{bulk("k1"), bulk("k2")}}, bulk("z")}},
+		}}, "1# \"v\" => a\nb\n" +
+			"2# \"av\" => 1) c\nd\n" +
+			"3# \"ae\" => 1) (empty array)\n" +
+			"4# \"aa\" => \n   1) 1) \"x\"\n      2) \"y\"\n" +
+			"5# \"m\" => 1# 1) \"k1\"\n      2) \"k2\" => \"z\"\n"},
+		// redis-cli ends a verbatim string with a newline of its own.
+		{"verbatim ending in a newline", resp.Value{Type: resp.Verbatim, Str: []byte("txt:a\nb\n")}, "a\nb\n\n"},
+		{"array of a map of a multi-line value", resp.Value{Type: resp.Array, Elems: []resp.Value{
+			{Type: resp.Map, Elems: []resp.Value{bulk("a"), {Type: resp.Array, Elems: []resp.Value{bulk("x"), bulk("y")}}}},
+			bulk("z"),
+		}}, "1) 1# \"a\" => \n      1) \"x\"\n      2) \"y\"\n2) \"z\"\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

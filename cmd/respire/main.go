@@ -37,13 +37,21 @@ const (
 // environment; an interrupt cancels the context.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	terminal := false
-	if fi, err := os.Stdin.Stat(); err == nil {
-		terminal = fi.Mode()&os.ModeCharDevice != 0
-	}
-	code := run(ctx, invocation{os.Args[1:], os.Stdin, terminal, os.Stdout, os.Stderr, os.Getenv})
+	code := run(ctx, invocation{os.Args[1:], os.Stdin, stdinIsTerminal(os.Stdin), os.Stdout, os.Stderr, os.Getenv})
 	stop()
 	os.Exit(code)
+}
+
+// stdinIsTerminal reports whether f, the standard input, is a terminal:
+// a character device other than the null device (which services and cron
+// give as standard input).
+func stdinIsTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
 }
 
 // invocation is one run of the program: its command line (without the
@@ -229,8 +237,9 @@ func connect(ctx context.Context, f *connFlags, getenv func(string) string, stde
 
 // describeConnectError says what failed when Connect returned err: the
 // dial was refused, timed out or could not resolve the host, the server's
-// TLS certificate did not verify, or the server refused the credentials;
-// otherwise it is err's own text.
+// TLS certificate did not verify, the server refused the credentials, the
+// database or another command of the connection's setup; otherwise it is
+// err's own text.
 func describeConnectError(err error, opts respire.Options) string {
 	where := strings.Join(opts.Endpoints, ",")
 	if opts.Sentinel != nil {
@@ -253,6 +262,10 @@ func describeConnectError(err error, opts respire.Options) string {
 		return fmt.Sprintf("respire: could not connect to %s: the server's TLS certificate did not verify: %v", where, cv.Err)
 	case errors.As(err, &se) && se.IsAuth():
 		return fmt.Sprintf("respire: authentication failed at %s: %s", where, se.Message)
+	case errors.As(err, &se) && se.Command == "SELECT":
+		return fmt.Sprintf("respire: could not select database %d at %s: %s", opts.DB, where, se.Message)
+	case errors.As(err, &se):
+		return fmt.Sprintf("respire: the server at %s refused the connection's %s: %s", where, se.Command, se.Message)
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return fmt.Sprintf("respire: could not connect to %s: no answer within %v", where, opts.DialTimeout)
 	}
@@ -311,7 +324,7 @@ func runDo(ctx context.Context, name string, args []string, stdout, stderr io.Wr
 	defer c.Close()
 	reply, err := send(ctx, c, rest)
 	if err != nil {
-		printError(stderr, err)
+		printFailure(stderr, rest[0], err)
 		return exitFail
 	}
 	io.WriteString(stdout, reply)
@@ -341,6 +354,29 @@ func failed(w io.Writer, err error) int {
 		return exitUsage
 	}
 	return exitFail
+}
+
+// printFailure writes the failure err of the command name like
+// [printError], then, when the shared connection refused a command whose
+// purpose the command line serves otherwise, how.
+func printFailure(w io.Writer, name string, err error) {
+	printError(w, err)
+	if !errors.Is(err, respire.ErrInvalidArgument) {
+		return
+	}
+	if hint := refusalHints[strings.ToUpper(name)]; hint != "" {
+		fmt.Fprintf(w, "respire: %s\n", hint)
+	}
+}
+
+// refusalHints says, per command the shared connection refuses, how the
+// command line does what the command is for.
+var refusalHints = map[string]string{
+	"SUBSCRIBE":  `to print the messages of channels, run "respire subscribe CHANNEL..."`,
+	"PSUBSCRIBE": `to print the messages of channel patterns, run "respire subscribe --pattern PATTERN..."`,
+	"SELECT":     "to use another database, pass -n (respire -n 1 ...)",
+	"AUTH":       "to authenticate, pass --user and -a, or set " + passwordEnv,
+	"HELLO":      "to choose the protocol, pass --resp 2 or 3; to authenticate, --user and -a, or set " + passwordEnv,
 }
 
 // printError writes err like redis-cli: "(error) ERR ..." for an error

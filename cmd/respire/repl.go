@@ -122,7 +122,7 @@ func interact(ctx context.Context, c *respire.Client, in io.Reader, out io.Write
 		}
 		reply, err := send(ctx, c, words)
 		if err != nil {
-			printError(out, err)
+			printFailure(out, words[0], err)
 			okAll = false
 			continue
 		}

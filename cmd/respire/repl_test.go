@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -104,11 +105,13 @@ func TestInteract(t *testing.T) {
 	if !strings.HasPrefix(got, want) {
 		t.Fatalf("transcript:\n%s\nwant it to start with:\n%s", got, want)
 	}
-	// SELECT: the client's refusal, then the empty name, DEL and quit.
+	// SELECT: the client's refusal and the command line's way, then the
+	// empty name, DEL and quit.
 	rest := strings.TrimPrefix(got, want)
 	lines := strings.Split(rest, "\n")
-	if len(lines) != 4 || !strings.Contains(lines[0], "SELECT: invalid argument: refused on the shared connection") ||
-		lines[1] != "p> (error) empty command name" || lines[2] != "p> (integer) 1" || lines[3] != "p> " {
+	if len(lines) != 5 || !strings.Contains(lines[0], "SELECT: invalid argument: refused on the shared connection") ||
+		lines[1] != "respire: to use another database, pass -n (respire -n 1 ...)" ||
+		lines[2] != "p> (error) empty command name" || lines[3] != "p> (integer) 1" || lines[4] != "p> " {
 		t.Errorf("transcript after SELECT: %q", rest)
 	}
 }
@@ -187,5 +190,27 @@ func TestInteractiveMode(t *testing.T) {
 	code, out, errs = runCLIInput(t, nil, "PING\n", true, "--addr", addr)
 	if want := "respire: could not connect to " + addr + ": connection refused"; code != exitFail || out != "" || !strings.HasPrefix(errs, want) {
 		t.Errorf("refused: exit %d, stdout %q, stderr %q; want 1 and %q", code, out, errs, want)
+	}
+}
+
+// TestStdinIsTerminal: the null device is a character device but no
+// terminal, so "respire < /dev/null" (cron, a service) prints no prompt;
+// a regular file is no terminal either.
+func TestStdinIsTerminal(t *testing.T) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	if stdinIsTerminal(null) {
+		t.Errorf("%s is taken for a terminal", os.DevNull)
+	}
+	file, err := os.CreateTemp(t.TempDir(), "stdin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	if stdinIsTerminal(file) {
+		t.Error("a regular file is taken for a terminal")
 	}
 }

@@ -5,10 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // runSubscribe prints the messages of the channels until interrupted (or
-// --count messages): "channel: payload", one per line. A gap (the
+// --count messages): "channel: payload", one per line (see [messageLine]). A gap (the
 // connection was lost and subscribed again) is reported on standard error.
 func runSubscribe(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	var f connFlags
@@ -50,10 +53,27 @@ func runSubscribe(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			case m.Gap:
 				fmt.Fprintf(stderr, "(reconnected; messages may have been lost: %v)\n", m.Err)
 			default:
-				fmt.Fprintf(stdout, "%s: %s\n", m.Channel, m.Payload)
+				io.WriteString(stdout, messageLine(m.Channel, m.Payload))
 				n++
 			}
 		}
 	}
 	return exitOK
+}
+
+// messageLine returns the line subscribe prints for a message, "channel:
+// payload" and a newline. A channel or payload that could be misread (it
+// holds a control character or invalid UTF-8, or starts with a quote; a
+// channel also when it holds ": ") is quoted like a bulk string, so that
+// every message is one line and a publisher cannot forge another.
+func messageLine(channel, payload string) string {
+	return field(channel, strings.Contains(channel, ": ")) + ": " + field(payload, false) + "\n"
+}
+
+// field returns s as is, or quoted when quote is set or s could be misread.
+func field(s string, quote bool) string {
+	if quote || strings.HasPrefix(s, `"`) || !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
+		return quoteString(s)
+	}
+	return s
 }
