@@ -415,12 +415,15 @@ func (c *Client) retryOp(ctx context.Context, waitDL time.Time, s *spec, r attem
 			} else if err := c.backoff(ctx, delay); err != nil {
 				rs.drop(r)
 				c.record(s.cat, outcomeExhausted, resent)
+				// Like the final attempt's error, each part says whether
+				// the call (not only its last attempt) may have run.
+				last := markRan(r.err, ran)
 				if err == ErrClosed {
 					return &RetryError{Command: s.name, Attempts: attempts, ran: ran, earlier: earlier,
-						Err: errors.Join(&ConnError{Command: s.name, Unwritten: true, Err: ErrClosed}, r.err)}
+						Err: errors.Join(&ConnError{Command: s.name, Unwritten: !ran, Err: ErrClosed}, last)}
 				}
 				return &RetryError{Command: s.name, Attempts: attempts, ran: ran, earlier: earlier,
-					Err: &ContextError{Command: s.name, Sent: ran, Err: err, Last: r.err}}
+					Err: &ContextError{Command: s.name, Sent: ran, Err: err, Last: last}}
 			} else if !deadline.IsZero() && !time.Now().Before(deadline) {
 				stop = true
 			}
