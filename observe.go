@@ -56,16 +56,22 @@ func outcomeOf(err error) int {
 // failureOutcome is outcomeOf for a non-nil err. It is apart because the
 // targets of errors.As escape to the heap: declared in outcomeOf, they
 // cost two allocations per successful command.
+//
+// What ended the call comes first: a call that the context or Close ended
+// while it waited to retry also wraps the failure it would have retried
+// (a LOADING reply, say), which is not its outcome.
 func failureOutcome(err error) int {
 	var se *ServerError
 	var ce *ConnError
 	switch {
-	case errors.As(err, &se):
-		return opServerError
 	case errors.Is(err, context.DeadlineExceeded):
 		return opTimeout
 	case errors.Is(err, context.Canceled):
 		return opCanceled
+	case errors.Is(err, ErrClosed):
+		return opConnection
+	case errors.As(err, &se):
+		return opServerError
 	case errors.As(err, &ce):
 		return opConnection
 	case errors.Is(err, ErrInvalidArgument):

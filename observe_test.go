@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -253,12 +255,25 @@ func TestCommandAndConnectionMetrics(t *testing.T) {
 	}
 	_, _ = c.HGet(ctx, "k", "f")
 	_, _ = c.Do(ctx, NewCommand("NOSUCHCOMMAND"))
+	durations, opens := collectCommandMetrics(t, reader)
+	want := map[string]uint64{"SET/": 1, "GET/": 1, "HGET/server_error": 1, otherCommand + "/server_error": 1}
+	if !maps.Equal(durations, want) {
+		t.Errorf("durations by operation/error.type = %v, want %v", durations, want)
+	}
+	if opens["ok"] != 1 {
+		t.Errorf("connection opens = %v, want ok=1", opens)
+	}
+}
+
+// collectCommandMetrics reads db.client.operation.duration's counts by
+// "operation/error.type" and respire.connection.opens by outcome.
+func collectCommandMetrics(t *testing.T, reader *sdkmetric.ManualReader) (durations map[string]uint64, opens map[string]int64) {
+	t.Helper()
 	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(ctx, &rm); err != nil {
+	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
 	}
-	durations := map[string]uint64{}
-	opens := map[string]int64{}
+	durations, opens = map[string]uint64{}, map[string]int64{}
 	for _, sm := range rm.ScopeMetrics {
 		if sm.Scope.Name != meterName {
 			t.Errorf("meter %q, want %q", sm.Scope.Name, meterName)
@@ -285,11 +300,51 @@ func TestCommandAndConnectionMetrics(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]uint64{"SET/": 1, "GET/": 1, "HGET/server_error": 1, otherCommand + "/server_error": 1}
-	if !maps.Equal(durations, want) {
-		t.Errorf("durations by operation/error.type = %v, want %v", durations, want)
+	return durations, opens
+}
+
+// TestCommandMetricsCallEndedDuringRetryBackoff: a call that the caller's
+// cancellation or Close ended while it waited to retry after a LOADING
+// reply has the error.type of what ended it, not server_error (the reply
+// it would have retried).
+func TestCommandMetricsCallEndedDuringRetryBackoff(t *testing.T) {
+	tests := []struct {
+		name string
+		end  func(c *Client, cancel context.CancelFunc)
+		want string
+	}{
+		{"Cancelled", func(_ *Client, cancel context.CancelFunc) { cancel() }, "canceled"},
+		{"Closed", func(c *Client, _ context.CancelFunc) { _ = c.Close() }, "connection"},
 	}
-	if opens["ok"] != 1 {
-		t.Errorf("connection opens = %v, want ok=1", opens)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			retrySynctest(t, func(t *testing.T) {
+				reader := sdkmetric.NewManualReader()
+				s := respiretest.NewServer(t)
+				get := s.MustAddRule(t, respiretest.Rule{Command: "GET", Times: respiretest.Always, Action: respiretest.Inject(respiretest.ErrLoading)})
+				c := retryMemClient(t, s, Options{
+					Metrics: MetricsCommands, MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+					CommandTimeout: NoTimeout,
+					RetryPolicy:    &RetryPolicy{InitialBackoff: time.Minute, MaxBackoff: time.Minute, Jitter: NoJitter},
+				})
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				errc := make(chan error, 1)
+				go func() {
+					_, err := c.Get(ctx, "k")
+					errc <- err
+				}()
+				<-get.Received()
+				synctest.Wait() // waiting out the backoff
+				tt.end(c, cancel)
+				if err := <-errc; err == nil {
+					t.Fatal("Get succeeded")
+				}
+				durations, _ := collectCommandMetrics(t, reader)
+				if want := map[string]uint64{"GET/" + tt.want: 1}; !maps.Equal(durations, want) {
+					t.Errorf("durations by operation/error.type = %v, want %v", durations, want)
+				}
+			})
+		})
 	}
 }
