@@ -57,20 +57,8 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	if c.hooks, err = newHooks(cfg.hooks); err != nil {
 		return nil, err
 	}
-	if cfg.metrics&MetricsResiliency != 0 {
-		if c.metrics, err = newRetryMetrics(cfg.meterProvider); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.metrics&MetricsCommands != 0 {
-		if c.cmdMetrics, err = newCommandMetrics(cfg.meterProvider); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.metrics&MetricsConnections != 0 {
-		if c.connMetrics, err = newConnMetrics(cfg.meterProvider); err != nil {
-			return nil, err
-		}
+	if err := c.newMetrics(); err != nil {
+		return nil, err
 	}
 	if c.connMetrics != nil || cfg.logger != nil {
 		c.cfg.wire.OnEvent = c.onConnEvent
