@@ -224,6 +224,43 @@ func TestLoggerConnectionEvents(t *testing.T) {
 	}
 }
 
+// panicHandler is a slog.Handler that panics on every record.
+type panicHandler struct{}
+
+func (panicHandler) Enabled(context.Context, slog.Level) bool  { return true }
+func (panicHandler) Handle(context.Context, slog.Record) error { panic("log handler exploded") }
+func (h panicHandler) WithAttrs([]slog.Attr) slog.Handler      { return h }
+func (h panicHandler) WithGroup(string) slog.Handler           { return h }
+
+// TestLoggerPanickingHandlerChangesNothing: a Logger whose handler panics
+// on the client's own goroutines (a dial, a connection's end, a Cluster
+// discovery) cannot end the process or change a reply: the client works
+// as without a logger.
+func TestLoggerPanickingHandlerChangesNothing(t *testing.T) {
+	logger := slog.New(panicHandler{})
+	check := func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		k := keyPrefix(t) + "k"
+		if err := c.Set(ctx, k, "v"); err != nil {
+			t.Fatalf("Set: %v", err)
+		}
+		if v, err := c.Get(ctx, k); err != nil || v != "v" {
+			t.Fatalf("Get = %q, %v; want v", v, err)
+		}
+	}
+	t.Run("Standalone", func(t *testing.T) {
+		s := respiretest.NewServer(t)
+		c := retryMemClient(t, s, Options{Logger: logger})
+		check(t, c)
+		if err := c.Close(); err != nil { // the connection's end is logged too
+			t.Fatalf("Close: %v", err)
+		}
+	})
+	t.Run("Cluster", func(t *testing.T) {
+		check(t, clusterClient(t, Options{Logger: logger}))
+	})
+}
+
 type lockedWriter struct {
 	w  *bytes.Buffer
 	mu *sync.Mutex
