@@ -194,6 +194,42 @@ func (h nilReturningHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHo
 	return next
 }
 
+// panicDialHook's dials panic.
+type panicDialHook struct{ nilReturningHook }
+
+func (panicDialHook) DialHook(DialHook) DialHook {
+	return func(context.Context, string, string) (net.Conn, error) { panic("dial hook exploded") }
+}
+
+// TestPanickingDialFailsTheDial: a Dialer or a dial hook that panics runs
+// on the client's dial goroutine, out of the caller's reach; the panic
+// fails the dial with a connection error that says so, instead of ending
+// the process.
+func TestPanickingDialFailsTheDial(t *testing.T) {
+	panicking := func(context.Context, string, string) (net.Conn, error) { panic("dialer exploded") }
+	tests := []struct {
+		name string
+		opts Options
+	}{
+		{"Dialer", Options{Dialer: panicking}},
+		{"DialHook", Options{Hooks: []Hook{panicDialHook{}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := tt.opts
+			opts.Endpoints = []string{respiretest.MemoryAddr}
+			c, err := Connect(testCtx(t), opts)
+			if c != nil {
+				_ = c.Close()
+				t.Fatal("Connect through a panicking dial succeeded")
+			}
+			if !errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), "exploded") {
+				t.Errorf("Connect = %v, want a connection error naming the dial's panic", err)
+			}
+		})
+	}
+}
+
 // TestLoggerConnectionEvents: a failed dial is logged as a warning
 // naming the address, an opened connection at debug level; the password
 // never appears.
