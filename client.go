@@ -59,20 +59,8 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	if c.hooks, err = newHooks(cfg.hooks); err != nil {
 		return nil, err
 	}
-	if cfg.metrics&MetricsResiliency != 0 {
-		if c.metrics, err = newRetryMetrics(cfg.meterProvider); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.metrics&MetricsCommands != 0 {
-		if c.cmdMetrics, err = newCommandMetrics(cfg.meterProvider); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.metrics&MetricsConnections != 0 {
-		if c.connMetrics, err = newConnMetrics(cfg.meterProvider); err != nil {
-			return nil, err
-		}
+	if err := c.newMetrics(); err != nil {
+		return nil, err
 	}
 	if c.connMetrics != nil || cfg.logger != nil {
 		c.cfg.wire.OnEvent = c.onConnEvent
@@ -422,12 +410,15 @@ func (c *Client) retryOp(ctx context.Context, waitDL time.Time, s *spec, r attem
 			} else if err := c.backoff(ctx, delay); err != nil {
 				rs.drop(r)
 				c.record(s.cat, outcomeExhausted, resent)
+				// Like the final attempt's error, each part says whether
+				// the call (not only its last attempt) may have run.
+				last := markRan(r.err, ran)
 				if err == ErrClosed {
 					return &RetryError{Command: s.name, Attempts: attempts, ran: ran, earlier: earlier,
-						Err: errors.Join(&ConnError{Command: s.name, Unwritten: true, Err: ErrClosed}, r.err)}
+						Err: errors.Join(&ConnError{Command: s.name, Unwritten: !ran, Err: ErrClosed}, last)}
 				}
 				return &RetryError{Command: s.name, Attempts: attempts, ran: ran, earlier: earlier,
-					Err: &ContextError{Command: s.name, Sent: ran, Err: err, Last: r.err}}
+					Err: &ContextError{Command: s.name, Sent: ran, Err: err, Last: last}}
 			} else if !deadline.IsZero() && !time.Now().Before(deadline) {
 				stop = true
 			}

@@ -131,14 +131,17 @@ func (e *ConfigError) Error() string { return "respire: invalid " + e.Field + ":
 func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
 
 // RetryError is the final error of a command that was sent more than once,
-// or whose retry was stopped by the caller. It wraps the last failure.
+// or whose retry the caller's context or Close ended during a backoff
+// (then possibly after one attempt). It wraps the last failure.
 type RetryError struct {
 	// Command is the name of the command.
 	Command string
-	// Attempts is how many times the command was sent.
+	// Attempts is how many attempts were made: each one sent the command
+	// or tried to get a connection to send it.
 	Attempts int
-	// Err is the last failure (or the caller's cancellation, which then
-	// wraps the last failure too).
+	// Err is the last failure; when the context or Close ended a backoff,
+	// the [*ContextError] or the [ErrClosed] error, wrapping the last
+	// failure too.
 	Err error
 	// ran reports whether any attempt may have executed.
 	ran bool
@@ -149,7 +152,11 @@ type RetryError struct {
 
 // Error names the command, the number of attempts and the last failure.
 func (e *RetryError) Error() string {
-	return "respire: " + e.Command + ": failed after " + strconv.Itoa(e.Attempts) + " attempts: " + e.Err.Error()
+	attempts := " attempts: "
+	if e.Attempts == 1 {
+		attempts = " attempt: "
+	}
+	return "respire: " + e.Command + ": failed after " + strconv.Itoa(e.Attempts) + attempts + e.Err.Error()
 }
 
 // Unwrap returns the last failure.

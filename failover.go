@@ -761,7 +761,7 @@ func Execute[T any](ctx context.Context, g *FailoverGroup, category RetryCategor
 			}
 			if err == ErrClosed {
 				return lastV, &RetryError{Command: groupCommand, Attempts: attempts, ran: ran,
-					Err: errors.Join(&ConnError{Command: groupCommand, Unwritten: true, Err: ErrClosed}, last)}
+					Err: errors.Join(&ConnError{Command: groupCommand, Unwritten: !ran, Err: ErrClosed}, last)}
 			}
 			return lastV, &RetryError{Command: groupCommand, Attempts: attempts, ran: ran,
 				Err: &ContextError{Command: groupCommand, Sent: ran, Err: err, Last: last}}

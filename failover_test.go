@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"maps"
 	"net"
 	"runtime"
@@ -1123,6 +1124,35 @@ func TestFailoverCloseEndsBackoffAndLaterCalls(t *testing.T) {
 		if _, err := g.ActiveClient(); !errors.Is(err, ErrClosed) {
 			t.Errorf("ActiveClient after Close: %v, want ErrClosed", err)
 		}
+	})
+}
+
+// Close during a backoff after fn ran and lost its connection: the
+// error matches ErrClosed, and every part of it says the operation may
+// have run.
+func TestFailoverCloseDuringBackoffAfterRunSaysItMayHaveRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		members, _ := memMembers(t, 0, 1)
+		opts := bubbleOpts()
+		opts.RetryPolicy = &RetryPolicy{MaxCommandRetryCategory: WriteAccumulating, InitialBackoff: time.Second, MaxBackoff: time.Second, Jitter: NoJitter}
+		g := fakeGroup(t, members, opts, newFakeProbes(2).probe)
+		time.AfterFunc(100*milli, func() { _ = g.Close() })
+		calls := 0
+		_, err := Execute(context.Background(), g, WriteAccumulating, func(context.Context, *Client) (string, error) {
+			calls++
+			return "", &ConnError{Command: "INCR", Err: io.ErrUnexpectedEOF} // the reply was lost
+		})
+		if !errors.Is(err, ErrClosed) || calls != 1 {
+			t.Fatalf("err = %v after %d calls, want ErrClosed after 1", err, calls)
+		}
+		if !MayHaveExecuted(err) {
+			t.Errorf("MayHaveExecuted(%v) = false, want true", err)
+		}
+		walkErrors(err, func(e error) {
+			if ce, ok := e.(*ConnError); ok && ce.Unwritten {
+				t.Errorf("err = %v holds a *ConnError with Unwritten true: fn ran", err)
+			}
+		})
 	})
 }
 

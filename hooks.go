@@ -3,6 +3,7 @@ package respire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 
@@ -116,7 +117,10 @@ func nilHookError(i int, method string) error {
 // A hook that returns a nil DialHook is a [*ConfigError] naming it.
 func dialHooks(list []Hook, dial wire.DialFunc) (wire.DialFunc, error) {
 	if len(list) == 0 {
-		return dial, nil
+		if dial == nil {
+			return nil, nil
+		}
+		return contained(dial), nil
 	}
 	if dial == nil {
 		dial = wire.DefaultDial
@@ -127,7 +131,21 @@ func dialHooks(list []Hook, dial wire.DialFunc) (wire.DialFunc, error) {
 			return nil, nilHookError(i, "DialHook")
 		}
 	}
-	return wire.DialFunc(d), nil
+	return contained(wire.DialFunc(d)), nil
+}
+
+// contained returns dial with its panic turned into its error. The
+// caller's dial function and hooks run on the client's dial goroutines,
+// out of the caller's reach, where a panic would end the process.
+func contained(dial wire.DialFunc) wire.DialFunc {
+	return func(ctx context.Context, network, addr string) (conn net.Conn, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				conn, err = nil, fmt.Errorf("respire: the dial function panicked: %v", p)
+			}
+		}()
+		return dial(ctx, network, addr)
+	}
 }
 
 // runCommand is the innermost ProcessHook: the command itself.

@@ -2,6 +2,7 @@ package respire
 
 import (
 	"context"
+	"fmt"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -57,6 +58,35 @@ func newRetryMetrics(mp metric.MeterProvider) (*retryMetrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// newMetrics creates the instruments of the metric groups the options
+// select. A provider that panics while creating them fails Connect like
+// one that returns an error: with a [*ConfigError] naming the provider.
+func (c *Client) newMetrics() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.metrics, c.cmdMetrics, c.connMetrics = nil, nil, nil
+			err = &ConfigError{Field: "Options.MeterProvider", Reason: fmt.Sprintf("panicked while creating the instruments: %v", r)}
+		}
+	}()
+	groups, mp := c.cfg.metrics, c.cfg.meterProvider
+	if groups&MetricsResiliency != 0 {
+		if c.metrics, err = newRetryMetrics(mp); err != nil {
+			return err
+		}
+	}
+	if groups&MetricsCommands != 0 {
+		if c.cmdMetrics, err = newCommandMetrics(mp); err != nil {
+			return err
+		}
+	}
+	if groups&MetricsConnections != 0 {
+		if c.connMetrics, err = newConnMetrics(mp); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // record counts one retry event. Succeeded and exhausted are recorded only

@@ -56,16 +56,22 @@ func outcomeOf(err error) int {
 // failureOutcome is outcomeOf for a non-nil err. It is apart because the
 // targets of errors.As escape to the heap: declared in outcomeOf, they
 // cost two allocations per successful command.
+//
+// What ended the call comes first: a call that the context or Close ended
+// while it waited to retry also wraps the failure it would have retried
+// (a LOADING reply, say), which is not its outcome.
 func failureOutcome(err error) int {
 	var se *ServerError
 	var ce *ConnError
 	switch {
-	case errors.As(err, &se):
-		return opServerError
 	case errors.Is(err, context.DeadlineExceeded):
 		return opTimeout
 	case errors.Is(err, context.Canceled):
 		return opCanceled
+	case errors.Is(err, ErrClosed):
+		return opConnection
+	case errors.As(err, &se):
+		return opServerError
 	case errors.As(err, &ce):
 		return opConnection
 	case errors.Is(err, ErrInvalidArgument):
@@ -166,10 +172,15 @@ func newConnMetrics(mp metric.MeterProvider) (*connMetrics, error) {
 
 // onConnEvent logs (Options.Logger) and counts (MetricsConnections) one
 // connection lifecycle event. Events are rare: attribute sets are built
-// per event. Addresses and errors never carry a password.
+// per event. Addresses and errors never carry a password. It runs on the
+// client's own goroutines (dials, a connection's end), out of the
+// caller's reach: a panicking log handler or instrument changes nothing.
 func (c *Client) onConnEvent(e wire.Event) {
 	if l := c.cfg.logger; l != nil {
-		logConnEvent(l, e)
+		func() {
+			defer func() { _ = recover() }()
+			logConnEvent(l, e)
+		}()
 	}
 	m := c.connMetrics
 	if m == nil {
@@ -232,8 +243,10 @@ func logConnEvent(l *slog.Logger, e wire.Event) {
 }
 
 // onInstall logs a topology a discovery installed: Info when its
-// primaries changed, Debug otherwise.
+// primaries changed, Debug otherwise. A panicking log handler changes
+// nothing (discoveries run on the client's goroutines too).
 func (c *Client) onInstall(summary string, changed bool) {
+	defer func() { _ = recover() }()
 	level := slog.LevelDebug
 	if changed {
 		level = slog.LevelInfo

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -192,6 +194,42 @@ func (h nilReturningHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHo
 	return next
 }
 
+// panicDialHook's dials panic.
+type panicDialHook struct{ nilReturningHook }
+
+func (panicDialHook) DialHook(DialHook) DialHook {
+	return func(context.Context, string, string) (net.Conn, error) { panic("dial hook exploded") }
+}
+
+// TestPanickingDialFailsTheDial: a Dialer or a dial hook that panics runs
+// on the client's dial goroutine, out of the caller's reach; the panic
+// fails the dial with a connection error that says so, instead of ending
+// the process.
+func TestPanickingDialFailsTheDial(t *testing.T) {
+	panicking := func(context.Context, string, string) (net.Conn, error) { panic("dialer exploded") }
+	tests := []struct {
+		name string
+		opts Options
+	}{
+		{"Dialer", Options{Dialer: panicking}},
+		{"DialHook", Options{Hooks: []Hook{panicDialHook{}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := tt.opts
+			opts.Endpoints = []string{respiretest.MemoryAddr}
+			c, err := Connect(testCtx(t), opts)
+			if c != nil {
+				_ = c.Close()
+				t.Fatal("Connect through a panicking dial succeeded")
+			}
+			if !errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), "exploded") {
+				t.Errorf("Connect = %v, want a connection error naming the dial's panic", err)
+			}
+		})
+	}
+}
+
 // TestLoggerConnectionEvents: a failed dial is logged as a warning
 // naming the address, an opened connection at debug level; the password
 // never appears.
@@ -220,6 +258,43 @@ func TestLoggerConnectionEvents(t *testing.T) {
 	if strings.Contains(out, password) {
 		t.Errorf("the log contains the password:\n%s", out)
 	}
+}
+
+// panicHandler is a slog.Handler that panics on every record.
+type panicHandler struct{}
+
+func (panicHandler) Enabled(context.Context, slog.Level) bool  { return true }
+func (panicHandler) Handle(context.Context, slog.Record) error { panic("log handler exploded") }
+func (h panicHandler) WithAttrs([]slog.Attr) slog.Handler      { return h }
+func (h panicHandler) WithGroup(string) slog.Handler           { return h }
+
+// TestLoggerPanickingHandlerChangesNothing: a Logger whose handler panics
+// on the client's own goroutines (a dial, a connection's end, a Cluster
+// discovery) cannot end the process or change a reply: the client works
+// as without a logger.
+func TestLoggerPanickingHandlerChangesNothing(t *testing.T) {
+	logger := slog.New(panicHandler{})
+	check := func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		k := keyPrefix(t) + "k"
+		if err := c.Set(ctx, k, "v"); err != nil {
+			t.Fatalf("Set: %v", err)
+		}
+		if v, err := c.Get(ctx, k); err != nil || v != "v" {
+			t.Fatalf("Get = %q, %v; want v", v, err)
+		}
+	}
+	t.Run("Standalone", func(t *testing.T) {
+		s := respiretest.NewServer(t)
+		c := retryMemClient(t, s, Options{Logger: logger})
+		check(t, c)
+		if err := c.Close(); err != nil { // the connection's end is logged too
+			t.Fatalf("Close: %v", err)
+		}
+	})
+	t.Run("Cluster", func(t *testing.T) {
+		check(t, clusterClient(t, Options{Logger: logger}))
+	})
 }
 
 type lockedWriter struct {
@@ -253,12 +328,25 @@ func TestCommandAndConnectionMetrics(t *testing.T) {
 	}
 	_, _ = c.HGet(ctx, "k", "f")
 	_, _ = c.Do(ctx, NewCommand("NOSUCHCOMMAND"))
+	durations, opens := collectCommandMetrics(t, reader)
+	want := map[string]uint64{"SET/": 1, "GET/": 1, "HGET/server_error": 1, otherCommand + "/server_error": 1}
+	if !maps.Equal(durations, want) {
+		t.Errorf("durations by operation/error.type = %v, want %v", durations, want)
+	}
+	if opens["ok"] != 1 {
+		t.Errorf("connection opens = %v, want ok=1", opens)
+	}
+}
+
+// collectCommandMetrics reads db.client.operation.duration's counts by
+// "operation/error.type" and respire.connection.opens by outcome.
+func collectCommandMetrics(t *testing.T, reader *sdkmetric.ManualReader) (durations map[string]uint64, opens map[string]int64) {
+	t.Helper()
 	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(ctx, &rm); err != nil {
+	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
 	}
-	durations := map[string]uint64{}
-	opens := map[string]int64{}
+	durations, opens = map[string]uint64{}, map[string]int64{}
 	for _, sm := range rm.ScopeMetrics {
 		if sm.Scope.Name != meterName {
 			t.Errorf("meter %q, want %q", sm.Scope.Name, meterName)
@@ -285,11 +373,51 @@ func TestCommandAndConnectionMetrics(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]uint64{"SET/": 1, "GET/": 1, "HGET/server_error": 1, otherCommand + "/server_error": 1}
-	if !maps.Equal(durations, want) {
-		t.Errorf("durations by operation/error.type = %v, want %v", durations, want)
+	return durations, opens
+}
+
+// TestCommandMetricsCallEndedDuringRetryBackoff: a call that the caller's
+// cancellation or Close ended while it waited to retry after a LOADING
+// reply has the error.type of what ended it, not server_error (the reply
+// it would have retried).
+func TestCommandMetricsCallEndedDuringRetryBackoff(t *testing.T) {
+	tests := []struct {
+		name string
+		end  func(c *Client, cancel context.CancelFunc)
+		want string
+	}{
+		{"Cancelled", func(_ *Client, cancel context.CancelFunc) { cancel() }, "canceled"},
+		{"Closed", func(c *Client, _ context.CancelFunc) { _ = c.Close() }, "connection"},
 	}
-	if opens["ok"] != 1 {
-		t.Errorf("connection opens = %v, want ok=1", opens)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			retrySynctest(t, func(t *testing.T) {
+				reader := sdkmetric.NewManualReader()
+				s := respiretest.NewServer(t)
+				get := s.MustAddRule(t, respiretest.Rule{Command: "GET", Times: respiretest.Always, Action: respiretest.Inject(respiretest.ErrLoading)})
+				c := retryMemClient(t, s, Options{
+					Metrics: MetricsCommands, MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+					CommandTimeout: NoTimeout,
+					RetryPolicy:    &RetryPolicy{InitialBackoff: time.Minute, MaxBackoff: time.Minute, Jitter: NoJitter},
+				})
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				errc := make(chan error, 1)
+				go func() {
+					_, err := c.Get(ctx, "k")
+					errc <- err
+				}()
+				<-get.Received()
+				synctest.Wait() // waiting out the backoff
+				tt.end(c, cancel)
+				if err := <-errc; err == nil {
+					t.Fatal("Get succeeded")
+				}
+				durations, _ := collectCommandMetrics(t, reader)
+				if want := map[string]uint64{"GET/" + tt.want: 1}; !maps.Equal(durations, want) {
+					t.Errorf("durations by operation/error.type = %v, want %v", durations, want)
+				}
+			})
+		})
 	}
 }

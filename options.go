@@ -69,7 +69,8 @@ type Options struct {
 	// Must not be negative. Defaults to 5 seconds; [NoTimeout] disables it.
 	CommandTimeout time.Duration
 	// Dialer opens network connections; tests use it to hold or fail
-	// dials. Defaults to a net.Dialer.
+	// dials. It runs on the client's goroutines: a panic in it (or in a
+	// dial hook) fails that dial with an error. Defaults to a net.Dialer.
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MaxBulk is the largest bulk reply accepted, in bytes; larger replies
 	// reset the connection with [ErrProtocol]. Must not be negative.

@@ -46,6 +46,11 @@ func TestConnectRejectsInvalidOptions(t *testing.T) {
 		{"UnknownMetricGroup", Options{Endpoints: ok, Metrics: 1 << 7}, "Options.Metrics"},
 		{"RetryMaxAttempts101", Options{Endpoints: ok, RetryPolicy: &RetryPolicy{MaxAttempts: 101}}, "RetryPolicy.MaxAttempts"},
 		{"RetryJitterAbove1", Options{Endpoints: ok, RetryPolicy: &RetryPolicy{Jitter: 1.5}}, "RetryPolicy.Jitter"},
+		// A provider that panics while the instruments are created, as a
+		// failover group's already fails.
+		{"MeterProviderPanicsResiliency", Options{Endpoints: ok, Metrics: MetricsResiliency, MeterProvider: creationPanicProvider{}}, "Options.MeterProvider"},
+		{"MeterProviderPanicsCommands", Options{Endpoints: ok, Metrics: MetricsCommands, MeterProvider: creationPanicProvider{}}, "Options.MeterProvider"},
+		{"MeterProviderPanicsConnections", Options{Endpoints: ok, Metrics: MetricsConnections, MeterProvider: creationPanicProvider{}}, "Options.MeterProvider"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -468,40 +468,99 @@ func TestRetryCloseEndsBackoffAtOnce(t *testing.T) {
 	})
 }
 
-// A lost INCR reply, then cancellation during the backoff before the
-// resend: the INCR ran, and every answer the error gives says it may have.
-func TestRetryCancelledAfterLostReplySaysItMayHaveRun(t *testing.T) {
-	retrySynctest(t, func(t *testing.T) {
-		s := respiretest.NewServer(t)
-		incr := s.MustAddRule(t, respiretest.Rule{Command: "INCR", Action: respiretest.DropAfterForward})
-		c := retryMemClient(t, s, Options{CommandTimeout: NoTimeout, RetryPolicy: &RetryPolicy{
-			MaxCommandRetryCategory: WriteAccumulating, InitialBackoff: time.Minute, MaxBackoff: time.Minute, Jitter: NoJitter,
-		}})
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		errc := make(chan error, 1)
-		go func() {
-			_, err := c.Incr(ctx, "n")
-			errc <- err
-		}()
-		<-incr.Received()
-		synctest.Wait() // the lost reply is seen and the backoff started
+// A lost INCR reply, then the call ends during a backoff (cancelled, or
+// the client closed): the INCR ran, and every answer the error gives says
+// it may have, also when the last attempt before the backoff was a
+// refused dial that sent nothing.
+func TestRetryEndedAfterLostReplySaysItMayHaveRun(t *testing.T) {
+	for _, closeClient := range []bool{false, true} {
+		for _, refusedLast := range []bool{false, true} {
+			name := map[bool]string{false: "Cancel", true: "Close"}[closeClient] +
+				map[bool]string{false: "/AfterLostReply", true: "/AfterRefusedResend"}[refusedLast]
+			t.Run(name, func(t *testing.T) {
+				retrySynctest(t, func(t *testing.T) {
+					retryEndedAfterLostReply(t, closeClient, refusedLast)
+				})
+			})
+		}
+	}
+}
+
+func retryEndedAfterLostReply(t *testing.T, closeClient, refusedLast bool) {
+	s := respiretest.NewServer(t)
+	incr := s.MustAddRule(t, respiretest.Rule{Command: "INCR", Action: respiretest.DropAfterForward})
+	c := retryMemClient(t, s, Options{CommandTimeout: NoTimeout, RetryPolicy: &RetryPolicy{
+		MaxCommandRetryCategory: WriteAccumulating, InitialBackoff: time.Minute, MaxBackoff: time.Minute, Jitter: NoJitter,
+	}})
+	if refusedLast {
+		// The resend after the first backoff finds no connection.
+		if err := s.RefuseDials(100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Incr(ctx, "n")
+		errc <- err
+	}()
+	<-incr.Received()
+	synctest.Wait() // the lost reply is seen and the first backoff started
+	if refusedLast {
+		time.Sleep(90 * time.Second) // the refused resend, then halfway through the second backoff
+		synctest.Wait()
+	}
+	if closeClient {
+		if err := c.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	} else {
 		cancel()
-		err := <-errc
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("err = %v, want context.Canceled", err)
-		}
-		var ce *ContextError
-		if !errors.As(err, &ce) || !ce.Sent {
-			t.Errorf("err = %v, want a *ContextError with Sent true: the INCR ran", err)
-		}
-		if !MayHaveExecuted(err) {
-			t.Errorf("MayHaveExecuted(%v) = false, want true", err)
-		}
-		if got, _ := s.Engine().Get("n"); got != "1" {
-			t.Errorf("n = %q, want 1 (ran once, not resent)", got)
+	}
+	err := <-errc
+	want := error(context.Canceled)
+	if closeClient {
+		want = ErrClosed
+	}
+	if !errors.Is(err, want) {
+		t.Fatalf("err = %v, want it to match %v", err, want)
+	}
+	retryWantAttempts(t, err, 1+b2i(refusedLast))
+	if !MayHaveExecuted(err) {
+		t.Errorf("MayHaveExecuted(%v) = false, want true", err)
+	}
+	walkErrors(err, func(e error) {
+		switch e := e.(type) {
+		case *ConnError:
+			if e.Unwritten {
+				t.Errorf("err = %v holds a *ConnError with Unwritten true: the INCR ran", err)
+			}
+		case *ContextError:
+			if !e.Sent {
+				t.Errorf("err = %v holds a *ContextError with Sent false: the INCR ran", err)
+			}
 		}
 	})
+	if got, _ := s.Engine().Get("n"); got != "1" {
+		t.Errorf("n = %q, want 1 (ran once, not resent)", got)
+	}
+}
+
+// walkErrors calls f for err and every error it wraps, depth first.
+func walkErrors(err error, f func(error)) {
+	if err == nil {
+		return
+	}
+	f(err)
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		walkErrors(u.Unwrap(), f)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			walkErrors(e, f)
+		}
+	}
 }
 
 // A retried GetBytes appends after dst's original length on every

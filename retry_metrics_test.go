@@ -228,6 +228,14 @@ func (panicMeter) Int64Counter(string, ...metric.Int64CounterOption) (metric.Int
 
 func (panicCounter) Add(context.Context, int64, ...metric.AddOption) { panic("exporter exploded") }
 
+// creationPanicProvider is a MeterProvider that panics when asked for a
+// meter.
+type creationPanicProvider struct{ noop.MeterProvider }
+
+func (creationPanicProvider) Meter(string, ...metric.MeterOption) metric.Meter {
+	panic("meter provider exploded")
+}
+
 // A panicking instrument changes neither retry decisions nor replies:
 // the same calls give the same results and send the same frames as with
 // metrics off.

@@ -61,8 +61,12 @@ func retryWantAttempts(t testing.TB, err error, n int) {
 	if re.Attempts != n {
 		t.Fatalf("RetryError.Attempts = %d, want %d (err %v)", re.Attempts, n, err)
 	}
-	if n > 1 && !strings.Contains(err.Error(), "after "+strconv.Itoa(n)+" attempts") {
-		t.Errorf("err = %q, want it to say it failed after %d attempts", err, n)
+	want := "after " + strconv.Itoa(n) + " attempts: "
+	if n == 1 {
+		want = "after 1 attempt: " // Close or cancellation during the first backoff
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %q, want it to say it failed %q", err, want)
 	}
 	if re.Err == nil {
 		t.Errorf("RetryError wraps no failure")

@@ -136,17 +136,21 @@ func end(span trace.Span, err error) {
 }
 
 // errorType is the error.type of err: the server's error code, or the
-// kind of client failure.
+// kind of client failure. What ended the call comes first: a call that
+// the context or Close ended while it waited to retry also wraps the
+// failure it would have retried (a LOADING reply, say).
 func errorType(err error) string {
 	var se *respire.ServerError
 	var ce *respire.ConnError
 	switch {
-	case errors.As(err, &se):
-		return se.Code
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
 	case errors.Is(err, context.Canceled):
 		return "canceled"
+	case errors.Is(err, respire.ErrClosed):
+		return "connection"
+	case errors.As(err, &se):
+		return se.Code
 	case errors.As(err, &ce):
 		return "connection"
 	}

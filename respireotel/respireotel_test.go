@@ -2,7 +2,10 @@ package respireotel
 
 import (
 	"context"
+	"runtime"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -16,9 +19,14 @@ import (
 
 func client(t *testing.T, s *respiretest.Server, h *Hook) *respire.Client {
 	t.Helper()
-	c, err := respire.Connect(context.Background(), respire.Options{
-		Endpoints: []string{respiretest.MemoryAddr}, Dialer: s.Dial, Hooks: []respire.Hook{h},
-	})
+	return clientWith(t, s, h, respire.Options{})
+}
+
+// clientWith is client with more options.
+func clientWith(t *testing.T, s *respiretest.Server, h *Hook, opts respire.Options) *respire.Client {
+	t.Helper()
+	opts.Endpoints, opts.Dialer, opts.Hooks = []string{respiretest.MemoryAddr}, s.Dial, []respire.Hook{h}
+	c, err := respire.Connect(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,5 +99,57 @@ func TestSpansFollowDatabaseConventions(t *testing.T) {
 	}
 	if got := attr(spans[2], "db.operation.batch.size").AsInt64(); got != 2 {
 		t.Errorf("PIPELINE db.operation.batch.size = %d, want 2", got)
+	}
+}
+
+// TestSpanOfCallEndedDuringRetryBackoff: a call that the caller's
+// cancellation or Close ended while it waited to retry after a LOADING
+// reply has the error.type of what ended it, not LOADING.
+func TestSpanOfCallEndedDuringRetryBackoff(t *testing.T) {
+	tests := []struct {
+		name string
+		end  func(c *respire.Client, cancel context.CancelFunc)
+		want string
+	}{
+		{"Cancelled", func(_ *respire.Client, cancel context.CancelFunc) { cancel() }, "canceled"},
+		{"Closed", func(c *respire.Client, _ context.CancelFunc) { _ = c.Close() }, "connection"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// A frame pooled outside the bubble must not be reused in it.
+			runtime.GC()
+			runtime.GC()
+			synctest.Test(t, func(t *testing.T) {
+				rec := tracetest.NewSpanRecorder()
+				tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+				s := respiretest.NewServer(t)
+				get := s.MustAddRule(t, respiretest.Rule{Command: "GET", Times: respiretest.Always,
+					Action: respiretest.Inject(respiretest.ErrLoading)})
+				c := clientWith(t, s, NewHook(WithTracerProvider(tp)), respire.Options{
+					CommandTimeout: respire.NoTimeout,
+					RetryPolicy:    &respire.RetryPolicy{InitialBackoff: time.Minute, MaxBackoff: time.Minute, Jitter: respire.NoJitter},
+				})
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				errc := make(chan error, 1)
+				go func() {
+					_, err := c.Get(ctx, "k")
+					errc <- err
+				}()
+				<-get.Received()
+				synctest.Wait() // waiting out the backoff
+				tt.end(c, cancel)
+				if err := <-errc; err == nil {
+					t.Fatal("Get succeeded")
+				}
+				spans := rec.Ended()
+				if len(spans) != 1 {
+					t.Fatalf("%d spans, want 1", len(spans))
+				}
+				if got := attr(spans[0], "error.type").AsString(); got != tt.want {
+					t.Errorf("error.type = %q, want %q", got, tt.want)
+				}
+			})
+		})
 	}
 }
