@@ -29,8 +29,11 @@
 //
 // Every call takes a context. When the context has no deadline,
 // [Options.CommandTimeout] supplies one; that single deadline covers
-// connection selection, every send and every retry delay. As in the
-// standard library, the context must not be nil: pass
+// connection selection, every send and every retry delay. A call sees
+// its context end at once, except while it reads its own reply on an
+// idle connection (a blocked read cannot watch a context): then at most
+// a millisecond later. As in the standard library, the context must not
+// be nil: pass
 // context.Background() or context.TODO() when there is none (a nil
 // context panics).
 //
