@@ -60,7 +60,8 @@ type Message struct {
 // the server drops it (client-output-buffer-limit pubsub) sees a gap.
 //
 // When the connection is lost, the subscription reconnects with the
-// retry policy's backoff (its defaults when the client has none),
+// retry policy's backoff (its defaults when the client has none; never
+// less than 10 ms between dials),
 // subscribes again to every channel, pattern and shard channel in its
 // set, and then delivers one event with Gap set before the messages of the
 // new connection. The connection sends a PING after
@@ -763,7 +764,7 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 	s.mu.Unlock()
 	policy := s.c.reconnectPolicy()
 	for attempt := 1; ; attempt++ {
-		t := time.NewTimer(policy.Delay(attempt, rand.Float64()))
+		t := time.NewTimer(max(policy.Delay(attempt, rand.Float64()), minReconnectDelay))
 		select {
 		case <-s.done:
 			t.Stop()
@@ -842,6 +843,11 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 		return nc, rd
 	}
 }
+
+// minReconnectDelay is the least time between a subscription's dials: a
+// policy's delays may be as short as a nanosecond, and unlike a command's
+// retries the reconnect loop has no attempt bound.
+const minReconnectDelay = 10 * time.Millisecond
 
 // reconnectPolicy is the backoff of a subscription's reconnects: the
 // client's retry policy, or its defaults when the client has none (or

@@ -1092,3 +1092,42 @@ func TestSubscribeContextEndingDuringDial(t *testing.T) {
 		})
 	}
 }
+
+// TestSubscriptionReconnectDelayHasAFloor: a subscription whose server is
+// gone redials after its retry policy's delays, but never less than
+// minReconnectDelay apart. A policy of 1 ns delays is valid (a command's
+// retries are bounded by MaxAttempts), but the reconnect loop has no
+// attempt bound: with it, the loop dialled the dead server without pause.
+func TestSubscriptionReconnectDelayHasAFloor(t *testing.T) {
+	retrySynctest(t, func(t *testing.T) {
+		s := respiretest.NewServer(t)
+		const dials = 20
+		var down atomic.Bool
+		var failed atomic.Int32
+		enough := make(chan time.Time, 1)
+		c := retryMemClient(t, s, Options{
+			RetryPolicy: &RetryPolicy{InitialBackoff: time.Nanosecond, MaxBackoff: time.Nanosecond},
+			Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				if down.Load() {
+					if failed.Add(1) == dials {
+						enough <- time.Now()
+					}
+					return nil, errors.New("refused")
+				}
+				return s.Dial(ctx, network, addr)
+			},
+		})
+		sub, err := c.Subscribe(bg, "ch")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		down.Store(true)
+		start := time.Now()
+		s.Close() // every connection ends; redials are refused
+		end := <-enough
+		if took, least := end.Sub(start), (dials-1)*minReconnectDelay; took < least {
+			t.Fatalf("%d refused redials took %v, want at least %v (%v apart)", dials, took, least, minReconnectDelay)
+		}
+	})
+}
