@@ -112,15 +112,20 @@ func TestSubscriptionsReceiveEveryMessageInOrderUnderLoad(t *testing.T) {
 	stop := make(chan struct{})
 	var load sync.WaitGroup
 	var bad atomic.Int64
+	var firstBad atomic.Pointer[string]
+	fail := func(what string) {
+		bad.Add(1)
+		firstBad.CompareAndSwap(nil, &what)
+	}
 	for g := range 64 {
 		load.Go(func() {
 			k, v := key(t, "load", strconv.Itoa(g)), "v"+strconv.Itoa(g)
 			for !stopped(stop) {
 				if err := c.Set(ctx, k, v); err != nil {
-					bad.Add(1)
+					fail(fmt.Sprintf("SET: %v", err))
 				}
 				if got, err := c.Get(ctx, k); err != nil || got != v {
-					bad.Add(1)
+					fail(fmt.Sprintf("GET = %q, %v; want %q", got, err, v))
 				}
 			}
 		})
@@ -134,7 +139,7 @@ func TestSubscriptionsReceiveEveryMessageInOrderUnderLoad(t *testing.T) {
 		}
 	}
 	if bad.Load() > 0 {
-		t.Errorf("%d GET/SET calls failed or got a wrong value alongside the subscriptions", bad.Load())
+		t.Errorf("%d GET/SET calls failed or got a wrong value alongside the subscriptions, the first: %s", bad.Load(), *firstBad.Load())
 	}
 }
 
