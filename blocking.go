@@ -229,25 +229,48 @@ const unblockWait = time.Second
 // true when f has completed (the caller owns it), false when f was given
 // to the connection, which must then be discarded: the server could not
 // be told (no connection id, no permission, no answer in time).
+//
+// CLIENT UNBLOCK answers 0 both when the command's reply is already on
+// the way and when the server has not read the command yet (it travels on
+// another connection, and may still be in either's buffers): while the
+// reply does not come, the client asks again, after a pause that doubles
+// up to unblockPauseMax, until the server has unblocked the command.
 func (c *Client) stopBlocked(node *route.Node, conn *wire.Conn, f *wire.Frame) bool {
-	if id := conn.ID(); id != 0 && !c.closed.Load() {
-		ctx, cancel := context.WithTimeout(context.Background(), unblockWait)
-		defer cancel()
+	id := conn.ID()
+	if id == 0 || c.closed.Load() {
+		return !f.Abandon()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), unblockWait)
+	defer cancel()
+	pause := time.Millisecond
+	for {
 		u := c.newFrame(3, "CLIENT")
 		arg(u, "UNBLOCK")
 		argInt(u, id)
 		u.Want = wire.WantInt
-		if err := c.execOn(ctx, u, specUNBLOCK, node); err == nil {
-			u.Release()
-			// Unblocked (1), or not blocked (0) because its reply is
-			// already on the way: either way the reply comes now.
-			if f.WaitFor(ctx, time.Time{}) == nil {
-				return !f.Abandon()
-			}
+		if err := c.execOn(ctx, u, specUNBLOCK, node); err != nil {
+			break
+		}
+		unblocked := u.Int == 1
+		u.Release()
+		var dl time.Time // unblocked: its reply comes now
+		if !unblocked {
+			dl = time.Now().Add(pause)
+			pause = min(2*pause, unblockPauseMax)
+		}
+		if f.WaitFor(ctx, dl) == nil {
+			return !f.Abandon()
+		}
+		if unblocked || ctx.Err() != nil {
+			break
 		}
 	}
 	return !f.Abandon()
 }
+
+// unblockPauseMax bounds the pause between two CLIENT UNBLOCKs that found
+// the command not (yet) blocked.
+const unblockPauseMax = 100 * time.Millisecond
 
 // tookNothing reports whether f, the reply of the blocking command name
 // that was stopped after its caller gave up, gives the caller nothing: a
