@@ -27,8 +27,9 @@ import (
 // the caller as a success; otherwise the call returns a [*ContextError].
 // When the server cannot be told (no permission for CLIENT UNBLOCK, no
 // answer in time), the connection is closed instead, never returned to
-// the pool. Either way an element pushed after the call returned is never
-// popped for nobody.
+// the pool. An element pushed after the call returned is then never
+// popped for nobody once the server has seen the close, which it may see
+// only after a push sent at once on another connection.
 
 var (
 	specBLPOP    = &spec{name: "BLPOP", cat: Never, desc: catalog.List.BLPOP()}
@@ -343,8 +344,8 @@ func (c *Client) popFrame(name string, keys []string, timeout time.Duration) (*w
 // popped meanwhile is returned as a success, otherwise the call returns
 // a [*ContextError]. When the server cannot be told (no permission for
 // CLIENT UNBLOCK, no answer within a second), the dedicated connection
-// is closed instead. Either way nothing is popped for nobody after the
-// call returned. The other blocking commands wait the same way.
+// is closed instead (the server may then still pop one element for it
+// until it sees the close). The other blocking commands wait the same way.
 func (c *Client) BLPop(ctx context.Context, timeout time.Duration, keys ...string) (key, value string, err error) {
 	return c.listPop(ctx, specBLPOP, timeout, keys)
 }
