@@ -27,8 +27,9 @@ import (
 // the caller as a success; otherwise the call returns a [*ContextError].
 // When the server cannot be told (no permission for CLIENT UNBLOCK, no
 // answer in time), the connection is closed instead, never returned to
-// the pool. Either way an element pushed after the call returned is never
-// popped for nobody.
+// the pool. An element pushed after the call returned is then never
+// popped for nobody once the server has seen the close, which it may see
+// only after a push sent at once on another connection.
 
 var (
 	specBLPOP    = &spec{name: "BLPOP", cat: Never, desc: catalog.List.BLPOP()}
@@ -229,25 +230,48 @@ const unblockWait = time.Second
 // true when f has completed (the caller owns it), false when f was given
 // to the connection, which must then be discarded: the server could not
 // be told (no connection id, no permission, no answer in time).
+//
+// CLIENT UNBLOCK answers 0 both when the command's reply is already on
+// the way and when the server has not read the command yet (it travels on
+// another connection, and may still be in either's buffers): while the
+// reply does not come, the client asks again, after a pause that doubles
+// up to unblockPauseMax, until the server has unblocked the command.
 func (c *Client) stopBlocked(node *route.Node, conn *wire.Conn, f *wire.Frame) bool {
-	if id := conn.ID(); id != 0 && !c.closed.Load() {
-		ctx, cancel := context.WithTimeout(context.Background(), unblockWait)
-		defer cancel()
+	id := conn.ID()
+	if id == 0 || c.closed.Load() {
+		return !f.Abandon()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), unblockWait)
+	defer cancel()
+	pause := time.Millisecond
+	for {
 		u := c.newFrame(3, "CLIENT")
 		arg(u, "UNBLOCK")
 		argInt(u, id)
 		u.Want = wire.WantInt
-		if err := c.execOn(ctx, u, specUNBLOCK, node); err == nil {
-			u.Release()
-			// Unblocked (1), or not blocked (0) because its reply is
-			// already on the way: either way the reply comes now.
-			if f.WaitFor(ctx, time.Time{}) == nil {
-				return !f.Abandon()
-			}
+		if err := c.execOn(ctx, u, specUNBLOCK, node); err != nil {
+			break
+		}
+		unblocked := u.Int == 1
+		u.Release()
+		var dl time.Time // unblocked: its reply comes now
+		if !unblocked {
+			dl = time.Now().Add(pause)
+			pause = min(2*pause, unblockPauseMax)
+		}
+		if f.WaitFor(ctx, dl) == nil {
+			return !f.Abandon()
+		}
+		if unblocked || ctx.Err() != nil {
+			break
 		}
 	}
 	return !f.Abandon()
 }
+
+// unblockPauseMax bounds the pause between two CLIENT UNBLOCKs that found
+// the command not (yet) blocked.
+const unblockPauseMax = 100 * time.Millisecond
 
 // tookNothing reports whether f, the reply of the blocking command name
 // that was stopped after its caller gave up, gives the caller nothing: a
@@ -320,8 +344,8 @@ func (c *Client) popFrame(name string, keys []string, timeout time.Duration) (*w
 // popped meanwhile is returned as a success, otherwise the call returns
 // a [*ContextError]. When the server cannot be told (no permission for
 // CLIENT UNBLOCK, no answer within a second), the dedicated connection
-// is closed instead. Either way nothing is popped for nobody after the
-// call returned. The other blocking commands wait the same way.
+// is closed instead (the server may then still pop one element for it
+// until it sees the close). The other blocking commands wait the same way.
 func (c *Client) BLPop(ctx context.Context, timeout time.Duration, keys ...string) (key, value string, err error) {
 	return c.listPop(ctx, specBLPOP, timeout, keys)
 }

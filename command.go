@@ -67,7 +67,10 @@ func NewCommand(name string) Command { return catalog.New(name) }
 // BZPOPMAX, BZMPOP, XREAD and XREADGROUP with BLOCK, WAIT, WAITAOF, and
 // commands declared [catalog.FlagBlocking]) run on a connection of their
 // own, as the typed [Client.BLPop] and its kin do: see [Client.BLPop] for
-// how long such a call waits.
+// how long such a call waits. WAIT and WAITAOF count the writes of the
+// connection they run on, which through Do is that connection of their
+// own, not the shared one that carried the caller's writes: write and
+// wait on one [Client.Dedicated] connection ([Conn.Wait]) instead.
 //
 // The retry policy applies with cmd's category, except for the commands
 // the client never resends whatever their category: blocking commands,

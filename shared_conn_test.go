@@ -254,26 +254,33 @@ func blockingName(t *testing.T) string {
 
 var blockingNames atomic.Int64
 
-// waitNamedBlocked waits until a connection named name is blocked on the
-// server (CLIENT LIST flag b) and returns its id. It polls the server's state, which is what
-// the test waits for, not one of our goroutines.
+// waitNamedBlocked waits until a connection named name is blocked on the server
+// (CLIENT LIST flag b) and returns its id.
 func waitNamedBlocked(t *testing.T, name string) (id string) {
+	t.Helper()
+	return waitNamedClient(t, name, "blocked", func(line string) bool {
+		return strings.Contains(infoField(line, "flags"), "b")
+	})
+}
+
+// waitNamedClient waits until a connection named name on the standalone
+// server has a CLIENT LIST line that is (what) and returns its id. It
+// polls the server's state, which is what the test waits for, not one of
+// our goroutines.
+func waitNamedClient(t *testing.T, name, what string, is func(line string) bool) (id string) {
 	t.Helper()
 	addr := standaloneAddr(t)
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		list, _ := admin(t, addr, "CLIENT", "LIST").String()
 		for _, line := range strings.Split(list, "\n") {
-			if !strings.Contains(line, " name="+name+" ") {
-				continue
-			}
-			if strings.Contains(infoField(line, "flags"), "b") {
+			if strings.Contains(line, " name="+name+" ") && is(line) {
 				return infoField(line, "id")
 			}
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatalf("no connection named %s blocked on the server", name)
+	t.Fatalf("no connection named %s %s on the server", name, what)
 	return ""
 }
 
@@ -514,5 +521,64 @@ func TestBlockingHugeTimeouts(t *testing.T) {
 			t.Errorf("%s BLPOP %s 1e10 = %v; want [%s v]", via, k, err, k)
 			_, _ = c.Del(ctx, k)
 		}
+	}
+}
+
+// A caller that gives up after its BLPOP was written but before the server
+// read it: the first CLIENT UNBLOCK finds nothing blocked (0). The client
+// asks again until the server has blocked and unblocked the command, and
+// takes its null reply; an element pushed after the call returned stays in
+// the list, never popped for nobody by a command still blocked on a
+// connection being closed. Client.BLPop pools the connection again; a
+// Conn, whose command failed, closes it when the callback returns.
+func TestBlockingCallerGoneBeforeServerBlocked(t *testing.T) {
+	calls := map[string]func(c *Client, ctx context.Context, list string) error{
+		"Client.BLPop": func(c *Client, ctx context.Context, list string) error {
+			_, _, err := c.BLPop(ctx, 0, list)
+			return err
+		},
+		"Conn.Do": func(c *Client, ctx context.Context, list string) error {
+			return c.Dedicated(ctx, func(conn *Conn) error {
+				_, err := conn.Do(ctx, catalog.List.BLPOP(), list, "0")
+				return err
+			})
+		},
+	}
+	for via, call := range calls {
+		t.Run(via, func(t *testing.T) {
+			name := blockingName(t)
+			c, px := proxiedStandalone(t, Options{ClientName: name})
+			addr := standaloneAddr(t)
+			list := key(t, "list")
+			arrived, release := make(chan struct{}), make(chan struct{})
+			var releaseOnce sync.Once
+			unhold := func() { releaseOnce.Do(func() { close(release) }) }
+			defer unhold()
+			px.MustAddRule(t, respiretest.Rule{Command: "BLPOP", Action: respiretest.Pass,
+				OnReceive: func([]string) { close(arrived); <-release }})
+			ctx, cancel := context.WithCancel(testCtx(t))
+			errc := make(chan error, 1)
+			go func() { errc <- call(c, ctx, list) }()
+			<-arrived // written by the client, not yet read by the server
+			cancel()
+			waitNamedClient(t, name, "ran CLIENT UNBLOCK last", func(line string) bool {
+				return infoField(line, "cmd") == "client|unblock"
+			})
+			unhold() // the server reads the BLPOP after the CLIENT UNBLOCK
+			err := <-errc
+			var ce *ContextError
+			if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) {
+				t.Fatalf("BLPOP after cancel: %v, want a *ContextError matching context.Canceled", err)
+			}
+			if _, err := admin(t, addr, "RPUSH", list, "later").Int64(); err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := admin(t, addr, "LLEN", list).Int64(); n != 1 {
+				t.Errorf("LLEN = %d after the caller left, want 1: the element was popped for nobody", n)
+			}
+			if s := c.blocking.Stats(); via == "Client.BLPop" && (s.Lent != 0 || s.Idle != 1) {
+				t.Errorf("dedicated connections after the stopped call: %+v, want the connection pooled", s)
+			}
+		})
 	}
 }
