@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"bytes"
 	"math"
 	"testing"
 )
@@ -137,6 +138,8 @@ func TestAppendValue(t *testing.T) {
 		{name: "attribute with odd pairs", v: withAttrs(integer(1), simple("k")),
 			resp3: "|1\r\n+k\r\n_\r\n:1\r\n", resp2: ":1\r\n"},
 		{name: "unknown type", v: Value{Type: 'x'}, resp3: "_\r\n", resp2: "$-1\r\n"},
+		{name: "attribute-typed value", v: agg(Attribute, simple("k"), simple("v")),
+			resp3: "%1\r\n+k\r\n+v\r\n", resp2: "*2\r\n+k\r\n+v\r\n"},
 	}
 	for _, tt := range spec {
 		want2 := tt.resp2
@@ -151,6 +154,34 @@ func TestAppendValue(t *testing.T) {
 		}
 		if got := AppendValue([]byte("x"), tt.v, 3); string(got) != "x"+tt.resp3 {
 			t.Errorf("%s: appending to a prefix got %q", tt.name, got)
+		}
+	}
+}
+
+// TestAppendValueAttributeTypedValueKeepsFraming: a Value whose own Type
+// is Attribute, wherever it sits, encodes as one whole value; an attribute
+// header would make a reader take the value after it as the one it
+// describes, shifting every reply behind it.
+func TestAppendValueAttributeTypedValueKeepsFraming(t *testing.T) {
+	attr := agg(Attribute, simple("k"), simple("v"))
+	for _, tt := range []struct {
+		name string
+		v    Value
+	}{
+		{"alone", attr},
+		{"in an array", agg(Array, attr, integer(1))},
+		{"as a map value", agg(Map, simple("m"), attr)},
+		{"in attributes", withAttrs(integer(1), attr, integer(2))},
+	} {
+		for _, proto := range []int{2, 3} {
+			enc := AppendValue(nil, tt.v, proto)
+			r := NewReader(bytes.NewReader(AppendSimpleString(enc, "NEXT")))
+			if _, err := r.ReadValue(); err != nil {
+				t.Fatalf("%s RESP%d %q: %v", tt.name, proto, enc, err)
+			}
+			if next, err := r.ReadValue(); err != nil || string(next.Str) != "NEXT" {
+				t.Errorf("%s RESP%d %q: the value after it read as %s, %v; want NEXT", tt.name, proto, enc, show(next), err)
+			}
 		}
 	}
 }
