@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"strconv"
 	"testing"
@@ -73,16 +74,22 @@ func show(v Value) string {
 	return s
 }
 
-// chunkReader delivers its input in chunks of random size up to max.
+// chunkReader delivers its input in chunks of random size up to max; with
+// deadlines, about every other read fails with os.ErrDeadlineExceeded
+// instead, as a connection's read deadline does.
 type chunkReader struct {
-	data []byte
-	rnd  *rand.Rand
-	max  int
+	data      []byte
+	rnd       *rand.Rand
+	max       int
+	deadlines bool
 }
 
 func (c *chunkReader) Read(p []byte) (int, error) {
 	if len(c.data) == 0 {
 		return 0, io.EOF
+	}
+	if c.deadlines && c.rnd.IntN(2) == 0 {
+		return 0, fmt.Errorf("read: %w", os.ErrDeadlineExceeded)
 	}
 	n := min(len(p), len(c.data), 1+c.rnd.IntN(c.max))
 	copy(p, c.data[:n])

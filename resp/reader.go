@@ -176,19 +176,25 @@ func (r *Reader) ReadValueRaw() (Value, []byte, error) {
 	v, err := r.readValue(0)
 	r.in = false
 	if err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			// A read deadline is not a broken stream: the next call reads
-			// this value again from its first byte, which is still buffered.
-			r.r = r.mark
-			return Value{}, nil, err
-		}
-		if err == io.EOF && r.w != r.mark {
-			err = io.ErrUnexpectedEOF
-		}
-		r.err = err
-		return Value{}, nil, err
+		return Value{}, nil, r.fail(err)
 	}
 	return v, r.buf[r.mark:r.r], nil
+}
+
+// fail ends the current top-level value with err and returns the error to
+// report. A read deadline is not a broken stream: the next call reads the
+// value again from its first byte, which is still buffered. Other errors
+// are final.
+func (r *Reader) fail(err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		r.r = r.mark
+		return err
+	}
+	if err == io.EOF && r.w != r.mark {
+		err = io.ErrUnexpectedEOF
+	}
+	r.err = err
+	return err
 }
 
 // ReadCommand decodes the next client command, an array of bulk strings or
@@ -196,7 +202,9 @@ func (r *Reader) ReadValueRaw() (Value, []byte, error) {
 // quoting), appending its arguments to args. Blank inline lines are
 // skipped, as Redis does. The arguments and raw (the command's bytes as
 // received) borrow the reader's memory. A command of another shape is a
-// protocol error; on error args is returned unchanged.
+// protocol error; on error args is returned unchanged. As with
+// [Reader.ReadValue], errors are final except a read deadline: the next
+// call reads the interrupted command again from its start.
 func (r *Reader) ReadCommand(args [][]byte) (out [][]byte, raw []byte, err error) {
 	for {
 		if r.err != nil {
@@ -205,8 +213,7 @@ func (r *Reader) ReadCommand(args [][]byte) (out [][]byte, raw []byte, err error
 		r.begin()
 		if err := r.ensure(1); err != nil {
 			r.in = false
-			r.err = err
-			return args, nil, err
+			return args, nil, r.fail(err)
 		}
 		if r.buf[r.r] == '*' {
 			r.in = false
@@ -215,11 +222,7 @@ func (r *Reader) ReadCommand(args [][]byte) (out [][]byte, raw []byte, err error
 		line, err := r.readLine()
 		r.in = false
 		if err != nil {
-			if err == io.EOF && r.w != r.mark {
-				err = io.ErrUnexpectedEOF
-			}
-			r.err = err
-			return args, nil, err
+			return args, nil, r.fail(err)
 		}
 		n := len(args)
 		args = appendFields(args, line)

@@ -840,6 +840,39 @@ func TestReadDeadlineResumesValue(t *testing.T) {
 	}
 }
 
+// TestReadDeadlineResumesCommand: ReadCommand, like ReadValue, survives a
+// read deadline, between commands and inside an inline or array command:
+// the next call reads the interrupted command from its first byte.
+func TestReadDeadlineResumesCommand(t *testing.T) {
+	d := &deadlineReader{chunks: [][]byte{
+		nil, []byte("PI"), nil, []byte("NG\r\n*1\r\n$4\r\nEC"), nil, []byte("HO\r\n"), nil, []byte("GET k\r\n"),
+	}}
+	r := NewReader(d)
+	deadlines := 0
+	for _, want := range []string{"PING", "ECHO", "GET k"} {
+		for {
+			args, raw, err := r.ReadCommand(nil)
+			if errors.Is(err, os.ErrDeadlineExceeded) && deadlines < 4 {
+				deadlines++
+				if len(args) != 0 || raw != nil {
+					t.Fatalf("deadline error with args %q, raw %q", args, raw)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("reading %s: got %v after a deadline, want the command", want, err)
+			}
+			if got := string(bytes.Join(args, []byte(" "))); got != want {
+				t.Fatalf("got %q, want %q", got, want)
+			}
+			break
+		}
+	}
+	if _, _, err := r.ReadCommand(nil); err != io.EOF {
+		t.Fatalf("at the end got %v, want io.EOF", err)
+	}
+}
+
 // countingSource hands out its bytes in one read and then counts every
 // further read, which fails: a read after that would have blocked on a
 // connection.

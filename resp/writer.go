@@ -134,8 +134,12 @@ func AppendVerbatim(b []byte, format, text string) []byte {
 //
 // AppendValue keeps the stream well formed whatever v holds: a map or
 // attribute with an odd number of elements gets a null as its last value,
-// a verbatim string without a format prefix gets "txt:", and a value of an
-// unknown type is written as a null.
+// a verbatim string without a format prefix gets "txt:", a big number
+// whose text is not decimal is written as a bulk string, a value whose own
+// type is Attribute (a [Reader] never returns one: it attaches attributes
+// to the value they describe) is written as a map, since an attribute
+// header would take the next value as the one it describes, and a value
+// of an unknown type is written as a null.
 func AppendValue(b []byte, v Value, proto int) []byte {
 	if proto != 2 && v.Attrs != nil && v.Attrs.Type == Attribute {
 		b = appendPairs(b, '|', v.Attrs.Elems, proto)
@@ -167,7 +171,8 @@ func AppendValue(b []byte, v Value, proto int) []byte {
 		}
 		return AppendDouble(b, v.Float)
 	case BigNumber:
-		if proto == 2 {
+		if proto == 2 || !isDecimal(v.Str) {
+			// Text that is not decimal would be refused by a reader.
 			return AppendBulk(b, v.Str)
 		}
 		b = append(b, '(')
@@ -199,7 +204,7 @@ func AppendValue(b []byte, v Value, proto int) []byte {
 			}
 			return b
 		}
-		return appendPairs(b, byte(v.Type), v.Elems, proto)
+		return appendPairs(b, byte(Map), v.Elems, proto)
 	case Array, Set, Push:
 		t := byte(v.Type)
 		if proto == 2 {

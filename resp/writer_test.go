@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"bytes"
 	"math"
 	"testing"
 )
@@ -137,6 +138,11 @@ func TestAppendValue(t *testing.T) {
 		{name: "attribute with odd pairs", v: withAttrs(integer(1), simple("k")),
 			resp3: "|1\r\n+k\r\n_\r\n:1\r\n", resp2: ":1\r\n"},
 		{name: "unknown type", v: Value{Type: 'x'}, resp3: "_\r\n", resp2: "$-1\r\n"},
+		{name: "big number not decimal", v: Value{Type: BigNumber, Str: []byte("12a")},
+			resp3: "$3\r\n12a\r\n", resp2: "$3\r\n12a\r\n"},
+		{name: "big number empty", v: Value{Type: BigNumber}, resp3: "$0\r\n\r\n", resp2: "$0\r\n\r\n"},
+		{name: "attribute-typed value", v: agg(Attribute, simple("k"), simple("v")),
+			resp3: "%1\r\n+k\r\n+v\r\n", resp2: "*2\r\n+k\r\n+v\r\n"},
 	}
 	for _, tt := range spec {
 		want2 := tt.resp2
@@ -152,5 +158,53 @@ func TestAppendValue(t *testing.T) {
 		if got := AppendValue([]byte("x"), tt.v, 3); string(got) != "x"+tt.resp3 {
 			t.Errorf("%s: appending to a prefix got %q", tt.name, got)
 		}
+	}
+}
+
+// TestAppendValueAttributeTypedValueKeepsFraming: a Value whose own Type
+// is Attribute, wherever it sits, encodes as one whole value; an attribute
+// header would make a reader take the value after it as the one it
+// describes, shifting every reply behind it.
+func TestAppendValueAttributeTypedValueKeepsFraming(t *testing.T) {
+	attr := agg(Attribute, simple("k"), simple("v"))
+	for _, v := range []Value{
+		attr,
+		agg(Array, attr, integer(1)),
+		agg(Map, simple("m"), attr),
+		withAttrs(integer(1), attr, integer(2)),
+	} {
+		readsBackFramed(t, v)
+	}
+}
+
+// readsBackFramed asserts that what AppendValue writes for v, in RESP2 and
+// RESP3, reads back as one value, the value after it included.
+func readsBackFramed(t *testing.T, v Value) {
+	t.Helper()
+	for _, proto := range []int{2, 3} {
+		enc := AppendValue(nil, v, proto)
+		r := NewReader(bytes.NewReader(AppendSimpleString(enc, "NEXT")))
+		if _, err := r.ReadValue(); err != nil {
+			t.Errorf("%s RESP%d: %q reads back with %v", show(v), proto, enc, err)
+			continue
+		}
+		if next, err := r.ReadValue(); err != nil || string(next.Str) != "NEXT" {
+			t.Errorf("%s RESP%d %q: the value after it read as %s, %v; want NEXT", show(v), proto, enc, show(next), err)
+		}
+	}
+}
+
+// TestAppendValueBigNumberReadsBack: a big number whose text is not
+// decimal, which a Reader would refuse as a protocol error, is written as
+// a bulk string.
+func TestAppendValueBigNumberReadsBack(t *testing.T) {
+	for _, v := range []Value{
+		{Type: BigNumber},
+		{Type: BigNumber, Str: []byte("-")},
+		{Type: BigNumber, Str: []byte("1.5")},
+		{Type: BigNumber, Str: []byte("12\r\n34")},
+		agg(Array, Value{Type: BigNumber, Str: []byte("x")}, integer(1)),
+	} {
+		readsBackFramed(t, v)
 	}
 }
