@@ -82,7 +82,9 @@ type scanCursor struct {
 // the server that issued its cursor and is never resent, so a failure
 // there ends the iteration. A Cluster client visits the primaries one
 // after the other: a key whose slot migrates meanwhile from a primary
-// not yet visited to one already visited is missed.
+// not yet visited to one already visited is missed. The next primary is
+// taken from the map when its turn comes, so one that replaced another
+// (a failover) or joined meanwhile is visited too.
 func (c *Client) Scan(ctx context.Context, opts ScanOptions) iter.Seq2[string, error] {
 	return items(c.ScanPages(ctx, opts))
 }
@@ -215,15 +217,24 @@ func scanPages[T any](c *Client, ctx context.Context, cmd Command, key string, o
 		// A standalone client has one server; a Sentinel client, and a
 		// Cluster client iterating a key's elements, start where the
 		// topology routes the first page; a Cluster SCAN visits every
-		// primary, each first page pinned there.
-		servers := []*route.Node{c.node}
-		if c.topo != nil {
-			servers = []*route.Node{nil}
-			if keyless && c.isCluster() {
-				servers = c.topo.Primaries()
+		// primary, each first page pinned there. The next primary is
+		// taken from the map when its turn comes, not from the map of
+		// the first page: a primary that replaced another meanwhile (a
+		// failover) or joined is visited, one that left is not.
+		everyPrimary := c.topo != nil && keyless && c.isCluster()
+		var visited map[string]bool
+		for turn := 0; ; turn++ {
+			var server *route.Node
+			switch {
+			case everyPrimary:
+				if server = unvisited(c.topo.Primaries(), &visited); server == nil {
+					return
+				}
+			case turn > 0:
+				return
+			case c.topo == nil:
+				server = c.node
 			}
-		}
-		for _, server := range servers {
 			cur := scanCursor{cmd: cmd, key: key, opts: args, server: server, cursor: "0"}
 			for {
 				raw, err := cur.fetch(ctx, c)
@@ -245,6 +256,21 @@ func scanPages[T any](c *Client, ctx context.Context, cmd Command, key string, o
 			}
 		}
 	}
+}
+
+// unvisited returns the first of primaries whose address is not in
+// *visited, and adds it there; nil when every one was visited.
+func unvisited(primaries []*route.Node, visited *map[string]bool) *route.Node {
+	for _, n := range primaries {
+		if !(*visited)[n.Addr] {
+			if *visited == nil {
+				*visited = map[string]bool{}
+			}
+			(*visited)[n.Addr] = true
+			return n
+		}
+	}
+	return nil
 }
 
 // fetch sends the page at the cursor, advances the cursor and returns the
