@@ -308,14 +308,28 @@ func (cur *scanCursor) fetch(ctx context.Context, c *Client) (Reply, error) {
 }
 
 // splitScan splits a SCAN-family reply into the next cursor and the page's
-// elements.
+// elements. A cursor that is not an unsigned 64-bit decimal in its
+// shortest form is an [ErrUnexpectedReply]: sent back, "00" would restart
+// the iteration and "" would read as a first page.
 func splitScan(r Reply) (next string, items Reply, err error) {
 	parts := r.Elements()
 	if len(parts) != 2 {
 		return "", Reply{}, unexpected("[cursor, elements]", r.v)
 	}
-	if next, err = parts[0].String(); err != nil {
-		return "", Reply{}, err
+	if next, err = parts[0].String(); err != nil || !isCursor(next) {
+		return "", Reply{}, unexpected("cursor (an unsigned 64-bit decimal)", parts[0].v)
 	}
 	return next, parts[1], nil
+}
+
+// isCursor reports whether s is a SCAN cursor as Redis writes one.
+func isCursor(s string) bool {
+	if s == "0" {
+		return true
+	}
+	if s == "" || s[0] == '0' {
+		return false
+	}
+	_, err := strconv.ParseUint(s, 10, 64)
+	return err == nil
 }
