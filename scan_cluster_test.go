@@ -1,16 +1,19 @@
 package respire
 
-// SCAN-family iterators on a Cluster whose slots move during the
-// iteration.
+// SCAN-family iterators on a Cluster whose slots move, or a Sentinel
+// group whose primary changes, during the iteration.
 
 import (
 	"errors"
+	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/testenv"
+	"github.com/respire-go/respire/resp"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -124,5 +127,54 @@ func TestClusterScanVisitsThePrimaryThatReplacedOne(t *testing.T) {
 		if !seen[k] {
 			t.Fatalf("SCAN never returned %s", k)
 		}
+	}
+}
+
+// TestSentinelScanContinuationAfterFailoverFails: a Sentinel SCAN whose
+// primary changes between two pages (rediscovery names another server)
+// ends with an error that says the server left the topology, and the new
+// primary never receives the old one's cursor.
+func TestSentinelScanContinuationAfterFailoverFails(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	c := sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+	ctx := testCtx(t)
+	prefix := keyPrefix(t)
+	msetKeys(t, c, prefix, 100)
+	replica := testenv.SentinelReplica(t) // the server that is not the primary now
+	if replica == c.topo.Primaries()[0].Addr {
+		replica = testenv.SentinelPrimary(t)
+	}
+	host, port, _ := net.SplitHostPort(replica)
+	pages, before := 0, 0
+	var iterErr error
+	for page, err := range c.ScanPages(ctx, ScanOptions{Match: escapeGlob(prefix) + "*", Count: 10}) {
+		if err != nil {
+			iterErr = err
+			break
+		}
+		if pages++; pages > 1 {
+			t.Fatalf("page %d after the primary changed: %+v, want the iteration to end", pages, page)
+		}
+		if page.Cursor == "0" {
+			t.Fatal("the first page ended the iteration")
+		}
+		for _, px := range pxs {
+			r := px.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always,
+				Action: respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: []resp.Value{bulk(host), bulk(port)}}))})
+			defer r.Remove()
+		}
+		if err := c.topo.Refresh(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.topo.Primaries()[0].Addr; got != replica {
+			t.Fatalf("primary after rediscovery = %s, want %s", got, replica)
+		}
+		before = commandCalls(t, replica, "scan")
+	}
+	if iterErr == nil || MayHaveExecuted(iterErr) || !strings.Contains(iterErr.Error(), "left the topology") {
+		t.Fatalf("continuation after the primary changed: %v, want an unsent failure naming the server's departure", iterErr)
+	}
+	if got := commandCalls(t, replica, "scan") - before; got != 0 {
+		t.Fatalf("the new primary ran SCAN %d times with the old primary's cursor, want 0", got)
 	}
 }
