@@ -61,7 +61,8 @@ type FieldValue struct {
 // removed during the iteration may or may not appear; a page may be empty
 // while the iteration continues. One exception: a Cluster SCAN visits the
 // primaries one after the other, so a key whose slot migrates from a
-// primary not yet visited to one already visited is missed.
+// primary not yet visited, or from the one being visited (before its
+// pages reach the key), to one already visited is missed.
 
 // scanCursor is the state of one iteration: the command, its key (none
 // for SCAN), the server that answered the first page, and the cursor.
@@ -82,9 +83,14 @@ type scanCursor struct {
 // the server that issued its cursor and is never resent, so a failure
 // there ends the iteration. A Cluster client visits the primaries one
 // after the other: a key whose slot migrates meanwhile from a primary
-// not yet visited to one already visited is missed. The next primary is
-// taken from the map when its turn comes, so one that replaced another
-// (a failover) or joined meanwhile is visited too.
+// not yet visited, or from the one being visited, to one already visited
+// is missed. The next primary is taken from the map when its turn comes,
+// so one that replaced another (a failover) or joined meanwhile is
+// visited too.
+//
+// Each range over the sequence is an iteration of its own, from the
+// first page: it may be ranged over again, or from several goroutines at
+// once.
 func (c *Client) Scan(ctx context.Context, opts ScanOptions) iter.Seq2[string, error] {
 	return items(c.ScanPages(ctx, opts))
 }
