@@ -5,7 +5,7 @@ package respire
 
 import (
 	"errors"
-	"net"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/testenv"
-	"github.com/respire-go/respire/resp"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -43,23 +42,12 @@ func TestHScanContinuationIsNotRedirected(t *testing.T) {
 			migrateSlot(t, slot, dst, src.Addr, ids)
 		}
 	})
-	pages, before := 0, 0
-	var iterErr error
-	for page, err := range c.HScanPages(ctx, k, ScanOptions{Count: 10}) {
-		if err != nil {
-			iterErr = err
-			break
-		}
-		if pages++; pages > 1 {
-			t.Fatalf("page %d after the slot moved: %+v, want the iteration to end", pages, page)
-		}
-		if page.Cursor == "0" {
-			t.Fatal("the first page ended the iteration: the hash is not paged")
-		}
+	before := 0
+	iterErr := afterFirstPage(t, c.HScanPages(ctx, k, ScanOptions{Count: 10}), func() {
 		migrateSlot(t, slot, src.Addr, dst, ids)
 		moved = true
 		before = commandCalls(t, dst, "hscan")
-	}
+	})
 	var se *ServerError
 	if !errors.As(iterErr, &se) || se.Code != "MOVED" {
 		t.Fatalf("continuation after the slot moved: %v, want the MOVED reply", iterErr)
@@ -144,24 +132,10 @@ func TestSentinelScanContinuationAfterFailoverFails(t *testing.T) {
 	if replica == c.topo.Primaries()[0].Addr {
 		replica = testenv.SentinelPrimary(t)
 	}
-	host, port, _ := net.SplitHostPort(replica)
-	pages, before := 0, 0
-	var iterErr error
-	for page, err := range c.ScanPages(ctx, ScanOptions{Match: escapeGlob(prefix) + "*", Count: 10}) {
-		if err != nil {
-			iterErr = err
-			break
-		}
-		if pages++; pages > 1 {
-			t.Fatalf("page %d after the primary changed: %+v, want the iteration to end", pages, page)
-		}
-		if page.Cursor == "0" {
-			t.Fatal("the first page ended the iteration")
-		}
+	before := 0
+	iterErr := afterFirstPage(t, c.ScanPages(ctx, ScanOptions{Match: escapeGlob(prefix) + "*", Count: 10}), func() {
 		for _, px := range pxs {
-			r := px.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always,
-				Action: respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: []resp.Value{bulk(host), bulk(port)}}))})
-			defer r.Remove()
+			t.Cleanup(namePrimary(t, px, replica).Remove)
 		}
 		if err := c.topo.Refresh(ctx, true); err != nil {
 			t.Fatal(err)
@@ -170,11 +144,32 @@ func TestSentinelScanContinuationAfterFailoverFails(t *testing.T) {
 			t.Fatalf("primary after rediscovery = %s, want %s", got, replica)
 		}
 		before = commandCalls(t, replica, "scan")
-	}
+	})
 	if iterErr == nil || MayHaveExecuted(iterErr) || !strings.Contains(iterErr.Error(), "left the topology") {
 		t.Fatalf("continuation after the primary changed: %v, want an unsent failure naming the server's departure", iterErr)
 	}
 	if got := commandCalls(t, replica, "scan") - before; got != 0 {
 		t.Fatalf("the new primary ran SCAN %d times with the old primary's cursor, want 0", got)
 	}
+}
+
+// afterFirstPage ranges over pages, runs change after the first page
+// (which must have a continuation), and returns the error that ends the
+// iteration; a second page fails the test.
+func afterFirstPage[T any](t *testing.T, pages iter.Seq2[ScanPage[T], error], change func()) error {
+	t.Helper()
+	n := 0
+	for page, err := range pages {
+		if err != nil {
+			return err
+		}
+		if n++; n > 1 {
+			t.Fatalf("page %d after the change: %+v, want the iteration to end", n, page)
+		}
+		if page.Cursor == "0" {
+			t.Fatal("the first page ended the iteration: nothing is paged")
+		}
+		change()
+	}
+	return nil
 }
