@@ -61,7 +61,8 @@ type FieldValue struct {
 // removed during the iteration may or may not appear; a page may be empty
 // while the iteration continues. One exception: a Cluster SCAN visits the
 // primaries one after the other, so a key whose slot migrates from a
-// primary not yet visited to one already visited is missed.
+// primary not yet visited, or from the one being visited (before its
+// pages reach the key), to one already visited is missed.
 
 // scanCursor is the state of one iteration: the command, its key (none
 // for SCAN), the server that answered the first page, and the cursor.
@@ -82,7 +83,14 @@ type scanCursor struct {
 // the server that issued its cursor and is never resent, so a failure
 // there ends the iteration. A Cluster client visits the primaries one
 // after the other: a key whose slot migrates meanwhile from a primary
-// not yet visited to one already visited is missed.
+// not yet visited, or from the one being visited, to one already visited
+// is missed. The next primary is taken from the map when its turn comes,
+// so one that replaced another (a failover) or joined meanwhile is
+// visited too.
+//
+// Each range over the sequence is an iteration of its own, from the
+// first page: it may be ranged over again, or from several goroutines at
+// once.
 func (c *Client) Scan(ctx context.Context, opts ScanOptions) iter.Seq2[string, error] {
 	return items(c.ScanPages(ctx, opts))
 }
@@ -215,15 +223,24 @@ func scanPages[T any](c *Client, ctx context.Context, cmd Command, key string, o
 		// A standalone client has one server; a Sentinel client, and a
 		// Cluster client iterating a key's elements, start where the
 		// topology routes the first page; a Cluster SCAN visits every
-		// primary, each first page pinned there.
-		servers := []*route.Node{c.node}
-		if c.topo != nil {
-			servers = []*route.Node{nil}
-			if keyless && c.isCluster() {
-				servers = c.topo.Primaries()
+		// primary, each first page pinned there. The next primary is
+		// taken from the map when its turn comes, not from the map of
+		// the first page: a primary that replaced another meanwhile (a
+		// failover) or joined is visited, one that left is not.
+		everyPrimary := c.topo != nil && keyless && c.isCluster()
+		var visited map[string]bool
+		for turn := 0; ; turn++ {
+			var server *route.Node
+			switch {
+			case everyPrimary:
+				if server = unvisited(c.topo.Primaries(), &visited); server == nil {
+					return
+				}
+			case turn > 0:
+				return
+			case c.topo == nil:
+				server = c.node
 			}
-		}
-		for _, server := range servers {
 			cur := scanCursor{cmd: cmd, key: key, opts: args, server: server, cursor: "0"}
 			for {
 				raw, err := cur.fetch(ctx, c)
@@ -245,6 +262,21 @@ func scanPages[T any](c *Client, ctx context.Context, cmd Command, key string, o
 			}
 		}
 	}
+}
+
+// unvisited returns the first of primaries whose address is not in
+// *visited, and adds it there; nil when every one was visited.
+func unvisited(primaries []*route.Node, visited *map[string]bool) *route.Node {
+	for _, n := range primaries {
+		if !(*visited)[n.Addr] {
+			if *visited == nil {
+				*visited = map[string]bool{}
+			}
+			(*visited)[n.Addr] = true
+			return n
+		}
+	}
+	return nil
 }
 
 // fetch sends the page at the cursor, advances the cursor and returns the
@@ -282,14 +314,28 @@ func (cur *scanCursor) fetch(ctx context.Context, c *Client) (Reply, error) {
 }
 
 // splitScan splits a SCAN-family reply into the next cursor and the page's
-// elements.
+// elements. A cursor that is not an unsigned 64-bit decimal in its
+// shortest form is an [ErrUnexpectedReply]: sent back, "00" would restart
+// the iteration and "" would read as a first page.
 func splitScan(r Reply) (next string, items Reply, err error) {
 	parts := r.Elements()
 	if len(parts) != 2 {
 		return "", Reply{}, unexpected("[cursor, elements]", r.v)
 	}
-	if next, err = parts[0].String(); err != nil {
-		return "", Reply{}, err
+	if next, err = parts[0].String(); err != nil || !isCursor(next) {
+		return "", Reply{}, unexpected("cursor (an unsigned 64-bit decimal)", parts[0].v)
 	}
 	return next, parts[1], nil
+}
+
+// isCursor reports whether s is a SCAN cursor as Redis writes one.
+func isCursor(s string) bool {
+	if s == "0" {
+		return true
+	}
+	if s == "" || s[0] == '0' {
+		return false
+	}
+	_, err := strconv.ParseUint(s, 10, 64)
+	return err == nil
 }

@@ -1,15 +1,19 @@
 package respire
 
-// SCAN-family iterators on a Cluster whose slots move during the
-// iteration.
+// SCAN-family iterators on a Cluster whose slots move, or a Sentinel
+// group whose primary changes, during the iteration.
 
 import (
 	"errors"
+	"iter"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/testenv"
+	"github.com/respire-go/respire/respiretest"
 )
 
 // TestHScanContinuationIsNotRedirected: a continuation (a non-zero cursor)
@@ -38,23 +42,12 @@ func TestHScanContinuationIsNotRedirected(t *testing.T) {
 			migrateSlot(t, slot, dst, src.Addr, ids)
 		}
 	})
-	pages, before := 0, 0
-	var iterErr error
-	for page, err := range c.HScanPages(ctx, k, ScanOptions{Count: 10}) {
-		if err != nil {
-			iterErr = err
-			break
-		}
-		if pages++; pages > 1 {
-			t.Fatalf("page %d after the slot moved: %+v, want the iteration to end", pages, page)
-		}
-		if page.Cursor == "0" {
-			t.Fatal("the first page ended the iteration: the hash is not paged")
-		}
+	before := 0
+	iterErr := afterFirstPage(t, c.HScanPages(ctx, k, ScanOptions{Count: 10}), func() {
 		migrateSlot(t, slot, src.Addr, dst, ids)
 		moved = true
 		before = commandCalls(t, dst, "hscan")
-	}
+	})
 	var se *ServerError
 	if !errors.As(iterErr, &se) || se.Code != "MOVED" {
 		t.Fatalf("continuation after the slot moved: %v, want the MOVED reply", iterErr)
@@ -62,4 +55,121 @@ func TestHScanContinuationIsNotRedirected(t *testing.T) {
 	if got := commandCalls(t, dst, "hscan") - before; got != 0 {
 		t.Fatalf("the new owner ran HSCAN %d times with the old server's cursor, want 0", got)
 	}
+}
+
+// TestClusterScanVisitsThePrimaryThatReplacedOne: a Cluster SCAN whose map
+// changes after its first pages (here a failover: a primary not yet
+// visited is replaced by its replica) visits the primaries of the current
+// map, so it returns every key, instead of sending the first page to the
+// primary the map no longer names, which ended the whole iteration with
+// "the node left the topology".
+func TestClusterScanVisitsThePrimaryThatReplacedOne(t *testing.T) {
+	testenv.UseTopology(t, true)
+	c, proxies := proxiedClusterNodes(t, Options{}, true)
+	ctx := testCtx(t)
+	prefix := keyPrefix(t)
+	prims := c.topo.Primaries()
+	var want []string
+	for i := range 300 { // about 100 a primary: several pages each
+		k := prefix + strconv.Itoa(i)
+		if err := c.Set(ctx, k, "v"); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, k)
+	}
+	shards, err := route.ParseShards(admin(t, prims[0].Addr, "CLUSTER", "SHARDS").Value(), "127.0.0.1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := prims[len(prims)-1].Addr
+	for i, sh := range shards {
+		if sh.Primary == last && len(sh.Replicas) > 0 {
+			shards[i].Primary, shards[i].Replicas = sh.Replicas[0], append([]string{sh.Primary}, sh.Replicas[1:]...)
+		}
+	}
+	raw := encode(shardsReply(shards))
+	seen := map[string]bool{}
+	changed := false
+	for page, err := range c.ScanPages(ctx, ScanOptions{Match: escapeGlob(prefix) + "*", Count: 10}) {
+		if err != nil {
+			t.Fatalf("SCAN after the map changed: %v, want every primary of the current map visited", err)
+		}
+		for _, k := range page.Items {
+			seen[k] = true
+		}
+		if !changed {
+			changed = true
+			for _, px := range proxies {
+				r := px.MustAddRule(t, respiretest.Rule{Command: "CLUSTER", Arg: "SHARDS", Times: respiretest.Always, Action: respiretest.Reply(raw)})
+				defer r.Remove()
+			}
+			if err := c.topo.Refresh(ctx, true); err != nil {
+				t.Fatal(err)
+			}
+			if got := addrs(c.topo.Primaries()); slices.Contains(got, last) {
+				t.Fatalf("primaries after the refresh: %v, want %s replaced", got, last)
+			}
+		}
+	}
+	for _, k := range want {
+		if !seen[k] {
+			t.Fatalf("SCAN never returned %s", k)
+		}
+	}
+}
+
+// TestSentinelScanContinuationAfterFailoverFails: a Sentinel SCAN whose
+// primary changes between two pages (rediscovery names another server)
+// ends with an error that says the server left the topology, and the new
+// primary never receives the old one's cursor.
+func TestSentinelScanContinuationAfterFailoverFails(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	c := sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+	ctx := testCtx(t)
+	prefix := keyPrefix(t)
+	msetKeys(t, c, prefix, 100)
+	replica := testenv.SentinelReplica(t) // the server that is not the primary now
+	if replica == c.topo.Primaries()[0].Addr {
+		replica = testenv.SentinelPrimary(t)
+	}
+	before := 0
+	iterErr := afterFirstPage(t, c.ScanPages(ctx, ScanOptions{Match: escapeGlob(prefix) + "*", Count: 10}), func() {
+		for _, px := range pxs {
+			t.Cleanup(namePrimary(t, px, replica).Remove)
+		}
+		if err := c.topo.Refresh(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.topo.Primaries()[0].Addr; got != replica {
+			t.Fatalf("primary after rediscovery = %s, want %s", got, replica)
+		}
+		before = commandCalls(t, replica, "scan")
+	})
+	if iterErr == nil || MayHaveExecuted(iterErr) || !strings.Contains(iterErr.Error(), "left the topology") {
+		t.Fatalf("continuation after the primary changed: %v, want an unsent failure naming the server's departure", iterErr)
+	}
+	if got := commandCalls(t, replica, "scan") - before; got != 0 {
+		t.Fatalf("the new primary ran SCAN %d times with the old primary's cursor, want 0", got)
+	}
+}
+
+// afterFirstPage ranges over pages, runs change after the first page
+// (which must have a continuation), and returns the error that ends the
+// iteration; a second page fails the test.
+func afterFirstPage[T any](t *testing.T, pages iter.Seq2[ScanPage[T], error], change func()) error {
+	t.Helper()
+	n := 0
+	for page, err := range pages {
+		if err != nil {
+			return err
+		}
+		if n++; n > 1 {
+			t.Fatalf("page %d after the change: %+v, want the iteration to end", n, page)
+		}
+		if page.Cursor == "0" {
+			t.Fatal("the first page ended the iteration: nothing is paged")
+		}
+		change()
+	}
+	return nil
 }

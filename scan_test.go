@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/resp"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -215,4 +216,63 @@ func firstErr[T any](seq func(func(T, error) bool)) error {
 		}
 	}
 	return nil
+}
+
+// TestScanMalformedCursorEndsTheIteration: a SCAN-family reply whose
+// cursor is not an unsigned 64-bit decimal (null, empty, signed, leading
+// zeros, non-numeric, over 2^64-1) ends the iteration with
+// ErrUnexpectedReply and sends nothing more. It used to be sent back as
+// the next cursor ("00" restarted the iteration from the start, for
+// ever; "" was read as a first page and resent on failure), or, null,
+// ended the iteration with ErrNil as if a key were missing. The
+// largest cursor, 18446744073709551615, is a valid one.
+func TestScanMalformedCursorEndsTheIteration(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		for name, cursor := range map[string]resp.Value{
+			"null":        {Type: resp.Null},
+			"empty":       sb(""),
+			"signed":      sb("-1"),
+			"plus":        sb("+5"),
+			"zeros":       sb("00"),
+			"leading0":    sb("07"),
+			"text":        sb("abc"),
+			"space":       sb("5 "),
+			"over uint64": sb("18446744073709551616"),
+			"array":       sa(sb("5")),
+		} {
+			t.Run(strconv.Itoa(proto)+"/"+name, func(t *testing.T) {
+				c, srv := hostileClient(t, proto)
+				srv.load([]resp.Value{sa(cursor, sa(sb("k"))), sa(sb("0"), sa())})
+				pages := 0
+				var err error
+				for _, perr := range c.ScanPages(testCtx(t), ScanOptions{}) {
+					if perr != nil {
+						err = perr
+						break
+					}
+					pages++
+				}
+				if !errors.Is(err, ErrUnexpectedReply) {
+					t.Errorf("cursor %v: %v after %d pages, want ErrUnexpectedReply", cursor, err, pages)
+				}
+				if sent, names := srv.load(nil); sent != 1 {
+					t.Errorf("cursor %v: %d commands sent (%v), want the first page only", cursor, sent, names)
+				}
+			})
+		}
+		t.Run(strconv.Itoa(proto)+"/max", func(t *testing.T) {
+			c, srv := hostileClient(t, proto)
+			srv.load([]resp.Value{sa(sb("18446744073709551615"), sa(sb("a"))), sa(sb("0"), sa(sb("b")))})
+			var got []string
+			for k, err := range c.Scan(testCtx(t), ScanOptions{}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, k)
+			}
+			if !slices.Equal(got, []string{"a", "b"}) {
+				t.Errorf("keys = %v, want [a b]", got)
+			}
+		})
+	}
 }

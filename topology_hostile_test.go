@@ -279,6 +279,14 @@ func deadAddr(t *testing.T) string {
 	return addr
 }
 
+// namePrimary makes the sentinel behind px name addr as the primary, until
+// the rule it returns is removed.
+func namePrimary(t *testing.T, px *respiretest.Proxy, addr string) *respiretest.RuleHandle {
+	host, port, _ := net.SplitHostPort(addr)
+	return px.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always,
+		Action: respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: []resp.Value{bulk(host), bulk(port)}}))})
+}
+
 // TestSentinelStaleSentinelIsPassedOver: a sentinel that keeps naming a
 // primary the client cannot reach (a stale sentinel, cut off from the
 // others) does not pin the client there while another sentinel names a
@@ -294,9 +302,7 @@ func TestSentinelStaleSentinelIsPassedOver(t *testing.T) {
 		t.Fatalf("the first sentinel asked is %s, want %s", stale, addrs[0])
 	}
 	dead := deadAddr(t)
-	host, port, _ := net.SplitHostPort(dead)
-	r := pxs[0].MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always,
-		Action: respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: []resp.Value{bulk(host), bulk(port)}}))})
+	r := namePrimary(t, pxs[0], dead)
 	defer r.Remove()
 	if err := c.topo.Refresh(ctx, true); err != nil {
 		t.Fatal(err)
@@ -325,9 +331,7 @@ func TestSentinelStaleSentinelIsPassedOver(t *testing.T) {
 func TestSentinelConnectPassesOverStaleSentinel(t *testing.T) {
 	pxs, addrs := proxiedSentinels(t)
 	dead := deadAddr(t)
-	host, port, _ := net.SplitHostPort(dead)
-	r := pxs[0].MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always,
-		Action: respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: []resp.Value{bulk(host), bulk(port)}}))})
+	r := namePrimary(t, pxs[0], dead)
 	defer r.Remove()
 	c := sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
 	if r.Applied() == 0 {
