@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,10 @@ type SentinelConfig struct {
 // the primary's name.
 var ErrUnknownPrimary = errors.New("no sentinel knows the primary")
 
+// ErrNotSentinel reports an address that answered but is not a sentinel:
+// it does not know the SENTINEL command.
+var ErrNotSentinel = errors.New("the server is not a sentinel")
+
 // errNotKnownHere is one sentinel's answer that it does not know the
 // primary's name: [ErrUnknownPrimary] only when every sentinel says so
 // (one that did not answer may know it).
@@ -76,7 +81,8 @@ const minSentinelRefreshGap = 100 * time.Millisecond
 
 // NewSentinel discovers the primary within ctx and starts watching for
 // changes. A name no sentinel knows fails with an error wrapping
-// [ErrUnknownPrimary].
+// [ErrUnknownPrimary]; a failure in which an address answered that it is
+// not a sentinel wraps [ErrNotSentinel].
 func NewSentinel(ctx context.Context, cfg SentinelConfig) (*Sentinel, error) {
 	s := &Sentinel{cfg: cfg, sentinels: slices.Clone(cfg.Addrs)}
 	s.nodes = newNodes(cfg.Nodes, func(n *Node) {
@@ -200,8 +206,27 @@ func (s *Sentinel) discover(ctx context.Context) error {
 	if unknown == len(order) {
 		return &sentinelError{name: s.cfg.Name, err: ErrUnknownPrimary}
 	}
-	return errors.Join(errs...)
+	return &discoveryError{errs: errs}
 }
+
+// discoveryError reports a discovery in which no sentinel named the
+// primary: it gives every sentinel's reason, and matches each of them.
+type discoveryError struct{ errs []error }
+
+func (e *discoveryError) Error() string {
+	s := "sentinel discovery failed"
+	for i, err := range e.errs {
+		if i == 0 {
+			s += ": "
+		} else {
+			s += "; "
+		}
+		s += err.Error()
+	}
+	return s
+}
+
+func (e *discoveryError) Unwrap() []error { return e.errs }
 
 // unreachable reports whether the client knows a primary node at addr
 // whose last dial failed and that has no live connection.
@@ -228,6 +253,10 @@ func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replic
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	v, err := rawCall(nc, rd, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", s.cfg.Name)
+	var re *wire.ReplyError
+	if errors.As(err, &re) && strings.HasPrefix(re.Text, "ERR unknown command") {
+		return "", nil, nil, &sentinelError{addr: addr, err: fmt.Errorf("%w (%w)", ErrNotSentinel, err)}
+	}
 	if err != nil {
 		return "", nil, nil, &sentinelError{addr: addr, err: err}
 	}
