@@ -504,3 +504,71 @@ func TestPrimaryPreferredReadsReturnToPrimary(t *testing.T) {
 		t.Errorf("a read after the primary came back goes to %s, want the primary", n.Addr)
 	}
 }
+
+// TestSentinelKnownSentinelsFollowLatestAnswer: the sentinels the client
+// learns from SENTINEL SENTINELS are those of the latest answer, and a
+// bounded number of them: sentinels that left the group (a replaced pod's
+// old address) and a sentinel that lists thousands of addresses do not
+// make every later discovery walk a growing list of dead addresses.
+func TestSentinelKnownSentinelsFollowLatestAnswer(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	c := sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+	ctx := testCtx(t)
+	s := c.topo.(*route.Sentinel)
+	listing := func(n int) ([]string, respiretest.Action) {
+		var learned []string
+		var elems []resp.Value
+		for range n {
+			a := deadAddr(t)
+			host, port, _ := net.SplitHostPort(a)
+			learned = append(learned, a)
+			elems = append(elems, resp.Value{Type: resp.Array, Elems: []resp.Value{
+				bulk("ip"), bulk(host), bulk("port"), bulk(port), bulk("flags"), bulk("sentinel")}})
+		}
+		return learned, respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: elems}))
+	}
+	answer := func(action respiretest.Action) {
+		t.Helper()
+		var rules []*respiretest.RuleHandle
+		for _, px := range pxs {
+			rules = append(rules, px.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "SENTINELS", Times: respiretest.Always, Action: action}))
+		}
+		defer func() {
+			for _, r := range rules {
+				r.Remove()
+			}
+		}()
+		if err := c.topo.Refresh(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, action := listing(3)
+	answer(action)
+	for _, a := range old {
+		if !slices.Contains(s.Sentinels(), a) {
+			t.Fatalf("sentinels = %v, want the listed %s among them", s.Sentinels(), a)
+		}
+	}
+	current, action := listing(3)
+	answer(action)
+	for _, a := range current {
+		if !slices.Contains(s.Sentinels(), a) {
+			t.Errorf("sentinels = %v, want the listed %s among them", s.Sentinels(), a)
+		}
+	}
+	for _, a := range old {
+		if slices.Contains(s.Sentinels(), a) {
+			t.Errorf("sentinels = %v, still hold %s, which the latest answer no longer lists", s.Sentinels(), a)
+		}
+	}
+	for _, a := range addrs {
+		if !slices.Contains(s.Sentinels(), a) {
+			t.Errorf("sentinels = %v, want the configured %s kept", s.Sentinels(), a)
+		}
+	}
+	_, action = listing(200)
+	answer(action)
+	if n := len(s.Sentinels()); n > len(addrs)+route.MaxLearnedSentinels {
+		t.Errorf("%d sentinels known after an answer listing 200, want at most %d", n, len(addrs)+route.MaxLearnedSentinels)
+	}
+}

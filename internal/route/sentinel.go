@@ -76,6 +76,10 @@ type sentinelSnap struct {
 	replicas []*Node
 }
 
+// MaxLearnedSentinels bounds the sentinels learnt from one SENTINEL
+// SENTINELS answer, besides the configured ones.
+const MaxLearnedSentinels = 32
+
 // minSentinelRefreshGap rate-limits rediscovery.
 const minSentinelRefreshGap = 100 * time.Millisecond
 
@@ -152,13 +156,27 @@ func (s *Sentinel) order() []string {
 	return append(out, s.sentinels[:s.good]...)
 }
 
+// answered records addr as the sentinel that answered last, and others,
+// the sentinels it listed, as the learnt ones: they replace those of
+// earlier answers (a sentinel that left the group is forgotten), at most
+// MaxLearnedSentinels of them. nil others (the list was lost) keeps the
+// learnt ones.
 func (s *Sentinel) answered(addr string, others []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, o := range others {
-		if !slices.Contains(s.sentinels, o) {
-			s.sentinels = append(s.sentinels, o)
+	if others != nil {
+		known := slices.Clone(s.cfg.Addrs)
+		learnt := 0
+		for _, o := range append([]string{addr}, others...) {
+			if learnt == MaxLearnedSentinels {
+				break
+			}
+			if !slices.Contains(known, o) {
+				known = append(known, o)
+				learnt++
+			}
 		}
+		s.sentinels = known
 	}
 	s.good = max(slices.Index(s.sentinels, addr), 0)
 }
@@ -238,7 +256,8 @@ func (s *Sentinel) unreachable(addr string) bool {
 // ask queries one sentinel on a connection of its own. replicas is nil
 // when the sentinel named the primary but its SENTINEL REPLICAS reply was
 // lost or unusable (the replicas are then unknown, not absent), and empty,
-// not nil, when it listed no healthy replica.
+// not nil, when it listed no healthy replica; others likewise for SENTINEL
+// SENTINELS.
 func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replicas, others []string, err error) {
 	if s.cfg.QueryTimeout > 0 {
 		var cancel context.CancelFunc
@@ -273,8 +292,8 @@ func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replic
 	if v, err := rawCall(nc, rd, "SENTINEL", "REPLICAS", s.cfg.Name); err == nil && v.Type.Aggregate() {
 		replicas = append(make([]string, 0, len(v.Elems)), instances(v, true)...)
 	}
-	if v, err := rawCall(nc, rd, "SENTINEL", "SENTINELS", s.cfg.Name); err == nil {
-		others = instances(v, false)
+	if v, err := rawCall(nc, rd, "SENTINEL", "SENTINELS", s.cfg.Name); err == nil && v.Type.Aggregate() {
+		others = append(make([]string, 0, len(v.Elems)), instances(v, false)...)
 	}
 	return primary, replicas, others, nil
 }
