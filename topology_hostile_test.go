@@ -1,6 +1,7 @@
 package respire
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -570,5 +571,34 @@ func TestSentinelKnownSentinelsFollowLatestAnswer(t *testing.T) {
 	answer(action)
 	if n := len(s.Sentinels()); n > len(addrs)+route.MaxLearnedSentinels {
 		t.Errorf("%d sentinels known after an answer listing 200, want at most %d", n, len(addrs)+route.MaxLearnedSentinels)
+	}
+}
+
+// TestSentinelConnectCancelledDuringDiscovery: a Connect whose context is
+// cancelled while a sentinel has not answered fails with an error that
+// matches context.Canceled and says so, instead of blaming the sentinel
+// with the i/o timeout the cancellation caused.
+func TestSentinelConnectCancelledDuringDiscovery(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	r := pxs[0].MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always, Action: respiretest.Hold})
+	defer r.Release()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		c, err := Connect(ctx, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs[:1]}})
+		if c != nil {
+			_ = c.Close()
+		}
+		done <- err
+	}()
+	<-r.Received()
+	cancel()
+	err := <-done
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Connect = %v, want an error matching context.Canceled", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "i/o timeout") {
+		t.Errorf("Connect = %q, want no i/o timeout blamed on the sentinel", err)
 	}
 }

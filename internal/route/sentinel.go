@@ -198,9 +198,14 @@ func (s *Sentinel) discover(ctx context.Context) error {
 	var first *answer
 	for _, addr := range order {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			break
 		}
 		primary, replicas, others, err := s.ask(ctx, addr)
+		if err != nil && ctx.Err() != nil {
+			// The caller's context ended the query: the sentinel is not
+			// to blame for the timeout that cut it short.
+			err = &sentinelError{addr: addr, err: ctx.Err()}
+		}
 		if errors.Is(err, errNotKnownHere) {
 			unknown++
 		}
@@ -216,6 +221,12 @@ func (s *Sentinel) discover(ctx context.Context) error {
 		}
 		s.answered(addr, others)
 		return s.install(primary, replicas)
+	}
+	if err := ctx.Err(); err != nil {
+		if len(errs) == 0 || !errors.Is(errs[len(errs)-1], err) {
+			errs = append(errs, err)
+		}
+		return &discoveryError{errs: errs}
 	}
 	if first != nil {
 		s.answered(first.addr, first.others)
