@@ -602,3 +602,32 @@ func TestSentinelConnectCancelledDuringDiscovery(t *testing.T) {
 		t.Errorf("Connect = %q, want no i/o timeout blamed on the sentinel", err)
 	}
 }
+
+// TestSentinelWatchLeavesSentinelRefusingSubscribe: a sentinel that
+// answers the +switch-master SUBSCRIBE with an error (an ACL without the
+// channel) is not taken for a subscription: the watch subscribes on the
+// next sentinel instead of listening forever to one that sends nothing.
+func TestSentinelWatchLeavesSentinelRefusingSubscribe(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	arrived := make(chan int, 64)
+	for i, px := range pxs {
+		action := respiretest.Pass
+		if i == 0 {
+			action = respiretest.Inject("NOPERM User default has no permissions to access the '+switch-master' channel")
+		}
+		r := px.MustAddRule(t, respiretest.Rule{Command: "SUBSCRIBE", Times: respiretest.Always, Action: action,
+			OnReceive: func([]string) { arrived <- i }})
+		defer r.Remove()
+	}
+	sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+	for {
+		select {
+		case i := <-arrived:
+			if i != 0 {
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the watch still listens to the sentinel that refused the subscription")
+		}
+	}
+}

@@ -452,7 +452,10 @@ func (s *Sentinel) watchOne(addr string, resync bool) bool {
 	if s.cfg.QueryTimeout > 0 {
 		_ = nc.SetReadDeadline(time.Now().Add(s.cfg.QueryTimeout))
 	}
-	if _, err := rd.ReadValue(); err != nil { // the subscribe confirmation
+	// The subscribe confirmation; an error reply (an ACL that denies the
+	// channel) or anything else leaves a connection on which no message
+	// will ever come.
+	if v, err := rd.ReadValue(); err != nil || !v.Type.Aggregate() || len(v.Elems) == 0 || v.Elems[0].Text() != "subscribe" {
 		return false
 	}
 	_ = nc.SetReadDeadline(time.Time{})
