@@ -116,12 +116,16 @@ func (e *ConnError) Unwrap() error { return e.Err }
 func (e *ConnError) Is(target error) bool { return target == ErrConnectionLost }
 
 // ConfigError reports an invalid option. It matches [ErrInvalidConfig].
+// When a server's error reply showed the option wrong (Sentinel.Addrs
+// naming a server that is not a sentinel), it also wraps that
+// [*ServerError].
 type ConfigError struct {
 	// Field names the option, such as "Options.DialTimeout" or
 	// "RetryPolicy.Jitter".
 	Field string
 	// Reason says why the value was refused.
 	Reason string
+	cause  error
 }
 
 // Error names the invalid setting and why it was refused.
@@ -129,6 +133,10 @@ func (e *ConfigError) Error() string { return "respire: invalid " + e.Field + ":
 
 // Is matches [ErrInvalidConfig].
 func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// Unwrap returns the server's error reply that showed the option wrong,
+// or nil.
+func (e *ConfigError) Unwrap() error { return e.cause }
 
 // RetryError is the final error of a command that was sent more than once,
 // or whose retry the caller's context or Close ended during a backoff
@@ -218,11 +226,14 @@ func MayHaveExecuted(err error) bool {
 	if errors.As(err, &ne) {
 		return !ne.Unwritten
 	}
+	if errors.Is(err, ErrInvalidConfig) { // before ServerError: it may wrap one
+		return false
+	}
 	var se *ServerError
 	if errors.As(err, &se) {
 		return true
 	}
-	if errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrInvalidConfig) {
+	if errors.Is(err, ErrInvalidArgument) {
 		return false
 	}
 	return true

@@ -162,6 +162,16 @@ func (c *Client) connectTopology(ctx context.Context) error {
 		if errors.Is(err, route.ErrUnknownPrimary) {
 			return &ConfigError{Field: "Options.Sentinel.PrimaryName", Reason: err.Error()}
 		}
+		if errors.Is(err, route.ErrNotSentinel) {
+			// An address answered, but not as a sentinel: a wrong address
+			// (such as a data server's), not a lost connection.
+			ce := &ConfigError{Field: "Options.Sentinel.Addrs", Reason: err.Error()}
+			var re *wire.ReplyError
+			if errors.As(err, &re) {
+				ce.cause = newServerError(re.Command, []byte(re.Text))
+			}
+			return ce
+		}
 		if err != nil {
 			return &ConnError{Command: "connect", Unwritten: true, Err: withRejection(err)}
 		}

@@ -1,6 +1,7 @@
 package respire
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -506,5 +507,131 @@ func TestPrimaryPreferredReadsReturnToPrimary(t *testing.T) {
 	}
 	if n := readNode(t, c, -1); n != primary {
 		t.Errorf("a read after the primary came back goes to %s, want the primary", n.Addr)
+	}
+}
+
+// TestSentinelKnownSentinelsFollowLatestAnswer: the sentinels the client
+// learns from SENTINEL SENTINELS are those of the latest answer, and a
+// bounded number of them: sentinels that left the group (a replaced pod's
+// old address) and a sentinel that lists thousands of addresses do not
+// make every later discovery walk a growing list of dead addresses.
+func TestSentinelKnownSentinelsFollowLatestAnswer(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	c := sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+	ctx := testCtx(t)
+	s := c.topo.(*route.Sentinel)
+	listing := func(n int) ([]string, respiretest.Action) {
+		var learned []string
+		var elems []resp.Value
+		for range n {
+			a := deadAddr(t)
+			host, port, _ := net.SplitHostPort(a)
+			learned = append(learned, a)
+			elems = append(elems, resp.Value{Type: resp.Array, Elems: []resp.Value{
+				bulk("ip"), bulk(host), bulk("port"), bulk(port), bulk("flags"), bulk("sentinel")}})
+		}
+		return learned, respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: elems}))
+	}
+	answer := func(action respiretest.Action) {
+		t.Helper()
+		var rules []*respiretest.RuleHandle
+		for _, px := range pxs {
+			rules = append(rules, px.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "SENTINELS", Times: respiretest.Always, Action: action}))
+		}
+		defer func() {
+			for _, r := range rules {
+				r.Remove()
+			}
+		}()
+		if err := c.topo.Refresh(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, action := listing(3)
+	answer(action)
+	for _, a := range old {
+		if !slices.Contains(s.Sentinels(), a) {
+			t.Fatalf("sentinels = %v, want the listed %s among them", s.Sentinels(), a)
+		}
+	}
+	current, action := listing(3)
+	answer(action)
+	for _, a := range current {
+		if !slices.Contains(s.Sentinels(), a) {
+			t.Errorf("sentinels = %v, want the listed %s among them", s.Sentinels(), a)
+		}
+	}
+	for _, a := range old {
+		if slices.Contains(s.Sentinels(), a) {
+			t.Errorf("sentinels = %v, still hold %s, which the latest answer no longer lists", s.Sentinels(), a)
+		}
+	}
+	for _, a := range addrs {
+		if !slices.Contains(s.Sentinels(), a) {
+			t.Errorf("sentinels = %v, want the configured %s kept", s.Sentinels(), a)
+		}
+	}
+	_, action = listing(200)
+	answer(action)
+	if n := len(s.Sentinels()); n > len(addrs)+route.MaxLearnedSentinels {
+		t.Errorf("%d sentinels known after an answer listing 200, want at most %d", n, len(addrs)+route.MaxLearnedSentinels)
+	}
+}
+
+// TestSentinelConnectCancelledDuringDiscovery: a Connect whose context is
+// cancelled while a sentinel has not answered fails with an error that
+// matches context.Canceled and says so, instead of blaming the sentinel
+// with the i/o timeout the cancellation caused.
+func TestSentinelConnectCancelledDuringDiscovery(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	r := pxs[0].MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always, Action: respiretest.Hold})
+	defer r.Release()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		c, err := Connect(ctx, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs[:1]}})
+		if c != nil {
+			_ = c.Close()
+		}
+		done <- err
+	}()
+	<-r.Received()
+	cancel()
+	err := <-done
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Connect = %v, want an error matching context.Canceled", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "i/o timeout") {
+		t.Errorf("Connect = %q, want no i/o timeout blamed on the sentinel", err)
+	}
+}
+
+// TestSentinelWatchLeavesSentinelRefusingSubscribe: a sentinel that
+// answers the +switch-master SUBSCRIBE with an error (an ACL without the
+// channel) is not taken for a subscription: the watch subscribes on the
+// next sentinel instead of listening forever to one that sends nothing.
+func TestSentinelWatchLeavesSentinelRefusingSubscribe(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	arrived := make(chan int, 64)
+	for i, px := range pxs {
+		action := respiretest.Pass
+		if i == 0 {
+			action = respiretest.Inject("NOPERM User default has no permissions to access the '+switch-master' channel")
+		}
+		r := px.MustAddRule(t, respiretest.Rule{Command: "SUBSCRIBE", Times: respiretest.Always, Action: action,
+			OnReceive: func([]string) { arrived <- i }})
+		defer r.Remove()
+	}
+	sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+	for {
+		select {
+		case i := <-arrived:
+			if i != 0 {
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the watch still listens to the sentinel that refused the subscription")
+		}
 	}
 }

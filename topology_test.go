@@ -82,6 +82,42 @@ func TestConnectTopologyFailsOnWrongServers(t *testing.T) {
 	}
 }
 
+// TestConnectSentinelNotASentinel: a Sentinel client pointed at a server
+// that is not a sentinel fails Connect with a *ConfigError for
+// Options.Sentinel.Addrs that says discovery failed and gives every
+// sentinel's reason, with the server's reply reachable as a *ServerError;
+// it does not claim a connection was lost.
+func TestConnectSentinelNotASentinel(t *testing.T) {
+	ctx := testCtx(t)
+	standalone := standaloneAddr(t)
+	down := freeAddr(t)
+	for _, addrs := range [][]string{{standalone}, {down, standalone}} {
+		_, err := Connect(ctx, Options{Sentinel: &SentinelOptions{PrimaryName: "respire-primary", Addrs: addrs},
+			DialTimeout: time.Second})
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != "Options.Sentinel.Addrs" {
+			t.Errorf("sentinels %v: err = %v, want a *ConfigError for Options.Sentinel.Addrs", addrs, err)
+			continue
+		}
+		msg := err.Error()
+		for _, want := range append([]string{"discovery failed", "is not a sentinel", "unknown command"}, addrs...) {
+			if !strings.Contains(msg, want) {
+				t.Errorf("sentinels %v: err = %q, want it to contain %q", addrs, msg, want)
+			}
+		}
+		if errors.Is(err, ErrConnectionLost) || strings.Contains(msg, "connection lost") {
+			t.Errorf("sentinels %v: err = %q, want no connection loss", addrs, msg)
+		}
+		var se *ServerError
+		if !errors.As(err, &se) || se.Code != "ERR" || !strings.HasPrefix(se.Command, "SENTINEL") {
+			t.Errorf("sentinels %v: err = %v, want the SENTINEL command's *ServerError reachable", addrs, err)
+		}
+		if MayHaveExecuted(err) {
+			t.Errorf("sentinels %v: MayHaveExecuted = true for a configuration error", addrs)
+		}
+	}
+}
+
 func TestParseURLTopologies(t *testing.T) {
 	o, err := ParseURL("redis+sentinel://u:pw@10.0.0.1,10.0.0.2:26400/mymaster/2?sentinel_password=sp&read_from=replica")
 	if err != nil {

@@ -38,6 +38,25 @@ func TestPingUnreachable(t *testing.T) {
 	}
 }
 
+// TestSentinelURLNotASentinel: a redis+sentinel:// URL naming a server
+// that is not a sentinel is a usage error that says so, not a server
+// refusing the connection's setup.
+func TestSentinelURLNotASentinel(t *testing.T) {
+	addr := testenv.Standalone(t)
+	code, out, errs := runCLI(t, nil, "-u", "redis+sentinel://"+addr+"/respire-primary", "PING")
+	if code != exitUsage || out != "" {
+		t.Errorf("exit code = %d, stdout = %q; want %d and nothing", code, out, exitUsage)
+	}
+	for _, want := range []string{"Options.Sentinel.Addrs", addr + ": the server is not a sentinel"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr = %q, want %q", errs, want)
+		}
+	}
+	if strings.Contains(errs, "refused the connection") {
+		t.Errorf("stderr = %q, want no connection setup refused", errs)
+	}
+}
+
 // TestDo: do prints each kind of reply like redis-cli.
 func TestDo(t *testing.T) {
 	addr := testenv.Standalone(t)

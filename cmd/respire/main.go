@@ -238,8 +238,8 @@ func connect(ctx context.Context, f *connFlags, getenv func(string) string, stde
 // describeConnectError says what failed when Connect returned err: the
 // dial was refused, timed out or could not resolve the host, the server's
 // TLS certificate did not verify, the server refused the credentials, the
-// database or another command of the connection's setup; otherwise it is
-// err's own text.
+// database or another command of the connection's setup; otherwise (an
+// invalid option among them) it is err's own text.
 func describeConnectError(err error, opts respire.Options) string {
 	where := strings.Join(opts.Endpoints, ",")
 	if opts.Sentinel != nil {
@@ -254,6 +254,10 @@ func describeConnectError(err error, opts respire.Options) string {
 	var cv *tls.CertificateVerificationError
 	var ne net.Error
 	switch {
+	case errors.Is(err, respire.ErrInvalidConfig):
+		// Its text names the option; a server reply it wraps (an
+		// address that is not a sentinel) is not a refused setup.
+		return err.Error()
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Sprintf("respire: could not connect to %s: connection refused (is a server listening there?)", where)
 	case errors.As(err, &dns):

@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,10 @@ type SentinelConfig struct {
 // the primary's name.
 var ErrUnknownPrimary = errors.New("no sentinel knows the primary")
 
+// ErrNotSentinel reports an address that answered but is not a sentinel:
+// it does not know the SENTINEL command.
+var ErrNotSentinel = errors.New("the server is not a sentinel")
+
 // errNotKnownHere is one sentinel's answer that it does not know the
 // primary's name: [ErrUnknownPrimary] only when every sentinel says so
 // (one that did not answer may know it).
@@ -71,12 +76,17 @@ type sentinelSnap struct {
 	replicas []*Node
 }
 
+// MaxLearnedSentinels bounds the sentinels learnt from one SENTINEL
+// SENTINELS answer, besides the configured ones.
+const MaxLearnedSentinels = 32
+
 // minSentinelRefreshGap rate-limits rediscovery.
 const minSentinelRefreshGap = 100 * time.Millisecond
 
 // NewSentinel discovers the primary within ctx and starts watching for
 // changes. A name no sentinel knows fails with an error wrapping
-// [ErrUnknownPrimary].
+// [ErrUnknownPrimary]; a failure in which an address answered that it is
+// not a sentinel wraps [ErrNotSentinel].
 func NewSentinel(ctx context.Context, cfg SentinelConfig) (*Sentinel, error) {
 	s := &Sentinel{cfg: cfg, sentinels: slices.Clone(cfg.Addrs)}
 	s.nodes = newNodes(cfg.Nodes, func(n *Node) {
@@ -146,13 +156,27 @@ func (s *Sentinel) order() []string {
 	return append(out, s.sentinels[:s.good]...)
 }
 
+// answered records addr as the sentinel that answered last, and others,
+// the sentinels it listed, as the learnt ones: they replace those of
+// earlier answers (a sentinel that left the group is forgotten), at most
+// MaxLearnedSentinels of them. nil others (the list was lost) keeps the
+// learnt ones.
 func (s *Sentinel) answered(addr string, others []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, o := range others {
-		if !slices.Contains(s.sentinels, o) {
-			s.sentinels = append(s.sentinels, o)
+	if others != nil {
+		known := slices.Clone(s.cfg.Addrs)
+		learnt := 0
+		for _, o := range append([]string{addr}, others...) {
+			if learnt == MaxLearnedSentinels {
+				break
+			}
+			if !slices.Contains(known, o) {
+				known = append(known, o)
+				learnt++
+			}
 		}
+		s.sentinels = known
 	}
 	s.good = max(slices.Index(s.sentinels, addr), 0)
 }
@@ -174,9 +198,14 @@ func (s *Sentinel) discover(ctx context.Context) error {
 	var first *answer
 	for _, addr := range order {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			break
 		}
 		primary, replicas, others, err := s.ask(ctx, addr)
+		if err != nil && ctx.Err() != nil {
+			// The caller's context ended the query: the sentinel is not
+			// to blame for the timeout that cut it short.
+			err = &sentinelError{addr: addr, err: ctx.Err()}
+		}
 		if errors.Is(err, errNotKnownHere) {
 			unknown++
 		}
@@ -193,6 +222,12 @@ func (s *Sentinel) discover(ctx context.Context) error {
 		s.answered(addr, others)
 		return s.install(primary, replicas)
 	}
+	if err := ctx.Err(); err != nil {
+		if len(errs) == 0 || !errors.Is(errs[len(errs)-1], err) {
+			errs = append(errs, err)
+		}
+		return &discoveryError{errs: errs}
+	}
 	if first != nil {
 		s.answered(first.addr, first.others)
 		return s.install(first.primary, first.replicas)
@@ -200,8 +235,27 @@ func (s *Sentinel) discover(ctx context.Context) error {
 	if unknown == len(order) {
 		return &sentinelError{name: s.cfg.Name, err: ErrUnknownPrimary}
 	}
-	return errors.Join(errs...)
+	return &discoveryError{errs: errs}
 }
+
+// discoveryError reports a discovery in which no sentinel named the
+// primary: it gives every sentinel's reason, and matches each of them.
+type discoveryError struct{ errs []error }
+
+func (e *discoveryError) Error() string {
+	s := "sentinel discovery failed"
+	for i, err := range e.errs {
+		if i == 0 {
+			s += ": "
+		} else {
+			s += "; "
+		}
+		s += err.Error()
+	}
+	return s
+}
+
+func (e *discoveryError) Unwrap() []error { return e.errs }
 
 // unreachable reports whether the client knows a primary node at addr
 // whose last dial failed and that has no live connection.
@@ -213,7 +267,8 @@ func (s *Sentinel) unreachable(addr string) bool {
 // ask queries one sentinel on a connection of its own. replicas is nil
 // when the sentinel named the primary but its SENTINEL REPLICAS reply was
 // lost or unusable (the replicas are then unknown, not absent), and empty,
-// not nil, when it listed no healthy replica.
+// not nil, when it listed no healthy replica; others likewise for SENTINEL
+// SENTINELS.
 func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replicas, others []string, err error) {
 	if s.cfg.QueryTimeout > 0 {
 		var cancel context.CancelFunc
@@ -228,6 +283,10 @@ func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replic
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	v, err := rawCall(nc, rd, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", s.cfg.Name)
+	var re *wire.ReplyError
+	if errors.As(err, &re) && strings.HasPrefix(re.Text, "ERR unknown command") {
+		return "", nil, nil, &sentinelError{addr: addr, err: fmt.Errorf("%w (%w)", ErrNotSentinel, err)}
+	}
 	if err != nil {
 		return "", nil, nil, &sentinelError{addr: addr, err: err}
 	}
@@ -244,8 +303,8 @@ func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replic
 	if v, err := rawCall(nc, rd, "SENTINEL", "REPLICAS", s.cfg.Name); err == nil && v.Type.Aggregate() {
 		replicas = append(make([]string, 0, len(v.Elems)), instances(v, true)...)
 	}
-	if v, err := rawCall(nc, rd, "SENTINEL", "SENTINELS", s.cfg.Name); err == nil {
-		others = instances(v, false)
+	if v, err := rawCall(nc, rd, "SENTINEL", "SENTINELS", s.cfg.Name); err == nil && v.Type.Aggregate() {
+		others = append(make([]string, 0, len(v.Elems)), instances(v, false)...)
 	}
 	return primary, replicas, others, nil
 }
@@ -393,7 +452,10 @@ func (s *Sentinel) watchOne(addr string, resync bool) bool {
 	if s.cfg.QueryTimeout > 0 {
 		_ = nc.SetReadDeadline(time.Now().Add(s.cfg.QueryTimeout))
 	}
-	if _, err := rd.ReadValue(); err != nil { // the subscribe confirmation
+	// The subscribe confirmation; an error reply (an ACL that denies the
+	// channel) or anything else leaves a connection on which no message
+	// will ever come.
+	if v, err := rd.ReadValue(); err != nil || !v.Type.Aggregate() || len(v.Elems) == 0 || v.Elems[0].Text() != "subscribe" {
 		return false
 	}
 	_ = nc.SetReadDeadline(time.Time{})
