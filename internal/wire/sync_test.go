@@ -160,6 +160,27 @@ func warm(t *testing.T, c *Conn, p *tcpPeer) {
 	awaitParked(t, c)
 }
 
+// nextGetsItsOwn sends late (the rest of, or the whole, reply of a frame
+// its caller gave up on), then proves that the next caller gets its own
+// reply and that the connection holds no frame afterwards.
+func nextGetsItsOwn(t *testing.T, c *Conn, p *tcpPeer, late []byte) {
+	t.Helper()
+	p.send(t, late)
+	g := newFrame(WantBytes, "GET", "next")
+	ch := doAsync(c, context.Background(), time.Time{}, g)
+	if got := p.received(t); got != "GET next" {
+		t.Fatalf("peer got %q", got)
+	}
+	p.send(t, bulk("mine"))
+	if err := result(t, ch); err != nil || g.Err != nil || string(g.Bytes) != "mine" {
+		t.Fatalf("next GET: %v %v %q, want its own reply", err, g.Err, g.Bytes)
+	}
+	g.Release()
+	if n := fifoLen(c); n != 0 {
+		t.Fatalf("FIFO holds %d frames, want 0", n)
+	}
+}
+
 // TestIdleCallerReadsOwnReply proves that on an idle connection a caller
 // whose context cannot be cancelled holds the reader's role while its
 // reply is outstanding (no goroutine reads for it), gets its own reply,
@@ -233,20 +254,7 @@ func TestCancellableCallerHandsOverAfterOwnReadWait(t *testing.T) {
 	if err := result(t, ch); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Do: got %v, want context.Canceled", err)
 	}
-	p.send(t, []byte("te\r\n"))
-	g := newFrame(WantBytes, "GET", "next")
-	ch = doAsync(c, context.Background(), time.Time{}, g)
-	if got := p.received(t); got != "GET next" {
-		t.Fatalf("peer got %q", got)
-	}
-	p.send(t, bulk("mine"))
-	if err := result(t, ch); err != nil || g.Err != nil || string(g.Bytes) != "mine" {
-		t.Fatalf("next GET: %v %v %q, want its own reply", err, g.Err, g.Bytes)
-	}
-	g.Release()
-	if n := fifoLen(c); n != 0 {
-		t.Fatalf("FIFO holds %d frames, want 0", n)
-	}
+	nextGetsItsOwn(t, c, p, []byte("te\r\n"))
 }
 
 // TestCancellableCallerOwnReadEndsAtContextDeadline proves that a caller
@@ -266,15 +274,7 @@ func TestCancellableCallerOwnReadEndsAtContextDeadline(t *testing.T) {
 	if err := result(t, ch); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Do: got %v, want context.DeadlineExceeded", err)
 	}
-	p.send(t, bulk("late"))
-	g := newFrame(WantBytes, "GET", "next")
-	ch = doAsync(c, context.Background(), time.Time{}, g)
-	p.received(t)
-	p.send(t, bulk("mine"))
-	if err := result(t, ch); err != nil || string(g.Bytes) != "mine" {
-		t.Fatalf("next GET: %v %q, want its own reply", err, g.Bytes)
-	}
-	g.Release()
+	nextGetsItsOwn(t, c, p, bulk("late"))
 }
 
 // TestOwnReadDeadlineHandsReplyOver proves that when the deadline of a
@@ -292,20 +292,7 @@ func TestOwnReadDeadlineHandsReplyOver(t *testing.T) {
 		t.Fatalf("Do: got %v, want context.DeadlineExceeded", err)
 	}
 	// f now belongs to the connection.
-	p.send(t, []byte("te\r\n"))
-	g := newFrame(WantBytes, "GET", "next")
-	ch = doAsync(c, context.Background(), time.Time{}, g)
-	if got := p.received(t); got != "GET next" {
-		t.Fatalf("peer got %q", got)
-	}
-	p.send(t, bulk("mine"))
-	if err := result(t, ch); err != nil || g.Err != nil || string(g.Bytes) != "mine" {
-		t.Fatalf("next GET: %v %v %q, want its own reply", err, g.Err, g.Bytes)
-	}
-	g.Release()
-	if n := fifoLen(c); n != 0 {
-		t.Fatalf("FIFO holds %d frames, want 0", n)
-	}
+	nextGetsItsOwn(t, c, p, []byte("te\r\n"))
 }
 
 // TestOwnReaderWithConcurrentCaller proves that a frame submitted while a
