@@ -242,10 +242,11 @@ func TestCancellableCallerReadsOwnReply(t *testing.T) {
 
 // TestCancellableCallerHandsOverAfterOwnReadWait proves that a caller
 // whose context can be cancelled stops reading its own reply after
-// Config.OwnReadWait: the reader goroutine takes the reply over (here
-// half of it already read), the caller's cancellation ends its call with
-// context.Canceled, the late reply is drained, and the next caller gets
-// its own reply.
+// Config.OwnReadWait: the reader goroutine takes the reply over (with
+// OwnReadWait of 1ns, before any of it arrives; a reply cut by the
+// handover is TestCancellableOwnReadHandsOverMidReply's), the caller's
+// cancellation ends its call with context.Canceled, the late reply is
+// drained, and the next caller gets its own reply.
 func TestCancellableCallerHandsOverAfterOwnReadWait(t *testing.T) {
 	cfg := quiet
 	cfg.OwnReadWait = time.Nanosecond
