@@ -103,11 +103,7 @@ func TestRealServerConcurrentIncr(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Fatal(e)
-	}
+	waitCallers(t, &wg, errs)
 	f := do(t, c, WantBytes, "GET", key)
 	if got, want := string(f.Bytes), strconv.Itoa(goroutines*each); got != want {
 		t.Fatalf("counter = %s, want %s", got, want)

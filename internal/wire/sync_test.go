@@ -110,9 +110,15 @@ func readerOf(c *Conn) readerRole {
 // has parked after the connection's last reply.
 func awaitParked(t *testing.T, c *Conn) {
 	t.Helper()
-	for end := time.Now().Add(10 * time.Second); readerOf(c) != readerParked; runtime.Gosched() {
+	awaitRole(t, c, readerParked)
+}
+
+// awaitRole waits (polling, bounded) until the reader's role is r.
+func awaitRole(t *testing.T, c *Conn, r readerRole) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); readerOf(c) != r; runtime.Gosched() {
 		if time.Now().After(end) {
-			t.Fatal("the reader goroutine never parked")
+			t.Fatalf("the reader's role never became %v", r)
 		}
 	}
 }
@@ -236,10 +242,11 @@ func TestCancellableCallerReadsOwnReply(t *testing.T) {
 
 // TestCancellableCallerHandsOverAfterOwnReadWait proves that a caller
 // whose context can be cancelled stops reading its own reply after
-// Config.OwnReadWait: the reader goroutine takes the reply over (here
-// half of it already read), the caller's cancellation ends its call with
-// context.Canceled, the late reply is drained, and the next caller gets
-// its own reply.
+// Config.OwnReadWait: the reader goroutine takes the reply over (with
+// OwnReadWait of 1ns, before any of it arrives; a reply cut by the
+// handover is TestCancellableOwnReadHandsOverMidReply's), the caller's
+// cancellation ends its call with context.Canceled, the late reply is
+// drained, and the next caller gets its own reply.
 func TestCancellableCallerHandsOverAfterOwnReadWait(t *testing.T) {
 	cfg := quiet
 	cfg.OwnReadWait = time.Nanosecond
@@ -319,25 +326,6 @@ func TestOwnReaderWithConcurrentCaller(t *testing.T) {
 	b.Release()
 }
 
-// TestOwnReaderPeerCloses proves that a connection lost while a caller
-// reads its own reply fails that frame as possibly executed and dies with
-// every goroutine gone.
-func TestOwnReaderPeerCloses(t *testing.T) {
-	c, p := startTCP(t, quiet)
-	warm(t, c, p)
-	f := newFrame(WantInt, "INCR", "n")
-	ch := doAsync(c, context.Background(), time.Time{}, f)
-	p.received(t)
-	_ = p.conn.Close()
-	if err := result(t, ch); err != nil {
-		t.Fatalf("Do: %v", err)
-	}
-	if f.Err == nil || f.Err.Reason != Lost || f.Err.Evidence != PossiblyExecuted {
-		t.Fatalf("got Err %v, want Lost and possibly executed", f.Err)
-	}
-	<-c.Dead()
-}
-
 // TestIdleConnectionSeesServerClose proves that a parked reader does not
 // leave an idle connection unread: the health monitor's tick gives it back
 // to the reader goroutine, which sees the server's close, so the
@@ -356,27 +344,45 @@ func TestIdleConnectionSeesServerClose(t *testing.T) {
 // TestRealServerMixedCallersGetOwnReplies proves, against the real server,
 // that callers reading their own replies, callers served by the reader
 // goroutine, callers whose deadline passes mid-exchange or while they
-// wait, callers that are cancelled and callers cancelled as their
-// deadline passes, all on one connection whose reader parks and is resumed
-// by a fast health tick, each get their own reply or their own error and
-// never another caller's.
+// wait, callers that are cancelled, callers cancelled as their deadline
+// passes, and callers whose context can be cancelled but is not, with or
+// without a deadline of its own, all on one connection whose reader parks
+// and is resumed by a fast health tick, each get their own reply or their
+// own error and never another caller's. It runs with the default
+// OwnReadWait and with one of a nanosecond, where every caller with a
+// cancellable context hands its reply over to the reader goroutine.
 //
 // RESPIRE_WIRE_SOAK=30s makes it a soak: 512 goroutines (or
-// RESPIRE_WIRE_SOAK_GOROUTINES) for that long instead of 4 x 1500 calls.
+// RESPIRE_WIRE_SOAK_GOROUTINES) for that long (half of it per
+// OwnReadWait) instead of 4 x 1500 calls.
 func TestRealServerMixedCallersGetOwnReplies(t *testing.T) {
 	// The health tick (an eighth of a second) resumes the parked reader
 	// several times during the run; a shorter timeout could retire the
 	// connection of a loaded machine.
 	cfg := Config{HealthTimeout: 500 * time.Millisecond}
-	goroutines, each, until := 4, 1500, time.Time{}
+	goroutines, each, soak := 4, 1500, time.Duration(0)
 	if d, err := time.ParseDuration(os.Getenv("RESPIRE_WIRE_SOAK")); err == nil {
 		cfg = guarded
-		goroutines, each, until = 512, math.MaxInt, time.Now().Add(d)
+		goroutines, each, soak = 512, math.MaxInt, d/2
 		if n, err := strconv.Atoi(os.Getenv("RESPIRE_WIRE_SOAK_GOROUTINES")); err == nil && n > 0 {
 			goroutines = n
 		}
 	}
-	c := dialRealConfig(t, cfg)
+	for _, wait := range []time.Duration{0, time.Nanosecond} {
+		cfg.OwnReadWait = wait
+		t.Run("OwnReadWait="+wait.String(), func(t *testing.T) {
+			var until time.Time
+			if soak > 0 {
+				until = time.Now().Add(soak)
+			}
+			mixedCallersGetOwnReplies(t, dialRealConfig(t, cfg), goroutines, each, until)
+		})
+	}
+}
+
+// mixedCallersGetOwnReplies runs TestRealServerMixedCallersGetOwnReplies
+// on c: goroutines callers of each calls, or until until.
+func mixedCallersGetOwnReplies(t *testing.T, c *Conn, goroutines, each int, until time.Time) {
 	var wg sync.WaitGroup
 	var calls, expired, cancelled atomic.Int64
 	errs := make(chan string, goroutines)
@@ -392,9 +398,13 @@ func TestRealServerMixedCallersGetOwnReplies(t *testing.T) {
 				f := newFrame(WantBytes, "ECHO", want)
 				ctx, deadline := context.Background(), time.Time{}
 				var cancel context.CancelFunc = func() {}
-				switch rnd.IntN(5) {
+				switch rnd.IntN(7) {
 				case 1:
 					deadline = time.Now().Add(time.Duration(rnd.IntN(300)) * time.Microsecond)
+				case 5: // cancellable, never cancelled: its reply is its own
+					ctx, cancel = context.WithCancel(ctx)
+				case 6: // a context deadline of its own, past or ahead
+					ctx, cancel = context.WithTimeout(ctx, time.Duration(rnd.IntN(400)-100)*time.Microsecond)
 				case 2:
 					ctx, cancel = context.WithCancel(ctx)
 					if rnd.IntN(2) == 0 {
@@ -407,41 +417,275 @@ func TestRealServerMixedCallersGetOwnReplies(t *testing.T) {
 				}
 				sent, err := c.Do(ctx, deadline, f)
 				cancel()
+				gave, bad := ownOutcome(f, want, sent, err)
 				switch {
-				case !sent:
-					errs <- "not sent: " + err.Error()
+				case bad != "":
+					errs <- bad
 					return
-				case err != nil:
-					switch {
-					case errors.Is(err, context.DeadlineExceeded):
-						expired.Add(1)
-					case errors.Is(err, context.Canceled):
-						cancelled.Add(1)
-					default:
-						errs <- "Do: " + err.Error()
-						return
-					}
-					continue // the frame belongs to the connection now
-				case f.Err != nil:
-					errs <- "connection failed: " + f.Err.Error()
-					return
-				case string(f.Bytes) != want:
-					errs <- "got " + string(f.Bytes) + ", want " + want
-					return
+				case errors.Is(gave, context.DeadlineExceeded):
+					expired.Add(1)
+				case gave != nil:
+					cancelled.Add(1)
 				}
-				f.Release()
 			}
 		})
 	}
+	waitCallers(t, &wg, errs)
+	t.Logf("%d calls on %d goroutines: %d passed their deadline, %d were cancelled", calls.Load(), goroutines, expired.Load(), cancelled.Load())
+	lastEchoIsOwn(t, c)
+}
+
+// ownOutcome judges the outcome of c.Do(f) (sent, err) by a caller that
+// wants the reply want: gave is the context's error when the caller gave
+// up (the frame is then the connection's); bad describes any outcome but
+// the caller's own reply or a context's end. f is released when it got
+// its own reply.
+func ownOutcome(f *Frame, want string, sent bool, err error) (gave error, bad string) {
+	switch {
+	case !sent:
+		return nil, "not sent: " + err.Error()
+	case err != nil:
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			return nil, "Do: " + err.Error()
+		}
+		return err, ""
+	case f.Err != nil:
+		return nil, "connection failed: " + f.Err.Error()
+	case string(f.Bytes) != want:
+		return nil, "got " + string(f.Bytes) + ", want " + want
+	}
+	f.Release()
+	return nil, ""
+}
+
+// waitCallers waits for the callers of wg, then fails t with the first
+// problem any of them reported on errs.
+func waitCallers(t *testing.T, wg *sync.WaitGroup, errs chan string) {
+	t.Helper()
 	wg.Wait()
 	close(errs)
 	for e := range errs {
 		t.Fatal(e)
 	}
-	t.Logf("%d calls on %d goroutines: %d passed their deadline, %d were cancelled", calls.Load(), goroutines, expired.Load(), cancelled.Load())
+}
+
+// lastEchoIsOwn proves that, once every caller has returned, one more
+// caller gets its own reply and the connection then owes nothing.
+func lastEchoIsOwn(t *testing.T, c *Conn) {
+	t.Helper()
 	f := newFrame(WantBytes, "ECHO", "last")
-	if sent, err := c.Do(context.Background(), time.Time{}, f); !sent || err != nil || string(f.Bytes) != "last" {
-		t.Fatalf("final ECHO: %v %v %q", sent, err, f.Bytes)
+	if sent, err := c.Do(context.Background(), time.Time{}, f); !sent || err != nil || f.Err != nil || string(f.Bytes) != "last" {
+		t.Fatalf("final ECHO: %v %v %v %q", sent, err, f.Err, f.Bytes)
 	}
 	f.Release()
+	if n := c.owed.Load(); n != 0 {
+		t.Fatalf("the connection owes %d frames after every reply, want 0", n)
+	}
+}
+
+// TestOwnReadHandoverTrickledRepliesGoToOwnCallers proves that callers
+// whose own read ends at any moment of a reply (OwnReadWait of 1ns: before
+// its first byte; of 50µs: often in its middle), with contexts cancelled
+// before, during and after the call, context deadlines already past or a
+// few microseconds ahead, on a connection whose replies arrive a byte at a
+// time with RESP3 pushes (no push handler) between them, and with frames
+// of two replies, each get their own reply or their own error: the reader
+// goroutine that takes a reply over never loses or misroutes one, and the
+// connection ends owing nothing.
+func TestOwnReadHandoverTrickledRepliesGoToOwnCallers(t *testing.T) {
+	for _, wait := range []time.Duration{time.Nanosecond, 50 * time.Microsecond} {
+		t.Run("OwnReadWait="+wait.String(), func(t *testing.T) { trickledRepliesGoToOwnCallers(t, wait) })
+	}
+}
+
+// trickledRepliesGoToOwnCallers runs
+// TestOwnReadHandoverTrickledRepliesGoToOwnCallers with OwnReadWait wait.
+func trickledRepliesGoToOwnCallers(t *testing.T, wait time.Duration) {
+	cfg := quiet
+	cfg.OwnReadWait = wait
+	c, p := startTCP(t, cfg)
+	warm(t, c, p)
+	push := []byte(">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n")
+	go func() { // the server: each ECHO's reply a byte at a time
+		n := 0
+		for cmd := range p.cmds {
+			word, _ := strings.CutPrefix(cmd, "ECHO ")
+			reply := bulk(word)
+			if n++; n%3 == 0 {
+				reply = append(push[:len(push):len(push)], reply...)
+			}
+			for i := range reply {
+				if _, err := p.conn.Write(reply[i : i+1]); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	const goroutines, each = 2, 200
+	var wg sync.WaitGroup
+	var given atomic.Int64
+	errs := make(chan string, goroutines)
+	for g := range goroutines {
+		wg.Go(func() {
+			rnd := rand.New(rand.NewPCG(uint64(g), 11))
+			for i := range each {
+				a := "g" + strconv.Itoa(g) + ":" + strconv.Itoa(i)
+				b := a + "/2"
+				f := newFrame(WantBytes, "ECHO", a)
+				want := a
+				if rnd.IntN(3) == 0 { // a unit of two replies
+					f.Buf = append(f.Buf, cmd("ECHO", b)...)
+					f.Replies = 2
+					want = a + b
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				switch rnd.IntN(8) { // half of them never cancelled
+				case 1:
+					cancel() // cancelled before the call
+				case 2:
+					go cancel() // cancelled during it
+				case 3: // a context deadline already past
+					ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+				case 4: // a context deadline passing during the own read
+					ctx, cancel = context.WithTimeout(context.Background(), time.Duration(rnd.IntN(200))*time.Microsecond)
+				}
+				sent, err := c.Do(ctx, time.Time{}, f)
+				cancel()
+				gave, bad := ownOutcome(f, want, sent, err)
+				if bad != "" {
+					errs <- bad
+					return
+				}
+				if gave != nil {
+					given.Add(1)
+				}
+			}
+		})
+	}
+	waitCallers(t, &wg, errs)
+	t.Logf("%d callers gave up", given.Load())
+	lastEchoIsOwn(t, c)
+}
+
+// TestOwnReaderConnectionEnds proves that a caller reading its own reply,
+// whose context can never be cancelled or can be (OwnReadWait long), is
+// not left waiting when the connection ends under it, whether the peer
+// closes or the client closes: its frame fails with the connection's
+// reason as possibly executed, and the connection dies with every
+// goroutine gone.
+func TestOwnReaderConnectionEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		cancellable bool
+		reason      Reason
+		end         func(c *Conn, p *tcpPeer)
+	}{
+		{"peer closes", false, Lost, func(_ *Conn, p *tcpPeer) { _ = p.conn.Close() }},
+		{"peer closes, cancellable", true, Lost, func(_ *Conn, p *tcpPeer) { _ = p.conn.Close() }},
+		{"client closes", false, Closed, func(c *Conn, _ *tcpPeer) { _ = c.Close() }},
+		{"client closes, cancellable", true, Closed, func(c *Conn, _ *tcpPeer) { _ = c.Close() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := quiet
+			cfg.OwnReadWait = time.Hour
+			c, p := startTCP(t, cfg)
+			warm(t, c, p)
+			ctx, cancel := context.Background(), context.CancelFunc(func() {})
+			if tc.cancellable {
+				ctx, cancel = context.WithCancel(ctx)
+			}
+			defer cancel()
+			f := newFrame(WantInt, "INCR", "n")
+			ch := doAsync(c, ctx, time.Time{}, f)
+			p.received(t)
+			if r := readerOf(c); r != readerCaller {
+				t.Fatalf("while INCR is outstanding the reader's role is %v, want the caller", r)
+			}
+			tc.end(c, p)
+			if err := result(t, ch); err != nil {
+				t.Fatalf("Do: %v", err)
+			}
+			if f.Err == nil || f.Err.Reason != tc.reason || f.Err.Evidence != PossiblyExecuted {
+				t.Fatalf("got Err %v, want reason %v and possibly executed", f.Err, tc.reason)
+			}
+			<-c.Dead()
+		})
+	}
+}
+
+// TestRealServerLargeReplyHandedOverMidway proves that an ECHO of a
+// megabyte by a caller with a cancellable context, whose own write the
+// writer goroutine finishes and whose own read (OwnReadWait of 20µs) ends
+// long before the reply has arrived, possibly in the middle of its bulk,
+// reaches its own caller intact, call after call: the reader goroutine
+// decodes it from the bytes already read and the rest.
+func TestRealServerLargeReplyHandedOverMidway(t *testing.T) {
+	cfg := quiet
+	cfg.OwnReadWait = 20 * time.Microsecond
+	c := dialRealConfig(t, cfg)
+	val := make([]byte, 1<<20)
+	for i := range 8 {
+		for j := range val {
+			val[j] = byte('a' + (i+j*7)%26)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		f := newFrame(WantBytes, "ECHO", string(val))
+		sent, err := c.Do(ctx, time.Time{}, f)
+		cancel()
+		if !sent || err != nil || f.Err != nil {
+			t.Fatalf("ECHO %d: %v %v %v", i, sent, err, f.Err)
+		}
+		if string(f.Bytes) != string(val) {
+			t.Fatalf("ECHO %d: got %d bytes that are not its own value", i, len(f.Bytes))
+		}
+		f.Release()
+	}
+}
+
+// TestCancellableOwnReadHandsOverMidReply proves that when the own read of
+// a caller whose context can be cancelled (and is not) ends in the middle
+// of its frame's replies, the reader goroutine takes over the part already
+// read and the caller gets its whole reply, its own, then the next caller
+// gets its own: a single reply cut in its bulk, a unit of two replies cut
+// between them or inside the second, and a reply preceded by a RESP3 push
+// (no push handler).
+func TestCancellableOwnReadHandsOverMidReply(t *testing.T) {
+	push := ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n"
+	for _, tc := range []struct {
+		name          string
+		replies       int
+		before, after string // the replies' bytes sent before and after the handover
+		want          string
+	}{
+		{"bulk cut", 1, "$4\r\nmi", "ne\r\n", "mine"},
+		{"unit cut between replies", 2, "$2\r\nab\r\n", "$2\r\ncd\r\n", "abcd"},
+		{"unit cut in its second reply", 2, "$2\r\nab\r\n$2\r", "\ncd\r\n", "abcd"},
+		{"push, then the reply cut", 1, push + "$4\r\nmi", "ne\r\n", "mine"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := quiet
+			cfg.OwnReadWait = 50 * time.Millisecond
+			c, p := startTCP(t, cfg)
+			warm(t, c, p)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			f := newFrame(WantBytes, "GET", "a")
+			if tc.replies == 2 {
+				f.Buf = append(f.Buf, cmd("GET", "b")...)
+				f.Replies = 2
+			}
+			ch := doAsync(c, ctx, time.Time{}, f)
+			for range tc.replies {
+				p.received(t)
+			}
+			p.send(t, []byte(tc.before))
+			awaitRole(t, c, readerGoroutine) // the own read ended: handed over
+			p.send(t, []byte(tc.after))
+			if err := result(t, ch); err != nil || f.Err != nil || string(f.Bytes) != tc.want {
+				t.Fatalf("Do: %v %v %q, want its own reply %q", err, f.Err, f.Bytes, tc.want)
+			}
+			f.Release()
+			nextGetsItsOwn(t, c, p, nil)
+		})
+	}
 }
