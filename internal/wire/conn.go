@@ -126,14 +126,12 @@ type Conn struct {
 	// cur is the frame popped from the FIFO that has received some but
 	// not all of its replies; took[next:] are frames moved out of the
 	// FIFO that got no reply yet; blamed is the frame whose reply was
-	// malformed, the only one that fails with Reason Protocol (nil: none);
-	// timedOut says that the caller's read deadline passed.
-	cur      *Frame
-	held     bool // cur stays in stateDecoding: its next reply is buffered
-	took     []*Frame
-	next     int
-	blamed   *Frame
-	timedOut bool
+	// malformed, the only one that fails with Reason Protocol (nil: none).
+	cur    *Frame
+	held   bool // cur stays in stateDecoding: its next reply is buffered
+	took   []*Frame
+	next   int
+	blamed *Frame
 	// rdDeadline: a caller's read deadline is still set on the socket.
 	rdDeadline bool
 
@@ -564,7 +562,7 @@ func (c *Conn) wakeReaderLocked() {
 
 // readOne reads one reply and hands it to its frame; false when the
 // connection failed (it is shut down) or the read deadline of a caller
-// reading its own reply passed (c.timedOut is set). Only the holder of
+// reading its own reply passed (the connection lives on). Only the holder of
 // the reader's role calls it.
 func (c *Conn) readOne() bool {
 	if c.next >= tookKeepMax && c.cur == nil && c.next == len(c.took) && c.rd.Buffered() == 0 {
@@ -584,7 +582,6 @@ func (c *Conn) readOne() bool {
 			c.cur.state.Store(stateSent)
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) && c.reader == readerCaller {
-			c.timedOut = true
 			return false
 		}
 		if errors.Is(err, resp.ErrProtocol) {

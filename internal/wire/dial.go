@@ -97,7 +97,7 @@ type Config struct {
 	// OwnReadWait bounds how long a caller whose context can be cancelled
 	// reads its own reply on an idle connection before the reader
 	// goroutine takes the reply over ([Conn.Do]): the latest such a
-	// caller sees its context end. 0 means [DefaultOwnReadWait].
+	// caller sees its context end. 0 or less means [DefaultOwnReadWait].
 	OwnReadWait time.Duration
 	// MaxPendingFrames bounds the frames a connection holds: submitted
 	// and not yet completed (queued, awaiting their reply, and abandoned

@@ -105,7 +105,6 @@ func (c *Conn) exchange(f *Frame, deadline time.Time) {
 	c.writeOwn(f)
 	for f.state.Load() != stateDone && c.readOne() {
 	}
-	c.timedOut = false
 	c.mu.Lock()
 	if !c.closed && c.owed.Load() == 0 && c.readerIdle() {
 		c.reader = readerParked
