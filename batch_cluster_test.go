@@ -527,7 +527,7 @@ func TestUnitRetryOnTopologies(t *testing.T) {
 					primary := sentinelPrimary(t)
 					px := realProxy(t, primary)
 					c := sentinelClient(t, Options{RetryPolicy: policy(max),
-						Dialer: rewriteDialer(map[string]string{primary: px.Addr()}, false, 0)})
+						Dialer: rewriteDialer(map[string]string{primary: px.Addr()})})
 					return setup{c, px, primary, keyPrefix(t) + "{u}"}
 				}
 				c, proxies := proxiedCluster(t, Options{RetryPolicy: policy(max)})

@@ -76,7 +76,7 @@ func TestClusterChaosUnitsKeepTheirOwnReplies(t *testing.T) {
 		proxies = append(proxies, px)
 	}
 	opts, reader := withRetryMetrics(t, Options{
-		Dialer:         rewriteDialer(via, false, 0),
+		Dialer:         rewriteDialer(via),
 		CommandTimeout: 3 * time.Second,
 		RetryPolicy:    &RetryPolicy{MaxAttempts: 50, MaxCommandRetryCategory: ReadOnly, MaxBackoff: 100 * time.Millisecond},
 	})
