@@ -542,11 +542,11 @@ func TestUnitRetryOnTopologies(t *testing.T) {
 				}
 				t.Run(name, func(t *testing.T) {
 					s := get(t, max)
-					ctx := testCtx(t)
 					t.Cleanup(func() { _, _ = s.c.Del(testCtx(t), s.key+"a", s.key+"c") })
 					rule := s.px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.LoseReply})
 					defer rule.Remove()
 					before := commandCalls(t, s.primary, "incr")
+					ctx := testCtx(t) // after the count's wait for the servers (testenv.CountCommands)
 					b := s.c.NewBatch()
 					a := b.Incr(s.key + "a")
 					b.Get(s.key + "b")
@@ -578,11 +578,11 @@ func TestUnitRetryOnTopologies(t *testing.T) {
 			}
 			t.Run("Transaction", func(t *testing.T) {
 				s := get(t, WriteAccumulating)
-				ctx := testCtx(t)
 				t.Cleanup(func() { _, _ = s.c.Del(testCtx(t), s.key+"x") })
 				rule := s.px.MustAddRule(t, respiretest.Rule{Command: "EXEC", Times: 1, Action: respiretest.DropAfterForward})
 				defer rule.Remove()
 				execs := commandCalls(t, s.primary, "exec")
+				ctx := testCtx(t) // after the count's wait for the servers (testenv.CountCommands)
 				tx := s.c.NewTransaction()
 				x := tx.Incr(s.key + "x")
 				if err := tx.Execute(ctx); err != nil {
