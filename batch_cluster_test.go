@@ -114,7 +114,6 @@ func TestClusterBatchReplicaGroupRetriesOnReplica(t *testing.T) {
 		ReadFrom:    ReadReplica,
 		RetryPolicy: &RetryPolicy{MaxAttempts: 3, InitialBackoff: NoBackoff},
 	}, true)
-	ctx := testCtx(t)
 	p := keyPrefix(t) + "{r}"
 	ka, kb, kc := p+"a", p+"b", p+"c"
 	slot := route.Slot(ka)
@@ -126,6 +125,7 @@ func TestClusterBatchReplicaGroupRetriesOnReplica(t *testing.T) {
 
 	names := []string{"get", "strlen", "getrange"}
 	onReplica, onPrimary := bcCalls(t, replica.Addr, names...), bcCalls(t, primary.Addr, names...)
+	ctx := testCtx(t) // after the count's wait for the servers (testenv.CountCommands)
 	b := c.NewBatch()
 	ga := b.Get(ka)
 	lb := b.StrLen(kb)
