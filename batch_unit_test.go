@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/respire-go/respire/internal/testenv"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -390,6 +391,9 @@ func TestClusterBatchGroupRetryMetrics(t *testing.T) {
 			opts, reader := withRetryMetrics(t, Options{RetryPolicy: &RetryPolicy{
 				MaxAttempts: tt.attempts, MaxCommandRetryCategory: WriteLastWins, InitialBackoff: NoBackoff,
 			}})
+			// The counts hold the servers exclusively; wait for that
+			// before the test's deadline starts, not inside it.
+			testenv.CountCommands(t, testenv.ClusterAddrs(t)[0])
 			c, proxies := proxiedCluster(t, opts)
 			ctx := testCtx(t)
 			primaries := c.topo.Primaries()
