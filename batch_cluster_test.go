@@ -114,7 +114,6 @@ func TestClusterBatchReplicaGroupRetriesOnReplica(t *testing.T) {
 		ReadFrom:    ReadReplica,
 		RetryPolicy: &RetryPolicy{MaxAttempts: 3, InitialBackoff: NoBackoff},
 	}, true)
-	ctx := testCtx(t)
 	p := keyPrefix(t) + "{r}"
 	ka, kb, kc := p+"a", p+"b", p+"c"
 	slot := route.Slot(ka)
@@ -126,6 +125,7 @@ func TestClusterBatchReplicaGroupRetriesOnReplica(t *testing.T) {
 
 	names := []string{"get", "strlen", "getrange"}
 	onReplica, onPrimary := bcCalls(t, replica.Addr, names...), bcCalls(t, primary.Addr, names...)
+	ctx := testCtx(t) // after the count's wait for the servers (testenv.CountCommands)
 	b := c.NewBatch()
 	ga := b.Get(ka)
 	lb := b.StrLen(kb)
@@ -527,7 +527,7 @@ func TestUnitRetryOnTopologies(t *testing.T) {
 					primary := sentinelPrimary(t)
 					px := realProxy(t, primary)
 					c := sentinelClient(t, Options{RetryPolicy: policy(max),
-						Dialer: rewriteDialer(map[string]string{primary: px.Addr()}, false, 0)})
+						Dialer: rewriteDialer(map[string]string{primary: px.Addr()})})
 					return setup{c, px, primary, keyPrefix(t) + "{u}"}
 				}
 				c, proxies := proxiedCluster(t, Options{RetryPolicy: policy(max)})
@@ -542,11 +542,11 @@ func TestUnitRetryOnTopologies(t *testing.T) {
 				}
 				t.Run(name, func(t *testing.T) {
 					s := get(t, max)
-					ctx := testCtx(t)
 					t.Cleanup(func() { _, _ = s.c.Del(testCtx(t), s.key+"a", s.key+"c") })
 					rule := s.px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.LoseReply})
 					defer rule.Remove()
 					before := commandCalls(t, s.primary, "incr")
+					ctx := testCtx(t) // after the count's wait for the servers (testenv.CountCommands)
 					b := s.c.NewBatch()
 					a := b.Incr(s.key + "a")
 					b.Get(s.key + "b")
@@ -578,11 +578,11 @@ func TestUnitRetryOnTopologies(t *testing.T) {
 			}
 			t.Run("Transaction", func(t *testing.T) {
 				s := get(t, WriteAccumulating)
-				ctx := testCtx(t)
 				t.Cleanup(func() { _, _ = s.c.Del(testCtx(t), s.key+"x") })
 				rule := s.px.MustAddRule(t, respiretest.Rule{Command: "EXEC", Times: 1, Action: respiretest.DropAfterForward})
 				defer rule.Remove()
 				execs := commandCalls(t, s.primary, "exec")
+				ctx := testCtx(t) // after the count's wait for the servers (testenv.CountCommands)
 				tx := s.c.NewTransaction()
 				x := tx.Incr(s.key + "x")
 				if err := tx.Execute(ctx); err != nil {

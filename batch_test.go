@@ -284,9 +284,10 @@ func TestLargeUnitsTravelOnBatchConnections(t *testing.T) {
 type monitored struct{ cmd, key string }
 
 // monitorFeed reads a MONITOR connection: the commands of each client
-// connection (by its address) that name prefix, with MULTI and EXEC.
+// connection (by its address) that name prefix, with their MULTI and EXEC.
 type monitorFeed struct {
 	nc     net.Conn
+	prefix string
 	done   chan struct{}
 	end    chan struct{}
 	byConn map[string][]monitored
@@ -307,7 +308,7 @@ func startMonitor(t *testing.T, addr, prefix string) *monitorFeed {
 	if line, err := rd.ReadString('\n'); err != nil || line != "+OK\r\n" {
 		t.Fatalf("MONITOR: %q, %v", line, err)
 	}
-	m := &monitorFeed{nc: nc, done: make(chan struct{}), end: make(chan struct{}), byConn: map[string][]monitored{}}
+	m := &monitorFeed{nc: nc, prefix: prefix, done: make(chan struct{}), end: make(chan struct{}), byConn: map[string][]monitored{}}
 	go func() {
 		defer close(m.done)
 		ended := false
@@ -360,6 +361,14 @@ func (m *monitorFeed) stop(t *testing.T, c *Client, end string) map[string][]mon
 	}
 	m.nc.Close()
 	<-m.done
+	// MULTI and EXEC name no key: MONITOR reports other clients' too (tests
+	// running in parallel on the same server). A connection none of whose
+	// commands names the prefix is not one of this test's.
+	for conn, cmds := range m.byConn {
+		if !slices.ContainsFunc(cmds, func(c monitored) bool { return strings.HasPrefix(c.key, m.prefix) }) {
+			delete(m.byConn, conn)
+		}
+	}
 	return m.byConn
 }
 

@@ -76,7 +76,7 @@ func TestClusterChaosUnitsKeepTheirOwnReplies(t *testing.T) {
 		proxies = append(proxies, px)
 	}
 	opts, reader := withRetryMetrics(t, Options{
-		Dialer:         rewriteDialer(via, false, 0),
+		Dialer:         rewriteDialer(via),
 		CommandTimeout: 3 * time.Second,
 		RetryPolicy:    &RetryPolicy{MaxAttempts: 50, MaxCommandRetryCategory: ReadOnly, MaxBackoff: 100 * time.Millisecond},
 	})
@@ -276,11 +276,47 @@ func TestClusterChaosUnitsKeepTheirOwnReplies(t *testing.T) {
 			return err == nil && n.Addr == addr
 		})
 	}
+	// A resend by construction, not by the load's luck: an MGET over every
+	// key of the half-moved slot gets TRYAGAIN (some of its keys moved,
+	// some not) for as long as the migration waits, and is resent; the
+	// proxies' receipt of its second copy ends it.
+	var slotKeys []string
+	for _, s := range slots {
+		if s == mig {
+			slotKeys = append(slotKeys, s.keys...)
+			for _, ctr := range s.counters {
+				slotKeys = append(slotKeys, ctr.key)
+			}
+		}
+	}
+	provokeResend := func() {
+		t.Helper()
+		rctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var seen atomic.Int64
+		for _, px := range proxies {
+			rule := px.MustAddRule(t, respiretest.Rule{Command: "MGET", Arg: slotKeys[0], Times: respiretest.Always, Action: respiretest.Pass, OnReceive: func(args []string) {
+				if len(args) == 1+len(slotKeys) && seen.Add(1) == 2 {
+					cancel()
+				}
+			}})
+			defer rule.Remove()
+		}
+		if _, _, err := c.MGet(rctx, slotKeys...); err == nil {
+			t.Errorf("MGET over a half-moved slot succeeded, want TRYAGAIN until cancelled")
+		}
+		if seen.Load() < 2 {
+			t.Errorf("the MGET over a half-moved slot reached the servers %d times, want a resend", seen.Load())
+		}
+	}
 	migrate := func(from, to string) {
 		t.Helper()
 		m := slotMigration{slot: mig.slot, src: from, dst: to, ids: ids}
 		m.begin(t)
-		for m.step(t, 1) > 0 {
+		for i := 0; m.step(t, 1) > 0; i++ {
+			if i == 0 {
+				provokeResend()
+			}
 			await("the load between two keys of the migration", 10)
 		}
 		migrateSlot(t, mig.slot, from, to, ids)

@@ -6,9 +6,13 @@ package respire
 // commandstats show how many times the command really ran.
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/respire-go/respire/catalog"
@@ -46,13 +50,10 @@ func TestRetryRealServerMatrix(t *testing.T) {
 	env := &matrixEnv{
 		proxies: []*respiretest.Proxy{proxy},
 		servers: []string{addr},
-		connect: func(t *testing.T, opts Options, unwritten bool) *Client {
+		connect: func(t *testing.T, opts Options, fault func(respiretest.DialFunc) respiretest.DialFunc) *Client {
 			opts.Endpoints = []string{proxy.Addr()}
-			if unwritten {
-				// The first command write (after HELLO) fails before any byte.
-				var d net.Dialer
-				opts.Dialer = respiretest.FailWritesDialer(d.DialContext, 1, 2, 0)
-			}
+			var d net.Dialer
+			opts.Dialer = fault(d.DialContext)
 			c := newClient(t, opts)
 			t.Cleanup(func() { flush(t, addr) })
 			return c
@@ -63,12 +64,50 @@ func TestRetryRealServerMatrix(t *testing.T) {
 
 // matrixEnv is one topology for the retry matrix: the proxies every
 // command of the client under test goes through, the real servers whose
-// commandstats count executions, and how to connect a client (with the
-// first command write of each data connection failing when unwritten).
+// commandstats count executions, and how to connect a client whose
+// connections are dialed through fault (which may wrap them).
 type matrixEnv struct {
 	proxies []*respiretest.Proxy
 	servers []string
-	connect func(t *testing.T, opts Options, unwritten bool) *Client
+	connect func(t *testing.T, opts Options, fault func(respiretest.DialFunc) respiretest.DialFunc) *Client
+}
+
+// failFirstWriteOf wraps dial so that the first write, on any of its
+// connections, that carries command (its name as a RESP bulk string, and
+// its subcommand's) fails before any byte of it is written and closes
+// that connection; every other write passes. The fault is bound to the
+// command, not to a write count, so a handshake that takes more or fewer
+// writes, or a connection redialled under load, cannot take it.
+func failFirstWriteOf(command Command) func(respiretest.DialFunc) respiretest.DialFunc {
+	var frame []byte
+	for _, part := range strings.Fields(command.FullName()) {
+		frame = fmt.Appendf(frame, "$%d\r\n%s\r\n", len(part), part)
+	}
+	var fired atomic.Bool
+	return func(dial respiretest.DialFunc) respiretest.DialFunc {
+		return func(ctx context.Context, network, addr string) (net.Conn, error) {
+			nc, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &failWriteOfConn{Conn: nc, frame: frame, fired: &fired}, nil
+		}
+	}
+}
+
+// failWriteOfConn is a connection of failFirstWriteOf.
+type failWriteOfConn struct {
+	net.Conn
+	frame []byte
+	fired *atomic.Bool
+}
+
+func (c *failWriteOfConn) Write(p []byte) (int, error) {
+	if bytes.Contains(p, c.frame) && c.fired.CompareAndSwap(false, true) {
+		c.Conn.Close()
+		return 0, respiretest.ErrInjectedWrite
+	}
+	return c.Conn.Write(p)
 }
 
 func runRetryMatrix(t *testing.T, env *matrixEnv) {
@@ -104,7 +143,11 @@ func retryRealCase(t *testing.T, env *matrixEnv, rc retryRealCommand, f retryFau
 	opts := Options{
 		RetryPolicy: &RetryPolicy{MaxAttempts: 2, MaxCommandRetryCategory: max, RetryableErrors: errs, InitialBackoff: NoBackoff},
 	}
-	c := env.connect(t, opts, f.unwritten)
+	fault := func(dial respiretest.DialFunc) respiretest.DialFunc { return dial }
+	if f.unwritten {
+		fault = failFirstWriteOf(rc.cmd)
+	}
+	c := env.connect(t, opts, fault)
 	k := keyPrefix(t) + "k"
 	if f.action != nil {
 		for _, p := range env.proxies {

@@ -322,6 +322,9 @@ func TestExchangeOnClosedClientStartsNothing(t *testing.T) {
 // fallback, no other node sees either, not even to answer MOVED), keys
 // in two slots fail before any I/O, and Load reaches every primary.
 func TestClusterScripts(t *testing.T) {
+	// The counts hold the servers exclusively; wait for that before the
+	// test's deadline starts, not inside it.
+	testenv.CountCommands(t, testenv.ClusterAddrs(t)[0])
 	c := clusterClient(t, Options{})
 	ctx := testCtx(t)
 	s := uniqueScript(t, ScriptOptions{}).WithRetryCategory(ReadOnly)

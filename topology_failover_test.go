@@ -278,7 +278,7 @@ func TestSentinelKillPrimaryUnderLoad(t *testing.T) {
 		via[a] = px.Addr()
 	}
 	c := sentinelClient(t, Options{
-		Dialer:         rewriteDialer(via, false, 0),
+		Dialer:         rewriteDialer(via),
 		CommandTimeout: 20 * time.Second,
 		RetryPolicy:    &RetryPolicy{MaxAttempts: 100, MaxBackoff: 200 * time.Millisecond},
 	})
@@ -482,7 +482,7 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	}
 	c := clusterClient(t, Options{
 		Endpoints:      replicas,
-		Dialer:         rewriteDialer(via, false, 0),
+		Dialer:         rewriteDialer(via),
 		CommandTimeout: 10 * time.Second,
 		RetryPolicy:    &RetryPolicy{MaxAttempts: 50, MaxBackoff: 200 * time.Millisecond},
 	})

@@ -422,7 +422,7 @@ func TestReplicaPreferredReadsAvoidUnreachableReplica(t *testing.T) {
 	}
 	px := realProxy(t, replicaAddr)
 	c := sentinelClient(t, Options{ReadFrom: ReadReplicaPreferred,
-		Dialer: rewriteDialer(map[string]string{replicaAddr: px.Addr()}, false, 0)})
+		Dialer: rewriteDialer(map[string]string{replicaAddr: px.Addr()})})
 	ctx := testCtx(t)
 	k := keyPrefix(t) + "k"
 	replica, _ := readReplica(t, c, -1)
@@ -475,7 +475,7 @@ func TestPrimaryPreferredReadsReturnToPrimary(t *testing.T) {
 	primaryAddr := sentinelPrimary(t)
 	px := realProxy(t, primaryAddr)
 	c := sentinelClient(t, Options{ReadFrom: ReadPrimaryPreferred,
-		Dialer: rewriteDialer(map[string]string{primaryAddr: px.Addr()}, false, 0)})
+		Dialer: rewriteDialer(map[string]string{primaryAddr: px.Addr()})})
 	ctx := testCtx(t)
 	k := keyPrefix(t) + "k"
 	primary := c.topo.Primaries()[0]

@@ -82,7 +82,7 @@ func TestReplicaReadsAreNeverRetried(t *testing.T) {
 	px := realProxy(t, replicaAddr)
 	c := sentinelClient(t, Options{
 		ReadFrom:    ReadReplica,
-		Dialer:      rewriteDialer(map[string]string{replicaAddr: px.Addr()}, false, 0),
+		Dialer:      rewriteDialer(map[string]string{replicaAddr: px.Addr()}),
 		RetryPolicy: &RetryPolicy{MaxAttempts: 3, InitialBackoff: NoBackoff},
 	})
 	ctx := testCtx(t)
@@ -210,7 +210,7 @@ func TestRetryMetricsPerTopology(t *testing.T) {
 		opts, reader := metricsOpts(t)
 		primary := sentinelPrimary(t)
 		px := realProxy(t, primary)
-		opts.Dialer = rewriteDialer(map[string]string{primary: px.Addr()}, false, 0)
+		opts.Dialer = rewriteDialer(map[string]string{primary: px.Addr()})
 		c := sentinelClient(t, opts)
 		run(t, c, px, keyPrefix(t)+"k")
 		if got := retryCollect(t, reader); !got.equal(retryCounts{}) {
@@ -271,7 +271,7 @@ func TestTopologyLifetime(t *testing.T) {
 			via[s] = px.Addr()
 			sentinelProxies = append(sentinelProxies, px)
 		}
-		c := sentinelClient(t, Options{Dialer: rewriteDialer(via, false, 0), RetryPolicy: &RetryPolicy{MaxAttempts: 5}})
+		c := sentinelClient(t, Options{Dialer: rewriteDialer(via), RetryPolicy: &RetryPolicy{MaxAttempts: 5}})
 		k := keyPrefix(t) + "k"
 		var holds []*respiretest.RuleHandle
 		for _, px := range sentinelProxies {

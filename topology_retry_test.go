@@ -9,7 +9,6 @@ import (
 	"context"
 	"net"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/respire-go/respire/internal/testenv"
@@ -17,29 +16,14 @@ import (
 )
 
 // rewriteDialer dials the proxy named in via for an address found there,
-// the address itself otherwise. With failFirst, the first connection to
-// each rewritten address fails its write-th write before any byte.
-func rewriteDialer(via map[string]string, failFirst bool, write int) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	var mu sync.Mutex
-	seen := map[string]bool{}
+// the address itself otherwise.
+func rewriteDialer(via map[string]string) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		to, ok := via[addr]
-		if !ok {
-			return d.DialContext(ctx, network, addr)
+		if to, ok := via[addr]; ok {
+			addr = to
 		}
-		nc, err := d.DialContext(ctx, network, to)
-		if err != nil || !failFirst {
-			return nc, err
-		}
-		mu.Lock()
-		first := !seen[addr]
-		seen[addr] = true
-		mu.Unlock()
-		if first {
-			return respiretest.FailWrites(nc, write, 0), nil
-		}
-		return nc, nil
+		return d.DialContext(ctx, network, addr)
 	}
 }
 
@@ -78,9 +62,8 @@ func TestRetryTopologyMatrix(t *testing.T) {
 		runRetryMatrix(t, &matrixEnv{
 			proxies: []*respiretest.Proxy{proxy},
 			servers: []string{primary},
-			connect: func(t *testing.T, opts Options, unwritten bool) *Client {
-				// HELLO and ROLE come first on the primary's connection.
-				opts.Dialer = rewriteDialer(map[string]string{primary: proxy.Addr()}, unwritten, 3)
+			connect: func(t *testing.T, opts Options, fault func(respiretest.DialFunc) respiretest.DialFunc) *Client {
+				opts.Dialer = fault(rewriteDialer(map[string]string{primary: proxy.Addr()}))
 				c := sentinelClient(t, opts)
 				t.Cleanup(func() { flush(t, primary) })
 				return c
@@ -99,11 +82,9 @@ func TestRetryTopologyMatrix(t *testing.T) {
 		runRetryMatrix(t, &matrixEnv{
 			proxies: proxies,
 			servers: primaries,
-			connect: func(t *testing.T, opts Options, unwritten bool) *Client {
-				// A replica seed answers CLUSTER SHARDS, so the first
-				// command on each primary's connection is the test's.
+			connect: func(t *testing.T, opts Options, fault func(respiretest.DialFunc) respiretest.DialFunc) *Client {
 				opts.Endpoints = replicas
-				opts.Dialer = rewriteDialer(via, unwritten, 2)
+				opts.Dialer = fault(rewriteDialer(via))
 				c := clusterClient(t, opts)
 				t.Cleanup(func() {
 					for _, p := range primaries {

@@ -172,7 +172,7 @@ func proxiedClusterNodes(t *testing.T, opts Options, all bool) (*Client, map[str
 		proxies[p] = px
 	}
 	opts.Endpoints = replicas
-	proxied := rewriteDialer(via, false, 0)
+	proxied := rewriteDialer(via)
 	if own := opts.Dialer; own != nil {
 		// The test's own dialer serves every address without a proxy.
 		opts.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
