@@ -250,35 +250,19 @@ func TestClusterBatchScanContinuationIsPinnedAndNotRetried(t *testing.T) {
 	// with the first group. home is another primary.
 	zero, home := ownerAndOther(t, c, -1) // zero: where a keyless unit goes
 	other := zero.Addr
-	ph := bcTagOn(t, c, home)
-	var pairs, keys []string
-	for i := range 32 {
-		k := ph + strconv.Itoa(i)
-		pairs, keys = append(pairs, k, "v"), append(keys, k)
-	}
+	_, keys := bcScanKeys(t, c, home)
 	kOther := bcTagOn(t, c, other) + "g"
-	pairs, keys = append(pairs, kOther, "vo"), append(keys, kOther)
-	if err := c.MSet(ctx, pairs...); err != nil {
+	if err := c.Set(ctx, kOther, "vo"); err != nil {
 		t.Fatal(err)
 	}
+	keys = append(keys, kOther)
 	t.Cleanup(func() { _, _ = c.Del(testCtx(t), keys...) })
 	opts := ScanOptions{Count: 1}
 	scans := func() (int, int) { return commandCalls(t, home, "scan"), commandCalls(t, other, "scan") }
 
 	// The first page goes to the server it names.
 	h0, o0 := scans()
-	b := c.NewBatch()
-	first := b.Scan(ScanPage[string]{Server: home}, opts)
-	if err := b.Execute(ctx); err != nil {
-		t.Fatalf("first page: Execute = %v", err)
-	}
-	page, err := first.Result()
-	if err != nil {
-		t.Fatalf("first page = %v", err)
-	}
-	if page.Server != home || page.Cursor == "0" || page.Cursor == "" {
-		t.Fatalf("first page: Server %q, Cursor %q; want %s and a continuation", page.Server, page.Cursor, home)
-	}
+	page := bcFirstPage(t, c, home, opts)
 	if h, o := scans(); h-h0 != 1 || o-o0 != 0 {
 		t.Errorf("first page: SCAN ran %d times on its server, %d on slot 0's; want 1 and 0", h-h0, o-o0)
 	}
@@ -287,7 +271,7 @@ func TestClusterBatchScanContinuationIsPinnedAndNotRetried(t *testing.T) {
 	// another primary) comes first and keyless members join it.
 	h0, o0 = scans()
 	gets := commandCalls(t, other, "get")
-	b = c.NewBatch()
+	b := c.NewBatch()
 	g := b.Get(kOther)
 	next := b.Scan(page, opts)
 	if err := b.Execute(ctx); err != nil {
@@ -314,7 +298,7 @@ func TestClusterBatchScanContinuationIsPinnedAndNotRetried(t *testing.T) {
 	b = c.NewBatch()
 	g = b.Get(kOther)
 	lost := b.Scan(page, opts)
-	err = b.Execute(ctx)
+	err := b.Execute(ctx)
 	rule.Remove()
 	if !bcFired(rule) {
 		t.Fatal("the SCAN reply was never dropped")
@@ -345,7 +329,7 @@ func TestClusterBatchScanContinuationIsPinnedAndNotRetried(t *testing.T) {
 	defer rule.Remove()
 	h0, o0 = scans()
 	b = c.NewBatch()
-	first = b.Scan(ScanPage[string]{Server: home}, opts)
+	first := b.Scan(ScanPage[string]{Server: home}, opts)
 	if err := b.Execute(ctx); err != nil {
 		t.Fatalf("first page with a lost reply: Execute = %v, want its resend to succeed", err)
 	}

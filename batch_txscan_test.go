@@ -18,27 +18,11 @@ func TestClusterTransactionScanIsPinned(t *testing.T) {
 	ctx := testCtx(t)
 	zero, home := ownerAndOther(t, c, -1) // zero: where a keyless unit goes
 	other := zero.Addr
-	ph := bcTagOn(t, c, home)
-	var pairs, keys []string
-	for i := range 32 {
-		k := ph + strconv.Itoa(i)
-		pairs, keys = append(pairs, k, "v"), append(keys, k)
-	}
-	if err := c.MSet(ctx, pairs...); err != nil {
-		t.Fatal(err)
-	}
+	_, keys := bcScanKeys(t, c, home)
 	kOther := bcTagOn(t, c, other) + "g"
 	t.Cleanup(func() { _, _ = c.Del(testCtx(t), append(keys, kOther)...) })
 	opts := ScanOptions{Count: 1}
-	b := c.NewBatch()
-	first := b.Scan(ScanPage[string]{Server: home}, opts)
-	if err := b.Execute(ctx); err != nil {
-		t.Fatal(err)
-	}
-	page, err := first.Result()
-	if err != nil || page.Server != home || page.Cursor == "0" {
-		t.Fatalf("first page = %+v, %v; want a continuation from %s", page, err, home)
-	}
+	page := bcFirstPage(t, c, home, opts)
 
 	t.Run("Keyless", func(t *testing.T) {
 		before := commandCalls(t, home, "scan")
@@ -79,31 +63,15 @@ func TestClusterWatchScanOfAnotherServer(t *testing.T) {
 	ctx := testCtx(t)
 	primaries := c.topo.Primaries()
 	home, other := primaries[0].Addr, primaries[1].Addr
-	ph := bcTagOn(t, c, home)
-	var pairs, keys []string
-	for i := range 32 {
-		k := ph + strconv.Itoa(i)
-		pairs, keys = append(pairs, k, "v"), append(keys, k)
-	}
-	if err := c.MSet(ctx, pairs...); err != nil {
-		t.Fatal(err)
-	}
+	ph, keys := bcScanKeys(t, c, home)
 	kHome, kOther := ph+"w", bcTagOn(t, c, other)+"w"
 	t.Cleanup(func() { _, _ = c.Del(testCtx(t), append(keys, kHome, kOther)...) })
 	opts := ScanOptions{Count: 1}
-	b := c.NewBatch()
-	first := b.Scan(ScanPage[string]{Server: home}, opts)
-	if err := b.Execute(ctx); err != nil {
-		t.Fatal(err)
-	}
-	page, err := first.Result()
-	if err != nil || page.Server != home || page.Cursor == "0" {
-		t.Fatalf("first page = %+v, %v; want a continuation from %s", page, err, home)
-	}
+	page := bcFirstPage(t, c, home, opts)
 
 	multis := commandCalls(t, other, "multi")
 	var next ScanFuture
-	err = c.Watch(ctx, func(tx *Tx) error {
+	err := c.Watch(ctx, func(tx *Tx) error {
 		next = tx.Queue().Scan(page, opts)
 		return nil
 	}, kOther)
@@ -124,4 +92,36 @@ func TestClusterWatchScanOfAnotherServer(t *testing.T) {
 	if np, perr := next.Result(); err != nil || perr != nil || np.Server != home {
 		t.Errorf("Watch on the page's server = %v; page %+v, %v", err, np, perr)
 	}
+}
+
+// bcScanKeys writes 32 keys under a hash tag that home serves (more than
+// one SCAN page of COUNT 1) and returns the tag and the keys.
+func bcScanKeys(t *testing.T, c *Client, home string) (tag string, keys []string) {
+	t.Helper()
+	tag = bcTagOn(t, c, home)
+	pairs := make([]string, 0, 64)
+	for i := range 32 {
+		k := tag + strconv.Itoa(i)
+		pairs, keys = append(pairs, k, "v"), append(keys, k)
+	}
+	if err := c.MSet(testCtx(t), pairs...); err != nil {
+		t.Fatal(err)
+	}
+	return tag, keys
+}
+
+// bcFirstPage executes a batch of one first SCAN page sent to home and
+// returns it, failing t unless home answered with a continuation.
+func bcFirstPage(t *testing.T, c *Client, home string, opts ScanOptions) ScanPage[string] {
+	t.Helper()
+	b := c.NewBatch()
+	first := b.Scan(ScanPage[string]{Server: home}, opts)
+	if err := b.Execute(testCtx(t)); err != nil {
+		t.Fatalf("first page: Execute = %v", err)
+	}
+	page, err := first.Result()
+	if err != nil || page.Server != home || page.Cursor == "0" || page.Cursor == "" {
+		t.Fatalf("first page = %+v, %v; want a continuation from %s", page, err, home)
+	}
+	return page
 }
