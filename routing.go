@@ -104,6 +104,11 @@ type target struct {
 	// cached read's CLIENT CACHING prelude with ASKING (the server would
 	// clear the one's flag on the other): its reply must not be cached.
 	untracked bool
+	// asking: the last send followed an ASK redirect and carried ASKING.
+	// Set on a pinned cursor continuation, it sends ASKING first: the
+	// first page reached a key that a migration moved to the importing
+	// node, which refuses the continuations without it.
+	asking bool
 }
 
 func (c *Client) isCluster() bool { return c.topo != nil && c.topo.Kind() == route.KindCluster }
@@ -362,6 +367,21 @@ func (c *Client) execTarget(ctx context.Context, f *wire.Frame, s *spec, t *targ
 // between them on the shared connection.
 var askingPrelude = resp.AppendBulkString(resp.AppendArrayHeader(nil, 1), "ASKING")
 
+// attachAsking puts ASKING ahead of the frame's command (in place of a
+// cached read's CLIENT CACHING prelude, whose reply then is not cached)
+// and returns the frame's own bytes, which the caller restores once the
+// send is over.
+func attachAsking(f *wire.Frame, s *spec, t *target) (orig []byte) {
+	orig = f.Buf
+	body := orig
+	if s.tracked {
+		body, t.untracked = orig[len(cachingPrelude):], true
+	}
+	f.Buf = append(append(make([]byte, 0, len(askingPrelude)+len(body)), askingPrelude...), body...)
+	f.Replies, f.Prelude = 2, 1
+	return orig
+}
+
 // attemptRouted is one attempt on a topology: the node is picked from the
 // current snapshot, and MOVED and ASK replies, and a node the topology
 // retired before the frame was written, are followed within the attempt
@@ -374,6 +394,11 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 	var orig []byte // the frame's own bytes while the ASKING prelude is attached
 	origReplies, origPrelude := f.Replies, f.Prelude
 	t.untracked = false
+	if t.asking && t.pinned != nil {
+		orig = attachAsking(f, s, t)
+	} else {
+		t.asking = false
+	}
 	for redirects := 0; ; {
 		t.served = node
 		r := c.send(ctx, f, waitDL, s, node.EP)
@@ -431,14 +456,8 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 					return attemptResult{err: routeErr(s.name, t.slot, err), failure: retry.Fatal, unwritten: true, owned: true}
 				}
 				f.Reset()
-				if rd.Ask {
-					orig = f.Buf
-					body := orig
-					if s.tracked {
-						body, t.untracked = orig[len(cachingPrelude):], true
-					}
-					f.Buf = append(append(make([]byte, 0, len(askingPrelude)+len(body)), askingPrelude...), body...)
-					f.Replies, f.Prelude = 2, 1
+				if t.asking = rd.Ask; rd.Ask {
+					orig = attachAsking(f, s, t)
 				}
 				continue
 			}

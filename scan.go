@@ -52,7 +52,10 @@ type FieldValue struct {
 // client a continuation whose key's slot moved meanwhile ends the
 // iteration with the server's MOVED or ASK reply (a [*ServerError]): the
 // redirect is not followed, since the new owner would read the cursor as
-// a position in a table it does not have.
+// a position in a table it does not have. A first page that followed an
+// ASK redirect (its key already moved by a migration in progress) has its
+// continuations sent to the importing node with ASKING, where the cursor
+// belongs.
 //
 // What SCAN guarantees, and what it does not, holds here unchanged: every
 // element present for the whole iteration is returned at least once; an
@@ -71,6 +74,7 @@ type scanCursor struct {
 	key    string
 	opts   []string
 	server *route.Node // continuations go here and nowhere else; nil before the first page on a topology
+	asking bool        // an ASK redirect reached server: continuations send ASKING first
 	cursor string
 }
 
@@ -103,8 +107,9 @@ func (c *Client) ScanPages(ctx context.Context, opts ScanOptions) iter.Seq2[Scan
 
 // HScan iterates over the fields of the hash at key with HSCAN, like
 // [Client.Scan]. On a Cluster client, a continuation that finds the key's
-// slot moved ends the iteration with the MOVED or ASK [*ServerError];
-// the same holds for SScan and ZScan.
+// slot moved ends the iteration with the MOVED or ASK [*ServerError],
+// and one whose first page followed an ASK to the importing node goes
+// there with ASKING; the same holds for SScan and ZScan.
 func (c *Client) HScan(ctx context.Context, key string, opts ScanOptions) iter.Seq2[FieldValue, error] {
 	return items(c.HScanPages(ctx, key, opts))
 }
@@ -298,9 +303,9 @@ func (cur *scanCursor) fetch(ctx context.Context, c *Client) (Reply, error) {
 	if c.topo == nil {
 		r, err = c.doRaw(ctx, cur.cmd, args)
 	} else {
-		t := target{pinned: cur.server, cursor: cur.cursor != "0"}
+		t := target{pinned: cur.server, cursor: cur.cursor != "0", asking: cur.asking}
 		r, err = c.doTarget(ctx, cur.cmd, args, &t)
-		cur.server = t.served
+		cur.server, cur.asking = t.served, t.asking
 	}
 	if err != nil {
 		return Reply{}, err

@@ -57,6 +57,57 @@ func TestHScanContinuationIsNotRedirected(t *testing.T) {
 	}
 }
 
+// TestHScanOfAKeyMovedByAMigrationPagesOnTheImportingNode: while a slot
+// migrates, a key already moved to the importing node is reached by an
+// ASK redirect; its continuations go to that node with ASKING as well,
+// where the cursor is a position, so the iteration returns every field,
+// instead of ending after the first page with the importing node's
+// MOVED back to the old owner.
+func TestHScanOfAKeyMovedByAMigrationPagesOnTheImportingNode(t *testing.T) {
+	testenv.UseTopology(t, true)
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	k := keyPrefix(t) + "h"
+	var pairs []any
+	for i := range 600 { // over hash-max-listpack-entries: a hash table, paged
+		pairs = append(pairs, "f"+strconv.Itoa(i), "v")
+	}
+	if _, err := c.Do(ctx, NewCommand("HSET"), append([]any{k}, pairs...)...); err != nil {
+		t.Fatal(err)
+	}
+	slot := route.Slot(k)
+	src, dst := ownerAndOther(t, c, slot)
+	ids := clusterNodeIDs(t)
+	m := slotMigration{slot: slot, src: src.Addr, dst: dst, ids: ids}
+	t.Cleanup(func() { // finish the migration, then give the slot back
+		migrateSlot(t, slot, src.Addr, dst, ids)
+		migrateSlot(t, slot, dst, src.Addr, ids)
+	})
+	m.begin(t)
+	m.migrate(t, k)
+	before := commandCalls(t, dst, "hscan")
+	fields := map[string]bool{}
+	pages := 0
+	for page, err := range c.HScanPages(ctx, k, ScanOptions{Count: 10}) {
+		if err != nil {
+			t.Fatalf("page %d: %v", pages+1, err)
+		}
+		pages++
+		for _, f := range page.Items {
+			fields[f.Field] = true
+		}
+	}
+	if len(fields) != 600 {
+		t.Fatalf("the iteration returned %d distinct fields in %d pages, want 600", len(fields), pages)
+	}
+	if pages < 2 {
+		t.Fatalf("%d page(s): nothing was paged", pages)
+	}
+	if got := commandCalls(t, dst, "hscan") - before; got != pages {
+		t.Fatalf("the importing node ran HSCAN %d times for %d pages", got, pages)
+	}
+}
+
 // TestClusterScanVisitsThePrimaryThatReplacedOne: a Cluster SCAN whose map
 // changes after its first pages (here a failover: a primary not yet
 // visited is replaced by its replica) visits the primaries of the current
