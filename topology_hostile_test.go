@@ -635,3 +635,35 @@ func TestSentinelWatchLeavesSentinelRefusingSubscribe(t *testing.T) {
 		}
 	}
 }
+
+// TestSentinelWatchSkipsADataServerAmongTheSentinels: a data server
+// listed among the sentinel addresses accepts SUBSCRIBE +switch-master
+// too, but never publishes on it. The watch asks each address for the
+// primary first and subscribes only on a sentinel that names it, so it
+// does not listen to that server for good (here the sentinels listed
+// before it refuse the subscription, so the watch comes round to it).
+func TestSentinelWatchSkipsADataServerAmongTheSentinels(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	for _, px := range pxs {
+		r := px.MustAddRule(t, respiretest.Rule{Command: "SUBSCRIBE", Times: respiretest.Always,
+			Action: respiretest.Inject("NOPERM User default has no permissions to access the '+switch-master' channel")})
+		defer r.Remove()
+	}
+	data := realProxy(t, testenv.Standalone(t))
+	asked := make(chan string, 64)
+	for _, cmd := range []string{"SENTINEL", "SUBSCRIBE"} {
+		r := data.MustAddRule(t, respiretest.Rule{Command: cmd, Times: respiretest.Always, Action: respiretest.Pass,
+			OnReceive: func([]string) { asked <- cmd }})
+		defer r.Remove()
+	}
+	sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t),
+		Addrs: append(addrs, data.Addr())}})
+	select {
+	case cmd := <-asked:
+		if cmd != "SENTINEL" {
+			t.Fatalf("the watch sent %s to a data server before asking it for the primary", cmd)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch never came round to the data server")
+	}
+}

@@ -444,13 +444,20 @@ func (s *Sentinel) watchOne(addr string, resync bool) bool {
 	defer nc.Close()
 	stop := context.AfterFunc(ctx, func() { _ = nc.Close() })
 	defer stop()
-	if _, err := nc.Write(encode("SUBSCRIBE", "+switch-master")); err != nil {
+	// A sentinel that never answers or confirms must not hold the watch:
+	// the question and the confirmation are bounded like a query.
+	if s.cfg.QueryTimeout > 0 {
+		_ = nc.SetDeadline(time.Now().Add(s.cfg.QueryTimeout))
+	}
+	// Only a sentinel that monitors the primary publishes its
+	// +switch-master: a data server listed among the addresses, which
+	// accepts the SUBSCRIBE as well, or a sentinel that does not know the
+	// name would hold the watch with nothing to say.
+	if v, err := rawCall(nc, rd, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", s.cfg.Name); err != nil || v.IsNull() {
 		return false
 	}
-	// A sentinel that never confirms must not hold the watch: the
-	// confirmation is bounded like a query.
-	if s.cfg.QueryTimeout > 0 {
-		_ = nc.SetReadDeadline(time.Now().Add(s.cfg.QueryTimeout))
+	if _, err := nc.Write(encode("SUBSCRIBE", "+switch-master")); err != nil {
+		return false
 	}
 	// The subscribe confirmation; an error reply (an ACL that denies the
 	// channel) or anything else leaves a connection on which no message
@@ -458,7 +465,7 @@ func (s *Sentinel) watchOne(addr string, resync bool) bool {
 	if v, err := rd.ReadValue(); err != nil || !v.Type.Aggregate() || len(v.Elems) == 0 || v.Elems[0].Text() != "subscribe" {
 		return false
 	}
-	_ = nc.SetReadDeadline(time.Time{})
+	_ = nc.SetDeadline(time.Time{})
 	if resync {
 		s.ref.request(ctx, false)
 	}
