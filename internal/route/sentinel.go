@@ -80,6 +80,10 @@ type sentinelSnap struct {
 // SENTINELS answer, besides the configured ones.
 const MaxLearnedSentinels = 32
 
+// MaxReplicas bounds the replicas installed from one SENTINEL REPLICAS
+// answer (the first ones listed, each once).
+const MaxReplicas = 64
+
 // minSentinelRefreshGap rate-limits rediscovery.
 const minSentinelRefreshGap = 100 * time.Millisecond
 
@@ -363,7 +367,8 @@ func checkAddr(addr string) error {
 	return nil
 }
 
-// install swaps in the primary and replicas; a primary that changed
+// install swaps in the primary and replicas (each once, at most
+// MaxReplicas of them); a primary that changed
 // retires the old one, whose commands in flight fail as connection loss.
 // nil replicas (unknown: the sentinel's reply was lost) keeps the replicas
 // of the current snapshot, but the new primary.
@@ -382,6 +387,9 @@ func (s *Sentinel) install(primary string, replicas []string) error {
 	sn := &sentinelSnap{primary: p}
 	keep := map[*Node]bool{p: true}
 	for _, r := range replicas {
+		if len(sn.replicas) == MaxReplicas {
+			break
+		}
 		if r == primary {
 			continue
 		}
@@ -389,8 +397,10 @@ func (s *Sentinel) install(primary string, replicas []string) error {
 		if err != nil {
 			return err
 		}
-		keep[n] = true
-		sn.replicas = append(sn.replicas, n)
+		if !keep[n] {
+			keep[n] = true
+			sn.replicas = append(sn.replicas, n)
+		}
 	}
 	old := s.snap.Swap(sn)
 	s.nodes.retain(keep)
