@@ -567,9 +567,9 @@ func (g *FailoverGroup) ActiveClient() (*Client, error) {
 // Members returns the status of every member, in the order given to
 // [NewFailoverGroup].
 func (g *FailoverGroup) Members() []FailoverMemberStatus {
-	active := g.active.Load()
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	active := g.active.Load() // switches happen under g.mu: one snapshot
 	out := make([]FailoverMemberStatus, len(g.members))
 	for i, m := range g.members {
 		out[i] = FailoverMemberStatus{Index: i, Addr: m.label, Priority: m.priority,
