@@ -4,6 +4,7 @@ package respire
 // group whose primary changes, during the iteration.
 
 import (
+	"context"
 	"errors"
 	"iter"
 	"slices"
@@ -25,14 +26,7 @@ func TestHScanContinuationIsNotRedirected(t *testing.T) {
 	testenv.UseTopology(t, true)
 	c := clusterClient(t, Options{})
 	ctx := testCtx(t)
-	k := keyPrefix(t) + "h"
-	var pairs []any
-	for i := range 600 { // over hash-max-listpack-entries: a hash table, paged
-		pairs = append(pairs, "f"+strconv.Itoa(i), "v")
-	}
-	if _, err := c.Do(ctx, NewCommand("HSET"), append([]any{k}, pairs...)...); err != nil {
-		t.Fatal(err)
-	}
+	k := pagedHash(t, c, ctx)
 	slot := route.Slot(k)
 	src, dst := ownerAndOther(t, c, slot)
 	ids := clusterNodeIDs(t)
@@ -67,14 +61,7 @@ func TestHScanOfAKeyMovedByAMigrationPagesOnTheImportingNode(t *testing.T) {
 	testenv.UseTopology(t, true)
 	c := clusterClient(t, Options{})
 	ctx := testCtx(t)
-	k := keyPrefix(t) + "h"
-	var pairs []any
-	for i := range 600 { // over hash-max-listpack-entries: a hash table, paged
-		pairs = append(pairs, "f"+strconv.Itoa(i), "v")
-	}
-	if _, err := c.Do(ctx, NewCommand("HSET"), append([]any{k}, pairs...)...); err != nil {
-		t.Fatal(err)
-	}
+	k := pagedHash(t, c, ctx)
 	slot := route.Slot(k)
 	src, dst := ownerAndOther(t, c, slot)
 	ids := clusterNodeIDs(t)
@@ -97,7 +84,7 @@ func TestHScanOfAKeyMovedByAMigrationPagesOnTheImportingNode(t *testing.T) {
 			fields[f.Field] = true
 		}
 	}
-	if len(fields) != 600 {
+	if len(fields) != 600 { // pagedHash's fields
 		t.Fatalf("the iteration returned %d distinct fields in %d pages, want 600", len(fields), pages)
 	}
 	if pages < 2 {
@@ -202,6 +189,21 @@ func TestSentinelScanContinuationAfterFailoverFails(t *testing.T) {
 	if got := commandCalls(t, replica, "scan") - before; got != 0 {
 		t.Fatalf("the new primary ran SCAN %d times with the old primary's cursor, want 0", got)
 	}
+}
+
+// pagedHash writes a hash of 600 fields (over hash-max-listpack-entries:
+// a hash table, which HSCAN pages) and returns its key.
+func pagedHash(t *testing.T, c *Client, ctx context.Context) string {
+	t.Helper()
+	k := keyPrefix(t) + "h"
+	pairs := []any{k}
+	for i := range 600 {
+		pairs = append(pairs, "f"+strconv.Itoa(i), "v")
+	}
+	if _, err := c.Do(ctx, NewCommand("HSET"), pairs...); err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
 
 // afterFirstPage ranges over pages, runs change after the first page

@@ -5,8 +5,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/respire-go/respire/internal/wire"
 )
 
 // TestClusterMovedRacingInstallKeepsLiveNode: a MOVED recorded while a
@@ -15,10 +13,7 @@ import (
 // command would fail until the next refresh): the slot's node is always
 // the registered, live one.
 func TestClusterMovedRacingInstallKeepsLiveNode(t *testing.T) {
-	cfg := Config{
-		Shared:    func(addr string, replica bool) wire.Config { return wire.Config{Addr: addr} },
-		Dedicated: func(addr string, replica bool) wire.Config { return wire.Config{Addr: addr} },
-	}
+	cfg := addrConfig()
 	c := &Cluster{}
 	c.nodes = newNodes(cfg, nil)
 	c.ref = newRefresher(func(context.Context) error { return nil }, 0, time.Hour)

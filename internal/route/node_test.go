@@ -10,10 +10,7 @@ import (
 // (a replica keeps its replica connection) and makes a primary node only
 // for an unknown address.
 func TestNodesAt(t *testing.T) {
-	cfg := Config{
-		Shared:    func(addr string, replica bool) wire.Config { return wire.Config{Addr: addr} },
-		Dedicated: func(addr string, replica bool) wire.Config { return wire.Config{Addr: addr} },
-	}
+	cfg := addrConfig()
 	ns := newNodes(cfg, nil)
 	defer func() { _ = ns.close() }()
 	replica, err := ns.get("127.0.0.1:1", true)
@@ -30,4 +27,11 @@ func TestNodesAt(t *testing.T) {
 	if again, _ := ns.get("127.0.0.1:2", false); again != n {
 		t.Errorf("the new node is not registered")
 	}
+}
+
+// addrConfig is a Config whose connections go to the node's address with
+// the defaults; nothing is dialled until a node is used.
+func addrConfig() Config {
+	at := func(addr string, replica bool) wire.Config { return wire.Config{Addr: addr} }
+	return Config{Shared: at, Dedicated: at}
 }

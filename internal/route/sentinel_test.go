@@ -3,8 +3,6 @@ package route
 import (
 	"strconv"
 	"testing"
-
-	"github.com/respire-go/respire/internal/wire"
 )
 
 // TestSentinelInstallBoundsReplicas: the replicas a sentinel lists are
@@ -13,10 +11,7 @@ import (
 // neither makes a node per entry nor weighs one replica over the others
 // in replica reads.
 func TestSentinelInstallBoundsReplicas(t *testing.T) {
-	cfg := Config{
-		Shared:    func(addr string, replica bool) wire.Config { return wire.Config{Addr: addr} },
-		Dedicated: func(addr string, replica bool) wire.Config { return wire.Config{Addr: addr} },
-	}
+	cfg := addrConfig()
 	s := &Sentinel{nodes: newNodes(cfg, nil)}
 	defer func() { _ = s.nodes.close() }()
 	const primary = "127.0.0.1:1"
