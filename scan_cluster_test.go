@@ -23,22 +23,17 @@ import (
 // to a server whose hash table it does not describe, silently skipping or
 // repeating fields; the new owner must never receive it.
 func TestHScanContinuationIsNotRedirected(t *testing.T) {
-	testenv.UseTopology(t, true)
-	c := clusterClient(t, Options{})
-	ctx := testCtx(t)
-	k := pagedHash(t, c, ctx)
-	slot := route.Slot(k)
-	src, dst := ownerAndOther(t, c, slot)
-	ids := clusterNodeIDs(t)
+	c, ctx, k, m := pagedHashToMove(t)
+	slot, src, dst, ids := m.slot, m.src, m.dst, m.ids
 	moved := false
 	t.Cleanup(func() {
 		if moved {
-			migrateSlot(t, slot, dst, src.Addr, ids)
+			migrateSlot(t, slot, dst, src, ids)
 		}
 	})
 	before := 0
 	iterErr := afterFirstPage(t, c.HScanPages(ctx, k, ScanOptions{Count: 10}), func() {
-		migrateSlot(t, slot, src.Addr, dst, ids)
+		migrateSlot(t, slot, src, dst, ids)
 		moved = true
 		before = commandCalls(t, dst, "hscan")
 	})
@@ -58,17 +53,11 @@ func TestHScanContinuationIsNotRedirected(t *testing.T) {
 // instead of ending after the first page with the importing node's
 // MOVED back to the old owner.
 func TestHScanOfAKeyMovedByAMigrationPagesOnTheImportingNode(t *testing.T) {
-	testenv.UseTopology(t, true)
-	c := clusterClient(t, Options{})
-	ctx := testCtx(t)
-	k := pagedHash(t, c, ctx)
-	slot := route.Slot(k)
-	src, dst := ownerAndOther(t, c, slot)
-	ids := clusterNodeIDs(t)
-	m := slotMigration{slot: slot, src: src.Addr, dst: dst, ids: ids}
+	c, ctx, k, m := pagedHashToMove(t)
+	slot, src, dst, ids := m.slot, m.src, m.dst, m.ids
 	t.Cleanup(func() { // finish the migration, then give the slot back
-		migrateSlot(t, slot, src.Addr, dst, ids)
-		migrateSlot(t, slot, dst, src.Addr, ids)
+		migrateSlot(t, slot, src, dst, ids)
+		migrateSlot(t, slot, dst, src, ids)
 	})
 	m.begin(t)
 	m.migrate(t, k)
@@ -84,7 +73,7 @@ func TestHScanOfAKeyMovedByAMigrationPagesOnTheImportingNode(t *testing.T) {
 			fields[f.Field] = true
 		}
 	}
-	if len(fields) != 600 { // pagedHash's fields
+	if len(fields) != 600 { // pagedHashToMove's fields
 		t.Fatalf("the iteration returned %d distinct fields in %d pages, want 600", len(fields), pages)
 	}
 	if pages < 2 {
@@ -191,10 +180,16 @@ func TestSentinelScanContinuationAfterFailoverFails(t *testing.T) {
 	}
 }
 
-// pagedHash writes a hash of 600 fields (over hash-max-listpack-entries:
-// a hash table, which HSCAN pages) and returns its key.
-func pagedHash(t *testing.T, c *Client, ctx context.Context) string {
+// pagedHashToMove holds the Cluster's topology for the test, writes a
+// hash of 600 fields (over hash-max-listpack-entries: a hash table, which
+// HSCAN pages) and returns a Cluster client, the test's context, the key
+// and a migration of its slot from its owner to another primary (not
+// begun).
+func pagedHashToMove(t *testing.T) (*Client, context.Context, string, slotMigration) {
 	t.Helper()
+	testenv.UseTopology(t, true)
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
 	k := keyPrefix(t) + "h"
 	pairs := []any{k}
 	for i := range 600 {
@@ -203,7 +198,8 @@ func pagedHash(t *testing.T, c *Client, ctx context.Context) string {
 	if _, err := c.Do(ctx, NewCommand("HSET"), pairs...); err != nil {
 		t.Fatal(err)
 	}
-	return k
+	src, dst := ownerAndOther(t, c, route.Slot(k))
+	return c, ctx, k, slotMigration{slot: route.Slot(k), src: src.Addr, dst: dst, ids: clusterNodeIDs(t)}
 }
 
 // afterFirstPage ranges over pages, runs change after the first page
