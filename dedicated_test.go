@@ -466,3 +466,47 @@ func TestDedicatedResetReplaysAuthAndDatabase(t *testing.T) {
 		})
 	}
 }
+
+// A callback that returns while a command it started on another goroutine
+// still runs on the Conn does not make Dedicated wait for that command:
+// the command is stopped (a blocking one on the server, so nothing is
+// popped for nobody), fails with ErrClosed, and the connection is closed,
+// not pooled.
+func TestDedicatedReturnStopsCommandStillRunning(t *testing.T) {
+	name := blockingName(t)
+	c := newClient(t, Options{ClientName: name})
+	list := key(t, "list")
+	ctx := testCtx(t)
+	errc := make(chan error, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Dedicated(ctx, func(conn *Conn) error {
+			go func() {
+				_, err := conn.Do(context.Background(), catalog.List.BLPOP(), list, "0")
+				errc <- err
+			}()
+			waitNamedBlocked(t, name)
+			return nil
+		})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Dedicated = %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Dedicated still waits for the BLPOP its callback left running")
+	}
+	if err := <-errc; !errors.Is(err, ErrClosed) {
+		t.Fatalf("BLPOP left running = %v, want ErrClosed", err)
+	}
+	if st := c.blocking.Stats(); st.Open != 0 {
+		t.Fatalf("pool %+v, want the connection closed", st)
+	}
+	if _, err := c.RPush(ctx, list, "later"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.LLen(ctx, list); err != nil || n != 1 {
+		t.Fatalf("LLEN = %d, %v; want 1: the element was popped for nobody", n, err)
+	}
+}
