@@ -80,6 +80,15 @@ const restoreWait = 5 * time.Second
 // or fn returned one, when fn panicked, or when the restore failed (servers before Redis 6.2
 // have no RESET).
 //
+// The connection stays lent while fn runs, and the client cannot tell
+// fn's goroutines from others': a blocking method of the Client
+// ([Client.BLPop], [Client.XRead] with a block, ...), a nested Dedicated
+// or [Client.Watch] called from fn waits for another connection of the
+// same pool, and with [Options.BlockingPoolSize] 1 (or every connection
+// lent to such callbacks) for its own, until its context or its budget
+// ends with a [*ContextError]. Inside fn, send blocking commands with
+// [Conn.Do]: they run on the lent connection.
+//
 // A nil fn is an [ErrInvalidArgument]. Getting a connection may fail like
 // any call: [*ConnError], [*ContextError].
 func (c *Client) Dedicated(ctx context.Context, fn func(conn *Conn) error) error {
