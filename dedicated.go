@@ -283,6 +283,9 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 	ok = true
 	if err := conn.bind(ctx, waitDL, f, &spec{name: name, cat: Never, desc: d.desc}); err != nil {
 		f.Release()
+		if loanEnded(userCtx, ctx) {
+			return Reply{}, &ConnError{Command: name, Unwritten: true, Err: errCallbackReturned}
+		}
 		return Reply{}, err
 	}
 	if err := conn.wc.Submit(ctx, waitDL, f); err != nil {
