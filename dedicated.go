@@ -3,6 +3,7 @@ package respire
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/respire-go/respire/catalog"
@@ -15,8 +16,10 @@ import (
 // commands run one at a time, in call order, and are never retried. It
 // is safe for concurrent use, but commands from several goroutines then
 // run in an unspecified order; a command waiting for another's to finish
-// leaves, sending nothing, when its context ends. A Conn must not be used
-// after the callback returns.
+// leaves, sending nothing, when its context ends. The loan ends when the
+// callback returns: a command still running then on another goroutine is
+// stopped, as if its context had ended, and fails with [ErrClosed], and
+// later ones fail with ErrClosed and send nothing.
 type Conn struct {
 	c    *Client
 	wc   *wire.Conn  // nil until a Cluster Conn's first command binds it
@@ -32,7 +35,17 @@ type Conn struct {
 	inMulti  bool   // MULTI sent, no EXEC or DISCARD yet
 	queued   []byte // with a client-side cache: the commands queued since MULTI
 	dirty    bool   // a command may have changed connection state
+
+	// mu guards ended and stop, which the end of the loan reads while a
+	// command holds the turn.
+	mu    sync.Mutex
+	ended bool                    // the callback has returned
+	stop  context.CancelCauseFunc // cancels the running command, if any
 }
+
+// errCallbackReturned is the cause of the commands refused, or stopped,
+// because their Dedicated callback has returned.
+var errCallbackReturned = errors.Join(ErrClosed, errors.New("the Dedicated callback has returned"))
 
 // restoreWait bounds how long the client restores a dedicated connection
 // after its callback (RESET and the handshake) when CommandTimeout is off.
@@ -51,6 +64,11 @@ const restoreWait = 5 * time.Second
 // is: an element popped before it stopped is the caller's result, and
 // none is popped for nobody while the callback goes on.
 //
+// Dedicated returns when fn has returned and the loan has ended: a
+// command fn left running on another goroutine is stopped then, as if its
+// context had ended (a blocking one on the server, see above), and fails
+// with [ErrClosed]; Dedicated does not wait for it to finish by itself.
+//
 // When fn returns, the connection goes back to the pool of dedicated
 // connections (shared with blocking commands, bounded by
 // [Options.BlockingPoolSize]) as it was lent: if fn changed its state
@@ -61,6 +79,15 @@ const restoreWait = 5 * time.Second
 // EXEC or DISCARD), when a command failed with a network or context error
 // or fn returned one, when fn panicked, or when the restore failed (servers before Redis 6.2
 // have no RESET).
+//
+// The connection stays lent while fn runs, and the client cannot tell
+// fn's goroutines from others': a blocking method of the Client
+// ([Client.BLPop], [Client.XRead] with a block, ...), a nested Dedicated
+// or [Client.Watch] called from fn waits for another connection of the
+// same pool, and with [Options.BlockingPoolSize] 1 (or every connection
+// lent to such callbacks) for its own, until its context or its budget
+// ends with a [*ContextError]. Inside fn, send blocking commands with
+// [Conn.Do]: they run on the lent connection.
 //
 // A nil fn is an [ErrInvalidArgument]. Getting a connection may fail like
 // any call: [*ConnError], [*ContextError].
@@ -95,24 +122,29 @@ func (c *Client) Dedicated(ctx context.Context, fn func(conn *Conn) error) error
 		wc.HoldIdlePing(true) // fn's state (a MULTI) must not receive a PING
 		conn.wc, conn.node = wc, node
 	}
-	returned := false
-	defer func() { conn.giveBack(returned) }()
+	returned, failed := false, false
+	defer func() { conn.giveBack(returned, failed) }()
 	err := fn(conn)
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrConnectionLost) {
-		conn.turn <- struct{}{}
-		conn.broken = true // whatever fn did after it, trust nothing
-		<-conn.turn
-	}
+	// Whatever fn did after such an error, trust nothing.
+	failed = errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrConnectionLost)
 	returned = true
 	return err
 }
 
-// giveBack ends the loan: the connection is pooled as lent, restored
-// first if fn changed it, or closed.
-func (conn *Conn) giveBack(returned bool) {
+// giveBack ends the loan: a command still running on another goroutine
+// is stopped, then the connection is pooled as lent, restored first if
+// fn changed it, or closed.
+func (conn *Conn) giveBack(returned, failed bool) {
+	conn.mu.Lock()
+	conn.ended = true
+	if conn.stop != nil {
+		conn.stop(errCallbackReturned)
+	}
+	conn.mu.Unlock()
 	conn.turn <- struct{}{}
 	defer func() { <-conn.turn }()
 	conn.finished = true
+	conn.broken = conn.broken || failed
 	if conn.wc == nil {
 		return // a Cluster Conn that sent nothing
 	}
@@ -217,8 +249,7 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 	}()
 	switch {
 	case conn.finished:
-		return Reply{}, &ConnError{Command: name, Unwritten: true,
-			Err: errors.Join(ErrClosed, errors.New("the Dedicated callback has returned"))}
+		return Reply{}, &ConnError{Command: name, Unwritten: true, Err: errCallbackReturned}
 	case conn.broken:
 		return Reply{}, &ConnError{Command: name, Unwritten: true,
 			Err: errors.New("an earlier command on this dedicated connection failed; its state is unknown")}
@@ -240,17 +271,29 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 	if err := ctx.Err(); err != nil {
 		return Reply{}, &ContextError{Command: name, Err: err}
 	}
+	userCtx := ctx
+	ctx, stop := conn.start(ctx)
+	if stop == nil {
+		return Reply{}, &ConnError{Command: name, Unwritten: true, Err: errCallbackReturned}
+	}
+	defer conn.done(stop)
 	if refusal(name, d.flags) != "" || !d.known {
 		conn.dirty = true
 	}
 	ok = true
 	if err := conn.bind(ctx, waitDL, f, &spec{name: name, cat: Never, desc: d.desc}); err != nil {
 		f.Release()
+		if loanEnded(userCtx, ctx) {
+			return Reply{}, &ConnError{Command: name, Unwritten: true, Err: errCallbackReturned}
+		}
 		return Reply{}, err
 	}
 	if err := conn.wc.Submit(ctx, waitDL, f); err != nil {
 		f.Release()
 		conn.broken = true
+		if loanEnded(userCtx, ctx) {
+			return Reply{}, &ConnError{Command: name, Unwritten: true, Err: errCallbackReturned}
+		}
 		return Reply{}, c.failedBeforeSend(ctx, err, &spec{name: name, cat: Never}).err
 	}
 	if blocking {
@@ -265,14 +308,14 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 					f.Release()
 				}
 				conn.broken = true
-				return Reply{}, &ContextError{Command: name, Sent: true, Err: err}
+				return Reply{}, conn.waitErr(userCtx, ctx, name, err)
 			}
 			// The server answered before it was stopped (an element it
 			// popped): the reply is the caller's.
 		}
 	} else if err := f.Wait(ctx, waitDL); err != nil {
 		conn.broken = true // the reply may still come: the connection is done
-		return Reply{}, &ContextError{Command: name, Sent: true, Err: err}
+		return Reply{}, conn.waitErr(userCtx, ctx, name, err)
 	}
 	if cc := c.cache; cc != nil {
 		// A write queued in MULTI runs at EXEC: its keys are dropped
@@ -330,6 +373,13 @@ func (conn *Conn) unit(ctx context.Context, f *wire.Frame, name string) error {
 		f.Release()
 		return &ContextError{Command: name, Err: err}
 	}
+	userCtx := ctx
+	ctx, stop := conn.start(ctx)
+	if stop == nil {
+		f.Release()
+		return &ConnError{Command: name, Unwritten: true, Err: errCallbackReturned}
+	}
+	defer conn.done(stop)
 	c := conn.c
 	var waitDL time.Time
 	if c.cfg.commandTimeout > 0 {
@@ -338,11 +388,14 @@ func (conn *Conn) unit(ctx context.Context, f *wire.Frame, name string) error {
 	if err := conn.wc.Submit(ctx, waitDL, f); err != nil {
 		f.Release()
 		conn.broken = true
+		if loanEnded(userCtx, ctx) {
+			return &ConnError{Command: name, Unwritten: true, Err: errCallbackReturned}
+		}
 		return c.failedBeforeSend(ctx, err, &spec{name: name, cat: Never}).err
 	}
 	if err := f.Wait(ctx, waitDL); err != nil {
 		conn.broken = true
-		return &ContextError{Command: name, Sent: true, Err: err}
+		return conn.waitErr(userCtx, ctx, name, err)
 	}
 	if c.cache != nil {
 		c.cache.afterWrite(f.Buf, catalog.Command{}, false)
@@ -375,6 +428,42 @@ func (conn *Conn) lock(ctx context.Context) error {
 
 // unlock gives the turn taken by lock back.
 func (conn *Conn) unlock() { <-conn.turn }
+
+// start returns the context of the command that holds the turn: ctx,
+// also cancelled when the callback returns. A nil stop means the callback
+// has already returned: the command must not be sent.
+func (conn *Conn) start(ctx context.Context) (context.Context, context.CancelCauseFunc) {
+	conn.mu.Lock()
+	defer conn.mu.Unlock()
+	if conn.ended {
+		return ctx, nil
+	}
+	ctx, conn.stop = context.WithCancelCause(ctx)
+	return ctx, conn.stop
+}
+
+// done ends the context start returned.
+func (conn *Conn) done(stop context.CancelCauseFunc) {
+	conn.mu.Lock()
+	conn.stop = nil
+	conn.mu.Unlock()
+	stop(nil)
+}
+
+// loanEnded reports whether the command context ctx, derived by start from
+// the caller's userCtx, ended because the callback returned.
+func loanEnded(userCtx, ctx context.Context) bool {
+	return userCtx.Err() == nil && context.Cause(ctx) == errCallbackReturned
+}
+
+// waitErr is the error of a sent command whose wait for its reply ended
+// with err: the caller's context, or the end of the callback.
+func (conn *Conn) waitErr(userCtx, ctx context.Context, name string, err error) error {
+	if loanEnded(userCtx, ctx) {
+		return &ConnError{Command: name, Err: errCallbackReturned}
+	}
+	return &ContextError{Command: name, Sent: true, Err: err}
+}
 
 // bind gives a Cluster Conn its connection, on the node serving the keys
 // of its first command (any primary for a command without keys), and

@@ -7,6 +7,7 @@ package respire
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -464,5 +466,100 @@ func TestDedicatedResetReplaysAuthAndDatabase(t *testing.T) {
 				return nil
 			}))
 		})
+	}
+}
+
+// A callback that returns while a command it started on another goroutine
+// still runs on the Conn does not make Dedicated wait for that command:
+// the command is stopped (a blocking one on the server, so nothing is
+// popped for nobody), fails with ErrClosed, and the connection is closed,
+// not pooled.
+func TestDedicatedReturnStopsCommandStillRunning(t *testing.T) {
+	name := blockingName(t)
+	c := newClient(t, Options{ClientName: name})
+	list := key(t, "list")
+	ctx := testCtx(t)
+	errc := make(chan error, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Dedicated(ctx, func(conn *Conn) error {
+			go func() {
+				_, err := conn.Do(context.Background(), catalog.List.BLPOP(), list, "0")
+				errc <- err
+			}()
+			waitNamedBlocked(t, name)
+			return nil
+		})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Dedicated = %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Dedicated still waits for the BLPOP its callback left running")
+	}
+	if err := <-errc; !errors.Is(err, ErrClosed) {
+		t.Fatalf("BLPOP left running = %v, want ErrClosed", err)
+	}
+	if st := c.blocking.Stats(); st.Open != 0 {
+		t.Fatalf("pool %+v, want the connection closed", st)
+	}
+	if _, err := c.RPush(ctx, list, "later"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.LLen(ctx, list); err != nil || n != 1 {
+		t.Fatalf("LLEN = %d, %v; want 1: the element was popped for nobody", n, err)
+	}
+}
+
+// On a Cluster client, a command left running by a callback that returns
+// while it waits for its node's connection (every one lent) fails with
+// ErrClosed too, not with a context error its caller never caused.
+func TestDedicatedReturnStopsClusterBindWaiting(t *testing.T) {
+	c := clusterClient(t, Options{BlockingPoolSize: 1})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	held, release := make(chan struct{}), make(chan struct{})
+	outer := make(chan error, 1)
+	go func() {
+		outer <- c.Dedicated(ctx, func(conn *Conn) error {
+			if _, err := conn.Do(ctx, catalog.String.GET(), k); err != nil {
+				close(held)
+				return err
+			}
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	node, err := c.topo.Pick(route.Slot(k), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	err = c.Dedicated(ctx, func(conn *Conn) error {
+		go func() {
+			_, err := conn.Do(context.Background(), catalog.String.GET(), k)
+			errc <- err
+		}()
+		for node.Pool.Stats().Waiting == 0 { // the GET waits for the lent connection
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			runtime.Gosched()
+		}
+		return nil
+	})
+	close(release)
+	if err != nil {
+		t.Fatalf("Dedicated = %v", err)
+	}
+	if err := <-errc; !errors.Is(err, ErrClosed) {
+		t.Fatalf("GET left waiting for its node's connection = %v, want ErrClosed", err)
+	}
+	if err := <-outer; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -114,8 +114,9 @@ type Options struct {
 	// for blocking commands (BLPOP, XREAD BLOCK, WAIT, ...) and
 	// [Client.Dedicated] loans together, one caller per connection at a
 	// time. They are dialed on demand and closed after 30 seconds unused;
-	// a call that finds every one busy waits within its context. Must not
-	// be negative. Defaults to 32 (0 means the default, as for every
+	// a call that finds every one busy waits within its context (a
+	// blocking call made inside a Dedicated callback waits for one other
+	// than the callback's: see [Client.Dedicated]). Must not be negative. Defaults to 32 (0 means the default, as for every
 	// option).
 	BlockingPoolSize int
 	// MaxPendingCommands bounds the commands the shared connection holds
