@@ -250,11 +250,14 @@ func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*
 	}
 	s.setConnLocked(nc) // not shared yet: no lock needed
 	s.id = id
+	// Counted before Close can see s: a Close between the two then
+	// waits for the goroutine instead of returning before it starts.
+	s.wg.Add(1)
 	if !c.track(s) {
+		s.wg.Done()
 		_ = nc.Close()
 		return nil, &ConnError{Command: name, Unwritten: true, Err: ErrClosed}
 	}
-	s.wg.Add(1)
 	go s.run(nc, rd)
 	if err := s.change(ctx, kind, false, names); err != nil {
 		_ = s.Close()
