@@ -434,11 +434,14 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 				if rd.Ask {
 					orig = f.Buf
 					body := orig
+					// ASKING is one more reply ahead, or takes the place
+					// of a cached read's prelude.
+					f.Replies, f.Prelude = max(origReplies, 1)+1, origPrelude+1
 					if s.tracked {
 						body, t.untracked = orig[len(cachingPrelude):], true
+						f.Replies, f.Prelude = origReplies, origPrelude
 					}
 					f.Buf = append(append(make([]byte, 0, len(askingPrelude)+len(body)), askingPrelude...), body...)
-					f.Replies, f.Prelude = 2, 1
 				}
 				continue
 			}
