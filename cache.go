@@ -311,8 +311,8 @@ func (cc *clientCache) publishLocked(fl *cacheFlight, tracked bool) {
 	}
 	cc.tick++
 	e := &cacheEntry{r: fl.r, deps: fl.deps, used: cc.tick}
-	if cc.ttl > 0 {
-		e.expires = clock.NowStamp() + int64(cc.ttl)
+	if now := clock.NowStamp(); cc.ttl > 0 && int64(cc.ttl) <= math.MaxInt64-now {
+		e.expires = now + int64(cc.ttl) // past the clock's range: none
 	}
 	if fl.expires != 0 && (e.expires == 0 || fl.expires < e.expires) {
 		e.expires = fl.expires

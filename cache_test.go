@@ -660,6 +660,23 @@ func TestCachedEntryEndsWithItsKeysExpiry(t *testing.T) {
 	}
 }
 
+// TestCachedEntryWithTheLongestTTL: a TTL just short of NoTimeout is a
+// valid bound; its expiry, past the clock's range, is no expiry (it
+// wrapped around into the past, and no entry was ever served).
+func TestCachedEntryWithTheLongestTTL(t *testing.T) {
+	c, px := cachedClient(t, Options{ClientCache: &CacheOptions{TTL: NoTimeout - 1}})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	must(t, c.Set(ctx, k, "v"))
+	gets := px.Forwarded("GET")
+	for range 2 {
+		mustGetCached(t, c, k, "v")
+	}
+	if n := px.Forwarded("GET") - gets; n != 1 {
+		t.Fatalf("%d GETs, want 1", n)
+	}
+}
+
 // TestCloseEndsCachedReads: Close wakes the waiters of a read in flight
 // with ErrClosed, cancels the read and waits for it, and later calls fail
 // with ErrClosed; no goroutine is left (goleak checks the package).
