@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -64,7 +65,11 @@ func validateCache(o *CacheOptions, protocol int) (*CacheOptions, error) {
 
 // cachingPrelude is CLIENT CACHING YES, sent in the same frame ahead of a
 // cached read: in OPTIN mode it makes the server track that read's keys,
-// and no other caller's command can come between the two.
+// and no other caller's command can come between the two. A PTTL of each
+// key follows the read in the frame: a key that expires is deleted, and
+// its invalidation sent, only when the server's expiry cycle or a later
+// access finds it, while GET answers null from the moment it expires, so
+// an entry must end with its keys' time to live.
 var cachingPrelude = appendCommand(nil, NewCommand("CLIENT"), []string{"CACHING", "YES"})
 
 // clientCache holds the replies of cached reads, keyed by the encoded
@@ -107,8 +112,9 @@ type cacheFlight struct {
 	key     string
 	deps    []string
 	gen     uint64
-	dirty   bool // a key of deps was invalidated while it was in flight
-	retired bool // its last waiter left: it publishes nothing
+	expires int64 // clock stamp by which a key of deps expires; 0: none
+	dirty   bool  // a key of deps was invalidated while it was in flight
+	retired bool  // its last waiter left: it publishes nothing
 	waiters int
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when r and err are set
@@ -305,8 +311,11 @@ func (cc *clientCache) publishLocked(fl *cacheFlight, tracked bool) {
 	}
 	cc.tick++
 	e := &cacheEntry{r: fl.r, deps: fl.deps, used: cc.tick}
-	if cc.ttl > 0 {
-		e.expires = clock.NowStamp() + int64(cc.ttl)
+	if now := clock.NowStamp(); cc.ttl > 0 && int64(cc.ttl) <= math.MaxInt64-now {
+		e.expires = now + int64(cc.ttl) // past the clock's range: none
+	}
+	if fl.expires != 0 && (e.expires == 0 || fl.expires < e.expires) {
+		e.expires = fl.expires
 	}
 	cc.entries[fl.key] = e
 	for _, d := range fl.deps {
@@ -355,13 +364,15 @@ type cachedRead struct {
 	s     spec
 	body  []byte   // the encoded command
 	words [][]byte // its words
+	deps  []string // its keys (produce)
 	slot  int      // Cluster: the keys' slot
 }
 
 // DoCached is [Client.Do] for a read whose reply may come from the
 // client-side cache ([Options.ClientCache]). A cached reply is returned
 // without I/O until the server reports that one of the read's keys
-// changed, the connection that tracked it ends, or its TTL passes.
+// changed, the connection that tracked it ends, its TTL passes, or one of
+// its keys expires (a miss reads each key's PTTL with the read).
 // Concurrent callers of the same missing entry share one read (and its
 // retries, counted once); a caller whose ctx ends leaves the others
 // waiting, and the last one to leave cancels the read.
@@ -503,7 +514,7 @@ func (c *Client) cachedGet(ctx context.Context, rd *cachedRead) (Reply, error) {
 		cc.flights[fl.key] = fl
 		cc.wg.Add(1)
 		// The read's goroutine gets its own copy of the command.
-		go c.produce(pctx, fl, cachedRead{s: rd.s, body: []byte(fl.key), slot: rd.slot})
+		go c.produce(pctx, fl, cachedRead{s: rd.s, body: []byte(fl.key), deps: fl.deps, slot: rd.slot})
 	}
 	fl.waiters++
 	cc.mu.Unlock()
@@ -538,6 +549,7 @@ func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
 	var (
 		r        Reply
 		tracked  bool
+		expires  int64
 		from     *route.Node
 		panicked any
 	)
@@ -551,7 +563,7 @@ func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
 		}()
 		return c.processHooked(ctx, rd.s.name, rd.s.cat, func(ctx context.Context) error {
 			var err error
-			r, tracked, from, err = c.execCached(ctx, &rd)
+			r, tracked, expires, from, err = c.execCached(ctx, &rd)
 			return err
 		})
 	}()
@@ -567,7 +579,7 @@ func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
 		// Close cancelled the read: its waiters learn why.
 		err = &ConnError{Command: rd.s.name, Err: ErrClosed}
 	}
-	fl.r, fl.err, fl.panicked = r, err, panicked
+	fl.r, fl.err, fl.panicked, fl.expires = r, err, panicked, expires
 	if tracked && c.isCluster() {
 		// Only the node that answered tracks the read's keys: if the map
 		// moved the slot away from it, nothing would report a write to
@@ -580,26 +592,46 @@ func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
 	cc.mu.Unlock()
 }
 
-// execCached sends the prelude and rd's read as one frame, to the
-// primary that serves rd's keys. tracked is false when the reply was
-// served without the prelude (after an ASK redirect); from is the node
+// execCached sends the prelude, rd's read and the PTTL of each of its keys
+// as one frame, to the primary that serves rd's keys. tracked is false
+// when the reply was served without the prelude (after an ASK redirect)
+// or a key's time to live is unknown (a PTTL failed); expires is the
+// clock stamp by which a key expires, 0 when none does; from is the node
 // that answered (nil off a topology).
-func (c *Client) execCached(ctx context.Context, rd *cachedRead) (r Reply, tracked bool, from *route.Node, err error) {
+func (c *Client) execCached(ctx context.Context, rd *cachedRead) (r Reply, tracked bool, expires int64, from *route.Node, err error) {
 	f := c.frames.Get()
 	f.Buf = append(append(f.Buf, cachingPrelude...), rd.body...)
-	f.Want, f.Replies, f.Prelude = wire.WantValue, 2, 1
+	for _, k := range rd.deps {
+		f.Buf = appendCommand(f.Buf, specPTTL.desc, []string{k})
+	}
+	f.Want, f.Replies, f.Prelude = wire.WantValue, 2+len(rd.deps), 1
 	s := rd.s
 	var t *target
 	if c.topo != nil {
 		t = &target{slot: rd.slot} // never a replica: its tracking is the primary's
 	}
+	// Before the send: the times to live count from a moment no later
+	// than the server's reading of them.
+	sent := clock.NowStamp()
 	if err := c.execResolved(ctx, f, &s, t); err != nil {
-		return Reply{}, false, nil, err
+		return Reply{}, false, 0, nil, err
 	}
-	r = Reply{v: f.Value} // owned: the frame's arena is not reused
+	r = Reply{v: f.Values[0]} // owned: the frame's arena is not reused
+	tracked = true
+	for _, v := range f.Values[1:] {
+		switch {
+		case v.Type != resp.Integer:
+			tracked = false // a failed PTTL (an ACL without it): uncachable
+		case v.Int >= 0 && v.Int <= (math.MaxInt64-sent)/int64(time.Millisecond):
+			if at := sent + v.Int*int64(time.Millisecond); expires == 0 || at < expires {
+				expires = max(at, 1)
+			}
+		}
+		// -1: no expiry; -2: no key, whose creation is invalidated.
+	}
 	f.Release()
 	if t == nil {
-		return r, true, nil, nil
+		return r, tracked, expires, nil, nil
 	}
-	return r, !t.untracked, t.served, nil
+	return r, tracked && !t.untracked, expires, t.served, nil
 }

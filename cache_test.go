@@ -599,6 +599,84 @@ func TestCachedEntryExpiresAfterTTL(t *testing.T) {
 	}
 }
 
+// TestCachedEntryEndsWithItsKeysExpiry: a key that expires is deleted by
+// the server only when its expiry cycle or a later access finds it, and
+// only then is its invalidation sent; until that moment the server already
+// answers GET with null. An entry is therefore served no longer than its
+// keys' time to live as read with it, even without a local TTL; keys
+// without one leave the entry to the cache's own bound.
+func TestCachedEntryEndsWithItsKeysExpiry(t *testing.T) {
+	c, px := cachedClient(t, Options{ClientCache: &CacheOptions{TTL: NoTimeout}})
+	ctx := testCtx(t)
+	volatile, lasting := key(t, "volatile"), key(t, "lasting")
+	if _, err := c.Do(ctx, NewCommand("SET"), volatile, "v", "PX", 60000); err != nil {
+		t.Fatal(err)
+	}
+	must(t, c.Set(ctx, lasting, "w"))
+	gets, mgets := px.Forwarded("GET"), px.Forwarded("MGET")
+	mget := func() {
+		t.Helper()
+		r, err := c.DoCached(ctx, NewCommand("MGET"), lasting, volatile)
+		if got, _ := r.Strings(); err != nil || !slices.Equal(got, []string{"w", "v"}) {
+			t.Fatalf("MGET = %v, %v; want [w v]", got, err)
+		}
+	}
+	for range 2 {
+		mustGetCached(t, c, volatile, "v")
+		mustGetCached(t, c, lasting, "w")
+		mget()
+	}
+	if n, m := px.Forwarded("GET")-gets, px.Forwarded("MGET")-mgets; n != 2 || m != 1 {
+		t.Fatalf("%d GETs and %d MGETs, want 2 and 1: the reads were not cached", n, m)
+	}
+	c.cache.mu.Lock()
+	for _, e := range c.cache.entries {
+		if e.expires != 0 {
+			e.expires -= int64(2 * time.Minute) // as if the key's minute had passed
+		}
+	}
+	c.cache.mu.Unlock()
+	mustGetCached(t, c, volatile, "v")
+	mustGetCached(t, c, lasting, "w")
+	mget()
+	if n := px.Forwarded("GET") - gets; n != 3 {
+		t.Fatalf("%d GETs, want 3: the entry of a key past its expiry was served, or one without expiry was not", n)
+	}
+	if n := px.Forwarded("MGET") - mgets; n != 2 {
+		t.Fatalf("%d MGETs, want 2: a read of a key past its expiry was served", n)
+	}
+
+	// A user whose ACL refuses PTTL still reads through the cache: the
+	// reply is returned, not cached, since its keys' expiry is unknown.
+	addr := privateServer(t)
+	admin(t, addr, "ACL", "SETUSER", "nopttl", "on", ">pw", "~*", "+@all", "-pttl")
+	admin(t, addr, "SET", "k", "v")
+	limited := newClient(t, Options{Endpoints: []string{addr}, Username: "nopttl", Password: "pw", ClientCache: &CacheOptions{}})
+	for range 2 {
+		mustGetCached(t, limited, "k", "v")
+	}
+	if n := limited.cache.len(); n != 0 {
+		t.Fatalf("%d entries without the keys' expiry, want none", n)
+	}
+}
+
+// TestCachedEntryWithTheLongestTTL: a TTL just short of NoTimeout is a
+// valid bound; its expiry, past the clock's range, is no expiry (it
+// wrapped around into the past, and no entry was ever served).
+func TestCachedEntryWithTheLongestTTL(t *testing.T) {
+	c, px := cachedClient(t, Options{ClientCache: &CacheOptions{TTL: NoTimeout - 1}})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	must(t, c.Set(ctx, k, "v"))
+	gets := px.Forwarded("GET")
+	for range 2 {
+		mustGetCached(t, c, k, "v")
+	}
+	if n := px.Forwarded("GET") - gets; n != 1 {
+		t.Fatalf("%d GETs, want 1", n)
+	}
+}
+
 // TestCloseEndsCachedReads: Close wakes the waiters of a read in flight
 // with ErrClosed, cancels the read and waits for it, and later calls fail
 // with ErrClosed; no goroutine is left (goleak checks the package).

@@ -288,7 +288,9 @@ func (c *Client) send(ctx context.Context, f *wire.Frame, waitDL time.Time, s *s
 		}
 		return attemptResult{accepted: true, owned: true}
 	}
-	if f.IsErr {
+	if f.IsErr && !(s.tracked && f.ErrIndex > 1) {
+		// A cached read's PTTLs (after its prelude and itself) may fail
+		// on their own: the read's reply is the caller's (execCached).
 		se := newServerError(s.name, f.ErrReply)
 		return attemptResult{err: se, failure: retry.ClassifyCode(se.Code), accepted: true, owned: true}
 	}

@@ -375,10 +375,13 @@ func attachAsking(f *wire.Frame, s *spec, t *target) (orig []byte) {
 	orig = f.Buf
 	body := orig
 	if s.tracked {
+		// ASKING takes the place of the cached read's prelude.
 		body, t.untracked = orig[len(cachingPrelude):], true
+	} else {
+		// ASKING is one more reply ahead.
+		f.Replies, f.Prelude = max(f.Replies, 1)+1, f.Prelude+1
 	}
 	f.Buf = append(append(make([]byte, 0, len(askingPrelude)+len(body)), askingPrelude...), body...)
-	f.Replies, f.Prelude = 2, 1
 	return orig
 }
 
