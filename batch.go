@@ -657,7 +657,7 @@ func txFailure(f *wire.Frame) (retry.Failure, error) {
 		if v.IsError() {
 			name := "MULTI"
 			if i > 0 {
-				name = "transaction member " + strconv.Itoa(i)
+				name = queuedName(f.Buf, i) + " (transaction member " + strconv.Itoa(i) + ")"
 			}
 			return selected(v.Str), newServerError(name, v.Str)
 		}
@@ -679,6 +679,26 @@ func txFailure(f *wire.Frame) (retry.Failure, error) {
 	}
 	f.Value = last
 	return 0, nil
+}
+
+// queuedName returns the full name of the i-th command of a transaction
+// frame buf (0: MULTI), for the error of a command the server refused
+// to queue.
+func queuedName(buf []byte, i int) string {
+	off := 0
+	for ; i > 0; i-- {
+		_, n := nextCommand(buf[off:], nil)
+		if n == 0 {
+			return "?"
+		}
+		off += n
+	}
+	var small [16][]byte
+	words := frameArgs(buf[off:], small[:0])
+	if len(words) == 0 {
+		return "?"
+	}
+	return dispatchOf(NewCommand(string(words[0])), words[1:]).name
 }
 
 // execGroups runs a Cluster batch: members grouped by the node that

@@ -886,3 +886,39 @@ func TestOneMemberBatchKeepsServerError(t *testing.T) {
 		}
 	}
 }
+
+// TestTransactionQueueErrorNamesItsCommand: a queued command the server
+// refuses (EXEC then aborts) fails the transaction with a ServerError
+// whose Command names that command and its place, on every topology and
+// for a Watch queue too: "SET (transaction member 2)", not only its index.
+func TestTransactionQueueErrorNamesItsCommand(t *testing.T) {
+	const want = "SET (transaction member 2)"
+	named := func(err error) bool {
+		var se *ServerError
+		return errors.As(err, &se) && se.Command == want && se.Code == "ERR"
+	}
+	topologies(t, Options{}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		k := key(t, "k")
+		tx := c.NewTransaction()
+		g := tx.Get(k)
+		s := tx.Do(NewCommand("SET"), k) // wrong number of arguments
+		err := tx.Execute(ctx)
+		if !named(err) {
+			t.Errorf("Execute = %v, want a ServerError of %q", err, want)
+		}
+		for i, e := range []error{g.Err(), s.Err()} {
+			if !named(e) {
+				t.Errorf("member %d = %v, want the unit's ServerError of %q", i+1, e, want)
+			}
+		}
+		err = c.Watch(ctx, func(tx *Tx) error {
+			tx.Queue().Get(k)
+			tx.Queue().Do(NewCommand("SET"), k)
+			return nil
+		}, k)
+		if !named(err) {
+			t.Errorf("Watch = %v, want a ServerError of %q", err, want)
+		}
+	})
+}
