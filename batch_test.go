@@ -922,3 +922,42 @@ func TestTransactionQueueErrorNamesItsCommand(t *testing.T) {
 		}
 	})
 }
+
+// TestBatchConcurrentExecuteRunsOnce: two goroutines executing one batch
+// at once (a misuse: a Batch is executed once, by one goroutine) still
+// send it once: one Execute runs it, the other fails with
+// ErrInvalidArgument and sends nothing, so an INCR member runs once.
+func TestBatchConcurrentExecuteRunsOnce(t *testing.T) {
+	c := newClient(t, Options{})
+	ctx := testCtx(t)
+	k := key(t, "n")
+	for _, tx := range []bool{false, true} {
+		b := c.NewBatch()
+		if tx {
+			b = c.NewTransaction()
+		}
+		n := b.Incr(k)
+		start := make(chan struct{})
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() {
+				<-start
+				errs <- b.Execute(ctx)
+			}()
+		}
+		close(start)
+		e1, e2 := <-errs, <-errs
+		if e1 != nil {
+			e1, e2 = e2, e1
+		}
+		if e1 != nil || !errors.Is(e2, ErrInvalidArgument) {
+			t.Errorf("transaction %v: Executes = %v, %v; want one nil and one ErrInvalidArgument", tx, e1, e2)
+		}
+		if err := n.Err(); err != nil {
+			t.Errorf("transaction %v: INCR = %v", tx, err)
+		}
+	}
+	if v, err := admin(t, standaloneAddr(t), "GET", k).Int64(); v != 2 || err != nil {
+		t.Errorf("the key holds %d, %v; want 2 (each unit's INCR ran once)", v, err)
+	}
+}
