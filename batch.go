@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/respire-go/respire/catalog"
@@ -36,7 +37,8 @@ var ErrBatchReset = errors.New("respire: the batch was reset since this member w
 // Execute returns. A Batch is executed once, by one goroutine, then
 // dropped or emptied with [Batch.Reset] for the next use (which keeps its
 // memory: a reused batch of typed members allocates nothing); it is not
-// safe for concurrent use.
+// safe for concurrent use, but a second Execute, even a concurrent one,
+// sends nothing and fails with [ErrInvalidArgument].
 //
 // Retries: the retry policy resends the whole batch, every member in queue
 // order with its original bytes, when the failure is selected and every
@@ -57,7 +59,7 @@ type Batch struct {
 	buf      []byte
 	members  []member
 	err      error // the first queueing error: Execute sends nothing
-	executed bool
+	executed atomic.Bool // Execute claims the batch: a second one, even concurrent, sends nothing
 	watched  bool   // the queue of a Watch: Watch alone executes it, under WATCH
 	gen      uint32 // counts Resets: a Future of an older use is stale
 	raw      bool   // a Do, Script or Function member's Reply may alias arena: Reset drops it
@@ -169,7 +171,8 @@ func (b *Batch) Len() int { return len(b.members) }
 func (b *Batch) Reset() {
 	clear(b.members)
 	b.members, b.buf = b.members[:0], b.buf[:0]
-	b.err, b.executed = nil, false
+	b.err = nil
+	b.executed.Store(false)
 	b.gen++
 	if b.raw {
 		// A Reply handed out may alias the reply memory.
@@ -191,7 +194,7 @@ func (b *Batch) unitName() string {
 // reject queues a member that failed validation: Execute then sends
 // nothing and returns err (a member added after Execute fails alone).
 func (b *Batch) reject(name string, err error) int {
-	if b.err == nil && !b.executed {
+	if b.err == nil && !b.executed.Load() {
 		b.err = err
 	}
 	b.members = append(b.members, member{name: name, err: err, done: true})
@@ -222,7 +225,7 @@ func (b *Batch) add(s *spec, args ...string) int {
 // addKey is add with key (when hasKey) before args, so that callers
 // need no joined slice.
 func (b *Batch) addKey(s *spec, key string, hasKey bool, args []string) int {
-	if b.executed {
+	if b.executed.Load() {
 		return b.reject(s.name, errInvalid(s.name, "added to a "+b.unitName()+" that was already executed"))
 	}
 	start := len(b.buf)
@@ -246,7 +249,7 @@ func (b *Batch) addKey(s *spec, key string, hasKey bool, args []string) int {
 // primary (wholeClusterOnly), or a member added after Execute fail the
 // member and (but for the last) make Execute fail before any I/O.
 func (b *Batch) queue(cmd Command, args []any) int {
-	if b.executed {
+	if b.executed.Load() {
 		return b.reject(cmd.FullName(), errInvalid(cmd.FullName(), "added to a "+b.unitName()+" that was already executed"))
 	}
 	if cmd.FullName() == "" {
@@ -324,10 +327,9 @@ func (b *Batch) Execute(ctx context.Context) error {
 		// connection, where no key is watched.
 		return errInvalid(unit, "the queue of a Watch is executed by Watch when the callback returns; do not call Execute on it")
 	}
-	if b.executed {
+	if !b.executed.CompareAndSwap(false, true) {
 		return errInvalid(unit, "executed already")
 	}
-	b.executed = true
 	if b.c == nil {
 		err := errOrphan(unit)
 		b.fail(err)
@@ -657,7 +659,7 @@ func txFailure(f *wire.Frame) (retry.Failure, error) {
 		if v.IsError() {
 			name := "MULTI"
 			if i > 0 {
-				name = "transaction member " + strconv.Itoa(i)
+				name = queuedName(f.Buf, i) + " (transaction member " + strconv.Itoa(i) + ")"
 			}
 			return selected(v.Str), newServerError(name, v.Str)
 		}
@@ -679,6 +681,26 @@ func txFailure(f *wire.Frame) (retry.Failure, error) {
 	}
 	f.Value = last
 	return 0, nil
+}
+
+// queuedName returns the full name of the i-th command of a transaction
+// frame buf (0: MULTI), for the error of a command the server refused
+// to queue.
+func queuedName(buf []byte, i int) string {
+	off := 0
+	for ; i > 0; i-- {
+		_, n := nextCommand(buf[off:], nil)
+		if n == 0 {
+			return "?"
+		}
+		off += n
+	}
+	var small [16][]byte
+	words := frameArgs(buf[off:], small[:0])
+	if len(words) == 0 {
+		return "?"
+	}
+	return dispatchOf(NewCommand(string(words[0])), words[1:]).name
 }
 
 // execGroups runs a Cluster batch: members grouped by the node that

@@ -22,7 +22,7 @@ func (b *Batch) addFrame(name string, f *wire.Frame, s *spec, err error) int {
 		return b.reject(name, err)
 	}
 	defer f.Release()
-	if b.executed {
+	if b.executed.Load() {
 		return b.reject(s.name, errInvalid(s.name, "added to a "+b.unitName()+" that was already executed"))
 	}
 	start := len(b.buf)

@@ -3,6 +3,7 @@ package respire
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -81,6 +82,52 @@ func TestZeroBatchFailsClearly(t *testing.T) {
 			err := b.Execute(ctx)
 			if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "NewBatch") {
 				t.Fatalf("Execute of a zero Batch after %s: %v, want an ErrInvalidArgument naming Client.NewBatch", name, err)
+			}
+		})
+	}
+}
+
+// TestZeroBatchEveryMethodFailsClearly queues on a zero Batch through
+// every queueing method of Batch, the generated ones included, each with
+// the zero value of its parameters: none panics (the generated ones built
+// their command with the Batch's nil Client), and Execute and the member
+// fail with an ErrInvalidArgument.
+func TestZeroBatchEveryMethodFailsClearly(t *testing.T) {
+	bt := reflect.TypeFor[*Batch]()
+	for i := range bt.NumMethod() {
+		m := bt.Method(i)
+		switch m.Name {
+		case "Execute", "Len", "Reset":
+			continue
+		}
+		t.Run(m.Name, func(t *testing.T) {
+			b := new(Batch)
+			in := []reflect.Value{reflect.ValueOf(b)}
+			for j := 1; j < m.Type.NumIn(); j++ {
+				in = append(in, reflect.Zero(m.Type.In(j)))
+			}
+			var out []reflect.Value
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Fatalf("%s on a zero Batch panicked: %v", m.Name, p)
+					}
+				}()
+				if m.Type.IsVariadic() {
+					out = m.Func.CallSlice(in)
+				} else {
+					out = m.Func.Call(in)
+				}
+			}()
+			errOf := out[0].MethodByName("Err")
+			if !errOf.IsValid() {
+				t.Fatalf("%s returns %s, which has no Err method", m.Name, out[0].Type())
+			}
+			if err := b.Execute(context.Background()); !errors.Is(err, ErrInvalidArgument) {
+				t.Errorf("Execute of a zero Batch after %s = %v, want an ErrInvalidArgument", m.Name, err)
+			}
+			if err, _ := errOf.Call(nil)[0].Interface().(error); !errors.Is(err, ErrInvalidArgument) {
+				t.Errorf("%s member of a zero Batch after Execute = %v, want an ErrInvalidArgument", m.Name, err)
 			}
 		})
 	}

@@ -886,3 +886,78 @@ func TestOneMemberBatchKeepsServerError(t *testing.T) {
 		}
 	}
 }
+
+// TestTransactionQueueErrorNamesItsCommand: a queued command the server
+// refuses (EXEC then aborts) fails the transaction with a ServerError
+// whose Command names that command and its place, on every topology and
+// for a Watch queue too: "SET (transaction member 2)", not only its index.
+func TestTransactionQueueErrorNamesItsCommand(t *testing.T) {
+	const want = "SET (transaction member 2)"
+	named := func(err error) bool {
+		var se *ServerError
+		return errors.As(err, &se) && se.Command == want && se.Code == "ERR"
+	}
+	topologies(t, Options{}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		k := key(t, "k")
+		tx := c.NewTransaction()
+		g := tx.Get(k)
+		s := tx.Do(NewCommand("SET"), k) // wrong number of arguments
+		err := tx.Execute(ctx)
+		if !named(err) {
+			t.Errorf("Execute = %v, want a ServerError of %q", err, want)
+		}
+		for i, e := range []error{g.Err(), s.Err()} {
+			if !named(e) {
+				t.Errorf("member %d = %v, want the unit's ServerError of %q", i+1, e, want)
+			}
+		}
+		err = c.Watch(ctx, func(tx *Tx) error {
+			tx.Queue().Get(k)
+			tx.Queue().Do(NewCommand("SET"), k)
+			return nil
+		}, k)
+		if !named(err) {
+			t.Errorf("Watch = %v, want a ServerError of %q", err, want)
+		}
+	})
+}
+
+// TestBatchConcurrentExecuteRunsOnce: two goroutines executing one batch
+// at once (a misuse: a Batch is executed once, by one goroutine) still
+// send it once: one Execute runs it, the other fails with
+// ErrInvalidArgument and sends nothing, so an INCR member runs once.
+func TestBatchConcurrentExecuteRunsOnce(t *testing.T) {
+	c := newClient(t, Options{})
+	ctx := testCtx(t)
+	k := key(t, "n")
+	for _, tx := range []bool{false, true} {
+		b := c.NewBatch()
+		if tx {
+			b = c.NewTransaction()
+		}
+		n := b.Incr(k)
+		start := make(chan struct{})
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() {
+				<-start
+				errs <- b.Execute(ctx)
+			}()
+		}
+		close(start)
+		e1, e2 := <-errs, <-errs
+		if e1 != nil {
+			e1, e2 = e2, e1
+		}
+		if e1 != nil || !errors.Is(e2, ErrInvalidArgument) {
+			t.Errorf("transaction %v: Executes = %v, %v; want one nil and one ErrInvalidArgument", tx, e1, e2)
+		}
+		if err := n.Err(); err != nil {
+			t.Errorf("transaction %v: INCR = %v", tx, err)
+		}
+	}
+	if v, err := admin(t, standaloneAddr(t), "GET", k).Int64(); v != 2 || err != nil {
+		t.Errorf("the key holds %d, %v; want 2 (each unit's INCR ran once)", v, err)
+	}
+}

@@ -15,7 +15,7 @@ func (c *Client) Append(ctx context.Context, key, value string) (int64, error) {
 // Append queues the command of [Client.Append]; its Future holds what that
 // method returns.
 func (b *Batch) Append(key, value string) Future[int64] {
-	return enqueue(b, b.c.cmdAppend(key, value))
+	return enqueue(b, b.client().cmdAppend(key, value))
 }
 
 // BitCount returns how many bits are set in the string at key (BITCOUNT),
@@ -29,7 +29,7 @@ func (c *Client) BitCount(ctx context.Context, key string, rng *BitRange) (int64
 // BitCount queues the command of [Client.BitCount]; its Future holds what that
 // method returns.
 func (b *Batch) BitCount(key string, rng *BitRange) Future[int64] {
-	return enqueue(b, b.c.cmdBitCount(key, rng))
+	return enqueue(b, b.client().cmdBitCount(key, rng))
 }
 
 // BitField runs ops on the string at key in order (BITFIELD) and returns
@@ -45,7 +45,7 @@ func (c *Client) BitField(ctx context.Context, key string, ops ...BitFieldOp) ([
 // BitField queues the command of [Client.BitField]; its Future holds what that
 // method returns.
 func (b *Batch) BitField(key string, ops ...BitFieldOp) Future[[]*int64] {
-	return enqueue(b, b.c.cmdBitField(key, ops...))
+	return enqueue(b, b.client().cmdBitField(key, ops...))
 }
 
 // BitFieldRO reads fields of the string at key (BITFIELD_RO; Redis 6.0 or
@@ -59,7 +59,7 @@ func (c *Client) BitFieldRO(ctx context.Context, key string, fields ...BitField)
 // BitFieldRO queues the command of [Client.BitFieldRO]; its Future holds what that
 // method returns.
 func (b *Batch) BitFieldRO(key string, fields ...BitField) Future[[]int64] {
-	return enqueue(b, b.c.cmdBitFieldRO(key, fields...))
+	return enqueue(b, b.client().cmdBitFieldRO(key, fields...))
 }
 
 // BitOp stores at dest the bitwise op of the strings at keys (BITOP),
@@ -75,7 +75,7 @@ func (c *Client) BitOp(ctx context.Context, op BitOperation, dest string, keys .
 // BitOp queues the command of [Client.BitOp]; its Future holds what that
 // method returns.
 func (b *Batch) BitOp(op BitOperation, dest string, keys ...string) Future[int64] {
-	return enqueue(b, b.c.cmdBitOp(op, dest, keys...))
+	return enqueue(b, b.client().cmdBitOp(op, dest, keys...))
 }
 
 // BitPos returns the position, in bits from the start of the string, of
@@ -91,7 +91,7 @@ func (c *Client) BitPos(ctx context.Context, key string, bit bool, opt BitPosOpt
 // BitPos queues the command of [Client.BitPos]; its Future holds what that
 // method returns.
 func (b *Batch) BitPos(key string, bit bool, opt BitPosOptions) Future[int64] {
-	return enqueue(b, b.c.cmdBitPos(key, bit, opt))
+	return enqueue(b, b.client().cmdBitPos(key, bit, opt))
 }
 
 // Copy copies the value at src to dst (COPY; Redis 6.2 or later), replacing
@@ -104,7 +104,7 @@ func (c *Client) Copy(ctx context.Context, src, dst string, replace bool) (bool,
 // Copy queues the command of [Client.Copy]; its Future holds what that
 // method returns.
 func (b *Batch) Copy(src, dst string, replace bool) Future[bool] {
-	return enqueue(b, b.c.cmdCopy(src, dst, replace))
+	return enqueue(b, b.client().cmdCopy(src, dst, replace))
 }
 
 // DBSize returns the number of keys in the selected database (DBSIZE).
@@ -118,7 +118,7 @@ func (c *Client) DBSize(ctx context.Context) (int64, error) {
 // DBSize queues the command of [Client.DBSize]; its Future holds what that
 // method returns.
 func (b *Batch) DBSize() Future[int64] {
-	return enqueue(b, b.c.cmdDBSize())
+	return enqueue(b, b.client().cmdDBSize())
 }
 
 // Decr decrements the integer at key by one and returns the new value.
@@ -129,7 +129,7 @@ func (c *Client) Decr(ctx context.Context, key string) (int64, error) {
 // Decr queues the command of [Client.Decr]; its Future holds what that
 // method returns.
 func (b *Batch) Decr(key string) Future[int64] {
-	return enqueue(b, b.c.cmdDecr(key))
+	return enqueue(b, b.client().cmdDecr(key))
 }
 
 // DecrBy decrements the integer at key by delta (DECRBY) and returns the
@@ -141,13 +141,13 @@ func (c *Client) DecrBy(ctx context.Context, key string, delta int64) (int64, er
 // DecrBy queues the command of [Client.DecrBy]; its Future holds what that
 // method returns.
 func (b *Batch) DecrBy(key string, delta int64) Future[int64] {
-	return enqueue(b, b.c.cmdDecrBy(key, delta))
+	return enqueue(b, b.client().cmdDecrBy(key, delta))
 }
 
 // Del queues the command of [Client.Del]; its Future holds the
 // member's result as a int64.
 func (b *Batch) Del(keys ...string) Future[int64] {
-	return enqueue(b, b.c.cmdDel(keys...))
+	return enqueue(b, b.client().cmdDel(keys...))
 }
 
 // DelEx deletes key under opt's condition (DELEX; Redis 8.4 or later) and
@@ -164,7 +164,7 @@ func (c *Client) DelEx(ctx context.Context, key string, opt DelExOptions) (bool,
 // DelEx queues the command of [Client.DelEx]; its Future holds what that
 // method returns.
 func (b *Batch) DelEx(key string, opt DelExOptions) Future[bool] {
-	return enqueue(b, b.c.cmdDelEx(key, opt))
+	return enqueue(b, b.client().cmdDelEx(key, opt))
 }
 
 // Digest returns the hash digest of the string at key as hexadecimal text
@@ -178,7 +178,7 @@ func (c *Client) Digest(ctx context.Context, key string) (string, error) {
 // Digest queues the command of [Client.Digest]; its Future holds what that
 // method returns.
 func (b *Batch) Digest(key string) Future[string] {
-	return enqueue(b, b.c.cmdDigest(key))
+	return enqueue(b, b.client().cmdDigest(key))
 }
 
 // Dump returns the value at key serialized in Redis's format (DUMP), for
@@ -191,19 +191,19 @@ func (c *Client) Dump(ctx context.Context, key string) (string, error) {
 // Dump queues the command of [Client.Dump]; its Future holds what that
 // method returns.
 func (b *Batch) Dump(key string) Future[string] {
-	return enqueue(b, b.c.cmdDump(key))
+	return enqueue(b, b.client().cmdDump(key))
 }
 
 // Echo queues the command of [Client.Echo]; its Future holds the
 // member's result as a string.
 func (b *Batch) Echo(message string) Future[string] {
-	return enqueue(b, b.c.cmdEcho(message))
+	return enqueue(b, b.client().cmdEcho(message))
 }
 
 // Exists queues the command of [Client.Exists]; its Future holds the
 // member's result as a int64.
 func (b *Batch) Exists(keys ...string) Future[int64] {
-	return enqueue(b, b.c.cmdExists(keys...))
+	return enqueue(b, b.client().cmdExists(keys...))
 }
 
 // Expire sets key's time to live in whole seconds (EXPIRE) and reports
@@ -218,7 +218,7 @@ func (c *Client) Expire(ctx context.Context, key string, ttl time.Duration) (boo
 // Expire queues the command of [Client.Expire]; its Future holds what that
 // method returns.
 func (b *Batch) Expire(key string, ttl time.Duration) Future[bool] {
-	return enqueue(b, b.c.cmdExpire(key, ttl))
+	return enqueue(b, b.client().cmdExpire(key, ttl))
 }
 
 // ExpireAt makes key expire at tm (EXPIREAT, in Unix seconds) and reports
@@ -233,7 +233,7 @@ func (c *Client) ExpireAt(ctx context.Context, key string, tm time.Time) (bool, 
 // ExpireAt queues the command of [Client.ExpireAt]; its Future holds what that
 // method returns.
 func (b *Batch) ExpireAt(key string, tm time.Time) Future[bool] {
-	return enqueue(b, b.c.cmdExpireAt(key, tm))
+	return enqueue(b, b.client().cmdExpireAt(key, tm))
 }
 
 // ExpireTime returns the time at which key expires (EXPIRETIME, in whole
@@ -248,7 +248,7 @@ func (c *Client) ExpireTime(ctx context.Context, key string) (time.Time, error) 
 // ExpireTime queues the command of [Client.ExpireTime]; its Future holds what that
 // method returns.
 func (b *Batch) ExpireTime(key string) Future[time.Time] {
-	return enqueue(b, b.c.cmdExpireTime(key))
+	return enqueue(b, b.client().cmdExpireTime(key))
 }
 
 // GeoAdd adds members with their positions to the geospatial index (a
@@ -265,7 +265,7 @@ func (c *Client) GeoAdd(ctx context.Context, key string, opt GeoAddOptions, memb
 // GeoAdd queues the command of [Client.GeoAdd]; its Future holds what that
 // method returns.
 func (b *Batch) GeoAdd(key string, opt GeoAddOptions, members ...GeoMember) Future[int64] {
-	return enqueue(b, b.c.cmdGeoAdd(key, opt, members...))
+	return enqueue(b, b.client().cmdGeoAdd(key, opt, members...))
 }
 
 // GeoDist returns the distance between member1 and member2 of the
@@ -279,7 +279,7 @@ func (c *Client) GeoDist(ctx context.Context, key, member1, member2 string, unit
 // GeoDist queues the command of [Client.GeoDist]; its Future holds what that
 // method returns.
 func (b *Batch) GeoDist(key, member1, member2 string, unit GeoUnit) Future[float64] {
-	return enqueue(b, b.c.cmdGeoDist(key, member1, member2, unit))
+	return enqueue(b, b.client().cmdGeoDist(key, member1, member2, unit))
 }
 
 // GeoHash returns the 11-character geohash of each member of the
@@ -292,7 +292,7 @@ func (c *Client) GeoHash(ctx context.Context, key string, members ...string) ([]
 // GeoHash queues the command of [Client.GeoHash]; its Future holds what that
 // method returns.
 func (b *Batch) GeoHash(key string, members ...string) Future[[]string] {
-	return enqueue(b, b.c.cmdGeoHash(key, members...))
+	return enqueue(b, b.client().cmdGeoHash(key, members...))
 }
 
 // GeoPos returns the position of each member of the geospatial index at
@@ -305,7 +305,7 @@ func (c *Client) GeoPos(ctx context.Context, key string, members ...string) ([]*
 // GeoPos queues the command of [Client.GeoPos]; its Future holds what that
 // method returns.
 func (b *Batch) GeoPos(key string, members ...string) Future[[]*GeoPos] {
-	return enqueue(b, b.c.cmdGeoPos(key, members...))
+	return enqueue(b, b.client().cmdGeoPos(key, members...))
 }
 
 // GeoSearch returns the members of the geospatial index at key inside
@@ -321,7 +321,7 @@ func (c *Client) GeoSearch(ctx context.Context, key string, q GeoSearchQuery) ([
 // GeoSearch queues the command of [Client.GeoSearch]; its Future holds what that
 // method returns.
 func (b *Batch) GeoSearch(key string, q GeoSearchQuery) Future[[]string] {
-	return enqueue(b, b.c.cmdGeoSearch(key, q))
+	return enqueue(b, b.client().cmdGeoSearch(key, q))
 }
 
 // GeoSearchLocations is [Client.GeoSearch] returning, for each member,
@@ -335,7 +335,7 @@ func (c *Client) GeoSearchLocations(ctx context.Context, key string, q GeoSearch
 // GeoSearchLocations queues the command of [Client.GeoSearchLocations]; its Future holds what that
 // method returns.
 func (b *Batch) GeoSearchLocations(key string, q GeoSearchQuery, with GeoWith) Future[[]GeoLocation] {
-	return enqueue(b, b.c.cmdGeoSearchLocations(key, q, with))
+	return enqueue(b, b.client().cmdGeoSearchLocations(key, q, with))
 }
 
 // GeoSearchStore stores the members of the geospatial index at source
@@ -353,7 +353,7 @@ func (c *Client) GeoSearchStore(ctx context.Context, destination, source string,
 // GeoSearchStore queues the command of [Client.GeoSearchStore]; its Future holds what that
 // method returns.
 func (b *Batch) GeoSearchStore(destination, source string, q GeoSearchQuery, storeDist bool) Future[int64] {
-	return enqueue(b, b.c.cmdGeoSearchStore(destination, source, q, storeDist))
+	return enqueue(b, b.client().cmdGeoSearchStore(destination, source, q, storeDist))
 }
 
 // GetBit returns the bit at offset in the string at key (GETBIT; true:
@@ -367,7 +367,7 @@ func (c *Client) GetBit(ctx context.Context, key string, offset int64) (bool, er
 // GetBit queues the command of [Client.GetBit]; its Future holds what that
 // method returns.
 func (b *Batch) GetBit(key string, offset int64) Future[bool] {
-	return enqueue(b, b.c.cmdGetBit(key, offset))
+	return enqueue(b, b.client().cmdGetBit(key, offset))
 }
 
 // GetDel returns the value of key and deletes the key (GETDEL; Redis 6.2
@@ -381,7 +381,7 @@ func (c *Client) GetDel(ctx context.Context, key string) (string, error) {
 // GetDel queues the command of [Client.GetDel]; its Future holds what that
 // method returns.
 func (b *Batch) GetDel(key string) Future[string] {
-	return enqueue(b, b.c.cmdGetDel(key))
+	return enqueue(b, b.client().cmdGetDel(key))
 }
 
 // GetEx returns the value of key and changes its expiry as opt says
@@ -398,7 +398,7 @@ func (c *Client) GetEx(ctx context.Context, key string, opt GetExOptions) (strin
 // GetEx queues the command of [Client.GetEx]; its Future holds what that
 // method returns.
 func (b *Batch) GetEx(key string, opt GetExOptions) Future[string] {
-	return enqueue(b, b.c.cmdGetEx(key, opt))
+	return enqueue(b, b.client().cmdGetEx(key, opt))
 }
 
 // GetRange returns the bytes start to end (inclusive; negative offsets
@@ -411,7 +411,7 @@ func (c *Client) GetRange(ctx context.Context, key string, start, end int64) (st
 // GetRange queues the command of [Client.GetRange]; its Future holds what that
 // method returns.
 func (b *Batch) GetRange(key string, start, end int64) Future[string] {
-	return enqueue(b, b.c.cmdGetRange(key, start, end))
+	return enqueue(b, b.client().cmdGetRange(key, start, end))
 }
 
 // GetSet sets key to value and returns the value it held (GETSET), or
@@ -427,7 +427,7 @@ func (c *Client) GetSet(ctx context.Context, key, value string) (string, error) 
 // GetSet queues the command of [Client.GetSet]; its Future holds what that
 // method returns.
 func (b *Batch) GetSet(key, value string) Future[string] {
-	return enqueue(b, b.c.cmdGetSet(key, value))
+	return enqueue(b, b.client().cmdGetSet(key, value))
 }
 
 // HDel removes fields from the hash at key and returns how many existed.
@@ -439,7 +439,7 @@ func (c *Client) HDel(ctx context.Context, key string, fields ...string) (int64,
 // HDel queues the command of [Client.HDel]; its Future holds what that
 // method returns.
 func (b *Batch) HDel(key string, fields ...string) Future[int64] {
-	return enqueue(b, b.c.cmdHDel(key, fields...))
+	return enqueue(b, b.client().cmdHDel(key, fields...))
 }
 
 // HExists reports whether field exists in the hash at key (false when
@@ -451,7 +451,7 @@ func (c *Client) HExists(ctx context.Context, key, field string) (bool, error) {
 // HExists queues the command of [Client.HExists]; its Future holds what that
 // method returns.
 func (b *Batch) HExists(key, field string) Future[bool] {
-	return enqueue(b, b.c.cmdHExists(key, field))
+	return enqueue(b, b.client().cmdHExists(key, field))
 }
 
 // HExpire sets the expiry of fields of the hash at key to ttl from now,
@@ -470,7 +470,7 @@ func (c *Client) HExpire(ctx context.Context, key string, ttl time.Duration, con
 // HExpire queues the command of [Client.HExpire]; its Future holds what that
 // method returns.
 func (b *Batch) HExpire(key string, ttl time.Duration, cond HExpireCondition, fields ...string) Future[[]HExpireCode] {
-	return enqueue(b, b.c.cmdHExpire(key, ttl, cond, fields...))
+	return enqueue(b, b.client().cmdHExpire(key, ttl, cond, fields...))
 }
 
 // HExpireAt makes fields of the hash at key expire at tm, truncated to
@@ -486,7 +486,7 @@ func (c *Client) HExpireAt(ctx context.Context, key string, tm time.Time, cond H
 // HExpireAt queues the command of [Client.HExpireAt]; its Future holds what that
 // method returns.
 func (b *Batch) HExpireAt(key string, tm time.Time, cond HExpireCondition, fields ...string) Future[[]HExpireCode] {
-	return enqueue(b, b.c.cmdHExpireAt(key, tm, cond, fields...))
+	return enqueue(b, b.client().cmdHExpireAt(key, tm, cond, fields...))
 }
 
 // HExpireTime returns the Unix time in seconds at which each of fields
@@ -502,7 +502,7 @@ func (c *Client) HExpireTime(ctx context.Context, key string, fields ...string) 
 // HExpireTime queues the command of [Client.HExpireTime]; its Future holds what that
 // method returns.
 func (b *Batch) HExpireTime(key string, fields ...string) Future[[]int64] {
-	return enqueue(b, b.c.cmdHExpireTime(key, fields...))
+	return enqueue(b, b.client().cmdHExpireTime(key, fields...))
 }
 
 // HGet returns the value of field in the hash at key, or [ErrNil].
@@ -513,7 +513,7 @@ func (c *Client) HGet(ctx context.Context, key, field string) (string, error) {
 // HGet queues the command of [Client.HGet]; its Future holds what that
 // method returns.
 func (b *Batch) HGet(key, field string) Future[string] {
-	return enqueue(b, b.c.cmdHGet(key, field))
+	return enqueue(b, b.client().cmdHGet(key, field))
 }
 
 // HGetAll returns every field and value of the hash at key (empty when
@@ -525,7 +525,7 @@ func (c *Client) HGetAll(ctx context.Context, key string) (map[string]string, er
 // HGetAll queues the command of [Client.HGetAll]; its Future holds what that
 // method returns.
 func (b *Batch) HGetAll(key string) Future[map[string]string] {
-	return enqueue(b, b.c.cmdHGetAll(key))
+	return enqueue(b, b.client().cmdHGetAll(key))
 }
 
 // HGetDel returns the values of fields of the hash at key and deletes
@@ -540,7 +540,7 @@ func (c *Client) HGetDel(ctx context.Context, key string, fields ...string) (Fie
 // HGetDel queues the command of [Client.HGetDel]; its Future holds what that
 // method returns.
 func (b *Batch) HGetDel(key string, fields ...string) Future[FieldValues] {
-	return enqueue(b, b.c.cmdHGetDel(key, fields...))
+	return enqueue(b, b.client().cmdHGetDel(key, fields...))
 }
 
 // HGetEx returns the values of fields of the hash at key and changes
@@ -556,7 +556,7 @@ func (c *Client) HGetEx(ctx context.Context, key string, opt HGetExOptions, fiel
 // HGetEx queues the command of [Client.HGetEx]; its Future holds what that
 // method returns.
 func (b *Batch) HGetEx(key string, opt HGetExOptions, fields ...string) Future[FieldValues] {
-	return enqueue(b, b.c.cmdHGetEx(key, opt, fields...))
+	return enqueue(b, b.client().cmdHGetEx(key, opt, fields...))
 }
 
 // HIncrBy adds delta to the integer value of field in the hash at key (a
@@ -569,7 +569,7 @@ func (c *Client) HIncrBy(ctx context.Context, key, field string, delta int64) (i
 // HIncrBy queues the command of [Client.HIncrBy]; its Future holds what that
 // method returns.
 func (b *Batch) HIncrBy(key, field string, delta int64) Future[int64] {
-	return enqueue(b, b.c.cmdHIncrBy(key, field, delta))
+	return enqueue(b, b.client().cmdHIncrBy(key, field, delta))
 }
 
 // HIncrByFloat adds delta to the number held by field in the hash at key
@@ -584,7 +584,7 @@ func (c *Client) HIncrByFloat(ctx context.Context, key, field string, delta floa
 // HIncrByFloat queues the command of [Client.HIncrByFloat]; its Future holds what that
 // method returns.
 func (b *Batch) HIncrByFloat(key, field string, delta float64) Future[float64] {
-	return enqueue(b, b.c.cmdHIncrByFloat(key, field, delta))
+	return enqueue(b, b.client().cmdHIncrByFloat(key, field, delta))
 }
 
 // HKeys returns the fields of the hash at key as a []string, in no
@@ -597,7 +597,7 @@ func (c *Client) HKeys(ctx context.Context, key string) ([]string, error) {
 // HKeys queues the command of [Client.HKeys]; its Future holds what that
 // method returns.
 func (b *Batch) HKeys(key string) Future[[]string] {
-	return enqueue(b, b.c.cmdHKeys(key))
+	return enqueue(b, b.client().cmdHKeys(key))
 }
 
 // HLen returns the number of fields in the hash at key as an int64 (0
@@ -609,13 +609,13 @@ func (c *Client) HLen(ctx context.Context, key string) (int64, error) {
 // HLen queues the command of [Client.HLen]; its Future holds what that
 // method returns.
 func (b *Batch) HLen(key string) Future[int64] {
-	return enqueue(b, b.c.cmdHLen(key))
+	return enqueue(b, b.client().cmdHLen(key))
 }
 
 // HMGet queues the command of [Client.HMGet]; its Future holds the
 // member's result as a FieldValues.
 func (b *Batch) HMGet(key string, fields ...string) Future[FieldValues] {
-	return enqueue(b, b.c.cmdHMGet(key, fields...))
+	return enqueue(b, b.client().cmdHMGet(key, fields...))
 }
 
 // HPExpire is [Client.HExpire] in milliseconds (HPEXPIRE): ttl is
@@ -628,7 +628,7 @@ func (c *Client) HPExpire(ctx context.Context, key string, ttl time.Duration, co
 // HPExpire queues the command of [Client.HPExpire]; its Future holds what that
 // method returns.
 func (b *Batch) HPExpire(key string, ttl time.Duration, cond HExpireCondition, fields ...string) Future[[]HExpireCode] {
-	return enqueue(b, b.c.cmdHPExpire(key, ttl, cond, fields...))
+	return enqueue(b, b.client().cmdHPExpire(key, ttl, cond, fields...))
 }
 
 // HPExpireAt is [Client.HExpireAt] in milliseconds (HPEXPIREAT). Its
@@ -640,7 +640,7 @@ func (c *Client) HPExpireAt(ctx context.Context, key string, tm time.Time, cond 
 // HPExpireAt queues the command of [Client.HPExpireAt]; its Future holds what that
 // method returns.
 func (b *Batch) HPExpireAt(key string, tm time.Time, cond HExpireCondition, fields ...string) Future[[]HExpireCode] {
-	return enqueue(b, b.c.cmdHPExpireAt(key, tm, cond, fields...))
+	return enqueue(b, b.client().cmdHPExpireAt(key, tm, cond, fields...))
 }
 
 // HPExpireTime is [Client.HExpireTime] in Unix milliseconds
@@ -653,7 +653,7 @@ func (c *Client) HPExpireTime(ctx context.Context, key string, fields ...string)
 // HPExpireTime queues the command of [Client.HPExpireTime]; its Future holds what that
 // method returns.
 func (b *Batch) HPExpireTime(key string, fields ...string) Future[[]int64] {
-	return enqueue(b, b.c.cmdHPExpireTime(key, fields...))
+	return enqueue(b, b.client().cmdHPExpireTime(key, fields...))
 }
 
 // HPTTL is [Client.HTTL] in milliseconds (HPTTL), with the same
@@ -665,7 +665,7 @@ func (c *Client) HPTTL(ctx context.Context, key string, fields ...string) ([]tim
 // HPTTL queues the command of [Client.HPTTL]; its Future holds what that
 // method returns.
 func (b *Batch) HPTTL(key string, fields ...string) Future[[]time.Duration] {
-	return enqueue(b, b.c.cmdHPTTL(key, fields...))
+	return enqueue(b, b.client().cmdHPTTL(key, fields...))
 }
 
 // HPersist removes the expiry of fields of the hash at key and returns
@@ -680,7 +680,7 @@ func (c *Client) HPersist(ctx context.Context, key string, fields ...string) ([]
 // HPersist queues the command of [Client.HPersist]; its Future holds what that
 // method returns.
 func (b *Batch) HPersist(key string, fields ...string) Future[[]HPersistCode] {
-	return enqueue(b, b.c.cmdHPersist(key, fields...))
+	return enqueue(b, b.client().cmdHPersist(key, fields...))
 }
 
 // HRandField returns random fields of the hash at key as a []string
@@ -695,7 +695,7 @@ func (c *Client) HRandField(ctx context.Context, key string, count int64) ([]str
 // HRandField queues the command of [Client.HRandField]; its Future holds what that
 // method returns.
 func (b *Batch) HRandField(key string, count int64) Future[[]string] {
-	return enqueue(b, b.c.cmdHRandField(key, count))
+	return enqueue(b, b.client().cmdHRandField(key, count))
 }
 
 // HSet sets fields of the hash at key; pairs alternate fields and values.
@@ -707,7 +707,7 @@ func (c *Client) HSet(ctx context.Context, key string, pairs ...string) (int64, 
 // HSet queues the command of [Client.HSet]; its Future holds what that
 // method returns.
 func (b *Batch) HSet(key string, pairs ...string) Future[int64] {
-	return enqueue(b, b.c.cmdHSet(key, pairs...))
+	return enqueue(b, b.client().cmdHSet(key, pairs...))
 }
 
 // HSetEx sets fields of the hash at key, with an expiry as opt says
@@ -724,7 +724,7 @@ func (c *Client) HSetEx(ctx context.Context, key string, opt HSetExOptions, pair
 // HSetEx queues the command of [Client.HSetEx]; its Future holds what that
 // method returns.
 func (b *Batch) HSetEx(key string, opt HSetExOptions, pairs ...string) Future[bool] {
-	return enqueue(b, b.c.cmdHSetEx(key, opt, pairs...))
+	return enqueue(b, b.client().cmdHSetEx(key, opt, pairs...))
 }
 
 // HSetNX sets field in the hash at key to value only if the field does
@@ -738,7 +738,7 @@ func (c *Client) HSetNX(ctx context.Context, key, field, value string) (bool, er
 // HSetNX queues the command of [Client.HSetNX]; its Future holds what that
 // method returns.
 func (b *Batch) HSetNX(key, field, value string) Future[bool] {
-	return enqueue(b, b.c.cmdHSetNX(key, field, value))
+	return enqueue(b, b.client().cmdHSetNX(key, field, value))
 }
 
 // HStrLen returns the length in bytes of the value of field in the hash
@@ -751,7 +751,7 @@ func (c *Client) HStrLen(ctx context.Context, key, field string) (int64, error) 
 // HStrLen queues the command of [Client.HStrLen]; its Future holds what that
 // method returns.
 func (b *Batch) HStrLen(key, field string) Future[int64] {
-	return enqueue(b, b.c.cmdHStrLen(key, field))
+	return enqueue(b, b.client().cmdHStrLen(key, field))
 }
 
 // HTTL returns the remaining time to live of fields of the hash at key
@@ -767,7 +767,7 @@ func (c *Client) HTTL(ctx context.Context, key string, fields ...string) ([]time
 // HTTL queues the command of [Client.HTTL]; its Future holds what that
 // method returns.
 func (b *Batch) HTTL(key string, fields ...string) Future[[]time.Duration] {
-	return enqueue(b, b.c.cmdHTTL(key, fields...))
+	return enqueue(b, b.client().cmdHTTL(key, fields...))
 }
 
 // HVals returns the values of the hash at key as a []string, in the
@@ -780,7 +780,7 @@ func (c *Client) HVals(ctx context.Context, key string) ([]string, error) {
 // HVals queues the command of [Client.HVals]; its Future holds what that
 // method returns.
 func (b *Batch) HVals(key string) Future[[]string] {
-	return enqueue(b, b.c.cmdHVals(key))
+	return enqueue(b, b.client().cmdHVals(key))
 }
 
 // IncrByFloat adds delta to the number at key (INCRBYFLOAT), treating a
@@ -794,7 +794,7 @@ func (c *Client) IncrByFloat(ctx context.Context, key string, delta float64) (fl
 // IncrByFloat queues the command of [Client.IncrByFloat]; its Future holds what that
 // method returns.
 func (b *Batch) IncrByFloat(key string, delta float64) Future[float64] {
-	return enqueue(b, b.c.cmdIncrByFloat(key, delta))
+	return enqueue(b, b.client().cmdIncrByFloat(key, delta))
 }
 
 // Info returns the server's information and statistics (INFO), parsed
@@ -811,7 +811,7 @@ func (c *Client) Info(ctx context.Context, sections ...string) (Info, error) {
 // Info queues the command of [Client.Info]; its Future holds what that
 // method returns.
 func (b *Batch) Info(sections ...string) Future[Info] {
-	return enqueue(b, b.c.cmdInfo(sections...))
+	return enqueue(b, b.client().cmdInfo(sections...))
 }
 
 // LCS returns the longest common subsequence of the strings at key1 and
@@ -825,7 +825,7 @@ func (c *Client) LCS(ctx context.Context, key1, key2 string) (string, error) {
 // LCS queues the command of [Client.LCS]; its Future holds what that
 // method returns.
 func (b *Batch) LCS(key1, key2 string) Future[string] {
-	return enqueue(b, b.c.cmdLCS(key1, key2))
+	return enqueue(b, b.client().cmdLCS(key1, key2))
 }
 
 // LCSIdx returns where the longest common subsequence of the strings at
@@ -840,7 +840,7 @@ func (c *Client) LCSIdx(ctx context.Context, key1, key2 string, minMatchLen int6
 // LCSIdx queues the command of [Client.LCSIdx]; its Future holds what that
 // method returns.
 func (b *Batch) LCSIdx(key1, key2 string, minMatchLen int64) Future[LCSResult] {
-	return enqueue(b, b.c.cmdLCSIdx(key1, key2, minMatchLen))
+	return enqueue(b, b.client().cmdLCSIdx(key1, key2, minMatchLen))
 }
 
 // LCSLen returns the length of the longest common subsequence of the
@@ -852,7 +852,7 @@ func (c *Client) LCSLen(ctx context.Context, key1, key2 string) (int64, error) {
 // LCSLen queues the command of [Client.LCSLen]; its Future holds what that
 // method returns.
 func (b *Batch) LCSLen(key1, key2 string) Future[int64] {
-	return enqueue(b, b.c.cmdLCSLen(key1, key2))
+	return enqueue(b, b.client().cmdLCSLen(key1, key2))
 }
 
 // LIndex returns the element at index of the list at key as a string
@@ -865,7 +865,7 @@ func (c *Client) LIndex(ctx context.Context, key string, index int64) (string, e
 // LIndex queues the command of [Client.LIndex]; its Future holds what that
 // method returns.
 func (b *Batch) LIndex(key string, index int64) Future[string] {
-	return enqueue(b, b.c.cmdLIndex(key, index))
+	return enqueue(b, b.client().cmdLIndex(key, index))
 }
 
 // LInsert inserts value into the list at key just before (before true) or
@@ -879,7 +879,7 @@ func (c *Client) LInsert(ctx context.Context, key string, before bool, pivot, va
 // LInsert queues the command of [Client.LInsert]; its Future holds what that
 // method returns.
 func (b *Batch) LInsert(key string, before bool, pivot, value string) Future[int64] {
-	return enqueue(b, b.c.cmdLInsert(key, before, pivot, value))
+	return enqueue(b, b.client().cmdLInsert(key, before, pivot, value))
 }
 
 // LLen returns the length of the list at key as an int64 (0 when the key
@@ -891,7 +891,7 @@ func (c *Client) LLen(ctx context.Context, key string) (int64, error) {
 // LLen queues the command of [Client.LLen]; its Future holds what that
 // method returns.
 func (b *Batch) LLen(key string) Future[int64] {
-	return enqueue(b, b.c.cmdLLen(key))
+	return enqueue(b, b.client().cmdLLen(key))
 }
 
 // LMPop pops up to count elements (count 0: one, as the server does by
@@ -909,7 +909,7 @@ func (c *Client) LMPop(ctx context.Context, from ListSide, count int64, keys ...
 // LMPop queues the command of [Client.LMPop]; its Future holds what that
 // method returns.
 func (b *Batch) LMPop(from ListSide, count int64, keys ...string) Future[KeyElements] {
-	return enqueue(b, b.c.cmdLMPop(from, count, keys...))
+	return enqueue(b, b.client().cmdLMPop(from, count, keys...))
 }
 
 // LMove pops an element from the from end of the list at src, pushes it
@@ -926,7 +926,7 @@ func (c *Client) LMove(ctx context.Context, src, dst string, from, to ListSide) 
 // LMove queues the command of [Client.LMove]; its Future holds what that
 // method returns.
 func (b *Batch) LMove(src, dst string, from, to ListSide) Future[string] {
-	return enqueue(b, b.c.cmdLMove(src, dst, from, to))
+	return enqueue(b, b.client().cmdLMove(src, dst, from, to))
 }
 
 // LPop removes and returns the first element of the list at key, or
@@ -939,7 +939,7 @@ func (c *Client) LPop(ctx context.Context, key string) (string, error) {
 // LPop queues the command of [Client.LPop]; its Future holds what that
 // method returns.
 func (b *Batch) LPop(key string) Future[string] {
-	return enqueue(b, b.c.cmdLPop(key))
+	return enqueue(b, b.client().cmdLPop(key))
 }
 
 // LPos returns the index of the first element equal to element in the
@@ -952,7 +952,7 @@ func (c *Client) LPos(ctx context.Context, key, element string) (int64, error) {
 // LPos queues the command of [Client.LPos]; its Future holds what that
 // method returns.
 func (b *Batch) LPos(key, element string) Future[int64] {
-	return enqueue(b, b.c.cmdLPos(key, element))
+	return enqueue(b, b.client().cmdLPos(key, element))
 }
 
 // LPush prepends values to the list at key and returns its new length.
@@ -965,7 +965,7 @@ func (c *Client) LPush(ctx context.Context, key string, values ...string) (int64
 // LPush queues the command of [Client.LPush]; its Future holds what that
 // method returns.
 func (b *Batch) LPush(key string, values ...string) Future[int64] {
-	return enqueue(b, b.c.cmdLPush(key, values...))
+	return enqueue(b, b.client().cmdLPush(key, values...))
 }
 
 // LPushX prepends values to the list at key only if the key holds a list,
@@ -979,7 +979,7 @@ func (c *Client) LPushX(ctx context.Context, key string, values ...string) (int6
 // LPushX queues the command of [Client.LPushX]; its Future holds what that
 // method returns.
 func (b *Batch) LPushX(key string, values ...string) Future[int64] {
-	return enqueue(b, b.c.cmdLPushX(key, values...))
+	return enqueue(b, b.client().cmdLPushX(key, values...))
 }
 
 // LRange returns the elements from start to stop (inclusive; negative
@@ -991,7 +991,7 @@ func (c *Client) LRange(ctx context.Context, key string, start, stop int64) ([]s
 // LRange queues the command of [Client.LRange]; its Future holds what that
 // method returns.
 func (b *Batch) LRange(key string, start, stop int64) Future[[]string] {
-	return enqueue(b, b.c.cmdLRange(key, start, stop))
+	return enqueue(b, b.client().cmdLRange(key, start, stop))
 }
 
 // LRem removes elements equal to value from the list at key and returns
@@ -1005,19 +1005,19 @@ func (c *Client) LRem(ctx context.Context, key string, count int64, value string
 // LRem queues the command of [Client.LRem]; its Future holds what that
 // method returns.
 func (b *Batch) LRem(key string, count int64, value string) Future[int64] {
-	return enqueue(b, b.c.cmdLRem(key, count, value))
+	return enqueue(b, b.client().cmdLRem(key, count, value))
 }
 
 // LSet queues the command of [Client.LSet]; its Future holds the
 // member's result as a struct{}.
 func (b *Batch) LSet(key string, index int64, value string) Future[struct{}] {
-	return enqueue(b, b.c.cmdLSet(key, index, value))
+	return enqueue(b, b.client().cmdLSet(key, index, value))
 }
 
 // LTrim queues the command of [Client.LTrim]; its Future holds the
 // member's result as a struct{}.
 func (b *Batch) LTrim(key string, start, stop int64) Future[struct{}] {
-	return enqueue(b, b.c.cmdLTrim(key, start, stop))
+	return enqueue(b, b.client().cmdLTrim(key, start, stop))
 }
 
 // MSetEx sets several keys at once with a shared expiry and condition
@@ -1036,7 +1036,7 @@ func (c *Client) MSetEx(ctx context.Context, opt MSetExOptions, pairs ...string)
 // MSetEx queues the command of [Client.MSetEx]; its Future holds what that
 // method returns.
 func (b *Batch) MSetEx(opt MSetExOptions, pairs ...string) Future[bool] {
-	return enqueue(b, b.c.cmdMSetEx(opt, pairs...))
+	return enqueue(b, b.client().cmdMSetEx(opt, pairs...))
 }
 
 // MSetNX sets several keys only when none of them exists (MSETNX) and
@@ -1052,7 +1052,7 @@ func (c *Client) MSetNX(ctx context.Context, pairs ...string) (bool, error) {
 // MSetNX queues the command of [Client.MSetNX]; its Future holds what that
 // method returns.
 func (b *Batch) MSetNX(pairs ...string) Future[bool] {
-	return enqueue(b, b.c.cmdMSetNX(pairs...))
+	return enqueue(b, b.client().cmdMSetNX(pairs...))
 }
 
 // MemoryUsage returns how many bytes the key and its value take in
@@ -1067,7 +1067,7 @@ func (c *Client) MemoryUsage(ctx context.Context, key string, opt MemoryUsageOpt
 // MemoryUsage queues the command of [Client.MemoryUsage]; its Future holds what that
 // method returns.
 func (b *Batch) MemoryUsage(key string, opt MemoryUsageOptions) Future[int64] {
-	return enqueue(b, b.c.cmdMemoryUsage(key, opt))
+	return enqueue(b, b.client().cmdMemoryUsage(key, opt))
 }
 
 // Move moves key to database db of the same server (MOVE) and reports
@@ -1082,7 +1082,7 @@ func (c *Client) Move(ctx context.Context, key string, db int) (bool, error) {
 // Move queues the command of [Client.Move]; its Future holds what that
 // method returns.
 func (b *Batch) Move(key string, db int) Future[bool] {
-	return enqueue(b, b.c.cmdMove(key, db))
+	return enqueue(b, b.client().cmdMove(key, db))
 }
 
 // ObjectEncoding returns the internal encoding of the value at key (OBJECT
@@ -1095,7 +1095,7 @@ func (c *Client) ObjectEncoding(ctx context.Context, key string) (string, error)
 // ObjectEncoding queues the command of [Client.ObjectEncoding]; its Future holds what that
 // method returns.
 func (b *Batch) ObjectEncoding(key string) Future[string] {
-	return enqueue(b, b.c.cmdObjectEncoding(key))
+	return enqueue(b, b.client().cmdObjectEncoding(key))
 }
 
 // ObjectFreq returns the logarithmic access frequency counter of the value
@@ -1109,7 +1109,7 @@ func (c *Client) ObjectFreq(ctx context.Context, key string) (int64, error) {
 // ObjectFreq queues the command of [Client.ObjectFreq]; its Future holds what that
 // method returns.
 func (b *Batch) ObjectFreq(key string) Future[int64] {
-	return enqueue(b, b.c.cmdObjectFreq(key))
+	return enqueue(b, b.client().cmdObjectFreq(key))
 }
 
 // ObjectIdleTime returns how long the value at key has not been read or
@@ -1123,7 +1123,7 @@ func (c *Client) ObjectIdleTime(ctx context.Context, key string) (time.Duration,
 // ObjectIdleTime queues the command of [Client.ObjectIdleTime]; its Future holds what that
 // method returns.
 func (b *Batch) ObjectIdleTime(key string) Future[time.Duration] {
-	return enqueue(b, b.c.cmdObjectIdleTime(key))
+	return enqueue(b, b.client().cmdObjectIdleTime(key))
 }
 
 // ObjectRefCount returns the reference count of the value at key (OBJECT
@@ -1136,7 +1136,7 @@ func (c *Client) ObjectRefCount(ctx context.Context, key string) (int64, error) 
 // ObjectRefCount queues the command of [Client.ObjectRefCount]; its Future holds what that
 // method returns.
 func (b *Batch) ObjectRefCount(key string) Future[int64] {
-	return enqueue(b, b.c.cmdObjectRefCount(key))
+	return enqueue(b, b.client().cmdObjectRefCount(key))
 }
 
 // PExpire sets key's time to live in milliseconds (PEXPIRE) and reports
@@ -1150,7 +1150,7 @@ func (c *Client) PExpire(ctx context.Context, key string, ttl time.Duration) (bo
 // PExpire queues the command of [Client.PExpire]; its Future holds what that
 // method returns.
 func (b *Batch) PExpire(key string, ttl time.Duration) Future[bool] {
-	return enqueue(b, b.c.cmdPExpire(key, ttl))
+	return enqueue(b, b.client().cmdPExpire(key, ttl))
 }
 
 // PExpireAt makes key expire at tm (PEXPIREAT, in Unix milliseconds) and
@@ -1164,7 +1164,7 @@ func (c *Client) PExpireAt(ctx context.Context, key string, tm time.Time) (bool,
 // PExpireAt queues the command of [Client.PExpireAt]; its Future holds what that
 // method returns.
 func (b *Batch) PExpireAt(key string, tm time.Time) Future[bool] {
-	return enqueue(b, b.c.cmdPExpireAt(key, tm))
+	return enqueue(b, b.client().cmdPExpireAt(key, tm))
 }
 
 // PExpireTime is [Client.ExpireTime] in milliseconds (PEXPIRETIME): it
@@ -1177,7 +1177,7 @@ func (c *Client) PExpireTime(ctx context.Context, key string) (time.Time, error)
 // PExpireTime queues the command of [Client.PExpireTime]; its Future holds what that
 // method returns.
 func (b *Batch) PExpireTime(key string) Future[time.Time] {
-	return enqueue(b, b.c.cmdPExpireTime(key))
+	return enqueue(b, b.client().cmdPExpireTime(key))
 }
 
 // PFAdd adds elements to the HyperLogLog at key (PFADD), creating it when
@@ -1191,7 +1191,7 @@ func (c *Client) PFAdd(ctx context.Context, key string, elements ...string) (boo
 // PFAdd queues the command of [Client.PFAdd]; its Future holds what that
 // method returns.
 func (b *Batch) PFAdd(key string, elements ...string) Future[bool] {
-	return enqueue(b, b.c.cmdPFAdd(key, elements...))
+	return enqueue(b, b.client().cmdPFAdd(key, elements...))
 }
 
 // PFCount returns the estimated number of distinct elements added to the
@@ -1206,19 +1206,19 @@ func (c *Client) PFCount(ctx context.Context, keys ...string) (int64, error) {
 // PFCount queues the command of [Client.PFCount]; its Future holds what that
 // method returns.
 func (b *Batch) PFCount(keys ...string) Future[int64] {
-	return enqueue(b, b.c.cmdPFCount(keys...))
+	return enqueue(b, b.client().cmdPFCount(keys...))
 }
 
 // PFMerge queues the command of [Client.PFMerge]; its Future holds the
 // member's result as a struct{}.
 func (b *Batch) PFMerge(dest string, sources ...string) Future[struct{}] {
-	return enqueue(b, b.c.cmdPFMerge(dest, sources...))
+	return enqueue(b, b.client().cmdPFMerge(dest, sources...))
 }
 
 // PSetEx queues the command of [Client.PSetEx]; its Future holds the
 // member's result as a struct{}.
 func (b *Batch) PSetEx(key, value string, ttl time.Duration) Future[struct{}] {
-	return enqueue(b, b.c.cmdPSetEx(key, value, ttl))
+	return enqueue(b, b.client().cmdPSetEx(key, value, ttl))
 }
 
 // PTTL returns key's remaining time to live in milliseconds, or
@@ -1230,7 +1230,7 @@ func (c *Client) PTTL(ctx context.Context, key string) (time.Duration, error) {
 // PTTL queues the command of [Client.PTTL]; its Future holds what that
 // method returns.
 func (b *Batch) PTTL(key string) Future[time.Duration] {
-	return enqueue(b, b.c.cmdPTTL(key))
+	return enqueue(b, b.client().cmdPTTL(key))
 }
 
 // Persist removes key's expiry (PERSIST) and reports whether it had one
@@ -1243,13 +1243,13 @@ func (c *Client) Persist(ctx context.Context, key string) (bool, error) {
 // Persist queues the command of [Client.Persist]; its Future holds what that
 // method returns.
 func (b *Batch) Persist(key string) Future[bool] {
-	return enqueue(b, b.c.cmdPersist(key))
+	return enqueue(b, b.client().cmdPersist(key))
 }
 
 // Ping queues the command of [Client.Ping]; its Future holds the
 // member's result as a struct{}.
 func (b *Batch) Ping() Future[struct{}] {
-	return enqueue(b, b.c.cmdPing())
+	return enqueue(b, b.client().cmdPing())
 }
 
 // RPop removes and returns the last element of the list at key as a
@@ -1262,7 +1262,7 @@ func (c *Client) RPop(ctx context.Context, key string) (string, error) {
 // RPop queues the command of [Client.RPop]; its Future holds what that
 // method returns.
 func (b *Batch) RPop(key string) Future[string] {
-	return enqueue(b, b.c.cmdRPop(key))
+	return enqueue(b, b.client().cmdRPop(key))
 }
 
 // RPopLPush removes the last element of the list at src, prepends it to
@@ -1278,7 +1278,7 @@ func (c *Client) RPopLPush(ctx context.Context, src, dst string) (string, error)
 // RPopLPush queues the command of [Client.RPopLPush]; its Future holds what that
 // method returns.
 func (b *Batch) RPopLPush(src, dst string) Future[string] {
-	return enqueue(b, b.c.cmdRPopLPush(src, dst))
+	return enqueue(b, b.client().cmdRPopLPush(src, dst))
 }
 
 // RPush appends values to the list at key and returns its new length.
@@ -1291,7 +1291,7 @@ func (c *Client) RPush(ctx context.Context, key string, values ...string) (int64
 // RPush queues the command of [Client.RPush]; its Future holds what that
 // method returns.
 func (b *Batch) RPush(key string, values ...string) Future[int64] {
-	return enqueue(b, b.c.cmdRPush(key, values...))
+	return enqueue(b, b.client().cmdRPush(key, values...))
 }
 
 // RPushX appends values to the list at key only if the key holds a list,
@@ -1305,7 +1305,7 @@ func (c *Client) RPushX(ctx context.Context, key string, values ...string) (int6
 // RPushX queues the command of [Client.RPushX]; its Future holds what that
 // method returns.
 func (b *Batch) RPushX(key string, values ...string) Future[int64] {
-	return enqueue(b, b.c.cmdRPushX(key, values...))
+	return enqueue(b, b.client().cmdRPushX(key, values...))
 }
 
 // RandomKey returns a random key of the database (RANDOMKEY), or [ErrNil]
@@ -1318,13 +1318,13 @@ func (c *Client) RandomKey(ctx context.Context) (string, error) {
 // RandomKey queues the command of [Client.RandomKey]; its Future holds what that
 // method returns.
 func (b *Batch) RandomKey() Future[string] {
-	return enqueue(b, b.c.cmdRandomKey())
+	return enqueue(b, b.client().cmdRandomKey())
 }
 
 // Rename queues the command of [Client.Rename]; its Future holds the
 // member's result as a struct{}.
 func (b *Batch) Rename(key, newKey string) Future[struct{}] {
-	return enqueue(b, b.c.cmdRename(key, newKey))
+	return enqueue(b, b.client().cmdRename(key, newKey))
 }
 
 // RenameNX renames key to newKey only when newKey does not exist
@@ -1337,13 +1337,13 @@ func (c *Client) RenameNX(ctx context.Context, key, newKey string) (bool, error)
 // RenameNX queues the command of [Client.RenameNX]; its Future holds what that
 // method returns.
 func (b *Batch) RenameNX(key, newKey string) Future[bool] {
-	return enqueue(b, b.c.cmdRenameNX(key, newKey))
+	return enqueue(b, b.client().cmdRenameNX(key, newKey))
 }
 
 // Restore queues the command of [Client.Restore]; its Future holds the
 // member's result as a struct{}.
 func (b *Batch) Restore(key, data string, opt RestoreOptions) Future[struct{}] {
-	return enqueue(b, b.c.cmdRestore(key, data, opt))
+	return enqueue(b, b.client().cmdRestore(key, data, opt))
 }
 
 // SAdd adds members to the set at key and returns how many were new. No
@@ -1357,7 +1357,7 @@ func (c *Client) SAdd(ctx context.Context, key string, members ...string) (int64
 // SAdd queues the command of [Client.SAdd]; its Future holds what that
 // method returns.
 func (b *Batch) SAdd(key string, members ...string) Future[int64] {
-	return enqueue(b, b.c.cmdSAdd(key, members...))
+	return enqueue(b, b.client().cmdSAdd(key, members...))
 }
 
 // SCard returns the number of members of the set at key as an int64 (0
@@ -1369,7 +1369,7 @@ func (c *Client) SCard(ctx context.Context, key string) (int64, error) {
 // SCard queues the command of [Client.SCard]; its Future holds what that
 // method returns.
 func (b *Batch) SCard(key string) Future[int64] {
-	return enqueue(b, b.c.cmdSCard(key))
+	return enqueue(b, b.client().cmdSCard(key))
 }
 
 // SDiff returns the members of the set at keys[0] that are in none of
@@ -1383,7 +1383,7 @@ func (c *Client) SDiff(ctx context.Context, keys ...string) ([]string, error) {
 // SDiff queues the command of [Client.SDiff]; its Future holds what that
 // method returns.
 func (b *Batch) SDiff(keys ...string) Future[[]string] {
-	return enqueue(b, b.c.cmdSDiff(keys...))
+	return enqueue(b, b.client().cmdSDiff(keys...))
 }
 
 // SDiffStore stores the difference of the sets at keys (as [Client.SDiff]
@@ -1398,7 +1398,7 @@ func (c *Client) SDiffStore(ctx context.Context, dst string, keys ...string) (in
 // SDiffStore queues the command of [Client.SDiffStore]; its Future holds what that
 // method returns.
 func (b *Batch) SDiffStore(dst string, keys ...string) Future[int64] {
-	return enqueue(b, b.c.cmdSDiffStore(dst, keys...))
+	return enqueue(b, b.client().cmdSDiffStore(dst, keys...))
 }
 
 // SInter returns the members of the intersection of the sets at keys as
@@ -1412,7 +1412,7 @@ func (c *Client) SInter(ctx context.Context, keys ...string) ([]string, error) {
 // SInter queues the command of [Client.SInter]; its Future holds what that
 // method returns.
 func (b *Batch) SInter(keys ...string) Future[[]string] {
-	return enqueue(b, b.c.cmdSInter(keys...))
+	return enqueue(b, b.client().cmdSInter(keys...))
 }
 
 // SInterCard returns the number of members of the intersection of the
@@ -1428,7 +1428,7 @@ func (c *Client) SInterCard(ctx context.Context, limit int64, keys ...string) (i
 // SInterCard queues the command of [Client.SInterCard]; its Future holds what that
 // method returns.
 func (b *Batch) SInterCard(limit int64, keys ...string) Future[int64] {
-	return enqueue(b, b.c.cmdSInterCard(limit, keys...))
+	return enqueue(b, b.client().cmdSInterCard(limit, keys...))
 }
 
 // SInterStore stores the intersection of the sets at keys in dst,
@@ -1442,7 +1442,7 @@ func (c *Client) SInterStore(ctx context.Context, dst string, keys ...string) (i
 // SInterStore queues the command of [Client.SInterStore]; its Future holds what that
 // method returns.
 func (b *Batch) SInterStore(dst string, keys ...string) Future[int64] {
-	return enqueue(b, b.c.cmdSInterStore(dst, keys...))
+	return enqueue(b, b.client().cmdSInterStore(dst, keys...))
 }
 
 // SIsMember reports whether member belongs to the set at key. Its retry
@@ -1454,7 +1454,7 @@ func (c *Client) SIsMember(ctx context.Context, key, member string) (bool, error
 // SIsMember queues the command of [Client.SIsMember]; its Future holds what that
 // method returns.
 func (b *Batch) SIsMember(key, member string) Future[bool] {
-	return enqueue(b, b.c.cmdSIsMember(key, member))
+	return enqueue(b, b.client().cmdSIsMember(key, member))
 }
 
 // SMIsMember reports, for each of members in order, whether it belongs to
@@ -1467,7 +1467,7 @@ func (c *Client) SMIsMember(ctx context.Context, key string, members ...string) 
 // SMIsMember queues the command of [Client.SMIsMember]; its Future holds what that
 // method returns.
 func (b *Batch) SMIsMember(key string, members ...string) Future[[]bool] {
-	return enqueue(b, b.c.cmdSMIsMember(key, members...))
+	return enqueue(b, b.client().cmdSMIsMember(key, members...))
 }
 
 // SMembers returns every member of the set at key, in no particular order
@@ -1479,7 +1479,7 @@ func (c *Client) SMembers(ctx context.Context, key string) ([]string, error) {
 // SMembers queues the command of [Client.SMembers]; its Future holds what that
 // method returns.
 func (b *Batch) SMembers(key string) Future[[]string] {
-	return enqueue(b, b.c.cmdSMembers(key))
+	return enqueue(b, b.client().cmdSMembers(key))
 }
 
 // SMove moves member from the set at src to the set at dst and reports
@@ -1492,7 +1492,7 @@ func (c *Client) SMove(ctx context.Context, src, dst, member string) (bool, erro
 // SMove queues the command of [Client.SMove]; its Future holds what that
 // method returns.
 func (b *Batch) SMove(src, dst, member string) Future[bool] {
-	return enqueue(b, b.c.cmdSMove(src, dst, member))
+	return enqueue(b, b.client().cmdSMove(src, dst, member))
 }
 
 // SPop removes and returns a random member of the set at key, or [ErrNil]
@@ -1505,7 +1505,7 @@ func (c *Client) SPop(ctx context.Context, key string) (string, error) {
 // SPop queues the command of [Client.SPop]; its Future holds what that
 // method returns.
 func (b *Batch) SPop(key string) Future[string] {
-	return enqueue(b, b.c.cmdSPop(key))
+	return enqueue(b, b.client().cmdSPop(key))
 }
 
 // SRandMember returns random members of the set at key as a []string
@@ -1520,7 +1520,7 @@ func (c *Client) SRandMember(ctx context.Context, key string, count int64) ([]st
 // SRandMember queues the command of [Client.SRandMember]; its Future holds what that
 // method returns.
 func (b *Batch) SRandMember(key string, count int64) Future[[]string] {
-	return enqueue(b, b.c.cmdSRandMember(key, count))
+	return enqueue(b, b.client().cmdSRandMember(key, count))
 }
 
 // SRem removes members from the set at key and returns how many were
@@ -1533,7 +1533,7 @@ func (c *Client) SRem(ctx context.Context, key string, members ...string) (int64
 // SRem queues the command of [Client.SRem]; its Future holds what that
 // method returns.
 func (b *Batch) SRem(key string, members ...string) Future[int64] {
-	return enqueue(b, b.c.cmdSRem(key, members...))
+	return enqueue(b, b.client().cmdSRem(key, members...))
 }
 
 // SUnion returns the members of the union of the sets at keys as a
@@ -1547,7 +1547,7 @@ func (c *Client) SUnion(ctx context.Context, keys ...string) ([]string, error) {
 // SUnion queues the command of [Client.SUnion]; its Future holds what that
 // method returns.
 func (b *Batch) SUnion(keys ...string) Future[[]string] {
-	return enqueue(b, b.c.cmdSUnion(keys...))
+	return enqueue(b, b.client().cmdSUnion(keys...))
 }
 
 // SUnionStore stores the union of the sets at keys in dst, replacing it
@@ -1561,7 +1561,7 @@ func (c *Client) SUnionStore(ctx context.Context, dst string, keys ...string) (i
 // SUnionStore queues the command of [Client.SUnionStore]; its Future holds what that
 // method returns.
 func (b *Batch) SUnionStore(dst string, keys ...string) Future[int64] {
-	return enqueue(b, b.c.cmdSUnionStore(dst, keys...))
+	return enqueue(b, b.client().cmdSUnionStore(dst, keys...))
 }
 
 // SetBit sets the bit at offset in the string at key to value (SETBIT;
@@ -1576,13 +1576,13 @@ func (c *Client) SetBit(ctx context.Context, key string, offset int64, value boo
 // SetBit queues the command of [Client.SetBit]; its Future holds what that
 // method returns.
 func (b *Batch) SetBit(key string, offset int64, value bool) Future[bool] {
-	return enqueue(b, b.c.cmdSetBit(key, offset, value))
+	return enqueue(b, b.client().cmdSetBit(key, offset, value))
 }
 
 // SetEx queues the command of [Client.SetEx]; its Future holds the
 // member's result as a struct{}.
 func (b *Batch) SetEx(key, value string, ttl time.Duration) Future[struct{}] {
-	return enqueue(b, b.c.cmdSetEx(key, value, ttl))
+	return enqueue(b, b.client().cmdSetEx(key, value, ttl))
 }
 
 // SetNX sets key to value only when key does not exist (SETNX) and reports
@@ -1596,7 +1596,7 @@ func (c *Client) SetNX(ctx context.Context, key, value string) (bool, error) {
 // SetNX queues the command of [Client.SetNX]; its Future holds what that
 // method returns.
 func (b *Batch) SetNX(key, value string) Future[bool] {
-	return enqueue(b, b.c.cmdSetNX(key, value))
+	return enqueue(b, b.client().cmdSetNX(key, value))
 }
 
 // SetRange overwrites the string at key from offset with value (SETRANGE),
@@ -1610,7 +1610,7 @@ func (c *Client) SetRange(ctx context.Context, key string, offset int64, value s
 // SetRange queues the command of [Client.SetRange]; its Future holds what that
 // method returns.
 func (b *Batch) SetRange(key string, offset int64, value string) Future[int64] {
-	return enqueue(b, b.c.cmdSetRange(key, offset, value))
+	return enqueue(b, b.client().cmdSetRange(key, offset, value))
 }
 
 // Sort returns the elements of the list, set or sorted set at key sorted
@@ -1626,7 +1626,7 @@ func (c *Client) Sort(ctx context.Context, key string, opt SortOptions) ([]strin
 // Sort queues the command of [Client.Sort]; its Future holds what that
 // method returns.
 func (b *Batch) Sort(key string, opt SortOptions) Future[[]string] {
-	return enqueue(b, b.c.cmdSort(key, opt))
+	return enqueue(b, b.client().cmdSort(key, opt))
 }
 
 // SortRO is [Client.Sort] as SORT_RO (Redis 7.0 or later), which a
@@ -1639,7 +1639,7 @@ func (c *Client) SortRO(ctx context.Context, key string, opt SortOptions) ([]str
 // SortRO queues the command of [Client.SortRO]; its Future holds what that
 // method returns.
 func (b *Batch) SortRO(key string, opt SortOptions) Future[[]string] {
-	return enqueue(b, b.c.cmdSortRO(key, opt))
+	return enqueue(b, b.client().cmdSortRO(key, opt))
 }
 
 // SortStore sorts as [Client.Sort] does and stores the result as a list
@@ -1653,7 +1653,7 @@ func (c *Client) SortStore(ctx context.Context, key, dest string, opt SortOption
 // SortStore queues the command of [Client.SortStore]; its Future holds what that
 // method returns.
 func (b *Batch) SortStore(key, dest string, opt SortOptions) Future[int64] {
-	return enqueue(b, b.c.cmdSortStore(key, dest, opt))
+	return enqueue(b, b.client().cmdSortStore(key, dest, opt))
 }
 
 // StrLen returns the length of the string at key (0 when missing).
@@ -1664,7 +1664,7 @@ func (c *Client) StrLen(ctx context.Context, key string) (int64, error) {
 // StrLen queues the command of [Client.StrLen]; its Future holds what that
 // method returns.
 func (b *Batch) StrLen(key string) Future[int64] {
-	return enqueue(b, b.c.cmdStrLen(key))
+	return enqueue(b, b.client().cmdStrLen(key))
 }
 
 // TTL returns key's remaining time to live in whole seconds, or
@@ -1676,7 +1676,7 @@ func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {
 // TTL queues the command of [Client.TTL]; its Future holds what that
 // method returns.
 func (b *Batch) TTL(key string) Future[time.Duration] {
-	return enqueue(b, b.c.cmdTTL(key))
+	return enqueue(b, b.client().cmdTTL(key))
 }
 
 // Time returns the server's clock (TIME), to the microsecond, in the
@@ -1689,13 +1689,13 @@ func (c *Client) Time(ctx context.Context) (time.Time, error) {
 // Time queues the command of [Client.Time]; its Future holds what that
 // method returns.
 func (b *Batch) Time() Future[time.Time] {
-	return enqueue(b, b.c.cmdTime())
+	return enqueue(b, b.client().cmdTime())
 }
 
 // Touch queues the command of [Client.Touch]; its Future holds the
 // member's result as a int64.
 func (b *Batch) Touch(keys ...string) Future[int64] {
-	return enqueue(b, b.c.cmdTouch(keys...))
+	return enqueue(b, b.client().cmdTouch(keys...))
 }
 
 // Type returns the type of the value at key (TYPE): "string", "list",
@@ -1708,13 +1708,13 @@ func (c *Client) Type(ctx context.Context, key string) (string, error) {
 // Type queues the command of [Client.Type]; its Future holds what that
 // method returns.
 func (b *Batch) Type(key string) Future[string] {
-	return enqueue(b, b.c.cmdType(key))
+	return enqueue(b, b.client().cmdType(key))
 }
 
 // Unlink queues the command of [Client.Unlink]; its Future holds the
 // member's result as a int64.
 func (b *Batch) Unlink(keys ...string) Future[int64] {
-	return enqueue(b, b.c.cmdUnlink(keys...))
+	return enqueue(b, b.client().cmdUnlink(keys...))
 }
 
 // XAck acknowledges the entries with the given IDs in the group group of
@@ -1729,7 +1729,7 @@ func (c *Client) XAck(ctx context.Context, key, group string, ids ...string) (in
 // XAck queues the command of [Client.XAck]; its Future holds what that
 // method returns.
 func (b *Batch) XAck(key, group string, ids ...string) Future[int64] {
-	return enqueue(b, b.c.cmdXAck(key, group, ids...))
+	return enqueue(b, b.client().cmdXAck(key, group, ids...))
 }
 
 // XAckDel acknowledges the entries with the given IDs in the group group
@@ -1744,7 +1744,7 @@ func (c *Client) XAckDel(ctx context.Context, key, group string, policy XRefPoli
 // XAckDel queues the command of [Client.XAckDel]; its Future holds what that
 // method returns.
 func (b *Batch) XAckDel(key, group string, policy XRefPolicy, ids ...string) Future[[]XDelResult] {
-	return enqueue(b, b.c.cmdXAckDel(key, group, policy, ids...))
+	return enqueue(b, b.client().cmdXAckDel(key, group, policy, ids...))
 }
 
 // XAutoClaim gives consumer the ownership of up to opt.Count pending
@@ -1761,7 +1761,7 @@ func (c *Client) XAutoClaim(ctx context.Context, key, group, consumer string, op
 // XAutoClaim queues the command of [Client.XAutoClaim]; its Future holds what that
 // method returns.
 func (b *Batch) XAutoClaim(key, group, consumer string, opt XAutoClaimOptions) Future[XAutoClaimResult] {
-	return enqueue(b, b.c.cmdXAutoClaim(key, group, consumer, opt))
+	return enqueue(b, b.client().cmdXAutoClaim(key, group, consumer, opt))
 }
 
 // XAutoClaimJustID is [Client.XAutoClaim] with JUSTID: it returns only
@@ -1774,13 +1774,13 @@ func (c *Client) XAutoClaimJustID(ctx context.Context, key, group, consumer stri
 // XAutoClaimJustID queues the command of [Client.XAutoClaimJustID]; its Future holds what that
 // method returns.
 func (b *Batch) XAutoClaimJustID(key, group, consumer string, opt XAutoClaimOptions) Future[XAutoClaimJustIDResult] {
-	return enqueue(b, b.c.cmdXAutoClaimJustID(key, group, consumer, opt))
+	return enqueue(b, b.client().cmdXAutoClaimJustID(key, group, consumer, opt))
 }
 
 // XCfgSet queues the command of [Client.XCfgSet]; its Future holds the
 // member's result as a struct{}.
 func (b *Batch) XCfgSet(key string, opt XCfgOptions) Future[struct{}] {
-	return enqueue(b, b.c.cmdXCfgSet(key, opt))
+	return enqueue(b, b.client().cmdXCfgSet(key, opt))
 }
 
 // XClaim gives consumer the ownership of the pending entries with the
@@ -1797,7 +1797,7 @@ func (c *Client) XClaim(ctx context.Context, key, group, consumer string, opt XC
 // XClaim queues the command of [Client.XClaim]; its Future holds what that
 // method returns.
 func (b *Batch) XClaim(key, group, consumer string, opt XClaimOptions, ids ...string) Future[[]XMessage] {
-	return enqueue(b, b.c.cmdXClaim(key, group, consumer, opt, ids...))
+	return enqueue(b, b.client().cmdXClaim(key, group, consumer, opt, ids...))
 }
 
 // XClaimJustID is [Client.XClaim] with JUSTID: it returns only the
@@ -1810,7 +1810,7 @@ func (c *Client) XClaimJustID(ctx context.Context, key, group, consumer string, 
 // XClaimJustID queues the command of [Client.XClaimJustID]; its Future holds what that
 // method returns.
 func (b *Batch) XClaimJustID(key, group, consumer string, opt XClaimOptions, ids ...string) Future[[]string] {
-	return enqueue(b, b.c.cmdXClaimJustID(key, group, consumer, opt, ids...))
+	return enqueue(b, b.client().cmdXClaimJustID(key, group, consumer, opt, ids...))
 }
 
 // XDel removes the entries with the given IDs from the stream at key and
@@ -1823,7 +1823,7 @@ func (c *Client) XDel(ctx context.Context, key string, ids ...string) (int64, er
 // XDel queues the command of [Client.XDel]; its Future holds what that
 // method returns.
 func (b *Batch) XDel(key string, ids ...string) Future[int64] {
-	return enqueue(b, b.c.cmdXDel(key, ids...))
+	return enqueue(b, b.client().cmdXDel(key, ids...))
 }
 
 // XDelEx deletes the entries with the given IDs from the stream at key as
@@ -1837,13 +1837,13 @@ func (c *Client) XDelEx(ctx context.Context, key string, policy XRefPolicy, ids 
 // XDelEx queues the command of [Client.XDelEx]; its Future holds what that
 // method returns.
 func (b *Batch) XDelEx(key string, policy XRefPolicy, ids ...string) Future[[]XDelResult] {
-	return enqueue(b, b.c.cmdXDelEx(key, policy, ids...))
+	return enqueue(b, b.client().cmdXDelEx(key, policy, ids...))
 }
 
 // XGroupCreate queues the command of [Client.XGroupCreate]; its Future holds the
 // member's result as a struct{}.
 func (b *Batch) XGroupCreate(key, group, start string, opt XGroupCreateOptions) Future[struct{}] {
-	return enqueue(b, b.c.cmdXGroupCreate(key, group, start, opt))
+	return enqueue(b, b.client().cmdXGroupCreate(key, group, start, opt))
 }
 
 // XGroupCreateConsumer creates consumer in the group group of the stream
@@ -1856,7 +1856,7 @@ func (c *Client) XGroupCreateConsumer(ctx context.Context, key, group, consumer 
 // XGroupCreateConsumer queues the command of [Client.XGroupCreateConsumer]; its Future holds what that
 // method returns.
 func (b *Batch) XGroupCreateConsumer(key, group, consumer string) Future[bool] {
-	return enqueue(b, b.c.cmdXGroupCreateConsumer(key, group, consumer))
+	return enqueue(b, b.client().cmdXGroupCreateConsumer(key, group, consumer))
 }
 
 // XGroupDelConsumer deletes consumer from the group group of the stream
@@ -1870,7 +1870,7 @@ func (c *Client) XGroupDelConsumer(ctx context.Context, key, group, consumer str
 // XGroupDelConsumer queues the command of [Client.XGroupDelConsumer]; its Future holds what that
 // method returns.
 func (b *Batch) XGroupDelConsumer(key, group, consumer string) Future[int64] {
-	return enqueue(b, b.c.cmdXGroupDelConsumer(key, group, consumer))
+	return enqueue(b, b.client().cmdXGroupDelConsumer(key, group, consumer))
 }
 
 // XGroupDestroy deletes the consumer group group of the stream at key and
@@ -1882,13 +1882,13 @@ func (c *Client) XGroupDestroy(ctx context.Context, key, group string) (bool, er
 // XGroupDestroy queues the command of [Client.XGroupDestroy]; its Future holds what that
 // method returns.
 func (b *Batch) XGroupDestroy(key, group string) Future[bool] {
-	return enqueue(b, b.c.cmdXGroupDestroy(key, group))
+	return enqueue(b, b.client().cmdXGroupDestroy(key, group))
 }
 
 // XGroupSetID queues the command of [Client.XGroupSetID]; its Future holds the
 // member's result as a struct{}.
 func (b *Batch) XGroupSetID(key, group, id string, opt XGroupSetIDOptions) Future[struct{}] {
-	return enqueue(b, b.c.cmdXGroupSetID(key, group, id, opt))
+	return enqueue(b, b.client().cmdXGroupSetID(key, group, id, opt))
 }
 
 // XInfoConsumers describes the consumers of the group group of the
@@ -1901,7 +1901,7 @@ func (c *Client) XInfoConsumers(ctx context.Context, key, group string) ([]XCons
 // XInfoConsumers queues the command of [Client.XInfoConsumers]; its Future holds what that
 // method returns.
 func (b *Batch) XInfoConsumers(key, group string) Future[[]XConsumerInfo] {
-	return enqueue(b, b.c.cmdXInfoConsumers(key, group))
+	return enqueue(b, b.client().cmdXInfoConsumers(key, group))
 }
 
 // XInfoGroups describes the consumer groups of the stream at key. A
@@ -1913,7 +1913,7 @@ func (c *Client) XInfoGroups(ctx context.Context, key string) ([]XGroupInfo, err
 // XInfoGroups queues the command of [Client.XInfoGroups]; its Future holds what that
 // method returns.
 func (b *Batch) XInfoGroups(key string) Future[[]XGroupInfo] {
-	return enqueue(b, b.c.cmdXInfoGroups(key))
+	return enqueue(b, b.client().cmdXInfoGroups(key))
 }
 
 // XInfoStream describes the stream at key (XINFO STREAM;
@@ -1926,7 +1926,7 @@ func (c *Client) XInfoStream(ctx context.Context, key string) (XStreamInfo, erro
 // XInfoStream queues the command of [Client.XInfoStream]; its Future holds what that
 // method returns.
 func (b *Batch) XInfoStream(key string) Future[XStreamInfo] {
-	return enqueue(b, b.c.cmdXInfoStream(key))
+	return enqueue(b, b.client().cmdXInfoStream(key))
 }
 
 // XInfoStreamFull describes the stream at key with its entries, pending
@@ -1942,7 +1942,7 @@ func (c *Client) XInfoStreamFull(ctx context.Context, key string, count int64) (
 // XInfoStreamFull queues the command of [Client.XInfoStreamFull]; its Future holds what that
 // method returns.
 func (b *Batch) XInfoStreamFull(key string, count int64) Future[XStreamFullInfo] {
-	return enqueue(b, b.c.cmdXInfoStreamFull(key, count))
+	return enqueue(b, b.client().cmdXInfoStreamFull(key, count))
 }
 
 // XLen returns the number of entries in the stream at key.
@@ -1953,7 +1953,7 @@ func (c *Client) XLen(ctx context.Context, key string) (int64, error) {
 // XLen queues the command of [Client.XLen]; its Future holds what that
 // method returns.
 func (b *Batch) XLen(key string) Future[int64] {
-	return enqueue(b, b.c.cmdXLen(key))
+	return enqueue(b, b.client().cmdXLen(key))
 }
 
 // XPending returns the summary of the pending entries of the group group
@@ -1966,7 +1966,7 @@ func (c *Client) XPending(ctx context.Context, key, group string) (XPendingSumma
 // XPending queues the command of [Client.XPending]; its Future holds what that
 // method returns.
 func (b *Batch) XPending(key, group string) Future[XPendingSummary] {
-	return enqueue(b, b.c.cmdXPending(key, group))
+	return enqueue(b, b.client().cmdXPending(key, group))
 }
 
 // XPendingExt lists the pending entries of the group group of the stream
@@ -1981,7 +1981,7 @@ func (c *Client) XPendingExt(ctx context.Context, key, group string, opt XPendin
 // XPendingExt queues the command of [Client.XPendingExt]; its Future holds what that
 // method returns.
 func (b *Batch) XPendingExt(key, group string, opt XPendingExtOptions) Future[[]XPendingEntry] {
-	return enqueue(b, b.c.cmdXPendingExt(key, group, opt))
+	return enqueue(b, b.client().cmdXPendingExt(key, group, opt))
 }
 
 // XRange returns entries with IDs from start to end ("-" and "+" for the
@@ -1993,19 +1993,19 @@ func (c *Client) XRange(ctx context.Context, key, start, end string, count int64
 // XRange queues the command of [Client.XRange]; its Future holds what that
 // method returns.
 func (b *Batch) XRange(key, start, end string, count int64) Future[[]XMessage] {
-	return enqueue(b, b.c.cmdXRange(key, start, end, count))
+	return enqueue(b, b.client().cmdXRange(key, start, end, count))
 }
 
 // XRead queues the command of [Client.XRead]; its Future holds the
 // member's result as a []XStream.
 func (b *Batch) XRead(opt XReadOptions, streams ...string) Future[[]XStream] {
-	return enqueue(b, b.c.cmdXRead(opt, streams...))
+	return enqueue(b, b.client().cmdXRead(opt, streams...))
 }
 
 // XReadGroup queues the command of [Client.XReadGroup]; its Future holds the
 // member's result as a []XStream.
 func (b *Batch) XReadGroup(group, consumer string, opt XReadGroupOptions, streams ...string) Future[[]XStream] {
-	return enqueue(b, b.c.cmdXReadGroup(group, consumer, opt, streams...))
+	return enqueue(b, b.client().cmdXReadGroup(group, consumer, opt, streams...))
 }
 
 // XRevRange returns entries with IDs from end down to start ("+" and "-"
@@ -2018,13 +2018,13 @@ func (c *Client) XRevRange(ctx context.Context, key, end, start string, count in
 // XRevRange queues the command of [Client.XRevRange]; its Future holds what that
 // method returns.
 func (b *Batch) XRevRange(key, end, start string, count int64) Future[[]XMessage] {
-	return enqueue(b, b.c.cmdXRevRange(key, end, start, count))
+	return enqueue(b, b.client().cmdXRevRange(key, end, start, count))
 }
 
 // XSetID queues the command of [Client.XSetID]; its Future holds the
 // member's result as a struct{}.
 func (b *Batch) XSetID(key, lastID string, opt XSetIDOptions) Future[struct{}] {
-	return enqueue(b, b.c.cmdXSetID(key, lastID, opt))
+	return enqueue(b, b.client().cmdXSetID(key, lastID, opt))
 }
 
 // XTrim trims the stream at key as opt says and returns how many entries
@@ -2040,7 +2040,7 @@ func (c *Client) XTrim(ctx context.Context, key string, opt XTrimOptions) (int64
 // XTrim queues the command of [Client.XTrim]; its Future holds what that
 // method returns.
 func (b *Batch) XTrim(key string, opt XTrimOptions) Future[int64] {
-	return enqueue(b, b.c.cmdXTrim(key, opt))
+	return enqueue(b, b.client().cmdXTrim(key, opt))
 }
 
 // ZAdd adds or updates members of the sorted set at key and returns how
@@ -2052,7 +2052,7 @@ func (c *Client) ZAdd(ctx context.Context, key string, opt ZAddOptions, members 
 // ZAdd queues the command of [Client.ZAdd]; its Future holds what that
 // method returns.
 func (b *Batch) ZAdd(key string, opt ZAddOptions, members ...Z) Future[int64] {
-	return enqueue(b, b.c.cmdZAdd(key, opt, members...))
+	return enqueue(b, b.client().cmdZAdd(key, opt, members...))
 }
 
 // ZAddIncr increments member's score like ZINCRBY, with ZADD's options
@@ -2065,7 +2065,7 @@ func (c *Client) ZAddIncr(ctx context.Context, key string, opt ZAddOptions, memb
 // ZAddIncr queues the command of [Client.ZAddIncr]; its Future holds what that
 // method returns.
 func (b *Batch) ZAddIncr(key string, opt ZAddOptions, member Z) Future[float64] {
-	return enqueue(b, b.c.cmdZAddIncr(key, opt, member))
+	return enqueue(b, b.client().cmdZAddIncr(key, opt, member))
 }
 
 // ZCard returns the number of members of the sorted set at key (ZCARD),
@@ -2077,7 +2077,7 @@ func (c *Client) ZCard(ctx context.Context, key string) (int64, error) {
 // ZCard queues the command of [Client.ZCard]; its Future holds what that
 // method returns.
 func (b *Batch) ZCard(key string) Future[int64] {
-	return enqueue(b, b.c.cmdZCard(key))
+	return enqueue(b, b.client().cmdZCard(key))
 }
 
 // ZCount returns how many members have a score between min and max
@@ -2091,7 +2091,7 @@ func (c *Client) ZCount(ctx context.Context, key, min, max string) (int64, error
 // ZCount queues the command of [Client.ZCount]; its Future holds what that
 // method returns.
 func (b *Batch) ZCount(key, min, max string) Future[int64] {
-	return enqueue(b, b.c.cmdZCount(key, min, max))
+	return enqueue(b, b.client().cmdZCount(key, min, max))
 }
 
 // ZDiff returns the members of the first key's sorted set that are in
@@ -2105,7 +2105,7 @@ func (c *Client) ZDiff(ctx context.Context, keys ...string) ([]string, error) {
 // ZDiff queues the command of [Client.ZDiff]; its Future holds what that
 // method returns.
 func (b *Batch) ZDiff(keys ...string) Future[[]string] {
-	return enqueue(b, b.c.cmdZDiff(keys...))
+	return enqueue(b, b.client().cmdZDiff(keys...))
 }
 
 // ZDiffStore stores what [Client.ZDiff] of keys returns, with the
@@ -2118,7 +2118,7 @@ func (c *Client) ZDiffStore(ctx context.Context, destination string, keys ...str
 // ZDiffStore queues the command of [Client.ZDiffStore]; its Future holds what that
 // method returns.
 func (b *Batch) ZDiffStore(destination string, keys ...string) Future[int64] {
-	return enqueue(b, b.c.cmdZDiffStore(destination, keys...))
+	return enqueue(b, b.client().cmdZDiffStore(destination, keys...))
 }
 
 // ZDiffWithScores is [Client.ZDiff] with each member's score (from the
@@ -2130,7 +2130,7 @@ func (c *Client) ZDiffWithScores(ctx context.Context, keys ...string) ([]Z, erro
 // ZDiffWithScores queues the command of [Client.ZDiffWithScores]; its Future holds what that
 // method returns.
 func (b *Batch) ZDiffWithScores(keys ...string) Future[[]Z] {
-	return enqueue(b, b.c.cmdZDiffWithScores(keys...))
+	return enqueue(b, b.client().cmdZDiffWithScores(keys...))
 }
 
 // ZIncrBy adds increment to member's score (ZINCRBY), adding the member
@@ -2143,7 +2143,7 @@ func (c *Client) ZIncrBy(ctx context.Context, key string, increment float64, mem
 // ZIncrBy queues the command of [Client.ZIncrBy]; its Future holds what that
 // method returns.
 func (b *Batch) ZIncrBy(key string, increment float64, member string) Future[float64] {
-	return enqueue(b, b.c.cmdZIncrBy(key, increment, member))
+	return enqueue(b, b.client().cmdZIncrBy(key, increment, member))
 }
 
 // ZInter returns the members present in every key's sorted set (ZINTER;
@@ -2159,7 +2159,7 @@ func (c *Client) ZInter(ctx context.Context, opt ZCombineOptions, keys ...string
 // ZInter queues the command of [Client.ZInter]; its Future holds what that
 // method returns.
 func (b *Batch) ZInter(opt ZCombineOptions, keys ...string) Future[[]string] {
-	return enqueue(b, b.c.cmdZInter(opt, keys...))
+	return enqueue(b, b.client().cmdZInter(opt, keys...))
 }
 
 // ZInterCard returns how many members are present in every key's sorted
@@ -2173,7 +2173,7 @@ func (c *Client) ZInterCard(ctx context.Context, limit int64, keys ...string) (i
 // ZInterCard queues the command of [Client.ZInterCard]; its Future holds what that
 // method returns.
 func (b *Batch) ZInterCard(limit int64, keys ...string) Future[int64] {
-	return enqueue(b, b.c.cmdZInterCard(limit, keys...))
+	return enqueue(b, b.client().cmdZInterCard(limit, keys...))
 }
 
 // ZInterStore stores what [Client.ZInterWithScores] returns in the sorted
@@ -2186,7 +2186,7 @@ func (c *Client) ZInterStore(ctx context.Context, destination string, opt ZCombi
 // ZInterStore queues the command of [Client.ZInterStore]; its Future holds what that
 // method returns.
 func (b *Batch) ZInterStore(destination string, opt ZCombineOptions, keys ...string) Future[int64] {
-	return enqueue(b, b.c.cmdZInterStore(destination, opt, keys...))
+	return enqueue(b, b.client().cmdZInterStore(destination, opt, keys...))
 }
 
 // ZInterWithScores is [Client.ZInter] with each member's combined score
@@ -2198,7 +2198,7 @@ func (c *Client) ZInterWithScores(ctx context.Context, opt ZCombineOptions, keys
 // ZInterWithScores queues the command of [Client.ZInterWithScores]; its Future holds what that
 // method returns.
 func (b *Batch) ZInterWithScores(opt ZCombineOptions, keys ...string) Future[[]Z] {
-	return enqueue(b, b.c.cmdZInterWithScores(opt, keys...))
+	return enqueue(b, b.client().cmdZInterWithScores(opt, keys...))
 }
 
 // ZLexCount returns how many members lie between the lexicographic bounds
@@ -2212,7 +2212,7 @@ func (c *Client) ZLexCount(ctx context.Context, key, min, max string) (int64, er
 // ZLexCount queues the command of [Client.ZLexCount]; its Future holds what that
 // method returns.
 func (b *Batch) ZLexCount(key, min, max string) Future[int64] {
-	return enqueue(b, b.c.cmdZLexCount(key, min, max))
+	return enqueue(b, b.client().cmdZLexCount(key, min, max))
 }
 
 // ZMPop removes and returns up to count members from the end end of the
@@ -2228,7 +2228,7 @@ func (c *Client) ZMPop(ctx context.Context, end ZEnd, count int64, keys ...strin
 // ZMPop queues the command of [Client.ZMPop]; its Future holds what that
 // method returns.
 func (b *Batch) ZMPop(end ZEnd, count int64, keys ...string) Future[ZMPopResult] {
-	return enqueue(b, b.c.cmdZMPop(end, count, keys...))
+	return enqueue(b, b.client().cmdZMPop(end, count, keys...))
 }
 
 // ZPopMax removes and returns up to count members with the highest scores
@@ -2242,7 +2242,7 @@ func (c *Client) ZPopMax(ctx context.Context, key string, count int64) ([]Z, err
 // ZPopMax queues the command of [Client.ZPopMax]; its Future holds what that
 // method returns.
 func (b *Batch) ZPopMax(key string, count int64) Future[[]Z] {
-	return enqueue(b, b.c.cmdZPopMax(key, count))
+	return enqueue(b, b.client().cmdZPopMax(key, count))
 }
 
 // ZPopMin removes and returns up to count members with the lowest scores
@@ -2256,7 +2256,7 @@ func (c *Client) ZPopMin(ctx context.Context, key string, count int64) ([]Z, err
 // ZPopMin queues the command of [Client.ZPopMin]; its Future holds what that
 // method returns.
 func (b *Batch) ZPopMin(key string, count int64) Future[[]Z] {
-	return enqueue(b, b.c.cmdZPopMin(key, count))
+	return enqueue(b, b.client().cmdZPopMin(key, count))
 }
 
 // ZRandMember returns random members of the sorted set at key
@@ -2271,7 +2271,7 @@ func (c *Client) ZRandMember(ctx context.Context, key string, count int64) ([]st
 // ZRandMember queues the command of [Client.ZRandMember]; its Future holds what that
 // method returns.
 func (b *Batch) ZRandMember(key string, count int64) Future[[]string] {
-	return enqueue(b, b.c.cmdZRandMember(key, count))
+	return enqueue(b, b.client().cmdZRandMember(key, count))
 }
 
 // ZRandMemberWithScores is [Client.ZRandMember] with each member's score
@@ -2283,7 +2283,7 @@ func (c *Client) ZRandMemberWithScores(ctx context.Context, key string, count in
 // ZRandMemberWithScores queues the command of [Client.ZRandMemberWithScores]; its Future holds what that
 // method returns.
 func (b *Batch) ZRandMemberWithScores(key string, count int64) Future[[]Z] {
-	return enqueue(b, b.c.cmdZRandMemberWithScores(key, count))
+	return enqueue(b, b.client().cmdZRandMemberWithScores(key, count))
 }
 
 // ZRange returns the members ranked start to stop (inclusive; negative
@@ -2295,7 +2295,7 @@ func (c *Client) ZRange(ctx context.Context, key string, start, stop int64) ([]s
 // ZRange queues the command of [Client.ZRange]; its Future holds what that
 // method returns.
 func (b *Batch) ZRange(key string, start, stop int64) Future[[]string] {
-	return enqueue(b, b.c.cmdZRange(key, start, stop))
+	return enqueue(b, b.client().cmdZRange(key, start, stop))
 }
 
 // ZRangeArgs returns the members between start and stop read as opt.By
@@ -2311,7 +2311,7 @@ func (c *Client) ZRangeArgs(ctx context.Context, key, start, stop string, opt ZR
 // ZRangeArgs queues the command of [Client.ZRangeArgs]; its Future holds what that
 // method returns.
 func (b *Batch) ZRangeArgs(key, start, stop string, opt ZRangeOptions) Future[[]string] {
-	return enqueue(b, b.c.cmdZRangeArgs(key, start, stop, opt))
+	return enqueue(b, b.client().cmdZRangeArgs(key, start, stop, opt))
 }
 
 // ZRangeArgsWithScores is [Client.ZRangeArgs] with each member's score
@@ -2324,7 +2324,7 @@ func (c *Client) ZRangeArgsWithScores(ctx context.Context, key, start, stop stri
 // ZRangeArgsWithScores queues the command of [Client.ZRangeArgsWithScores]; its Future holds what that
 // method returns.
 func (b *Batch) ZRangeArgsWithScores(key, start, stop string, opt ZRangeOptions) Future[[]Z] {
-	return enqueue(b, b.c.cmdZRangeArgsWithScores(key, start, stop, opt))
+	return enqueue(b, b.client().cmdZRangeArgsWithScores(key, start, stop, opt))
 }
 
 // ZRangeByLex returns the members between the lexicographic bounds min
@@ -2339,7 +2339,7 @@ func (c *Client) ZRangeByLex(ctx context.Context, key, min, max string, limit ZL
 // ZRangeByLex queues the command of [Client.ZRangeByLex]; its Future holds what that
 // method returns.
 func (b *Batch) ZRangeByLex(key, min, max string, limit ZLimit) Future[[]string] {
-	return enqueue(b, b.c.cmdZRangeByLex(key, min, max, limit))
+	return enqueue(b, b.client().cmdZRangeByLex(key, min, max, limit))
 }
 
 // ZRangeByScore returns the members with a score between min and max,
@@ -2354,7 +2354,7 @@ func (c *Client) ZRangeByScore(ctx context.Context, key, min, max string, limit 
 // ZRangeByScore queues the command of [Client.ZRangeByScore]; its Future holds what that
 // method returns.
 func (b *Batch) ZRangeByScore(key, min, max string, limit ZLimit) Future[[]string] {
-	return enqueue(b, b.c.cmdZRangeByScore(key, min, max, limit))
+	return enqueue(b, b.client().cmdZRangeByScore(key, min, max, limit))
 }
 
 // ZRangeByScoreWithScores is [Client.ZRangeByScore] with each member's
@@ -2366,7 +2366,7 @@ func (c *Client) ZRangeByScoreWithScores(ctx context.Context, key, min, max stri
 // ZRangeByScoreWithScores queues the command of [Client.ZRangeByScoreWithScores]; its Future holds what that
 // method returns.
 func (b *Batch) ZRangeByScoreWithScores(key, min, max string, limit ZLimit) Future[[]Z] {
-	return enqueue(b, b.c.cmdZRangeByScoreWithScores(key, min, max, limit))
+	return enqueue(b, b.client().cmdZRangeByScoreWithScores(key, min, max, limit))
 }
 
 // ZRangeStore stores the members of source that [Client.ZRangeArgs] with
@@ -2381,7 +2381,7 @@ func (c *Client) ZRangeStore(ctx context.Context, destination, source, start, st
 // ZRangeStore queues the command of [Client.ZRangeStore]; its Future holds what that
 // method returns.
 func (b *Batch) ZRangeStore(destination, source, start, stop string, opt ZRangeOptions) Future[int64] {
-	return enqueue(b, b.c.cmdZRangeStore(destination, source, start, stop, opt))
+	return enqueue(b, b.client().cmdZRangeStore(destination, source, start, stop, opt))
 }
 
 // ZRangeWithScores is [Client.ZRange] with each member's score.
@@ -2392,7 +2392,7 @@ func (c *Client) ZRangeWithScores(ctx context.Context, key string, start, stop i
 // ZRangeWithScores queues the command of [Client.ZRangeWithScores]; its Future holds what that
 // method returns.
 func (b *Batch) ZRangeWithScores(key string, start, stop int64) Future[[]Z] {
-	return enqueue(b, b.c.cmdZRangeWithScores(key, start, stop))
+	return enqueue(b, b.client().cmdZRangeWithScores(key, start, stop))
 }
 
 // ZRank returns member's rank (ZRANK), 0 for the lowest score, or
@@ -2405,7 +2405,7 @@ func (c *Client) ZRank(ctx context.Context, key, member string) (int64, error) {
 // ZRank queues the command of [Client.ZRank]; its Future holds what that
 // method returns.
 func (b *Batch) ZRank(key, member string) Future[int64] {
-	return enqueue(b, b.c.cmdZRank(key, member))
+	return enqueue(b, b.client().cmdZRank(key, member))
 }
 
 // ZRem removes members from the sorted set at key (ZREM) and returns how
@@ -2418,7 +2418,7 @@ func (c *Client) ZRem(ctx context.Context, key string, members ...string) (int64
 // ZRem queues the command of [Client.ZRem]; its Future holds what that
 // method returns.
 func (b *Batch) ZRem(key string, members ...string) Future[int64] {
-	return enqueue(b, b.c.cmdZRem(key, members...))
+	return enqueue(b, b.client().cmdZRem(key, members...))
 }
 
 // ZRemRangeByLex removes the members between the lexicographic bounds min
@@ -2431,7 +2431,7 @@ func (c *Client) ZRemRangeByLex(ctx context.Context, key, min, max string) (int6
 // ZRemRangeByLex queues the command of [Client.ZRemRangeByLex]; its Future holds what that
 // method returns.
 func (b *Batch) ZRemRangeByLex(key, min, max string) Future[int64] {
-	return enqueue(b, b.c.cmdZRemRangeByLex(key, min, max))
+	return enqueue(b, b.client().cmdZRemRangeByLex(key, min, max))
 }
 
 // ZRemRangeByRank removes the members ranked start to stop (inclusive;
@@ -2444,7 +2444,7 @@ func (c *Client) ZRemRangeByRank(ctx context.Context, key string, start, stop in
 // ZRemRangeByRank queues the command of [Client.ZRemRangeByRank]; its Future holds what that
 // method returns.
 func (b *Batch) ZRemRangeByRank(key string, start, stop int64) Future[int64] {
-	return enqueue(b, b.c.cmdZRemRangeByRank(key, start, stop))
+	return enqueue(b, b.client().cmdZRemRangeByRank(key, start, stop))
 }
 
 // ZRemRangeByScore removes the members with a score between min and max
@@ -2457,7 +2457,7 @@ func (c *Client) ZRemRangeByScore(ctx context.Context, key, min, max string) (in
 // ZRemRangeByScore queues the command of [Client.ZRemRangeByScore]; its Future holds what that
 // method returns.
 func (b *Batch) ZRemRangeByScore(key, min, max string) Future[int64] {
-	return enqueue(b, b.c.cmdZRemRangeByScore(key, min, max))
+	return enqueue(b, b.client().cmdZRemRangeByScore(key, min, max))
 }
 
 // ZRevRange returns the members ranked start to stop counted from the
@@ -2470,7 +2470,7 @@ func (c *Client) ZRevRange(ctx context.Context, key string, start, stop int64) (
 // ZRevRange queues the command of [Client.ZRevRange]; its Future holds what that
 // method returns.
 func (b *Batch) ZRevRange(key string, start, stop int64) Future[[]string] {
-	return enqueue(b, b.c.cmdZRevRange(key, start, stop))
+	return enqueue(b, b.client().cmdZRevRange(key, start, stop))
 }
 
 // ZRevRangeByLex is [Client.ZRangeByLex] in reverse order; the upper bound
@@ -2482,7 +2482,7 @@ func (c *Client) ZRevRangeByLex(ctx context.Context, key, max, min string, limit
 // ZRevRangeByLex queues the command of [Client.ZRevRangeByLex]; its Future holds what that
 // method returns.
 func (b *Batch) ZRevRangeByLex(key, max, min string, limit ZLimit) Future[[]string] {
-	return enqueue(b, b.c.cmdZRevRangeByLex(key, max, min, limit))
+	return enqueue(b, b.client().cmdZRevRangeByLex(key, max, min, limit))
 }
 
 // ZRevRangeByScore is [Client.ZRangeByScore] highest first; the upper
@@ -2495,7 +2495,7 @@ func (c *Client) ZRevRangeByScore(ctx context.Context, key, max, min string, lim
 // ZRevRangeByScore queues the command of [Client.ZRevRangeByScore]; its Future holds what that
 // method returns.
 func (b *Batch) ZRevRangeByScore(key, max, min string, limit ZLimit) Future[[]string] {
-	return enqueue(b, b.c.cmdZRevRangeByScore(key, max, min, limit))
+	return enqueue(b, b.client().cmdZRevRangeByScore(key, max, min, limit))
 }
 
 // ZRevRangeByScoreWithScores is [Client.ZRevRangeByScore] with each
@@ -2507,7 +2507,7 @@ func (c *Client) ZRevRangeByScoreWithScores(ctx context.Context, key, max, min s
 // ZRevRangeByScoreWithScores queues the command of [Client.ZRevRangeByScoreWithScores]; its Future holds what that
 // method returns.
 func (b *Batch) ZRevRangeByScoreWithScores(key, max, min string, limit ZLimit) Future[[]Z] {
-	return enqueue(b, b.c.cmdZRevRangeByScoreWithScores(key, max, min, limit))
+	return enqueue(b, b.client().cmdZRevRangeByScoreWithScores(key, max, min, limit))
 }
 
 // ZRevRangeWithScores is [Client.ZRevRange] with each member's score
@@ -2519,7 +2519,7 @@ func (c *Client) ZRevRangeWithScores(ctx context.Context, key string, start, sto
 // ZRevRangeWithScores queues the command of [Client.ZRevRangeWithScores]; its Future holds what that
 // method returns.
 func (b *Batch) ZRevRangeWithScores(key string, start, stop int64) Future[[]Z] {
-	return enqueue(b, b.c.cmdZRevRangeWithScores(key, start, stop))
+	return enqueue(b, b.client().cmdZRevRangeWithScores(key, start, stop))
 }
 
 // ZRevRank returns member's rank counted from the highest score
@@ -2532,7 +2532,7 @@ func (c *Client) ZRevRank(ctx context.Context, key, member string) (int64, error
 // ZRevRank queues the command of [Client.ZRevRank]; its Future holds what that
 // method returns.
 func (b *Batch) ZRevRank(key, member string) Future[int64] {
-	return enqueue(b, b.c.cmdZRevRank(key, member))
+	return enqueue(b, b.client().cmdZRevRank(key, member))
 }
 
 // ZScore returns member's score, or [ErrNil] when it is not a member.
@@ -2543,7 +2543,7 @@ func (c *Client) ZScore(ctx context.Context, key, member string) (float64, error
 // ZScore queues the command of [Client.ZScore]; its Future holds what that
 // method returns.
 func (b *Batch) ZScore(key, member string) Future[float64] {
-	return enqueue(b, b.c.cmdZScore(key, member))
+	return enqueue(b, b.client().cmdZScore(key, member))
 }
 
 // ZUnion returns the members present in any key's sorted set (ZUNION;
@@ -2557,7 +2557,7 @@ func (c *Client) ZUnion(ctx context.Context, opt ZCombineOptions, keys ...string
 // ZUnion queues the command of [Client.ZUnion]; its Future holds what that
 // method returns.
 func (b *Batch) ZUnion(opt ZCombineOptions, keys ...string) Future[[]string] {
-	return enqueue(b, b.c.cmdZUnion(opt, keys...))
+	return enqueue(b, b.client().cmdZUnion(opt, keys...))
 }
 
 // ZUnionStore stores what [Client.ZUnionWithScores] returns in the sorted
@@ -2570,7 +2570,7 @@ func (c *Client) ZUnionStore(ctx context.Context, destination string, opt ZCombi
 // ZUnionStore queues the command of [Client.ZUnionStore]; its Future holds what that
 // method returns.
 func (b *Batch) ZUnionStore(destination string, opt ZCombineOptions, keys ...string) Future[int64] {
-	return enqueue(b, b.c.cmdZUnionStore(destination, opt, keys...))
+	return enqueue(b, b.client().cmdZUnionStore(destination, opt, keys...))
 }
 
 // ZUnionWithScores is [Client.ZUnion] with each member's combined score
@@ -2582,5 +2582,5 @@ func (c *Client) ZUnionWithScores(ctx context.Context, opt ZCombineOptions, keys
 // ZUnionWithScores queues the command of [Client.ZUnionWithScores]; its Future holds what that
 // method returns.
 func (b *Batch) ZUnionWithScores(opt ZCombineOptions, keys ...string) Future[[]Z] {
-	return enqueue(b, b.c.cmdZUnionWithScores(opt, keys...))
+	return enqueue(b, b.client().cmdZUnionWithScores(opt, keys...))
 }

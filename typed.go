@@ -85,9 +85,31 @@ func frameCmd[T any](f *wire.Frame, s *spec, err error, want wire.Want, conv fun
 }
 
 // enqueue queues x on b; its Future converts the member's reply as the
-// Client method does.
+// Client method does. On a Batch no Client made it rejects x, whose
+// frame b.client built.
 func enqueue[T any](b *Batch, x cmd[T]) Future[T] {
+	if b.c == nil {
+		if x.f != nil {
+			x.f.Release()
+		}
+		return future(b, b.reject(x.s.name, errOrphan(x.s.name)), x.conv)
+	}
 	return future(b, b.addFrame(x.s.name, x.f, x.s, x.err), x.conv)
+}
+
+// orphanBuilder builds the members of a Batch no Client made (a zero
+// Batch), which enqueue then rejects: a Client of no connection, of which
+// a command builder uses the frame pool only.
+var orphanBuilder Client
+
+// client returns the Client that builds b's generated members: b's, or
+// orphanBuilder for a zero Batch, so that queueing on it fails the member
+// (and Execute) with ErrInvalidArgument instead of panicking.
+func (b *Batch) client() *Client {
+	if b.c == nil {
+		return &orphanBuilder
+	}
+	return b.c
 }
 
 // subCmd defines "NAME SUB args..." for the subcommand s (OBJECT

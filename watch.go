@@ -121,10 +121,9 @@ func (c *Client) watchOnce(ctx context.Context, fn func(tx *Tx) error, keys []st
 			return err
 		}
 		q := tx.queue
-		if q.executed {
+		if !q.executed.CompareAndSwap(false, true) {
 			return errInvalid("WATCH", "the transaction's queue was executed by the callback")
 		}
-		q.executed = true
 		if q.err != nil {
 			q.fail(q.err)
 			return q.err

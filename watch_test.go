@@ -96,7 +96,7 @@ func TestWatchNeverRerunsOnFailure(t *testing.T) {
 			opts: Options{CommandTimeout: time.Second}, want: isContextError(context.DeadlineExceeded)},
 		{name: "Canceled", rule: respiretest.Rule{Command: "EXEC", Action: respiretest.Hold}, cancels: true, want: isContextError(context.Canceled)},
 		{name: "EXECLoading", rule: respiretest.Rule{Command: "EXEC", Action: respiretest.Inject(respiretest.ErrLoading)}, want: isLoading("EXEC")},
-		{name: "QueuedLoading", rule: respiretest.Rule{Command: "INCR", Action: respiretest.Inject(respiretest.ErrLoading)}, want: isLoading("transaction member 1")},
+		{name: "QueuedLoading", rule: respiretest.Rule{Command: "INCR", Action: respiretest.Inject(respiretest.ErrLoading)}, want: isLoading("INCR (transaction member 1)")},
 		{name: "CallbackError", fnErr: errOwn, want: func(err error) bool { return errors.Is(err, errOwn) }},
 	}
 	for _, tc := range cases {

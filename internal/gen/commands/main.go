@@ -242,7 +242,7 @@ func render(defs []def) ([]byte, error) {
 		} else {
 			fmt.Fprintf(&b, "\n// %s queues the command of [Client.%s]; its Future holds what that\n// method returns.\n", d.name, d.name)
 		}
-		fmt.Fprintf(&b, "func (b *Batch) %s(%s) Future[%s] {\n\treturn enqueue(b, b.c.cmd%s(%s))\n}\n",
+		fmt.Fprintf(&b, "func (b *Batch) %s(%s) Future[%s] {\n\treturn enqueue(b, b.client().cmd%s(%s))\n}\n",
 			d.name, d.params, d.result, d.name, d.args)
 	}
 	return format.Source(b.Bytes())

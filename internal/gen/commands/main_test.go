@@ -69,7 +69,7 @@ func TestRender(t *testing.T) {
 	}
 	for _, want := range []string{
 		"func (c *Client) Foo(ctx context.Context, key string, vs ...string) (int64, error) {\n\treturn call(ctx, c, c.cmdFoo(key, vs...))",
-		"func (b *Batch) Foo(key string, vs ...string) Future[int64] {\n\treturn enqueue(b, b.c.cmdFoo(key, vs...))",
+		"func (b *Batch) Foo(key string, vs ...string) Future[int64] {\n\treturn enqueue(b, b.client().cmdFoo(key, vs...))",
 		"func (b *Batch) Bar(keys []string) Future[int64] {",
 	} {
 		if !strings.Contains(string(out), want) {
