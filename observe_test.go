@@ -421,3 +421,38 @@ func TestCommandMetricsCallEndedDuringRetryBackoff(t *testing.T) {
 		})
 	}
 }
+
+// TestSubcommandAsArgumentNamesTheSubcommand: Do with the subcommand as
+// its first argument (NewCommand("OBJECT"), "ENCODING", key) is the
+// catalog's OBJECT ENCODING to hooks and to db.operation.name, as the
+// typed method is, whichever of the two runs first.
+func TestSubcommandAsArgumentNamesTheSubcommand(t *testing.T) {
+	var events []string
+	reader := sdkmetric.NewManualReader()
+	s := respiretest.NewServer(t)
+	c := retryMemClient(t, s, Options{
+		Hooks:         []Hook{&recordingHook{tag: "h", events: &events}},
+		Metrics:       MetricsCommands,
+		MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+	})
+	ctx := testCtx(t)
+	_, _ = c.Do(ctx, NewCommand("OBJECT"), "ENCODING", "k")
+	_, _ = c.ObjectEncoding(ctx, "k")
+	durations, _ := collectCommandMetrics(t, reader)
+	names := map[string]uint64{}
+	for k, n := range durations {
+		names[strings.SplitN(k, "/", 2)[0]] += n
+	}
+	if want := map[string]uint64{"OBJECT ENCODING": 2}; !maps.Equal(names, want) {
+		t.Errorf("durations by db.operation.name = %v, want %v", names, want)
+	}
+	var before []string
+	for _, e := range events {
+		if name, ok := strings.CutPrefix(e, "h:before "); ok {
+			before = append(before, name[:strings.LastIndexByte(name, ' ')])
+		}
+	}
+	if want := []string{"OBJECT ENCODING", "OBJECT ENCODING"}; !slices.Equal(before, want) {
+		t.Errorf("hooks saw %q, want %q", before, want)
+	}
+}
