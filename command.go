@@ -127,7 +127,7 @@ func (c *Client) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Reply
 			return Reply{}, err
 		}
 	}
-	s := spec{name: cmd.FullName(), cat: d.category, desc: d.desc}
+	s := spec{name: d.name, cat: d.category, desc: d.desc}
 	var err error
 	if d.blocking {
 		err = c.execBlocking(ctx, f, &s, block)

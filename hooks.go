@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/respire-go/respire/internal/wire"
 )
@@ -24,6 +26,12 @@ import (
 // calling next. It cannot turn a failure into a success: when next
 // failed, the caller receives the hook's error, or next's error when the
 // hook returns nil.
+//
+// A hook may call next on a goroutine of its own, but the call returns
+// only when the hook and the next it started have both returned: a hook
+// that gives up waiting (a timeout) makes the caller wait for the
+// command still, unless it cancels the context it passed to next. A next
+// called after its hook returned sends nothing and fails.
 type Hook interface {
 	DialHook(next DialHook) DialHook
 	ProcessHook(next ProcessHook) ProcessHook
@@ -52,13 +60,13 @@ type CommandInfo struct {
 	// Category is the retry category the command is sent with.
 	Category RetryCategory
 
-	c      *Client
-	run    func(ctx context.Context) error // nil: exec f with s
-	f      *wire.Frame
-	s      *spec
-	bt     *blockTime // a blocking command: f goes to a dedicated connection
-	called bool
-	err    error
+	c    *Client
+	run  func(ctx context.Context) error // nil: exec f with s
+	f    *wire.Frame
+	s    *spec
+	bt   *blockTime // a blocking command: f goes to a dedicated connection
+	next nextGate
+	err  error
 }
 
 // BatchInfo describes the unit a [ProcessBatchHook] runs. It is valid
@@ -67,7 +75,7 @@ type BatchInfo struct {
 	// Transaction reports whether the unit is a MULTI/EXEC transaction.
 	Transaction bool
 	b           *Batch
-	called      bool
+	next        nextGate
 	err         error
 }
 
@@ -77,8 +85,46 @@ func (i *BatchInfo) Len() int { return len(i.b.members) }
 // Name returns the full name of member n (0 <= n < Len).
 func (i *BatchInfo) Name(n int) string { return i.b.members[n].name }
 
-// errHookNext is the error of a second call of next by one hook.
-var errHookNext = errors.New("respire: a hook called next twice")
+// errHookNext is the error of a second call of next by one hook, or of
+// a call after the hook returned.
+var errHookNext = errors.New("respire: a hook called next twice, or after it returned")
+
+// nextGate lets one call of a hook's next run, and lets the call wait for
+// it when the hook returned first (next ran on a goroutine of the hook's):
+// until then the command owns its frame and the caller's results.
+type nextGate struct {
+	mu    sync.Mutex // held while next runs
+	state atomic.Uint32
+}
+
+const (
+	nextIdle uint32 = iota
+	nextCalled
+	nextSealed // the hook returned without calling next
+)
+
+// enter admits the first call of next; exit ends it.
+func (g *nextGate) enter() bool {
+	g.mu.Lock()
+	if !g.state.CompareAndSwap(nextIdle, nextCalled) {
+		g.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+func (g *nextGate) exit() { g.mu.Unlock() }
+
+// settle, once the hook returned, refuses later calls of next and waits
+// for the one that started. It reports whether next was called.
+func (g *nextGate) settle() bool {
+	if g.state.CompareAndSwap(nextIdle, nextSealed) {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return true
+}
 
 // errHookSkipped is the caller's error when a hook returned nil without
 // calling next: there is no reply to give.
@@ -150,10 +196,10 @@ func contained(dial wire.DialFunc) wire.DialFunc {
 
 // runCommand is the innermost ProcessHook: the command itself.
 func runCommand(ctx context.Context, i *CommandInfo) error {
-	if i.called {
+	if !i.next.enter() {
 		return errHookNext
 	}
-	i.called = true
+	defer i.next.exit()
 	switch {
 	case i.run != nil:
 		i.err = i.run(ctx)
@@ -166,10 +212,10 @@ func runCommand(ctx context.Context, i *CommandInfo) error {
 }
 
 func runBatch(ctx context.Context, i *BatchInfo) error {
-	if i.called {
+	if !i.next.enter() {
 		return errHookNext
 	}
-	i.called = true
+	defer i.next.exit()
 	i.err = i.b.execute(ctx)
 	return i.err
 }
@@ -179,8 +225,8 @@ func runBatch(ctx context.Context, i *BatchInfo) error {
 func (c *Client) processFrame(ctx context.Context, i *CommandInfo) error {
 	f := i.f
 	err := c.hooks.process(ctx, i)
-	switch {
-	case !i.called:
+	switch called := i.next.settle(); {
+	case !called:
 		f.Release()
 		if err == nil {
 			err = errHookSkipped
@@ -203,10 +249,10 @@ func (c *Client) processHooked(ctx context.Context, name string, cat RetryCatego
 	}
 	i := &CommandInfo{Name: name, Category: cat, c: c, run: run}
 	err := c.hooks.process(ctx, i)
-	switch {
-	case !i.called && err == nil:
+	switch called := i.next.settle(); {
+	case !called && err == nil:
 		err = errHookSkipped
-	case i.called && i.err != nil && err == nil:
+	case called && i.err != nil && err == nil:
 		err = i.err
 	}
 	return err
@@ -216,8 +262,8 @@ func (c *Client) processHooked(ctx context.Context, name string, cat RetryCatego
 func (b *Batch) executeHooked(ctx context.Context) error {
 	i := &BatchInfo{Transaction: b.tx, b: b}
 	err := b.c.hooks.batch(ctx, i)
-	switch {
-	case !i.called:
+	switch called := i.next.settle(); {
+	case !called:
 		if err == nil {
 			err = errHookSkipped
 		}

@@ -106,14 +106,19 @@ func meterOf(mp metric.MeterProvider) metric.Meter {
 }
 
 // options returns the record options of command desc (its attribute sets
-// for every outcome), building them on first use.
-func (m *commandMetrics) options(desc catalog.Command, name string) *[numOpOutcomes]metric.RecordOption {
+// for every outcome), building them on first use. They are named after
+// the catalog's command, whatever name its first caller used.
+func (m *commandMetrics) options(desc catalog.Command) *[numOpOutcomes]metric.RecordOption {
 	i := desc.Index()
 	if i < 0 {
-		i, name = len(m.sets)-1, otherCommand
+		i = len(m.sets) - 1
 	}
 	if p := m.sets[i].Load(); p != nil {
 		return p
+	}
+	name := otherCommand
+	if i < len(m.sets)-1 {
+		name = desc.FullName()
 	}
 	var opts [numOpOutcomes]metric.RecordOption
 	for o := range numOpOutcomes {
@@ -131,7 +136,7 @@ func (m *commandMetrics) options(desc catalog.Command, name string) *[numOpOutco
 // panicking instrument cannot change a reply.
 func (c *Client) recordCommand(s *spec, began time.Time, err error) {
 	defer func() { _ = recover() }()
-	opts := c.cmdMetrics.options(s.desc, s.name)
+	opts := c.cmdMetrics.options(s.desc)
 	o := outcomeOf(err)
 	// A slice of the cached array: a variadic argument would be a new
 	// slice per call.

@@ -421,3 +421,144 @@ func TestCommandMetricsCallEndedDuringRetryBackoff(t *testing.T) {
 		})
 	}
 }
+
+// TestSubcommandAsArgumentNamesTheSubcommand: Do with the subcommand as
+// its first argument (NewCommand("OBJECT"), "ENCODING", key) is the
+// catalog's OBJECT ENCODING to hooks and to db.operation.name, as the
+// typed method is, whichever of the two runs first.
+func TestSubcommandAsArgumentNamesTheSubcommand(t *testing.T) {
+	var events []string
+	reader := sdkmetric.NewManualReader()
+	s := respiretest.NewServer(t)
+	c := retryMemClient(t, s, Options{
+		Hooks:         []Hook{&recordingHook{tag: "h", events: &events}},
+		Metrics:       MetricsCommands,
+		MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+	})
+	ctx := testCtx(t)
+	_, _ = c.Do(ctx, NewCommand("OBJECT"), "ENCODING", "k")
+	_, _ = c.ObjectEncoding(ctx, "k")
+	durations, _ := collectCommandMetrics(t, reader)
+	names := map[string]uint64{}
+	for k, n := range durations {
+		names[strings.SplitN(k, "/", 2)[0]] += n
+	}
+	if want := map[string]uint64{"OBJECT ENCODING": 2}; !maps.Equal(names, want) {
+		t.Errorf("durations by db.operation.name = %v, want %v", names, want)
+	}
+	var before []string
+	for _, e := range events {
+		if name, ok := strings.CutPrefix(e, "h:before "); ok {
+			before = append(before, name[:strings.LastIndexByte(name, ' ')])
+		}
+	}
+	if want := []string{"OBJECT ENCODING", "OBJECT ENCODING"}; !slices.Equal(before, want) {
+		t.Errorf("hooks saw %q, want %q", before, want)
+	}
+}
+
+// abandonHook runs the first GET's next on a goroutine of its own and
+// returns its own error once the command is on its way, without waiting
+// for next: a timeout hook written the obvious way.
+type abandonHook struct {
+	sent    <-chan struct{} // closed when the first GET reached the server
+	gaveUp  chan struct{}   // closed as the hook returns
+	once    sync.Once
+	done    chan error // next's error, when it returns
+	abandon error
+}
+
+func (*abandonHook) DialHook(next DialHook) DialHook { return next }
+func (h *abandonHook) ProcessHook(next ProcessHook) ProcessHook {
+	return func(ctx context.Context, cmd *CommandInfo) error {
+		first := false
+		if cmd.Name == "GET" {
+			h.once.Do(func() { first = true })
+		}
+		if !first {
+			return next(ctx, cmd)
+		}
+		go func() { h.done <- next(ctx, cmd) }()
+		<-h.sent
+		close(h.gaveUp)
+		return h.abandon
+	}
+}
+func (*abandonHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook { return next }
+
+// TestHookAbandoningNextKeepsRepliesWithTheirCallers: a hook that
+// returns while the command it started still waits for its reply fails
+// the call with its error once that reply came; the next command (which
+// could reuse the abandoned command's pooled storage) receives its own
+// reply, and a next called after the hook returned sends nothing.
+func TestHookAbandoningNextKeepsRepliesWithTheirCallers(t *testing.T) {
+	s := respiretest.NewServer(t)
+	hold := s.MustAddRule(t, respiretest.Rule{Command: "GET", Arg: "slow", Action: respiretest.Hold})
+	other := s.MustAddRule(t, respiretest.Rule{Command: "GET", Arg: "other", Action: respiretest.Pass})
+	h := &abandonHook{sent: hold.Received(), gaveUp: make(chan struct{}), done: make(chan error, 1), abandon: errors.New("hook gave up")}
+	c := retryMemClient(t, s, Options{Hooks: []Hook{h}})
+	ctx := testCtx(t)
+	if err := c.Set(ctx, "slow", "A"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(ctx, "other", "B"); err != nil {
+		t.Fatal(err)
+	}
+	slow := make(chan error, 1)
+	go func() {
+		_, err := c.Get(ctx, "slow")
+		slow <- err
+	}()
+	type result struct {
+		v   string
+		err error
+	}
+	got := make(chan result, 1)
+	<-h.gaveUp
+	go func() {
+		v, err := c.Get(ctx, "other") // queued behind the held reply
+		got <- result{v, err}
+	}()
+	<-other.Received()
+	hold.Release()
+	if err := <-h.done; err != nil {
+		t.Errorf("the abandoned Get(slow)'s next = %v, want its reply", err)
+	}
+	if err := <-slow; !errors.Is(err, h.abandon) {
+		t.Errorf("Get(slow) = %v, want the hook's error", err)
+	}
+	if r := <-got; r.err != nil || r.v != "B" {
+		t.Fatalf("Get(other) = %q, %v; want B", r.v, r.err)
+	}
+}
+
+// TestHookLateNextSendsNothing: a next kept by a hook and called after
+// the hook returned fails and sends nothing.
+func TestHookLateNextSendsNothing(t *testing.T) {
+	s := respiretest.NewServer(t)
+	echo := s.MustAddRule(t, respiretest.Rule{Command: "ECHO", Action: respiretest.Pass, Times: respiretest.Always})
+	var late func() error
+	c := retryMemClient(t, s, Options{Hooks: []Hook{lateHook{keep: func(f func() error) { late = f }}}})
+	if _, err := c.Echo(testCtx(t), "x"); !errors.Is(err, errHookSkipped) {
+		t.Fatalf("Echo = %v, want %v", err, errHookSkipped)
+	}
+	if err := late(); !errors.Is(err, errHookNext) {
+		t.Errorf("next after the hook returned = %v, want %v", err, errHookNext)
+	}
+	if n := echo.Matched(); n != 0 {
+		t.Errorf("the server saw %d ECHO, want 0", n)
+	}
+}
+
+// lateHook keeps next, bound to its command, and returns nil without
+// calling it.
+type lateHook struct{ keep func(func() error) }
+
+func (lateHook) DialHook(next DialHook) DialHook { return next }
+func (h lateHook) ProcessHook(next ProcessHook) ProcessHook {
+	return func(ctx context.Context, cmd *CommandInfo) error {
+		h.keep(func() error { return next(context.Background(), cmd) })
+		return nil
+	}
+}
+func (lateHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook { return next }
