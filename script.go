@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/clock"
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
@@ -197,18 +198,32 @@ type exchange struct {
 	value      resp.Value // the successful attempt's reply
 }
 
-// run routes the exchange by its keys and runs it under the retry policy.
+// run routes the exchange by its keys and runs it under the retry policy,
+// through the process hooks and the command duration metric.
 func (x *exchange) run(ctx context.Context) (Reply, error) {
-	if x.c.hooks == nil {
+	c := x.c
+	if c.hooks == nil && c.cmdMetrics == nil {
 		return x.runFrames(ctx)
 	}
-	hx := x.onHeap() // the hook chain keeps its callback
+	var began time.Time
+	if c.cmdMetrics != nil {
+		began = clock.Now()
+	}
 	var r Reply
-	err := x.c.processHooked(ctx, hx.s.name, hx.s.cat, func(ctx context.Context) error {
-		var err error
-		r, err = hx.runFrames(ctx)
-		return err
-	})
+	var err error
+	if c.hooks == nil {
+		r, err = x.runFrames(ctx)
+	} else {
+		hx := x.onHeap() // the hook chain keeps its callback
+		err = c.processHooked(ctx, hx.s.name, hx.s.cat, func(ctx context.Context) error {
+			var err error
+			r, err = hx.runFrames(ctx)
+			return err
+		})
+	}
+	if c.cmdMetrics != nil {
+		c.recordCommand(&x.s, began, err)
+	}
 	return r, err
 }
 
