@@ -460,3 +460,60 @@ func TestScriptFailedAcquisitionCountsAsPossiblyExecuted(t *testing.T) {
 		})
 	}
 }
+
+// TestKillBusyScript: SCRIPT KILL and FUNCTION KILL through Client.Do
+// stop a script or function that keeps the server busy, even one that the
+// same client started. On the shared connection they would wait behind
+// the busy call's own frame, which the server does not read past until
+// the script ends: never, for this one. A private server, so that the
+// busy script stalls no other test.
+func TestKillBusyScript(t *testing.T) {
+	r := testenv.StartRedis(t, testenv.RedisServerPath(t), 0)
+	admin(t, r.Addr, "CONFIG", "SET", "busy-reply-threshold", "10")
+	const lib = "#!lua name=busylib\nredis.register_function{function_name='spin', callback=function() while true do end end, flags={'no-writes'}}"
+	admin(t, r.Addr, "FUNCTION", "LOAD", "REPLACE", lib)
+	c := newClient(t, Options{Endpoints: []string{r.Addr}, CommandTimeout: NoTimeout})
+	watcher := newAdmin(t, r.Addr)
+	defer watcher.Close()
+	for _, tc := range []struct {
+		kill string
+		run  func(ctx context.Context) error
+	}{
+		{"SCRIPT", func(ctx context.Context) error {
+			_, err := NewScript("while true do end -- "+scriptNonce(t), ScriptOptions{}).Run(ctx, c, nil)
+			return err
+		}},
+		{"FUNCTION", func(ctx context.Context) error {
+			_, err := NewFunction("busylib", "spin", FunctionOptions{ReadOnly: true}).Call(ctx, c, nil)
+			return err
+		}},
+	} {
+		t.Run(tc.kill, func(t *testing.T) {
+			ctx := testCtx(t)
+			errc := make(chan error, 1)
+			go func() { errc <- tc.run(ctx) }()
+			// The server answers BUSY once the call runs past the
+			// threshold: PONG until then.
+			for {
+				_, err := watcher.Do(ctx, NewCommand("PING"))
+				var se *ServerError
+				if errors.As(err, &se) && se.Code == "BUSY" {
+					break
+				}
+				if err != nil {
+					t.Fatalf("PING while waiting for BUSY = %v", err)
+				}
+			}
+			killCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			if _, err := c.Do(killCtx, NewCommand(tc.kill), "KILL"); err != nil {
+				t.Errorf("%s KILL = %v, want OK", tc.kill, err)
+				_, _ = watcher.Do(ctx, NewCommand(tc.kill), "KILL") // unblock the server
+			}
+			var se *ServerError
+			if err := <-errc; !errors.As(err, &se) {
+				t.Errorf("the killed call = %v, want the server's error", err)
+			}
+		})
+	}
+}
