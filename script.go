@@ -138,8 +138,11 @@ func (s *Script) fallback(x *exchange, t *target) attemptResult {
 }
 
 // Load sends SCRIPT LOAD to the server (on a Cluster client, to every
-// primary), so that the next Run needs no fallback. Run does not need it.
-// A nil c is an [ErrInvalidArgument].
+// primary), so that the next Run needs no fallback. Redis does not
+// replicate its script cache: for a read-only script under a replica read
+// policy ([Options.ReadFrom]) Load also loads it on every replica, and
+// fails when one fails. Run does not need it. A nil c is an
+// [ErrInvalidArgument].
 func (s *Script) Load(ctx context.Context, c *Client) error {
 	if s.err != nil {
 		return s.err
@@ -147,11 +150,34 @@ func (s *Script) Load(ctx context.Context, c *Client) error {
 	if c == nil {
 		return errInvalid("SCRIPT LOAD", "nil *Client")
 	}
-	r, err := c.Do(ctx, catalog.Scripting.SCRIPT_LOAD(), s.src)
+	load := catalog.Scripting.SCRIPT_LOAD()
+	r, err := c.Do(ctx, load, s.src)
 	if err != nil {
 		return err
 	}
-	for _, v := range append([]Reply{r}, r.Elements()...) { // one digest, or one per primary
+	if err := s.checkDigest(r); err != nil {
+		return err
+	}
+	if !s.readOnly || c.topo == nil || c.cfg.readFrom == ReadPrimary {
+		return nil
+	}
+	for _, n := range c.topo.Replicas() {
+		f := c.rawFrame(load, []string{s.src})
+		if err := c.execOn(ctx, f, specOf(load), n); err != nil {
+			return err
+		}
+		r := Reply{v: f.Value}
+		f.Release()
+		if err := s.checkDigest(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkDigest checks a SCRIPT LOAD reply: one digest, or one per primary.
+func (s *Script) checkDigest(r Reply) error {
+	for _, v := range append([]Reply{r}, r.Elements()...) {
 		if sha, err := v.String(); err == nil && sha != s.sha {
 			return unexpected("the script's SHA1 "+s.sha, v.v)
 		}

@@ -517,3 +517,26 @@ func TestKillBusyScript(t *testing.T) {
 		})
 	}
 }
+
+// TestReadOnlyScriptLoadReachesReplicas: Redis does not replicate SCRIPT
+// LOAD, so Load of a read-only script under a replica read policy loads
+// it on the replicas too: the next Run on a replica needs no EVAL_RO
+// fallback there (the replica's commandstats witness it).
+func TestReadOnlyScriptLoadReachesReplicas(t *testing.T) {
+	replicaTopologies(t, Options{ReadFrom: ReadReplica}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		k := keyPrefix(t) + "k"
+		replica, _ := readReplica(t, c, route.Slot(k))
+		s := uniqueScript(t, ScriptOptions{ReadOnly: true})
+		if err := s.Load(ctx, c); err != nil {
+			t.Fatalf("Load = %v", err)
+		}
+		evals, shas := commandCalls(t, replica.Addr, "eval_ro"), commandCalls(t, replica.Addr, "evalsha_ro")
+		if _, err := s.Run(ctx, c, []string{k}); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if e, h := commandCalls(t, replica.Addr, "eval_ro")-evals, commandCalls(t, replica.Addr, "evalsha_ro")-shas; e != 0 || h != 1 {
+			t.Errorf("the replica ran EVALSHA_RO %d times and EVAL_RO %d after Load; want 1 and 0", h, e)
+		}
+	})
+}
