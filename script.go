@@ -31,7 +31,11 @@ type ScriptOptions struct {
 // write that fallback by hand. The fallback is chosen by the reply's
 // text, as in every client: a script that writes and then returns an
 // error of its own that begins with NOSCRIPT runs again through EVAL. Do
-// not return such errors from a script that writes.
+// not return such errors from a script that writes. On a Cluster client
+// an error of its own that reads as a redirect (MOVED, ASK) is returned
+// when it names another slot than the keys' (a server redirects a call
+// before running it, naming that slot); naming the keys' slot, it is
+// followed like the server's.
 //
 // Retries: a script's category is Never until it is declared with
 // [Script.WithRetryCategory], read-only scripts included: the client cannot

@@ -540,3 +540,32 @@ func TestReadOnlyScriptLoadReachesReplicas(t *testing.T) {
 		}
 	})
 }
+
+// TestClusterScriptRedirectOfItsOwn: a server redirects a script call
+// before running it, naming its keys' slot. A script that wrote and then
+// returned an error of its own reading as a redirect to another slot has
+// run: that error is its reply, not a redirect to follow (which ran it
+// again on every return, up to MaxRedirects times). The counter the
+// script increments witnesses each run.
+func TestClusterScriptRedirectOfItsOwn(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	k := keyPrefix(t) + "{own}n"
+	var other string
+	for i := 0; ; i++ {
+		other = keyPrefix(t) + "{" + strconv.Itoa(i) + "}"
+		if slotPrimary(t, c, route.Slot(other)).Addr != slotPrimary(t, c, route.Slot(k)).Addr {
+			break
+		}
+	}
+	redirect := "MOVED " + strconv.Itoa(route.Slot(other)) + " " + slotPrimary(t, c, route.Slot(other)).Addr
+	s := NewScript("redis.call('INCR', KEYS[1]) return redis.error_reply(ARGV[1]) -- "+scriptNonce(t), ScriptOptions{})
+	_, err := s.Run(ctx, c, []string{k}, redirect)
+	var se *ServerError
+	if !errors.As(err, &se) || se.Code != "MOVED" || se.Command != "EVALSHA" && se.Command != "EVAL" {
+		t.Errorf("Run = %v, want the script's own MOVED error", err)
+	}
+	if n, err := c.Get(ctx, k); err != nil || n != "1" {
+		t.Errorf("the script ran %s times (%v), want once", n, err)
+	}
+}
