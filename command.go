@@ -71,9 +71,15 @@ func NewCommand(name string) Command { return catalog.New(name) }
 // connection they run on, which through Do is that connection of their
 // own, not the shared one that carried the caller's writes: write and
 // wait on one [Client.Dedicated] connection ([Conn.Wait]) instead.
+// SCRIPT KILL and FUNCTION KILL run on such a connection too (within
+// [Options.CommandTimeout]): a server busy with a script reads nothing
+// more from the connection that runs it, which may be the shared one. On a
+// Cluster client they reach the node of keyless commands, not necessarily
+// the busy one: send them to that node with a standalone client of it.
 //
 // The retry policy applies with cmd's category, except for the commands
 // the client never resends whatever their category: blocking commands,
+// SCRIPT KILL and FUNCTION KILL,
 // transactions, raw EVAL/FCALL (use a Script or Function), and cursor
 // continuations (SCAN family with a non-zero cursor).
 func (c *Client) Do(ctx context.Context, cmd Command, args ...any) (Reply, error) {
@@ -129,7 +135,7 @@ func (c *Client) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Reply
 	}
 	s := spec{name: d.name, cat: d.category, desc: d.desc}
 	var err error
-	if d.blocking {
+	if d.blocking || d.aside { // aside: no block time, the command timeout alone
 		err = c.execBlocking(ctx, f, &s, block)
 	} else {
 		err = c.exec(ctx, f, &s)
@@ -221,6 +227,7 @@ type dispatch struct {
 	name     string        // the command's name for errors, subcommand included
 	category RetryCategory // its declared or audited category, unless its kind is never resent
 	blocking bool          // it runs on a dedicated connection
+	aside    bool          // it runs on a dedicated connection, without blocking (SCRIPT KILL)
 	refused  string        // why the shared connection refuses it, or ""
 	flags    catalog.Flag  // the catalog's flags and the declared ones
 	known    bool          // the catalog describes the command
@@ -257,6 +264,9 @@ func dispatchOf(cmd Command, args [][]byte) dispatch {
 		d.blocking, d.category = true, Never
 		return d
 	}
+	if flags.Has(catalog.FlagNoScript) && killsBusyScript(d.name) {
+		d.aside = true
+	}
 	const never = catalog.FlagScripting | catalog.FlagTransaction
 	if flags&never != 0 {
 		d.category = Never
@@ -266,6 +276,13 @@ func dispatchOf(cmd Command, args [][]byte) dispatch {
 	}
 	return d
 }
+
+// killsBusyScript reports whether name stops the script or function
+// that keeps the server busy. A busy server reads nothing more from the
+// connection whose call runs the script until it ends, so on the shared
+// connection, where the client's own busy call may be, the kill would
+// wait behind it for good.
+func killsBusyScript(name string) bool { return name == "SCRIPT KILL" || name == "FUNCTION KILL" }
 
 func isPublish(name string) bool { return name == "PUBLISH" || name == "SPUBLISH" }
 

@@ -338,6 +338,36 @@ func TestCommandAndConnectionMetrics(t *testing.T) {
 	}
 }
 
+// TestScriptAndFunctionDurationMetrics: a script run and a function call
+// are operations too: db.client.operation.duration counts each once by
+// its command (EVALSHA with its EVAL fallback, FCALL_RO) and outcome.
+func TestScriptAndFunctionDurationMetrics(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	s := respiretest.NewServer(t)
+	s.MustAddRule(t, respiretest.Rule{Command: "FCALL_RO", Action: respiretest.Reply([]byte(":7\r\n"))})
+	s.MustAddRule(t, respiretest.Rule{Command: "FCALL_RO", Nth: 2, Action: respiretest.Inject("ERR Function not found")})
+	c := retryMemClient(t, s, Options{
+		Metrics:       MetricsCommands,
+		MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+	})
+	ctx := testCtx(t)
+	if _, err := NewScript("return 1", ScriptOptions{}).Run(ctx, c, nil); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	fn := NewFunction("lib", "f", FunctionOptions{ReadOnly: true})
+	if _, err := fn.Call(ctx, c, nil); err != nil {
+		t.Fatalf("Call = %v", err)
+	}
+	if _, err := fn.Call(ctx, c, nil); err == nil {
+		t.Fatal("Call of a missing function succeeded")
+	}
+	durations, _ := collectCommandMetrics(t, reader)
+	want := map[string]uint64{"EVALSHA/": 1, "FCALL_RO/": 1, "FCALL_RO/server_error": 1}
+	if !maps.Equal(durations, want) {
+		t.Errorf("durations by operation/error.type = %v, want %v", durations, want)
+	}
+}
+
 // collectCommandMetrics reads db.client.operation.duration's counts by
 // "operation/error.type" and respire.connection.opens by outcome.
 func collectCommandMetrics(t *testing.T, reader *sdkmetric.ManualReader) (durations map[string]uint64, opens map[string]int64) {

@@ -435,6 +435,14 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 				return attemptResult{err: &RouteError{Command: s.name, Slot: t.slot, Err: errors.Join(ErrProtocol, perr, errors.New(string(f.ErrReply)))},
 					failure: retry.Fatal, unwritten: true, owned: true}
 			}
+			if ok && rd.Slot != t.slot && s.desc.Flags().Has(catalog.FlagScripting) {
+				// A server redirects a script or function call before
+				// running it, naming its keys' slot (a keyless call
+				// never). This one names another: the call ran, and
+				// the error is its own reply. Following it would run
+				// it again.
+				return r
+			}
 			if ok && t.cursor {
 				// Another server would read the cursor as a position
 				// in a table it does not have, silently skipping or

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/clock"
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
@@ -30,7 +31,11 @@ type ScriptOptions struct {
 // write that fallback by hand. The fallback is chosen by the reply's
 // text, as in every client: a script that writes and then returns an
 // error of its own that begins with NOSCRIPT runs again through EVAL. Do
-// not return such errors from a script that writes.
+// not return such errors from a script that writes. On a Cluster client
+// an error of its own that reads as a redirect (MOVED, ASK) is returned
+// when it names another slot than the keys' (a server redirects a call
+// before running it, naming that slot); naming the keys' slot, it is
+// followed like the server's.
 //
 // Retries: a script's category is Never until it is declared with
 // [Script.WithRetryCategory], read-only scripts included: the client cannot
@@ -137,8 +142,11 @@ func (s *Script) fallback(x *exchange, t *target) attemptResult {
 }
 
 // Load sends SCRIPT LOAD to the server (on a Cluster client, to every
-// primary), so that the next Run needs no fallback. Run does not need it.
-// A nil c is an [ErrInvalidArgument].
+// primary), so that the next Run needs no fallback. Redis does not
+// replicate its script cache: for a read-only script under a replica read
+// policy ([Options.ReadFrom]) Load also loads it on every replica, and
+// fails when one fails. Run does not need it. A nil c is an
+// [ErrInvalidArgument].
 func (s *Script) Load(ctx context.Context, c *Client) error {
 	if s.err != nil {
 		return s.err
@@ -146,11 +154,34 @@ func (s *Script) Load(ctx context.Context, c *Client) error {
 	if c == nil {
 		return errInvalid("SCRIPT LOAD", "nil *Client")
 	}
-	r, err := c.Do(ctx, catalog.Scripting.SCRIPT_LOAD(), s.src)
+	load := catalog.Scripting.SCRIPT_LOAD()
+	r, err := c.Do(ctx, load, s.src)
 	if err != nil {
 		return err
 	}
-	for _, v := range append([]Reply{r}, r.Elements()...) { // one digest, or one per primary
+	if err := s.checkDigest(r); err != nil {
+		return err
+	}
+	if !s.readOnly || c.topo == nil || c.cfg.readFrom == ReadPrimary {
+		return nil
+	}
+	for _, n := range c.topo.Replicas() {
+		f := c.rawFrame(load, []string{s.src})
+		if err := c.execOn(ctx, f, specOf(load), n); err != nil {
+			return err
+		}
+		r := Reply{v: f.Value}
+		f.Release()
+		if err := s.checkDigest(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkDigest checks a SCRIPT LOAD reply: one digest, or one per primary.
+func (s *Script) checkDigest(r Reply) error {
+	for _, v := range append([]Reply{r}, r.Elements()...) {
 		if sha, err := v.String(); err == nil && sha != s.sha {
 			return unexpected("the script's SHA1 "+s.sha, v.v)
 		}
@@ -197,18 +228,32 @@ type exchange struct {
 	value      resp.Value // the successful attempt's reply
 }
 
-// run routes the exchange by its keys and runs it under the retry policy.
+// run routes the exchange by its keys and runs it under the retry policy,
+// through the process hooks and the command duration metric.
 func (x *exchange) run(ctx context.Context) (Reply, error) {
-	if x.c.hooks == nil {
+	c := x.c
+	if c.hooks == nil && c.cmdMetrics == nil {
 		return x.runFrames(ctx)
 	}
-	hx := x.onHeap() // the hook chain keeps its callback
+	var began time.Time
+	if c.cmdMetrics != nil {
+		began = clock.Now()
+	}
 	var r Reply
-	err := x.c.processHooked(ctx, hx.s.name, hx.s.cat, func(ctx context.Context) error {
-		var err error
-		r, err = hx.runFrames(ctx)
-		return err
-	})
+	var err error
+	if c.hooks == nil {
+		r, err = x.runFrames(ctx)
+	} else {
+		hx := x.onHeap() // the hook chain keeps its callback
+		err = c.processHooked(ctx, hx.s.name, hx.s.cat, func(ctx context.Context) error {
+			var err error
+			r, err = hx.runFrames(ctx)
+			return err
+		})
+	}
+	if c.cmdMetrics != nil {
+		c.recordCommand(&x.s, began, err)
+	}
 	return r, err
 }
 

@@ -460,3 +460,112 @@ func TestScriptFailedAcquisitionCountsAsPossiblyExecuted(t *testing.T) {
 		})
 	}
 }
+
+// TestKillBusyScript: SCRIPT KILL and FUNCTION KILL through Client.Do
+// stop a script or function that keeps the server busy, even one that the
+// same client started. On the shared connection they would wait behind
+// the busy call's own frame, which the server does not read past until
+// the script ends: never, for this one. A private server, so that the
+// busy script stalls no other test.
+func TestKillBusyScript(t *testing.T) {
+	r := testenv.StartRedis(t, testenv.RedisServerPath(t), 0)
+	admin(t, r.Addr, "CONFIG", "SET", "busy-reply-threshold", "10")
+	const lib = "#!lua name=busylib\nredis.register_function{function_name='spin', callback=function() while true do end end, flags={'no-writes'}}"
+	admin(t, r.Addr, "FUNCTION", "LOAD", "REPLACE", lib)
+	c := newClient(t, Options{Endpoints: []string{r.Addr}, CommandTimeout: NoTimeout})
+	watcher := newAdmin(t, r.Addr)
+	defer watcher.Close()
+	for _, tc := range []struct {
+		kill string
+		run  func(ctx context.Context) error
+	}{
+		{"SCRIPT", func(ctx context.Context) error {
+			_, err := NewScript("while true do end -- "+scriptNonce(t), ScriptOptions{}).Run(ctx, c, nil)
+			return err
+		}},
+		{"FUNCTION", func(ctx context.Context) error {
+			_, err := NewFunction("busylib", "spin", FunctionOptions{ReadOnly: true}).Call(ctx, c, nil)
+			return err
+		}},
+	} {
+		t.Run(tc.kill, func(t *testing.T) {
+			ctx := testCtx(t)
+			errc := make(chan error, 1)
+			go func() { errc <- tc.run(ctx) }()
+			// The server answers BUSY once the call runs past the
+			// threshold: PONG until then.
+			for {
+				_, err := watcher.Do(ctx, NewCommand("PING"))
+				var se *ServerError
+				if errors.As(err, &se) && se.Code == "BUSY" {
+					break
+				}
+				if err != nil {
+					t.Fatalf("PING while waiting for BUSY = %v", err)
+				}
+			}
+			killCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			if _, err := c.Do(killCtx, NewCommand(tc.kill), "KILL"); err != nil {
+				t.Errorf("%s KILL = %v, want OK", tc.kill, err)
+				_, _ = watcher.Do(ctx, NewCommand(tc.kill), "KILL") // unblock the server
+			}
+			var se *ServerError
+			if err := <-errc; !errors.As(err, &se) {
+				t.Errorf("the killed call = %v, want the server's error", err)
+			}
+		})
+	}
+}
+
+// TestReadOnlyScriptLoadReachesReplicas: Redis does not replicate SCRIPT
+// LOAD, so Load of a read-only script under a replica read policy loads
+// it on the replicas too: the next Run on a replica needs no EVAL_RO
+// fallback there (the replica's commandstats witness it).
+func TestReadOnlyScriptLoadReachesReplicas(t *testing.T) {
+	replicaTopologies(t, Options{ReadFrom: ReadReplica}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		k := keyPrefix(t) + "k"
+		replica, _ := readReplica(t, c, route.Slot(k))
+		s := uniqueScript(t, ScriptOptions{ReadOnly: true})
+		if err := s.Load(ctx, c); err != nil {
+			t.Fatalf("Load = %v", err)
+		}
+		evals, shas := commandCalls(t, replica.Addr, "eval_ro"), commandCalls(t, replica.Addr, "evalsha_ro")
+		if _, err := s.Run(ctx, c, []string{k}); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if e, h := commandCalls(t, replica.Addr, "eval_ro")-evals, commandCalls(t, replica.Addr, "evalsha_ro")-shas; e != 0 || h != 1 {
+			t.Errorf("the replica ran EVALSHA_RO %d times and EVAL_RO %d after Load; want 1 and 0", h, e)
+		}
+	})
+}
+
+// TestClusterScriptRedirectOfItsOwn: a server redirects a script call
+// before running it, naming its keys' slot. A script that wrote and then
+// returned an error of its own reading as a redirect to another slot has
+// run: that error is its reply, not a redirect to follow (which ran it
+// again on every return, up to MaxRedirects times). The counter the
+// script increments witnesses each run.
+func TestClusterScriptRedirectOfItsOwn(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	k := keyPrefix(t) + "{own}n"
+	var other string
+	for i := 0; ; i++ {
+		other = keyPrefix(t) + "{" + strconv.Itoa(i) + "}"
+		if slotPrimary(t, c, route.Slot(other)).Addr != slotPrimary(t, c, route.Slot(k)).Addr {
+			break
+		}
+	}
+	redirect := "MOVED " + strconv.Itoa(route.Slot(other)) + " " + slotPrimary(t, c, route.Slot(other)).Addr
+	s := NewScript("redis.call('INCR', KEYS[1]) return redis.error_reply(ARGV[1]) -- "+scriptNonce(t), ScriptOptions{})
+	_, err := s.Run(ctx, c, []string{k}, redirect)
+	var se *ServerError
+	if !errors.As(err, &se) || se.Code != "MOVED" || se.Command != "EVALSHA" && se.Command != "EVAL" {
+		t.Errorf("Run = %v, want the script's own MOVED error", err)
+	}
+	if n, err := c.Get(ctx, k); err != nil || n != "1" {
+		t.Errorf("the script ran %s times (%v), want once", n, err)
+	}
+}

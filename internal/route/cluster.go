@@ -169,6 +169,15 @@ func upReplica(replicas []*Node) *Node {
 	return nil
 }
 
+// Replicas returns every replica of the current map.
+func (c *Cluster) Replicas() []*Node {
+	var out []*Node
+	for _, sh := range c.snap.Load().shards {
+		out = append(out, sh.replicas...)
+	}
+	return out
+}
+
 // Primaries returns every primary of the current map that serves a slot:
 // a node a MOVED made a primary keeps its place in the map after its
 // slots went elsewhere, until the next refresh, but is not listed.

@@ -123,6 +123,9 @@ func (s *Sentinel) Pick(slot int, read bool) (*Node, error) {
 // Primaries returns the current primary.
 func (s *Sentinel) Primaries() []*Node { return []*Node{s.snap.Load().primary} }
 
+// Replicas returns the current replicas.
+func (s *Sentinel) Replicas() []*Node { return slices.Clone(s.snap.Load().replicas) }
+
 // Moved is not a Sentinel reply.
 func (s *Sentinel) Moved(int, string) (*Node, error) { return nil, ErrBadRedirect }
 

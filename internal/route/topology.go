@@ -48,6 +48,8 @@ type Topology interface {
 	Pick(slot int, read bool) (*Node, error)
 	// Primaries returns every primary of the current snapshot.
 	Primaries() []*Node
+	// Replicas returns every replica of the current snapshot.
+	Replicas() []*Node
 	// Moved records a MOVED redirect (slot now served by addr) and
 	// returns the new owner; it also asks for a refresh.
 	Moved(slot int, addr string) (*Node, error)
