@@ -784,7 +784,7 @@ func (b *Batch) execGroups(ctx context.Context) error {
 			continue
 		}
 		var se *ServerError
-		if errors.As(m.err, &se) && (se.Code == "MOVED" || se.Code == "ASK") && m.pin == "" {
+		if errors.As(m.err, &se) && (se.Code == "MOVED" || se.Code == "ASK") && m.pin == "" && !b.continuation(m) {
 			if !waitDL.IsZero() {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithDeadline(ctx, waitDL)
@@ -868,6 +868,14 @@ func (b *Batch) execGroup(ctx context.Context, ms []int, slot int, pin *route.No
 		t.read = t.read && b.members[i].desc.Flags().Has(catalog.FlagReadOnly)
 	}
 	return b.execUnit(ctx, ms, t, mem)
+}
+
+// continuation reports whether m is a raw cursor continuation, whose
+// cursor is a position on the server that issued it: a redirect is its
+// reply, never followed.
+func (b *Batch) continuation(m *member) bool {
+	var small [16][]byte
+	return cursorContinuation(m.desc, frameArgs(b.enc(m), small[:0]))
 }
 
 // resendMember sends one member again after its group's node redirected

@@ -81,7 +81,11 @@ func NewCommand(name string) Command { return catalog.New(name) }
 // the client never resends whatever their category: blocking commands,
 // SCRIPT KILL and FUNCTION KILL,
 // transactions, raw EVAL/FCALL (use a Script or Function), and cursor
-// continuations (SCAN family with a non-zero cursor).
+// continuations (SCAN family with a non-zero cursor). On a Cluster client
+// a continuation goes to its key's slot owner as the client knows it, and
+// a MOVED or ASK reply is returned, not followed: the cursor is a position
+// on the server that issued it. The iterators ([Client.HScanPages] and
+// its kin) keep that server for every page; prefer them.
 func (c *Client) Do(ctx context.Context, cmd Command, args ...any) (Reply, error) {
 	if cmd.FullName() == "" {
 		return Reply{}, errInvalid("Do", "empty command name")
@@ -285,6 +289,12 @@ func dispatchOf(cmd Command, args [][]byte) dispatch {
 func killsBusyScript(name string) bool { return name == "SCRIPT KILL" || name == "FUNCTION KILL" }
 
 func isPublish(name string) bool { return name == "PUBLISH" || name == "SPUBLISH" }
+
+// cursorContinuation reports whether words, a command's (its name
+// first), are a SCAN-family page with a non-zero cursor.
+func cursorContinuation(desc Command, words [][]byte) bool {
+	return desc.Flags().Has(catalog.FlagCursor) && len(words) > 0 && isContinuation(desc.FullName(), words[1:])
+}
 
 // isContinuation reports whether a SCAN-family call carries a non-zero
 // cursor: its server-side position cannot be replayed elsewhere.

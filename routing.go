@@ -358,6 +358,9 @@ func (c *Client) execTarget(ctx context.Context, f *wire.Frame, s *spec, t *targ
 			return c.execFanOut(ctx, f, s)
 		}
 		t.slot = slot
+		// A raw continuation: its cursor is a position on the server
+		// that issued it, which a redirect would leave.
+		t.cursor = t.cursor || cursorContinuation(s.desc, args)
 	}
 	return c.execResolved(ctx, f, s, t)
 }

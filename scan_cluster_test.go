@@ -46,6 +46,45 @@ func TestHScanContinuationIsNotRedirected(t *testing.T) {
 	}
 }
 
+// TestRawHScanContinuationIsNotRedirected: the rule of the iterators
+// holds for an HSCAN continuation sent raw, with Do or in a batch: when
+// the key's slot moved, the old owner's MOVED is the caller's reply, and
+// the new owner, which would read the cursor as a position in a table it
+// does not have, never receives it.
+func TestRawHScanContinuationIsNotRedirected(t *testing.T) {
+	c, ctx, k, m := pagedHashToMove(t)
+	first, err := c.Do(ctx, NewCommand("HSCAN"), k, "0", "COUNT", "10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, _, err := splitScan(first)
+	if err != nil || next == "0" {
+		t.Fatalf("first page: cursor %q, %v; want a continuation", next, err)
+	}
+	migrateSlot(t, m.slot, m.src, m.dst, m.ids)
+	t.Cleanup(func() { migrateSlot(t, m.slot, m.dst, m.src, m.ids) })
+	before := commandCalls(t, m.dst, "hscan")
+	wantMoved := func(how string, err error) {
+		t.Helper()
+		var se *ServerError
+		if !errors.As(err, &se) || se.Code != "MOVED" {
+			t.Errorf("%s continuation after the slot moved: %v, want the MOVED reply", how, err)
+		}
+	}
+	// The batch first: a followed MOVED, or one that Do returns, teaches
+	// the client the new owner, where any later continuation of the
+	// slot's keys goes (only the iterators pin theirs to the server).
+	b := c.NewBatch()
+	page := b.Do(NewCommand("HSCAN"), k, next, "COUNT", "10")
+	_ = b.Execute(ctx)
+	wantMoved("batch", page.Err())
+	_, err = c.Do(ctx, NewCommand("HSCAN"), k, next, "COUNT", "10")
+	wantMoved("Do", err)
+	if got := commandCalls(t, m.dst, "hscan") - before; got != 0 {
+		t.Fatalf("the new owner ran HSCAN %d times with the old server's cursor, want 0", got)
+	}
+}
+
 // TestHScanOfAKeyMovedByAMigrationPagesOnTheImportingNode: while a slot
 // migrates, a key already moved to the importing node is reached by an
 // ASK redirect; its continuations go to that node with ASKING as well,
