@@ -18,6 +18,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -130,9 +131,25 @@ func (h *Hook) ProcessBatchHook(next respire.ProcessBatchHook) respire.ProcessBa
 func end(span trace.Span, err error) {
 	if err != nil {
 		span.SetAttributes(attribute.String("error.type", errorType(err)))
-		span.SetStatus(codes.Error, err.Error())
+		span.SetStatus(codes.Error, statusText(err))
 	}
 	span.End()
+}
+
+// echoedArgs starts the part of a server's error that repeats the
+// command's arguments ("ERR unknown command 'X', with args beginning
+// with: 'a' 'b'").
+const echoedArgs = ", with args beginning with:"
+
+// statusText is err's text for the span status, without the arguments a
+// server echoed: a span is exported beyond the process, and an argument
+// may be a password. The caller's error keeps them.
+func statusText(err error) string {
+	text := err.Error()
+	if i := strings.Index(text, echoedArgs); i >= 0 {
+		return text[:i] + ", with its arguments (left out)"
+	}
+	return text
 }
 
 // errorType is the error.type of err: the server's error code, or the

@@ -3,6 +3,7 @@ package respireotel
 import (
 	"context"
 	"runtime"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -99,6 +100,34 @@ func TestSpansFollowDatabaseConventions(t *testing.T) {
 	}
 	if got := attr(spans[2], "db.operation.batch.size").AsInt64(); got != 2 {
 		t.Errorf("PIPELINE db.operation.batch.size = %d, want 2", got)
+	}
+}
+
+// TestSpanStatusLeavesOutEchoedArguments: a server that echoes a
+// command's arguments in its error ("unknown command 'AUTHX', with args
+// beginning with: ...") does not get them into the span, which is
+// exported beyond the process: an argument may be a password. The
+// caller's error keeps them.
+func TestSpanStatusLeavesOutEchoedArguments(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	s := respiretest.NewServer(t)
+	c := client(t, s, NewHook(WithTracerProvider(tp)))
+	const secret = "hunter2-secret"
+	_, err := c.Do(context.Background(), respire.NewCommand("AUTHX"), "user", secret)
+	if err == nil || !strings.Contains(err.Error(), "unknown command") {
+		t.Fatalf("AUTHX = %v, want the server's unknown command error", err)
+	}
+	spans := rec.Ended()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans, want 1", len(spans))
+	}
+	st := spans[0].Status()
+	if st.Code != codes.Error || !strings.Contains(st.Description, "unknown command 'AUTHX'") {
+		t.Errorf("status %v %q, want Error naming the unknown command", st.Code, st.Description)
+	}
+	if strings.Contains(st.Description, secret) {
+		t.Errorf("span status %q holds an argument of the command", st.Description)
 	}
 }
 
