@@ -64,13 +64,14 @@ func NewCommand(name string) Command { return catalog.New(name) }
 // flags with [Command.WithFlags].
 //
 // Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
-// BZPOPMAX, BZMPOP, XREAD and XREADGROUP with BLOCK, WAIT, WAITAOF, and
-// commands declared [catalog.FlagBlocking]) run on a connection of their
-// own, as the typed [Client.BLPop] and its kin do: see [Client.BLPop] for
-// how long such a call waits. WAIT and WAITAOF count the writes of the
-// connection they run on, which through Do is that connection of their
-// own, not the shared one that carried the caller's writes: write and
-// wait on one [Client.Dedicated] connection ([Conn.Wait]) instead.
+// BZPOPMAX, BZMPOP, XREAD and XREADGROUP with BLOCK, and commands
+// declared [catalog.FlagBlocking]) run on a connection of their own, as
+// the typed [Client.BLPop] and its kin do: see [Client.BLPop] for how
+// long such a call waits. WAIT and WAITAOF are refused: they count the
+// writes of the connection they run on, which through Do would be such a
+// connection of their own, with none of the caller's writes (they would
+// return at once); write and wait on one [Client.Dedicated] connection
+// ([Conn.Wait], [Conn.WaitAOF]) instead.
 // SCRIPT KILL and FUNCTION KILL run on such a connection too (within
 // [Options.CommandTimeout]): a server busy with a script reads nothing
 // more from the connection that runs it, which may be the shared one. On a

@@ -523,7 +523,6 @@ func TestRetryDispatchScope(t *testing.T) {
 		{"BRPOP", "BRPOP", declared("BRPOP"), []string{"l", "1"}, false},
 		{"BZPOPMIN", "BZPOPMIN", declared("BZPOPMIN"), []string{"z", "1"}, false},
 		{"XREAD", "XREAD", declared("XREAD"), []string{"BLOCK", "10", "STREAMS", "s", "$"}, false},
-		{"WAIT", "WAIT", declared("WAIT"), []string{"0", "10"}, false},
 		{"EVAL", "EVAL", declared("EVAL"), []string{"return 1", "0"}, false},
 		{"EVAL_RO", "EVAL_RO", declared("EVAL_RO"), []string{"return 1", "0"}, false},
 		{"EVALSHA", "EVALSHA", declared("EVALSHA"), []string{"e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"}, false},

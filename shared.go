@@ -28,6 +28,8 @@ func refusal(name string, flags catalog.Flag) string {
 		return "subscribing turns the connection into a stream of messages; use Client.Subscribe, PSubscribe or SSubscribe"
 	case flags.Has(catalog.FlagTransaction):
 		return "a transaction holds state on its connection; use Client.Dedicated for MULTI/EXEC and WATCH"
+	case name == "WAIT" || name == "WAITAOF":
+		return "it counts the writes of the connection it runs on, and Do would run it on a connection of its own that made none (it would return at once); use Conn.Wait or Conn.WaitAOF in Client.Dedicated, after the writes on that Conn"
 	case !flags.Has(catalog.FlagConnectionState):
 		return ""
 	}

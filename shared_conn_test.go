@@ -58,6 +58,10 @@ var refusedCalls = []struct {
 	{"HELLO", catalog.Conn.HELLO(), []string{"3"}},
 	{"AUTH", catalog.Conn.AUTH(), []string{"secret"}},
 	{"SELECT", catalog.Conn.SELECT(), []string{"1"}},
+	// WAIT through Do would run on a connection of its own, which made
+	// no write: it would return at once, counting nothing of the caller's.
+	{"WAIT", NewCommand("WAIT"), []string{"1", "100"}},
+	{"WAITAOF", NewCommand("waitaof"), []string{"1", "0", "100"}},
 	{"SELECT", NewCommand("select").WithRetryCategory(ReadOnly), []string{"1"}},
 	{"RESET", catalog.Conn.RESET(), nil},
 	{"QUIT", catalog.Conn.QUIT(), nil},
@@ -167,7 +171,7 @@ func TestRefusedCommandsList(t *testing.T) {
 		"CLIENT REPLY", "CLIENT SETINFO", "CLIENT SETNAME", "CLIENT TRACKING", "DISCARD", "EXEC",
 		"HELLO", "MONITOR", "MULTI", "PSUBSCRIBE", "PSYNC", "PUNSUBSCRIBE", "QUIT", "READONLY",
 		"READWRITE", "REPLCONF", "RESET", "SCRIPT DEBUG", "SELECT", "SSUBSCRIBE", "SUBSCRIBE", "SUNSUBSCRIBE",
-		"SYNC", "UNSUBSCRIBE", "UNWATCH", "WATCH",
+		"SYNC", "UNSUBSCRIBE", "UNWATCH", "WAIT", "WAITAOF", "WATCH",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("RefusedCommands() =\n%v\nwant\n%v", got, want)
@@ -324,15 +328,18 @@ func TestBlockingCallerGoneClosesItsConnection(t *testing.T) {
 
 // A WAIT whose caller gives up is stopped on the server like a pop, but
 // the count the stop makes it answer is no result: the call fails with
-// the context's error, through Client.Do and through Conn.Wait alike.
-// (The standalone server has no replica: WAIT 1 0 waits until stopped.)
+// the context's error, through Conn.Wait and Conn.Do alike (Client.Do
+// refuses WAIT). (The standalone server has no replica: WAIT 1 0 waits
+// until stopped.)
 func TestBlockingWaitCallerGoneIsContextError(t *testing.T) {
 	name := blockingName(t)
 	c := newClient(t, Options{ClientName: name})
 	calls := map[string]func(ctx context.Context) error{
-		"Client.Do": func(ctx context.Context) error {
-			_, err := c.Do(ctx, catalog.Generic.WAIT(), "1", "0")
-			return err
+		"Conn.Do": func(ctx context.Context) error {
+			return c.Dedicated(ctx, func(conn *Conn) error {
+				_, err := conn.Do(ctx, catalog.Generic.WAIT(), "1", "0")
+				return err
+			})
 		},
 		"Conn.Wait": func(ctx context.Context) error {
 			return c.Dedicated(ctx, func(conn *Conn) error {
@@ -402,10 +409,14 @@ func TestTypedBlockingCommands(t *testing.T) {
 		if err != nil || !r.IsNull() {
 			t.Errorf("XREAD BLOCK 50 with nothing new = %v, %v; want a null reply", r, err)
 		}
-		if r, err := c.Do(ctx, catalog.Generic.WAIT(), "0", "10"); err != nil {
-			t.Errorf("WAIT 0 10: %v", err)
-		} else if n, err := r.Int64(); err != nil || n != 0 {
-			t.Errorf("WAIT 0 10 = %d, %v; want 0 replicas", n, err)
+		if err := c.Dedicated(ctx, func(conn *Conn) error {
+			r, err := conn.Do(ctx, catalog.Generic.WAIT(), "0", "10")
+			if n, cerr := r.Int64(); err == nil && (cerr != nil || n != 0) {
+				t.Errorf("WAIT 0 10 = %d, %v; want 0 replicas", n, cerr)
+			}
+			return err
+		}); err != nil {
+			t.Errorf("WAIT 0 10 on a dedicated connection: %v", err)
 		}
 	})
 }
