@@ -293,3 +293,44 @@ func snakeCase(name string) string {
 	}
 	return b.String()
 }
+
+// TestRetryClusterTransactionMovedKeepsBudget: a MOVED rejection of a
+// Cluster transaction is routing, not an attempt, and following it does
+// not start a new retry budget: LOADING, MOVED, then LOADING for good is
+// two attempts under MaxAttempts 2 (three sends), one resend, one
+// exhausted outcome and a RetryError that says 2.
+func TestRetryClusterTransactionMovedKeepsBudget(t *testing.T) {
+	opts, reader := withRetryMetrics(t, Options{
+		RetryPolicy: &RetryPolicy{MaxAttempts: 2, InitialBackoff: NoBackoff},
+	})
+	c, proxies := proxiedCluster(t, opts)
+	k := keyPrefix(t) + "k"
+	owner, err := c.topo.Pick(route.Slot(k), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := proxies[owner.Addr]
+	loading := px.MustAddRule(t, respiretest.Rule{Command: "GETRANGE", Times: 1, Action: respiretest.Inject(respiretest.ErrLoading)})
+	defer loading.Remove()
+	moved := px.MustAddRule(t, respiretest.Rule{Command: "GETRANGE", Nth: 2, Times: 1,
+		Action: respiretest.Inject(respiretest.Moved(route.Slot(k), owner.Addr))})
+	defer moved.Remove()
+	again := px.MustAddRule(t, respiretest.Rule{Command: "GETRANGE", Nth: 3, Times: respiretest.Always,
+		Action: respiretest.Inject(respiretest.ErrLoading)})
+	defer again.Remove()
+
+	tx := c.NewTransaction()
+	tx.GetRange(k, 0, -1)
+	err = tx.Execute(testCtx(t))
+	if sends := again.Matched(); sends != 3 {
+		t.Errorf("the transaction was sent %d times, want 3 (LOADING, MOVED, LOADING)", sends)
+	}
+	retryWantAttempts(t, err, 2)
+	if !hasCode(err, "LOADING") {
+		t.Errorf("err = %v, want the last LOADING", err)
+	}
+	want := retryCounts{"read_only/attempted": 1, "read_only/exhausted": 1}
+	if got := retryCollect(t, reader); !got.equal(want) {
+		t.Errorf("retry metrics = %v, want %v", got, want)
+	}
+}
