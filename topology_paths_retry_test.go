@@ -334,3 +334,53 @@ func TestRetryClusterTransactionMovedKeepsBudget(t *testing.T) {
 		t.Errorf("retry metrics = %v, want %v", got, want)
 	}
 }
+
+// TestRetryScriptFallbackOnTopologies: a lost reply of the EVAL fallback
+// (after NOSCRIPT) resends the whole exchange only for a script whose
+// category permits it; an undeclared one runs once and says it may have.
+func TestRetryScriptFallbackOnTopologies(t *testing.T) {
+	run := func(t *testing.T, c *Client, px *respiretest.Proxy, addr, k string) {
+		for _, declared := range []bool{false, true} {
+			t.Run(map[bool]string{false: "Undeclared", true: "Declared"}[declared], func(t *testing.T) {
+				// A source no server has seen: EVALSHA gets NOSCRIPT.
+				s := NewScript(retryScriptSrc+" -- "+keyPrefix(t), ScriptOptions{})
+				if declared {
+					s = s.WithRetryCategory(ReadOnly)
+				}
+				rule := px.MustAddRule(t, respiretest.Rule{Command: "EVAL", Times: 1, Action: respiretest.DropAfterForward})
+				defer rule.Remove()
+				before := commandCalls(t, addr, "eval")
+				_, err := s.Run(testCtx(t), c, []string{k})
+				if ran := commandCalls(t, addr, "eval") - before; ran != 1 {
+					t.Errorf("server ran EVAL %d times, want 1 (the resend's EVALSHA finds the script)", ran)
+				}
+				if declared {
+					if err != nil {
+						t.Errorf("err = %v, want the resent exchange's reply", err)
+					}
+					return
+				}
+				retryWantAttempts(t, err, 1)
+				if !MayHaveExecuted(err) {
+					t.Errorf("MayHaveExecuted(%v) = false, want true", err)
+				}
+			})
+		}
+	}
+	policy := &RetryPolicy{MaxAttempts: 2, InitialBackoff: NoBackoff}
+	t.Run("Sentinel", func(t *testing.T) {
+		primary := sentinelPrimary(t)
+		px := realProxy(t, primary)
+		c := sentinelClient(t, Options{RetryPolicy: policy, Dialer: rewriteDialer(map[string]string{primary: px.Addr()})})
+		run(t, c, px, primary, keyPrefix(t)+"k")
+	})
+	t.Run("Cluster", func(t *testing.T) {
+		c, proxies := proxiedCluster(t, Options{RetryPolicy: policy})
+		k := keyPrefix(t) + "k"
+		owner, err := c.topo.Pick(route.Slot(k), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, c, proxies[owner.Addr], owner.Addr, k)
+	})
+}
