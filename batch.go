@@ -453,7 +453,7 @@ func (b *Batch) unitSpec(ms []int) *spec {
 var unitSpecs = func() (t [2][catalog.ServerAdmin + 1]spec) {
 	for cat := range t[0] {
 		t[0][cat] = spec{name: "batch", cat: RetryCategory(cat), unit: unitFailure}
-		t[1][cat] = spec{name: "MULTI", cat: RetryCategory(cat), unit: txFailure}
+		t[1][cat] = spec{name: "MULTI", cat: RetryCategory(cat), unit: txFailure, tx: true}
 	}
 	return t
 }()
@@ -960,12 +960,12 @@ func (b *Batch) txPin(slot int) (*route.Node, error) {
 // execClusterTx runs a Cluster transaction on the node of its one slot
 // (or, holding a SCAN page that names its server, on that server).
 // A MOVED (the slot moved since the map was read) updates the map and the
-// unit is sent again at once, without using retry budget, up to
-// MaxRedirects times (then [ErrRedirectLoop], as for a single command);
-// an ASK ends it. One deadline (ctx's, else CommandTimeout from now)
-// bounds the unit and all its redirects.
+// unit is sent again within the same attempt, without using retry
+// budget, up to MaxRedirects times (then [ErrRedirectLoop], as for a
+// single command); an ASK ends it. One deadline (ctx's, else
+// CommandTimeout from now) bounds the unit, its redirects and its
+// retries.
 func (b *Batch) execClusterTx(ctx context.Context) error {
-	c := b.c
 	slot, err := b.txSlot(-1)
 	if err != nil {
 		return err
@@ -975,38 +975,8 @@ func (b *Batch) execClusterTx(ctx context.Context) error {
 		b.fail(err)
 		return err
 	}
-	if waitDL := c.waitDeadline(ctx); !waitDL.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, waitDL)
-		defer cancel()
-	}
-	for redirects := 0; ; redirects++ {
-		b.clear()
-		t := target{slot: slot, pinned: pin}
-		err := b.execUnit(ctx, nil, &t, &b.mem)
-		var se *ServerError
-		if err == nil || !errors.As(err, &se) || (se.Code != "MOVED" && se.Code != "ASK") {
-			return err
-		}
-		if se.Code == "ASK" || pin != nil {
-			return err // a transaction never follows ASK, nor leaves its SCAN cursor's server
-		}
-		if redirects >= c.cfg.maxRedirects {
-			return b.refail(redirectLoop("MULTI", slot, se.Message))
-		}
-		rd, ok, perr := route.ParseRedirect([]byte(se.Message))
-		if !ok || perr != nil {
-			return err
-		}
-		var from string
-		if t.served != nil {
-			from = t.served.Addr
-		}
-		if _, err := c.topo.Moved(rd.Slot, redirectAddr(rd.Addr, from)); err != nil {
-			return err
-		}
-		// The next execUnit sends nothing once ctx has ended.
-	}
+	t := target{slot: slot, pinned: pin}
+	return b.execUnit(ctx, nil, &t, &b.mem)
 }
 
 // clear makes every member pending again, for a resend of the whole unit.

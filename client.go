@@ -143,6 +143,9 @@ type spec struct {
 	// tracked: the frame is CLIENT CACHING YES and the command, a cached
 	// read (an ASK redirect replaces the prelude with ASKING).
 	tracked bool
+	// tx: the frame is a transaction (MULTI ... EXEC); on a Cluster its
+	// MOVED rejection is followed within the attempt.
+	tx bool
 }
 
 func specOf(cmd catalog.Command) *spec {

@@ -476,6 +476,28 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 				continue
 			}
 		}
+		if se := serverError(r.err); c.isCluster() && s.tx && t.pinned == nil && se != nil && se.Code == "MOVED" {
+			// A transaction's member was queued on a node that no longer
+			// serves its slot (EXEC then aborted it): routing, followed
+			// within the attempt like a command's MOVED, so that it is
+			// no attempt and leaves the retry budget as it was. ASK ends
+			// the unit instead (a transaction never follows it).
+			rd, ok, perr := route.ParseRedirect([]byte(se.Message))
+			if !ok || perr != nil {
+				return r
+			}
+			if redirects++; redirects > c.cfg.maxRedirects {
+				return attemptResult{err: redirectLoop(s.name, t.slot, se.Message), failure: retry.Fatal, unwritten: true, owned: true}
+			}
+			if r := c.redirectBudget(ctx, waitDL, s, t); r != nil {
+				return *r
+			}
+			if node, err = c.topo.Moved(rd.Slot, redirectAddr(rd.Addr, node.Addr)); err != nil {
+				return attemptResult{err: routeErr(s.name, t.slot, err), failure: retry.Fatal, unwritten: true, owned: true}
+			}
+			f.Reset()
+			continue
+		}
 		if r.failure == retry.ReadOnlyReply {
 			// The node is no longer the primary: learn the new one before
 			// the retry decision, so that a retry writes there. A call
