@@ -58,11 +58,11 @@ type Batch struct {
 	tx       bool // a transaction: MULTI, the members, EXEC
 	buf      []byte
 	members  []member
-	err      error // the first queueing error: Execute sends nothing
+	err      error       // the first queueing error: Execute sends nothing
 	executed atomic.Bool // Execute claims the batch: a second one, even concurrent, sends nothing
-	watched  bool   // the queue of a Watch: Watch alone executes it, under WATCH
-	gen      uint32 // counts Resets: a Future of an older use is stale
-	raw      bool   // a Do, Script or Function member's Reply may alias arena: Reset drops it
+	watched  bool        // the queue of a Watch: Watch alone executes it, under WATCH
+	gen      uint32      // counts Resets: a Future of an older use is stale
+	raw      bool        // a Do, Script or Function member's Reply may alias arena: Reset drops it
 	// mem is the reply memory of the last whole-unit execution, handed
 	// to the next one.
 	mem replyMem
