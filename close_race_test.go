@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/respire-go/respire/internal/testenv"
 )
 
 // closeRaceOps are the public paths TestCloseRacesEveryPath runs, each in
@@ -30,7 +32,7 @@ func closeRaceOps(t *testing.T, c *Client) map[string]func(ctx context.Context, 
 		}
 		return nil
 	}
-	return map[string]func(ctx context.Context, i int) error{
+	ops := map[string]func(ctx context.Context, i int) error{
 		"Echo": func(ctx context.Context, i int) error {
 			msg := "echo-" + strconv.Itoa(i)
 			got, err := c.Echo(ctx, msg)
@@ -159,6 +161,16 @@ func closeRaceOps(t *testing.T, c *Client) map[string]func(ctx context.Context, 
 			return sub.Close()
 		},
 	}
+	if c.cache != nil {
+		ops["GetCached"] = func(ctx context.Context, i int) error {
+			v, err := c.GetCached(ctx, k)
+			if err != nil {
+				return err
+			}
+			return own("GetCached", v, "v")
+		}
+	}
+	return ops
 }
 
 // TestCloseRacesEveryPath runs every public path in a loop on several
@@ -166,47 +178,61 @@ func closeRaceOps(t *testing.T, c *Client) map[string]func(ctx context.Context, 
 // a failure matches ErrClosed, no reply is another caller's, and
 // (TestMain) no goroutine outlives the test.
 func TestCloseRacesEveryPath(t *testing.T) {
-	topologies(t, Options{}, func(t *testing.T, c *Client) {
-		ops := closeRaceOps(t, c)
-		const per = 3
-		var wg, ran sync.WaitGroup
-		errs := make(chan error, len(ops)*per)
-		ctx := testCtx(t)
-		for name, op := range ops {
-			for g := range per {
-				wg.Add(1)
-				ran.Add(1)
-				go func() {
-					defer wg.Done()
-					first := true
-					for i := g * 1_000_000; ; i++ {
-						if name == "BLPop" && first {
-							ran.Done()
-							first = false
-						}
-						err := op(ctx, i)
-						if first {
-							ran.Done()
-							first = false
-						}
-						if err != nil {
-							if !errors.Is(err, ErrClosed) {
-								errs <- fmt.Errorf("%s: %w", name, err)
-							}
-							return
-						}
-					}
-				}()
-			}
-		}
-		ran.Wait()
-		must(t, c.Close())
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Error(err)
-		}
+	t.Run("Plain", func(t *testing.T) { testCloseRacesEveryPath(t, Options{}) })
+	t.Run("CacheHooksRetries", func(t *testing.T) {
+		testCloseRacesEveryPath(t, Options{ClientCache: &CacheOptions{}, Hooks: []Hook{swallowHook{}},
+			RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
 	})
+}
+
+func testCloseRacesEveryPath(t *testing.T, opts Options) {
+	topologies(t, opts, func(t *testing.T, c *Client) {
+		raceClose(t, closeRaceOps(t, c), 3, c.Close, "BLPop")
+	})
+}
+
+// raceClose runs each op in a loop on per goroutines, calls closeFn once
+// every op has run once (an op named in blocking, which returns only at
+// Close, once it has started), and waits for every loop to end: an op's
+// error must match ErrClosed.
+func raceClose(t *testing.T, ops map[string]func(ctx context.Context, i int) error, per int, closeFn func() error, blocking ...string) {
+	var wg, ran sync.WaitGroup
+	errs := make(chan error, len(ops)*per)
+	ctx := testCtx(t)
+	for name, op := range ops {
+		for g := range per {
+			wg.Add(1)
+			ran.Add(1)
+			go func() {
+				defer wg.Done()
+				first := true
+				for i := g * 1_000_000; ; i++ {
+					if first && slices.Contains(blocking, name) {
+						ran.Done()
+						first = false
+					}
+					err := op(ctx, i)
+					if first {
+						ran.Done()
+						first = false
+					}
+					if err != nil {
+						if !errors.Is(err, ErrClosed) {
+							errs <- fmt.Errorf("%s: %w", name, err)
+						}
+						return
+					}
+				}
+			}()
+		}
+	}
+	ran.Wait()
+	must(t, closeFn())
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }
 
 // closeInHook closes its client from inside the process hook of the
@@ -332,47 +358,72 @@ func TestFailoverCloseRacesExecute(t *testing.T) {
 	addr := standaloneAddr(t)
 	g, err := NewFailoverGroup(testCtx(t), []FailoverMember{
 		{Options: Options{Endpoints: []string{addr}}, Priority: 0},
-		{Options: Options{Endpoints: []string{os.Getenv("RESPIRE_SENTINEL_PRIMARY_ADDR")}}, Priority: 1},
+		{Options: Options{Endpoints: []string{testenv.SentinelPrimary(t)}}, Priority: 1},
 	}, FailoverGroupOptions{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := testCtx(t)
-	var wg, ran sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
-		wg.Add(1)
-		ran.Add(1)
-		go func() {
-			defer wg.Done()
-			first := true
-			for i := 0; ; i++ {
-				msg := "g-" + strconv.Itoa(w) + "-" + strconv.Itoa(i)
-				got, err := Execute(ctx, g, ReadOnly, func(ctx context.Context, c *Client) (string, error) {
-					return c.Echo(ctx, msg)
-				})
-				if first {
-					ran.Done()
-					first = false
-				}
-				if err != nil {
-					if !errors.Is(err, ErrClosed) {
-						errs <- err
-					}
-					return
-				}
-				if got != msg {
-					errs <- fmt.Errorf("Execute got %q, want %q", got, msg)
-					return
-				}
+	raceClose(t, map[string]func(ctx context.Context, i int) error{
+		"Execute": func(ctx context.Context, i int) error {
+			msg := "g-" + strconv.Itoa(i)
+			got, err := Execute(ctx, g, ReadOnly, func(ctx context.Context, c *Client) (string, error) {
+				return c.Echo(ctx, msg)
+			})
+			if err == nil && got != msg {
+				return fmt.Errorf("Execute got %q, want %q", got, msg)
 			}
-		}()
-	}
-	ran.Wait()
-	must(t, g.Close())
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+			return err
+		},
+	}, 8, g.Close)
+}
+
+// TestEveryPathAfterCloseIsErrClosed: after Close, every public path (a
+// subscription's methods, iterators, scripts and functions, cached reads,
+// batches, callbacks, blocking and fan-out commands) fails with an error
+// matching ErrClosed.
+func TestEveryPathAfterCloseIsErrClosed(t *testing.T) {
+	topologies(t, Options{ClientCache: &CacheOptions{}}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		sub, err := c.Subscribe(ctx, key(t, "ch"))
+		must(t, err)
+		must(t, c.Close())
+		ops := map[string]func() error{
+			"sub.Subscribe":   func() error { return sub.Subscribe(ctx, "x") },
+			"sub.Unsubscribe": func() error { return sub.Unsubscribe(ctx, "x") },
+			"Subscribe":       func() error { _, err := c.Subscribe(ctx, "x"); return err },
+			"SSubscribe":      func() error { _, err := c.SSubscribe(ctx, "x"); return err },
+			"Scan": func() error {
+				for _, err := range c.Scan(ctx, ScanOptions{}) {
+					return err
+				}
+				return errors.New("no value")
+			},
+			"ScanPages": func() error {
+				for _, err := range c.ScanPages(ctx, ScanOptions{}) {
+					return err
+				}
+				return errors.New("no value")
+			},
+			"Script.Load":   func() error { return NewScript("return 1", ScriptOptions{}).Load(ctx, c) },
+			"Script.Run":    func() error { _, err := NewScript("return 1", ScriptOptions{}).Run(ctx, c, nil); return err },
+			"Function.Call": func() error { _, err := NewFunction("l", "f", FunctionOptions{}).Call(ctx, c, nil); return err },
+			"Function.Load": func() error { return NewFunction("l", "f", FunctionOptions{Source: "#!lua name=l\n"}).Load(ctx, c) },
+			"GetCached":     func() error { _, err := c.GetCached(ctx, "k"); return err },
+			"DoCached":      func() error { _, err := c.DoCached(ctx, NewCommand("GET"), "k"); return err },
+			"Batch":         func() error { b := c.NewBatch(); b.Get("k"); return b.Execute(ctx) },
+			"Tx":            func() error { b := c.NewTransaction(); b.Get("k"); return b.Execute(ctx) },
+			"Watch":         func() error { return c.Watch(ctx, func(*Tx) error { return nil }, "k") },
+			"Dedicated":     func() error { return c.Dedicated(ctx, func(*Conn) error { return nil }) },
+			"BLPop":         func() error { _, _, err := c.BLPop(ctx, 0, "k"); return err },
+			"Publish":       func() error { _, err := c.Publish(ctx, "k", "m"); return err },
+			"PubSubNumSub":  func() error { _, err := c.PubSubNumSub(ctx, "k"); return err },
+			"Ping":          func() error { return c.Ping(ctx) },
+		}
+		for name, op := range ops {
+			err := op()
+			if !errors.Is(err, ErrClosed) {
+				t.Errorf("%s after Close = %v", name, err)
+			}
+		}
+	})
 }
