@@ -97,7 +97,9 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 // [Client.Watch] callbacks included; later calls fail the same way
 // without sending anything. A callback goes on until it returns, its
 // commands failing. Close waits for the client's goroutines to exit and is
-// safe to call more than once.
+// safe to call more than once. A callback, a range loop's body or a
+// command's [ProcessHook] may call Close; a [DialHook] and a cached read's
+// ProcessHook, which run on the client's goroutines, must not ([Hook]).
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil

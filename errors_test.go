@@ -230,3 +230,20 @@ func TestDoCatalogDescriptorErrorNamesCommand(t *testing.T) {
 		}
 	})
 }
+
+// TestPartialErrorMessage: a split command whose parts all failed (a
+// Cluster client closed before its fan-out) does not say that others ran.
+func TestPartialErrorMessage(t *testing.T) {
+	cause := &ConnError{Command: "DEL", Unwritten: true, Err: ErrClosed}
+	for _, tc := range []struct {
+		e    *PartialError
+		want string
+	}{
+		{&PartialError{Command: "DEL", Parts: 3, Failed: 1, Err: cause}, "respire: DEL: 1 of 3 parts failed (the others ran): " + cause.Error()},
+		{&PartialError{Command: "DEL", Parts: 3, Failed: 3, Err: cause}, "respire: DEL: all 3 parts failed: " + cause.Error()},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
+		}
+	}
+}

@@ -20,7 +20,11 @@ import (
 // Options.Hooks is the outermost.
 //
 // Hooks run on the caller's goroutine, around the whole operation: one
-// ProcessHook call covers every resend the retry policy makes. A hook may
+// ProcessHook call covers every resend the retry policy makes. Two kinds
+// run on goroutines of the client's instead, which [Client.Close] waits
+// for, and so must not call Close (it would wait for itself): a
+// DialHook, and the ProcessHook of a cached read ([Client.GetCached],
+// [Client.DoCached]), whose one read serves every caller waiting for it. A hook may
 // derive the context it passes to next (a tracing span), time the call,
 // or fail it before anything is sent by returning an error without
 // calling next. It cannot turn a failure into a success: when next

@@ -239,12 +239,19 @@ func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*
 		done: make(chan struct{}),
 		sets: [3]map[string]struct{}{{}, {}, {}},
 	}
-	nc, rd, id, err := s.dial(ctx, name)
+	// Close ends the dial too: s is not tracked yet, and a handshake
+	// may wait for a reply until the dial timeout.
+	dctx, cancel := cancelOn(ctx, c.done)
+	nc, rd, id, err := s.dial(dctx, name)
+	cancel()
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			// As for every call whose context ended before its command
 			// was sent, whatever the dial's own error says.
 			return nil, &ContextError{Command: name, Err: cerr}
+		}
+		if c.closed.Load() {
+			return nil, &ConnError{Command: name, Unwritten: true, Err: ErrClosed}
 		}
 		return nil, err
 	}
@@ -524,6 +531,20 @@ func (s *Subscription) dial(ctx context.Context, command string) (net.Conn, *res
 	return nc, rd, id, nil
 }
 
+// cancelOn returns a context derived from ctx that is also cancelled
+// when done closes. Its goroutine exits when cancel is called.
+func cancelOn(ctx context.Context, done <-chan struct{}) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
 // run reads the current connection until it ends, then reconnects, until
 // the subscription closes; it closes the channel when it exits.
 func (s *Subscription) run(nc net.Conn, rd *resp.Reader) {
@@ -774,14 +795,7 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 			return nil, nil
 		case <-t.C:
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() {
-			select {
-			case <-s.done:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+		ctx, cancel := cancelOn(context.Background(), s.done)
 		nc, rd, id, err := s.dial(ctx, "SUBSCRIBE") // its error is not reported
 		cancel()
 		if err != nil {

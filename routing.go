@@ -83,6 +83,9 @@ type PartialError struct {
 // Error says how many of the command's parts failed and gives the first
 // part's failure.
 func (e *PartialError) Error() string {
+	if e.Failed == e.Parts {
+		return "respire: " + e.Command + ": all " + strconv.Itoa(e.Parts) + " parts failed: " + e.Err.Error()
+	}
 	return "respire: " + e.Command + ": " + strconv.Itoa(e.Failed) + " of " + strconv.Itoa(e.Parts) +
 		" parts failed (the others ran): " + e.Err.Error()
 }
