@@ -315,8 +315,13 @@ func (s *Subscription) Subscribe(ctx context.Context, channels ...string) error 
 }
 
 // Unsubscribe removes channels from the subscription and waits, within
-// ctx, for the server's confirmation; no message of those channels
-// arrives after it returns nil.
+// ctx, for the server's confirmation. Once it returns nil the server
+// sends no further message of those channels to this subscription (until
+// they are subscribed again); messages it sent before confirming are
+// already in [Subscription.Channel], up to [SubscriptionBuffer] of them,
+// and are still received after the call returns. A message of such a
+// channel that matches one of the subscription's patterns still arrives
+// through the pattern (with Pattern set).
 func (s *Subscription) Unsubscribe(ctx context.Context, channels ...string) error {
 	return s.change(ctx, kindChannel, true, channels)
 }
