@@ -121,6 +121,11 @@ type Subscription struct {
 
 	slot  int         // Cluster: the slot of the shard channels (SSubscribe); -1: any node
 	moved atomic.Bool // the slot moved, or a dial failed: learn the map before reconnecting
+	// redirected is set, by the goroutine that reads, when the current
+	// connection answered MOVED or ASK: that reply took an owed reply's
+	// place without answering it, so the replies behind it are out of
+	// step with s.owed and are left to the reconnection.
+	redirected bool
 }
 
 // connBox holds a connection in an atomic pointer.
@@ -546,6 +551,7 @@ func (s *Subscription) run(nc net.Conn, rd *resp.Reader) {
 // alongside.
 func (s *Subscription) serve(nc net.Conn, rd *resp.Reader) error {
 	s.lastRead.Store(time.Now().UnixNano())
+	s.redirected = false
 	stop := make(chan struct{})
 	var keep sync.WaitGroup
 	if every := s.c.cfg.wire.IdlePing; every > 0 {
@@ -636,11 +642,16 @@ func (e *lostError) Is(target error) bool { return target == ErrConnectionLost }
 // subscription closed while delivering.
 func (s *Subscription) dispatch(v resp.Value) bool {
 	if v.IsError() {
+		if s.redirected {
+			return true // out of step with s.owed: see redirected
+		}
 		if s.c.isCluster() && (bytes.HasPrefix(v.Str, []byte("MOVED ")) || bytes.HasPrefix(v.Str, []byte("ASK "))) {
 			// A shard channel's slot is elsewhere: reconnect to its
 			// owner. The redirect is routing, not the callers' failure:
 			// the reconnection subscribes the whole set again, and its
-			// confirmations answer the calls still waiting.
+			// confirmations answer the calls still waiting. Replies
+			// already read behind it answer nobody.
+			s.redirected = true
 			s.dropForMove()
 			return true
 		}
@@ -670,8 +681,8 @@ func (s *Subscription) dispatch(v resp.Value) bool {
 			return s.deliver(Message{Pattern: str(1), Channel: str(2), Payload: str(3)})
 		}
 	case "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe":
-		if e[1].IsNull() {
-			return true // UNSUBSCRIBE with nothing subscribed
+		if e[1].IsNull() || s.redirected {
+			return true // UNSUBSCRIBE with nothing subscribed; or see redirected
 		}
 		k := confirmKinds[kind]
 		k.name = str(1)
