@@ -422,7 +422,9 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 }
 
 // Close ends the subscription: it closes the connection, stops its
-// goroutines and closes the channel. Closing twice does nothing.
+// goroutines and closes the channel. It returns once they have stopped,
+// also when another Close (the client's, say) runs at the same time.
+// Closing twice does nothing more.
 func (s *Subscription) Close() error {
 	// A write stuck on a server that stopped reading (no HealthTimeout,
 	// no deadline in its caller's ctx) holds the write lock, and a change
@@ -433,6 +435,7 @@ func (s *Subscription) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		s.wg.Wait() // the first Close may still be waiting for it
 		return nil
 	}
 	s.closed = true
