@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,7 +45,10 @@ type Message struct {
 	// matches [ErrConnectionLost], and also [ErrHealthTimeout] when the
 	// server fell silent (no reply to the keepalive PING), or
 	// [ErrProtocol] when it sent a malformed value or a message larger
-	// than [Options.MaxBulk] (that message is lost).
+	// than [Options.MaxBulk] (that message is lost). On a Cluster client
+	// whose shard channels' slot moved, it holds the node's MOVED reply
+	// (a [*ServerError]), or says that the node unsubscribed a shard
+	// channel on its own.
 	Err error
 }
 
@@ -126,6 +130,9 @@ type Subscription struct {
 	// place without answering it, so the replies behind it are out of
 	// step with s.owed and are left to the reconnection.
 	redirected bool
+	// dropped is, when the goroutine that reads closed the current
+	// connection itself (the slot moved), why: the cause its gap carries.
+	dropped error
 }
 
 // connBox holds a connection in an atomic pointer.
@@ -554,7 +561,7 @@ func (s *Subscription) run(nc net.Conn, rd *resp.Reader) {
 // alongside.
 func (s *Subscription) serve(nc net.Conn, rd *resp.Reader) error {
 	s.lastRead.Store(time.Now().UnixNano())
-	s.redirected = false
+	s.redirected, s.dropped = false, nil
 	stop := make(chan struct{})
 	var keep sync.WaitGroup
 	if every := s.c.cfg.wire.IdlePing; every > 0 {
@@ -579,6 +586,9 @@ func (s *Subscription) serve(nc net.Conn, rd *resp.Reader) error {
 			_ = nc.SetReadDeadline(time.Now().Add(silence))
 		}
 		v, err := rd.ReadValue()
+		if err != nil && s.dropped != nil {
+			return &lostError{err: s.dropped}
+		}
 		if err != nil {
 			var ne net.Error
 			if silence > 0 && errors.As(err, &ne) && ne.Timeout() {
@@ -655,7 +665,7 @@ func (s *Subscription) dispatch(v resp.Value) bool {
 			// confirmations answer the calls still waiting. Replies
 			// already read behind it answer nobody.
 			s.redirected = true
-			s.dropForMove()
+			s.dropForMove(s.redirect(v.Str))
 			return true
 		}
 		s.refused(v.Str)
@@ -693,7 +703,7 @@ func (s *Subscription) dispatch(v resp.Value) bool {
 		if !confirmed && kind == "sunsubscribe" && s.subscribed(kindShard, k.name) {
 			// The server dropped a shard channel nobody unsubscribed: its
 			// slot moved. Reconnecting reaches the new owner, with a Gap.
-			s.dropForMove()
+			s.dropForMove(errors.New("respire: the server unsubscribed shard channel " + strconv.Quote(k.name) + " on its own: its slot moved"))
 		}
 	}
 	return true // anything unknown: not a message
@@ -709,15 +719,33 @@ func (s *Subscription) deliver(m Message) bool {
 	}
 }
 
-// dropForMove closes the connection of a subscription whose slot moved;
-// the reconnection first waits for the new slot map.
-func (s *Subscription) dropForMove() {
+// dropForMove closes the connection of a subscription whose slot moved,
+// for cause; the reconnection first waits for the new slot map.
+func (s *Subscription) dropForMove(cause error) {
+	if s.dropped == nil {
+		s.dropped = cause
+	}
 	s.moved.Store(true)
 	s.mu.Lock()
 	if s.conn != nil {
 		_ = s.conn.Close()
 	}
 	s.mu.Unlock()
+}
+
+// redirect is the error of a MOVED or ASK reply (text): a
+// [*ServerError] of the command whose reply it took the place of.
+func (s *Subscription) redirect(text []byte) error {
+	command := "SSUBSCRIBE"
+	s.mu.Lock()
+	for _, r := range s.owed {
+		if !r.ping {
+			command = r.command()
+			break
+		}
+	}
+	s.mu.Unlock()
+	return newServerError(command, text)
 }
 
 // subscribed reports whether name is in the desired set of kind.

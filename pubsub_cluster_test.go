@@ -9,6 +9,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -333,5 +334,66 @@ func TestSubscriptionRepliesAfterMovedReachNoOtherCall(t *testing.T) {
 	<-plain // NOPERM, or the confirmation of the reconnection's SUBSCRIBE
 	if n, err := c.SPublish(ctx, y, "m"); err != nil || n != 1 {
 		t.Errorf("SPUBLISH to the redirected shard channel = %d, %v, want its 1 subscriber", n, err)
+	}
+}
+
+// TestSubscriptionGapSaysTheSlotMoved: the Gap after a shard channel's
+// slot moved carries why the connection ended: the node's MOVED reply (a
+// *ServerError), or its SUNSUBSCRIBE of a channel nobody unsubscribed.
+// It carried the error of the client's own Close of the connection ("use
+// of closed network connection"), which says nothing of the move.
+func TestSubscriptionGapSaysTheSlotMoved(t *testing.T) {
+	for _, p := range protocols {
+		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
+			f := &forger{}
+			c := clusterClient(t, Options{Protocol: p, Dialer: f.dialer()})
+			ctx := testCtx(t)
+			pre := keyPrefix(t)
+			x := pre + "{g}x"
+			slot := route.Slot(x)
+			_, other := ownerAndOther(t, c, slot)
+			sub, err := c.SSubscribe(ctx, x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			gap := func(what string) error {
+				t.Helper()
+				for m := range sub.Channel() {
+					if m.Gap {
+						if !errors.Is(m.Err, ErrConnectionLost) {
+							t.Errorf("%s: Gap.Err = %v, want a match of ErrConnectionLost", what, m.Err)
+						}
+						return m.Err
+					}
+				}
+				t.Fatalf("%s: the channel closed without a Gap", what)
+				return nil
+			}
+			f.script(resp.AppendError(nil, "MOVED "+strconv.Itoa(slot)+" "+other), "SSUBSCRIBE", pre+"{g}y")
+			if err := sub.SSubscribe(ctx, pre+"{g}y"); err != nil {
+				t.Fatal(err)
+			}
+			var se *ServerError
+			if err := gap("MOVED"); !errors.As(err, &se) || se.Code != "MOVED" {
+				t.Errorf("after MOVED: Gap.Err = %v, want the MOVED reply as a *ServerError", err)
+			}
+			// The server's own SUNSUBSCRIBE of x (its slot moved), in the
+			// place of a confirmation.
+			push := resp.AppendArrayHeader(nil, 3)
+			if p == 3 {
+				push[0] = '>'
+			}
+			push = resp.AppendBulkString(push, "sunsubscribe")
+			push = resp.AppendBulkString(push, x)
+			push = append(push, ":0\r\n"...)
+			f.script(push, "SSUBSCRIBE", pre+"{g}z")
+			if err := sub.SSubscribe(ctx, pre+"{g}z"); err != nil {
+				t.Fatal(err)
+			}
+			if err := gap("SUNSUBSCRIBE"); err == nil || !strings.Contains(err.Error(), "slot moved") || !strings.Contains(err.Error(), x) {
+				t.Errorf("after the server's SUNSUBSCRIBE: Gap.Err = %v, want it to say that the slot of %s moved", err, x)
+			}
+		})
 	}
 }
