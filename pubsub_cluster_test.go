@@ -297,6 +297,23 @@ func (c *forgedConn) Read(p []byte) (int, error) {
 	return c.Conn.Read(p)
 }
 
+// forgedShardSubscription connects a Cluster client with opts through a
+// forger's dialer and subscribes to the shard channel ch; other is a
+// primary that does not serve ch's slot.
+func forgedShardSubscription(t *testing.T, opts Options, ch string) (c *Client, f *forger, sub *Subscription, other string) {
+	t.Helper()
+	f = &forger{}
+	opts.Dialer = f.dialer()
+	c = clusterClient(t, opts)
+	_, other = ownerAndOther(t, c, route.Slot(ch))
+	sub, err := c.SSubscribe(testCtx(t), ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Close() })
+	return c, f, sub, other
+}
+
 // TestSubscriptionRepliesAfterMovedReachNoOtherCall: a MOVED reply takes
 // the place of one name's confirmation without answering it (the
 // reconnection to the slot's owner does), so the replies read after it
@@ -306,18 +323,11 @@ func (c *forgedConn) Read(p []byte) (int, error) {
 // concurrent Subscribe) used to fail the SSubscribe whose shard channel
 // was redirected, and to leave that shard channel unsubscribed.
 func TestSubscriptionRepliesAfterMovedReachNoOtherCall(t *testing.T) {
-	f := &forger{}
-	c := clusterClient(t, Options{Dialer: f.dialer()})
 	ctx := testCtx(t)
 	p := keyPrefix(t)
 	x, y, z := p+"{r}x", p+"{r}y", p+"z"
 	slot := route.Slot(x)
-	_, other := ownerAndOther(t, c, slot)
-	sub, err := c.SSubscribe(ctx, x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
+	c, f, sub, other := forgedShardSubscription(t, Options{}, x)
 	redirected := f.script(resp.AppendError(nil, "MOVED "+strconv.Itoa(slot)+" "+other), "SSUBSCRIBE", y)
 	f.script(resp.AppendError(nil, "NOPERM no permissions to access the '"+z+"' channel"), "SUBSCRIBE", z)
 	shard, plain := make(chan error, 1), make(chan error, 1)
@@ -345,18 +355,11 @@ func TestSubscriptionRepliesAfterMovedReachNoOtherCall(t *testing.T) {
 func TestSubscriptionGapSaysTheSlotMoved(t *testing.T) {
 	for _, p := range protocols {
 		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
-			f := &forger{}
-			c := clusterClient(t, Options{Protocol: p, Dialer: f.dialer()})
 			ctx := testCtx(t)
 			pre := keyPrefix(t)
 			x := pre + "{g}x"
 			slot := route.Slot(x)
-			_, other := ownerAndOther(t, c, slot)
-			sub, err := c.SSubscribe(ctx, x)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sub.Close()
+			_, f, sub, other := forgedShardSubscription(t, Options{Protocol: p}, x)
 			gap := func(what string) error {
 				t.Helper()
 				for m := range sub.Channel() {
