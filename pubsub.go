@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,7 +45,10 @@ type Message struct {
 	// matches [ErrConnectionLost], and also [ErrHealthTimeout] when the
 	// server fell silent (no reply to the keepalive PING), or
 	// [ErrProtocol] when it sent a malformed value or a message larger
-	// than [Options.MaxBulk] (that message is lost).
+	// than [Options.MaxBulk] (that message is lost). On a Cluster client
+	// whose shard channels' slot moved, it holds the node's MOVED reply
+	// (a [*ServerError]), or says that the node unsubscribed a shard
+	// channel on its own.
 	Err error
 }
 
@@ -121,6 +125,14 @@ type Subscription struct {
 
 	slot  int         // Cluster: the slot of the shard channels (SSubscribe); -1: any node
 	moved atomic.Bool // the slot moved, or a dial failed: learn the map before reconnecting
+	// redirected is set, by the goroutine that reads, when the current
+	// connection answered MOVED or ASK: that reply took an owed reply's
+	// place without answering it, so the replies behind it are out of
+	// step with s.owed and are left to the reconnection.
+	redirected bool
+	// dropped is, when the goroutine that reads closed the current
+	// connection itself (the slot moved), why: the cause its gap carries.
+	dropped error
 }
 
 // connBox holds a connection in an atomic pointer.
@@ -322,8 +334,13 @@ func (s *Subscription) Subscribe(ctx context.Context, channels ...string) error 
 }
 
 // Unsubscribe removes channels from the subscription and waits, within
-// ctx, for the server's confirmation; no message of those channels
-// arrives after it returns nil.
+// ctx, for the server's confirmation. Once it returns nil the server
+// sends no further message of those channels to this subscription (until
+// they are subscribed again); messages it sent before confirming are
+// already in [Subscription.Channel], up to [SubscriptionBuffer] of them,
+// and are still received after the call returns. A message of such a
+// channel that matches one of the subscription's patterns still arrives
+// through the pattern (with Pattern set).
 func (s *Subscription) Unsubscribe(ctx context.Context, channels ...string) error {
 	return s.change(ctx, kindChannel, true, channels)
 }
@@ -419,7 +436,9 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 }
 
 // Close ends the subscription: it closes the connection, stops its
-// goroutines and closes the channel. Closing twice does nothing.
+// goroutines and closes the channel. It returns once they have stopped,
+// also when another Close (the client's, say) runs at the same time.
+// Closing twice does nothing more.
 func (s *Subscription) Close() error {
 	// A write stuck on a server that stopped reading (no HealthTimeout,
 	// no deadline in its caller's ctx) holds the write lock, and a change
@@ -430,6 +449,7 @@ func (s *Subscription) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		s.wg.Wait() // the first Close may still be waiting for it
 		return nil
 	}
 	s.closed = true
@@ -562,6 +582,7 @@ func (s *Subscription) run(nc net.Conn, rd *resp.Reader) {
 // alongside.
 func (s *Subscription) serve(nc net.Conn, rd *resp.Reader) error {
 	s.lastRead.Store(time.Now().UnixNano())
+	s.redirected, s.dropped = false, nil
 	stop := make(chan struct{})
 	var keep sync.WaitGroup
 	if every := s.c.cfg.wire.IdlePing; every > 0 {
@@ -586,6 +607,9 @@ func (s *Subscription) serve(nc net.Conn, rd *resp.Reader) error {
 			_ = nc.SetReadDeadline(time.Now().Add(silence))
 		}
 		v, err := rd.ReadValue()
+		if err != nil && s.dropped != nil {
+			return &lostError{err: s.dropped}
+		}
 		if err != nil {
 			var ne net.Error
 			if silence > 0 && errors.As(err, &ne) && ne.Timeout() {
@@ -652,12 +676,17 @@ func (e *lostError) Is(target error) bool { return target == ErrConnectionLost }
 // subscription closed while delivering.
 func (s *Subscription) dispatch(v resp.Value) bool {
 	if v.IsError() {
+		if s.redirected {
+			return true // out of step with s.owed: see redirected
+		}
 		if s.c.isCluster() && (bytes.HasPrefix(v.Str, []byte("MOVED ")) || bytes.HasPrefix(v.Str, []byte("ASK "))) {
 			// A shard channel's slot is elsewhere: reconnect to its
 			// owner. The redirect is routing, not the callers' failure:
 			// the reconnection subscribes the whole set again, and its
-			// confirmations answer the calls still waiting.
-			s.dropForMove()
+			// confirmations answer the calls still waiting. Replies
+			// already read behind it answer nobody.
+			s.redirected = true
+			s.dropForMove(s.redirect(v.Str))
 			return true
 		}
 		s.refused(v.Str)
@@ -686,8 +715,8 @@ func (s *Subscription) dispatch(v resp.Value) bool {
 			return s.deliver(Message{Pattern: str(1), Channel: str(2), Payload: str(3)})
 		}
 	case "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe":
-		if e[1].IsNull() {
-			return true // UNSUBSCRIBE with nothing subscribed
+		if e[1].IsNull() || s.redirected {
+			return true // UNSUBSCRIBE with nothing subscribed; or see redirected
 		}
 		k := confirmKinds[kind]
 		k.name = str(1)
@@ -695,7 +724,7 @@ func (s *Subscription) dispatch(v resp.Value) bool {
 		if !confirmed && kind == "sunsubscribe" && s.subscribed(kindShard, k.name) {
 			// The server dropped a shard channel nobody unsubscribed: its
 			// slot moved. Reconnecting reaches the new owner, with a Gap.
-			s.dropForMove()
+			s.dropForMove(errors.New("respire: the server unsubscribed shard channel " + strconv.Quote(k.name) + " on its own: its slot moved"))
 		}
 	}
 	return true // anything unknown: not a message
@@ -711,15 +740,33 @@ func (s *Subscription) deliver(m Message) bool {
 	}
 }
 
-// dropForMove closes the connection of a subscription whose slot moved;
-// the reconnection first waits for the new slot map.
-func (s *Subscription) dropForMove() {
+// dropForMove closes the connection of a subscription whose slot moved,
+// for cause; the reconnection first waits for the new slot map.
+func (s *Subscription) dropForMove(cause error) {
+	if s.dropped == nil {
+		s.dropped = cause
+	}
 	s.moved.Store(true)
 	s.mu.Lock()
 	if s.conn != nil {
 		_ = s.conn.Close()
 	}
 	s.mu.Unlock()
+}
+
+// redirect is the error of a MOVED or ASK reply (text): a
+// [*ServerError] of the command whose reply it took the place of.
+func (s *Subscription) redirect(text []byte) error {
+	command := "SSUBSCRIBE"
+	s.mu.Lock()
+	for _, r := range s.owed {
+		if !r.ping {
+			command = r.command()
+			break
+		}
+	}
+	s.mu.Unlock()
+	return newServerError(command, text)
 }
 
 // subscribed reports whether name is in the desired set of kind.

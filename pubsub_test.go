@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/respire-go/respire/resp"
@@ -1141,6 +1142,54 @@ func TestSubscriptionReconnectDelayHasAFloor(t *testing.T) {
 		end := <-enough
 		if took, least := end.Sub(start), (dials-1)*minReconnectDelay; took < least {
 			t.Fatalf("%d refused redials took %v, want at least %v (%v apart)", dials, took, least, minReconnectDelay)
+		}
+	})
+}
+
+// TestCloseWaitsWhileAnotherCloseRuns: a Close that finds the subscription
+// already closing by another call (the client's Close, or the user's)
+// still waits for its goroutine to end and its channel to close. It
+// returned at once, so that Client.Close could return with the
+// subscription's goroutine still running (in a dialer that ignores its
+// context, here).
+func TestCloseWaitsWhileAnotherCloseRuns(t *testing.T) {
+	retrySynctest(t, func(t *testing.T) {
+		s := respiretest.NewServer(t)
+		var hold atomic.Bool
+		arrived, gate := make(chan struct{}), make(chan struct{})
+		c := retryMemClient(t, s, Options{Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if hold.Load() {
+				close(arrived)
+				<-gate // ignores ctx
+			}
+			return s.Dial(ctx, network, addr)
+		}})
+		sub, err := c.Subscribe(bg, "ch")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hold.Store(true)
+		sub.mu.Lock()
+		_ = sub.conn.Close() // the subscription reconnects: its dial waits at the gate
+		sub.mu.Unlock()
+		<-arrived
+		go func() { _ = sub.Close() }()
+		<-sub.done
+		returned := make(chan struct{})
+		go func() {
+			_ = c.Close()
+			close(returned)
+		}()
+		synctest.Wait()
+		select {
+		case <-returned:
+			t.Error("Client.Close returned while the subscription's goroutine was still running")
+		default:
+		}
+		close(gate)
+		<-returned
+		if _, ok := <-sub.Channel(); ok {
+			t.Error("the subscription's channel is open after Close")
 		}
 	})
 }

@@ -3,6 +3,7 @@ package respire
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,8 +164,8 @@ func TestTopologyPubSub(t *testing.T) {
 		migrateSlot(t, slot, src.Addr, dst, ids)
 		select {
 		case m := <-sub.Channel():
-			if !m.Gap {
-				t.Fatalf("after the slot moved: %+v, want a Gap", m)
+			if !m.Gap || m.Err == nil || !strings.Contains(m.Err.Error(), "slot moved") {
+				t.Fatalf("after the slot moved: %+v, want a Gap that says so", m)
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatal("no Gap after the slot moved")
