@@ -257,7 +257,11 @@ func dispatchOf(cmd Command, args [][]byte) dispatch {
 	d.desc = cmd
 	if ok {
 		flags |= known.Flags()
-		d.name = known.FullName()
+		if known.Subcommand() != "" || cmd.Subcommand() == "" {
+			// Not the container standing for a subcommand the catalog
+			// does not know ("CLIENT NOSUCHSUB"), whose name is the caller's.
+			d.name = known.FullName()
+		}
 		d.desc = known.WithFlags(cmd.Flags())
 	}
 	d.flags, d.known = flags, ok
