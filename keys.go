@@ -103,7 +103,8 @@ func (c *Client) Exists(ctx context.Context, keys ...string) (int64, error) {
 func (c *Client) cmdExists(keys ...string) cmd[int64] { return keysCmd(c, specEXISTS, keys) }
 
 // keysCmd defines "NAME keys..." with at least one key, whose integer
-// reply intOf converts.
+// reply exactIntOf converts, as the Client methods of DEL, EXISTS, UNLINK
+// and TOUCH read it.
 func keysCmd(c *Client, s *spec, keys []string) cmd[int64] {
 	if len(keys) == 0 {
 		return invalidCmd[int64](s, "no keys")
@@ -112,7 +113,7 @@ func keysCmd(c *Client, s *spec, keys []string) cmd[int64] {
 	for _, k := range keys {
 		arg(f, k)
 	}
-	return typedCmd(f, s, wire.WantInt, intOf)
+	return typedCmd(f, s, wire.WantInt, exactIntOf)
 }
 
 // Expire sets key's time to live in whole seconds (EXPIRE) and reports

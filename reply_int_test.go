@@ -54,6 +54,45 @@ func TestIntegerRepliesRefuseNonIntegralDoubles(t *testing.T) {
 	}
 }
 
+// TestIncrByConvertsAsItsBatchMember answers INCRBY, from a Client and
+// from a batch, with an integer spelled as a bulk string, a simple string
+// and an integral double, and with a non-integral one: the batch member
+// refuses each with ErrUnexpectedReply, as the Client method does, and
+// both take an integer.
+func TestIncrByConvertsAsItsBatchMember(t *testing.T) {
+	c, srv := hostileClient(t, 3)
+	ctx := context.Background()
+	for _, reply := range []resp.Value{
+		bulkValue("5"),
+		{Type: resp.SimpleString, Str: []byte("5")},
+		{Type: resp.Double, Float: 5},
+		{Type: resp.Double, Float: 1.5},
+		{Type: resp.Integer, Int: 5},
+	} {
+		srv.load([]resp.Value{reply})
+		got, err := c.IncrBy(ctx, "k", 1)
+		b := c.NewBatch()
+		fut := b.IncrBy("k", 1)
+		srv.load([]resp.Value{reply})
+		if xerr := b.Execute(ctx); xerr != nil {
+			t.Fatalf("Execute: %v", xerr)
+		}
+		bgot, berr := fut.Result()
+		for who, r := range map[string]struct {
+			n   int64
+			err error
+		}{"IncrBy": {got, err}, "Batch.IncrBy": {bgot, berr}} {
+			if reply.Type == resp.Integer {
+				if r.err != nil || r.n != 5 {
+					t.Errorf("%s answered %s = %d, %v; want 5", who, describeValue(reply), r.n, r.err)
+				}
+			} else if !errors.Is(r.err, ErrUnexpectedReply) {
+				t.Errorf("%s answered %s = %d, %v; want an error matching ErrUnexpectedReply", who, describeValue(reply), r.n, r.err)
+			}
+		}
+	}
+}
+
 // TestScoredMembersRefuseNonScalarMembers answers ZRANGE ... WITHSCORES
 // with member-score lists whose member is an aggregate, a null or an
 // error, in RESP3's pair form and RESP2's flat form: each fails with
