@@ -2,6 +2,7 @@ package respire
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"time"
 
@@ -154,7 +155,8 @@ const (
 )
 
 // TTL returns key's remaining time to live in whole seconds, or
-// [TTLMissing] or [TTLPersistent].
+// [TTLMissing] or [TTLPersistent]. A time to live beyond a
+// [time.Duration]'s range (about 292 years) is the largest Duration.
 func (c *Client) cmdTTL(key string) cmd[time.Duration] {
 	f := c.newFrame(2, "TTL")
 	arg(f, key)
@@ -162,16 +164,23 @@ func (c *Client) cmdTTL(key string) cmd[time.Duration] {
 }
 
 // PTTL returns key's remaining time to live in milliseconds, or
-// [TTLMissing] or [TTLPersistent].
+// [TTLMissing] or [TTLPersistent]; beyond a [time.Duration]'s range,
+// the largest Duration.
 func (c *Client) cmdPTTL(key string) cmd[time.Duration] {
 	f := c.newFrame(2, "PTTL")
 	arg(f, key)
 	return typedCmd(f, specPTTL, wire.WantInt, ttlMillis)
 }
 
+// ttlResult is n units, or n itself when negative (TTLMissing,
+// TTLPersistent); a time beyond time.Duration's range (about 292 years)
+// is the largest Duration.
 func ttlResult(n int64, unit time.Duration) time.Duration {
-	if n < 0 {
+	switch {
+	case n < 0:
 		return time.Duration(n)
+	case n > math.MaxInt64/int64(unit):
+		return math.MaxInt64
 	}
 	return time.Duration(n) * unit
 }
