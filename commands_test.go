@@ -740,6 +740,7 @@ func TestXAddRejectsInvalidOptions(t *testing.T) {
 		{"MaxLenAndMinID", XAddOptions{MaxLen: 1, MinID: "1-0"}, []string{"f", "v"}},
 		{"NegativeMaxLen", XAddOptions{MaxLen: -1}, []string{"f", "v"}},
 		{"LimitWithoutApproximate", XAddOptions{MaxLen: 1, Limit: 5}, []string{"f", "v"}},
+		{"ApproximateWithoutTrim", XAddOptions{Approximate: true}, []string{"f", "v"}},
 		{"IdempotencyWithoutProducer", XAddOptions{Idempotency: &XAddIdempotency{MessageID: "m"}}, []string{"f", "v"}},
 		{"IdempotencyAutoAndMessageID", XAddOptions{Idempotency: &XAddIdempotency{ProducerID: "p", MessageID: "m", Auto: true}}, []string{"f", "v"}},
 	}
