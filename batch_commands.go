@@ -51,6 +51,20 @@ func intOf(v resp.Value) (int64, error) {
 	return toInt64(v)
 }
 
+// exactIntOf converts an integer reply as [Client.doInt] does, for the
+// members whose Client method reads the reply with it (INCR, INCRBY, DEL,
+// EXISTS, UNLINK, TOUCH): only an integer (or a RESP3 boolean); a number
+// spelled as a string or a double is unexpected; null is ErrNil.
+func exactIntOf(v resp.Value) (int64, error) {
+	switch v.Type {
+	case resp.Integer, resp.Boolean:
+		return v.Int, nil
+	case resp.Null:
+		return 0, ErrNil
+	}
+	return 0, unexpected("integer", v)
+}
+
 func floatOf(v resp.Value) (float64, error) { return toFloat64(v) }
 
 func strsOf(v resp.Value) ([]string, error) { return toStrings(v) }
@@ -101,12 +115,12 @@ func (b *Batch) MSet(pairs ...string) Future[struct{}] {
 
 // Incr queues INCR; see [Client.Incr].
 func (b *Batch) Incr(key string) Future[int64] {
-	return future(b, b.add(specINCR, key), intOf)
+	return future(b, b.add(specINCR, key), exactIntOf)
 }
 
 // IncrBy queues INCRBY; see [Client.IncrBy].
 func (b *Batch) IncrBy(key string, delta int64) Future[int64] {
-	return future(b, b.add(specINCRBY, key, strconv.FormatInt(delta, 10)), intOf)
+	return future(b, b.add(specINCRBY, key, strconv.FormatInt(delta, 10)), exactIntOf)
 }
 
 // XAdd queues XADD; see [Client.XAdd]. A batch member never gets an

@@ -185,6 +185,10 @@ var geoCases = []hlsCase{
 		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 			return c.GeoSearch(ctx, k("g"), GeoSearchQuery{Member: "Palermo", Width: 1})
 		}},
+	{name: "GeoSearchRadiusWithHalfABox", wantErr: ErrInvalidArgument,
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			return c.GeoSearch(ctx, k("g"), GeoSearchQuery{Member: "Palermo", Radius: 1, Width: 1})
+		}},
 	{name: "GeoSearchAnyWithoutCount", wantErr: ErrInvalidArgument,
 		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 			return c.GeoSearch(ctx, k("g"), GeoSearchQuery{Member: "Palermo", Radius: 1, Any: true})

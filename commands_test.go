@@ -740,6 +740,7 @@ func TestXAddRejectsInvalidOptions(t *testing.T) {
 		{"MaxLenAndMinID", XAddOptions{MaxLen: 1, MinID: "1-0"}, []string{"f", "v"}},
 		{"NegativeMaxLen", XAddOptions{MaxLen: -1}, []string{"f", "v"}},
 		{"LimitWithoutApproximate", XAddOptions{MaxLen: 1, Limit: 5}, []string{"f", "v"}},
+		{"ApproximateWithoutTrim", XAddOptions{Approximate: true}, []string{"f", "v"}},
 		{"IdempotencyWithoutProducer", XAddOptions{Idempotency: &XAddIdempotency{MessageID: "m"}}, []string{"f", "v"}},
 		{"IdempotencyAutoAndMessageID", XAddOptions{Idempotency: &XAddIdempotency{ProducerID: "p", MessageID: "m", Auto: true}}, []string{"f", "v"}},
 	}
@@ -982,4 +983,41 @@ func must(t testing.TB, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestTTLBeyondDurationRange sets an expiry a thousand years away, past
+// the about 292 years a time.Duration holds: TTL and PTTL report the
+// largest Duration, as their Batch members do, instead of a
+// multiplication that wrapped around to a negative or short duration.
+func TestTTLBeyondDurationRange(t *testing.T) {
+	forEachProtocol(t, Options{Endpoints: []string{standaloneAddr(t)}}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		k := key(t, "k")
+		far := time.Now().AddDate(1000, 0, 0)
+		if err := c.Set(ctx, k, "v"); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := c.ExpireAt(ctx, k, far); err != nil || !ok {
+			t.Fatalf("ExpireAt = %v, %v", ok, err)
+		}
+		const longest = time.Duration(math.MaxInt64)
+		ttl, err := c.TTL(ctx, k)
+		if err != nil || ttl != longest {
+			t.Errorf("TTL = %v, %v; want %v", ttl, err, longest)
+		}
+		pttl, err := c.PTTL(ctx, k)
+		if err != nil || pttl != longest {
+			t.Errorf("PTTL = %v, %v; want %v", pttl, err, longest)
+		}
+		b := c.NewBatch()
+		bt, bp := b.TTL(k), b.PTTL(k)
+		if err := b.Execute(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for name, fu := range map[string]Future[time.Duration]{"TTL": bt, "PTTL": bp} {
+			if got, err := fu.Result(); err != nil || got != longest {
+				t.Errorf("Batch.%s = %v, %v; want %v", name, got, err, longest)
+			}
+		}
+	})
 }

@@ -221,8 +221,8 @@ type GeoSearchQuery struct {
 	Longitude, Latitude float64
 	// Radius, when positive, searches a circle (BYRADIUS).
 	Radius float64
-	// Width and Height, when positive, search a box (BYBOX). Exactly one
-	// shape must be set.
+	// Width and Height, when positive, search a box (BYBOX); one without
+	// the other is invalid. Exactly one shape must be set.
 	Width, Height float64
 	// Unit is the unit of Radius, Width and Height, and of the distances
 	// returned. Defaults to meters.
@@ -248,7 +248,8 @@ func (q *GeoSearchQuery) args(f *wire.Frame) (int, string) {
 	case q.FromLonLat && !validPos(q.Longitude, q.Latitude):
 		return 0, "center out of range"
 	case circle == box || q.Width < 0 || q.Height < 0 || q.Radius < 0 || math.IsNaN(q.Radius) ||
-		math.IsInf(q.Radius, 0) || math.IsInf(q.Width, 0) || math.IsInf(q.Height, 0):
+		math.IsInf(q.Radius, 0) || math.IsInf(q.Width, 0) || math.IsInf(q.Height, 0) ||
+		(q.Width > 0) != (q.Height > 0):
 		return 0, "want either a positive Radius or a positive Width and Height"
 	case q.Order > GeoDesc:
 		return 0, "undefined order"

@@ -136,7 +136,7 @@ func (c *Client) cmdHMGet(key string, fields ...string) cmd[FieldValues] {
 	if len(fields) == 0 {
 		return invalidCmd[FieldValues](specHMGET, "no fields")
 	}
-	return keyArgsCmd(c, specHMGET, key, fields, fieldValuesOf)
+	return keyArgsCmd(c, specHMGET, key, fields, fieldValuesOf(len(fields)))
 }
 
 // HMGet returns the values of fields in the hash at key, one per field
@@ -149,9 +149,6 @@ func (c *Client) HMGet(ctx context.Context, key string, fields ...string) (value
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(v.Values) != len(fields) {
-		return nil, nil, unexpected("array of one value per field", resp.Value{Type: resp.Array})
-	}
 	return v.Values, v.Found, nil
 }
 
@@ -163,13 +160,13 @@ type FieldValues struct {
 	Found  []bool
 }
 
-// fieldValuesOf converts an array of strings or nulls.
-func fieldValuesOf(v resp.Value) (FieldValues, error) {
-	if !v.Type.Aggregate() {
-		return FieldValues{}, unexpected("array of one value per key or field", v)
+// fieldValuesOf converts an array of n strings or nulls, one per field
+// asked for: another length fails (a caller indexes Found by field).
+func fieldValuesOf(n int) func(resp.Value) (FieldValues, error) {
+	return func(v resp.Value) (FieldValues, error) {
+		values, found, err := valuesFound(v, n)
+		return FieldValues{Values: values, Found: found}, err
 	}
-	values, found, err := valuesFound(v, len(v.Elems))
-	return FieldValues{Values: values, Found: found}, err
 }
 
 // valuesFound converts an array of n strings or nulls, such as MGET's and
@@ -482,7 +479,7 @@ func (c *Client) cmdHPersist(key string, fields ...string) cmd[[]HPersistCode] {
 // category is WriteAccumulating, the catalog's: a resend finds the
 // fields gone, so the values the first attempt read are lost.
 func (c *Client) cmdHGetDel(key string, fields ...string) cmd[FieldValues] {
-	return fieldsCmd(c, specHGETDEL, key, fields, fieldValuesOf)
+	return fieldsCmd(c, specHGETDEL, key, fields, fieldValuesOf(len(fields)))
 }
 
 // HGetExOptions are HGETEX's options: at most one may be set. The zero
@@ -517,7 +514,7 @@ func (c *Client) cmdHGetEx(key string, opt HGetExOptions, fields ...string) cmd[
 		arg(f, "PERSIST")
 	}
 	argFields(f, fields)
-	return typedCmd(f, specHGETEX, wire.WantValue, fieldValuesOf)
+	return typedCmd(f, specHGETEX, wire.WantValue, fieldValuesOf(len(fields)))
 }
 
 // HSetExOptions are HSETEX's options. The zero value sets the fields and

@@ -2,6 +2,7 @@ package respire
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"time"
 
@@ -103,7 +104,8 @@ func (c *Client) Exists(ctx context.Context, keys ...string) (int64, error) {
 func (c *Client) cmdExists(keys ...string) cmd[int64] { return keysCmd(c, specEXISTS, keys) }
 
 // keysCmd defines "NAME keys..." with at least one key, whose integer
-// reply intOf converts.
+// reply exactIntOf converts, as the Client methods of DEL, EXISTS, UNLINK
+// and TOUCH read it.
 func keysCmd(c *Client, s *spec, keys []string) cmd[int64] {
 	if len(keys) == 0 {
 		return invalidCmd[int64](s, "no keys")
@@ -112,7 +114,7 @@ func keysCmd(c *Client, s *spec, keys []string) cmd[int64] {
 	for _, k := range keys {
 		arg(f, k)
 	}
-	return typedCmd(f, s, wire.WantInt, intOf)
+	return typedCmd(f, s, wire.WantInt, exactIntOf)
 }
 
 // Expire sets key's time to live in whole seconds (EXPIRE) and reports
@@ -153,7 +155,8 @@ const (
 )
 
 // TTL returns key's remaining time to live in whole seconds, or
-// [TTLMissing] or [TTLPersistent].
+// [TTLMissing] or [TTLPersistent]. A time to live beyond a
+// [time.Duration]'s range (about 292 years) is the largest Duration.
 func (c *Client) cmdTTL(key string) cmd[time.Duration] {
 	f := c.newFrame(2, "TTL")
 	arg(f, key)
@@ -161,16 +164,23 @@ func (c *Client) cmdTTL(key string) cmd[time.Duration] {
 }
 
 // PTTL returns key's remaining time to live in milliseconds, or
-// [TTLMissing] or [TTLPersistent].
+// [TTLMissing] or [TTLPersistent]; beyond a [time.Duration]'s range,
+// the largest Duration.
 func (c *Client) cmdPTTL(key string) cmd[time.Duration] {
 	f := c.newFrame(2, "PTTL")
 	arg(f, key)
 	return typedCmd(f, specPTTL, wire.WantInt, ttlMillis)
 }
 
+// ttlResult is n units, or n itself when negative (TTLMissing,
+// TTLPersistent); a time beyond time.Duration's range (about 292 years)
+// is the largest Duration.
 func ttlResult(n int64, unit time.Duration) time.Duration {
-	if n < 0 {
+	switch {
+	case n < 0:
 		return time.Duration(n)
+	case n > math.MaxInt64/int64(unit):
+		return math.MaxInt64
 	}
 	return time.Duration(n) * unit
 }

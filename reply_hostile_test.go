@@ -707,9 +707,9 @@ func batchCall(t *rapid.T, c *Client, srv *hostileServer, m reflect.Method, tx b
 // and answers with generated replies (EXEC's with an array of one reply,
 // or any other value): Execute and the member's Future return a value or
 // an error matching ErrUnexpectedReply, ErrNil or *ServerError, nothing
-// panics or hangs, and the connection stays in step. A member of a
-// batch converts a reply to the same value as the Client method of the
-// same name when both succeed.
+// panics or hangs, and the connection stays in step. A reply a member of
+// a batch accepts, the Client method of the same name (sending that one
+// command) accepts too, converting it to the same value.
 func TestHostileRepliesBatch(t *testing.T) {
 	setRapidChecks(t, hostileChecks)
 	c, srv := hostileClient(t, 3)
@@ -737,9 +737,11 @@ func TestHostileRepliesBatch(t *testing.T) {
 					// Compared where the results have the same types: a status
 					// method returns only its error (its member a struct{}),
 					// MGet and HMGet two slices (their members a struct).
+					// A Client method that sends more than the member's one
+					// command gets the fake server's "script used up" error.
 					same := len(rc.out) == len(rb.out) && rc.out[0].Type() == rb.out[0].Type()
-					if _, mirrors := hostileShapeMirrors[m.Name]; !mirrors && same && rc.err == nil && rc.results() != rb.results() {
-						rt.Fatalf("%s on %s: Batch gives %s, Client %s; want the same value", m.Name, describeScript(reply), rb.results(), rc.results())
+					if _, mirrors := hostileShapeMirrors[m.Name]; !mirrors && same && rc.answered == 1 && (rc.err != nil || rc.results() != rb.results()) {
+						rt.Fatalf("%s on %s: Batch gives %s, Client %s %v; want the same value", m.Name, describeScript(reply), rb.results(), rc.results(), rc.err)
 					}
 				}
 				exec := genReply(rt)

@@ -54,6 +54,85 @@ func TestIntegerRepliesRefuseNonIntegralDoubles(t *testing.T) {
 	}
 }
 
+// TestIncrByConvertsAsItsBatchMember answers INCRBY, from a Client and
+// from a batch, with an integer spelled as a bulk string, a simple string
+// and an integral double, and with a non-integral one: the batch member
+// refuses each with ErrUnexpectedReply, as the Client method does, and
+// both take an integer.
+func TestIncrByConvertsAsItsBatchMember(t *testing.T) {
+	c, srv := hostileClient(t, 3)
+	ctx := context.Background()
+	for _, reply := range []resp.Value{
+		bulkValue("5"),
+		{Type: resp.SimpleString, Str: []byte("5")},
+		{Type: resp.Double, Float: 5},
+		{Type: resp.Double, Float: 1.5},
+		{Type: resp.Integer, Int: 5},
+	} {
+		srv.load([]resp.Value{reply})
+		got, err := c.IncrBy(ctx, "k", 1)
+		b := c.NewBatch()
+		fut := b.IncrBy("k", 1)
+		srv.load([]resp.Value{reply})
+		if xerr := b.Execute(ctx); xerr != nil {
+			t.Fatalf("Execute: %v", xerr)
+		}
+		bgot, berr := fut.Result()
+		for who, r := range map[string]struct {
+			n   int64
+			err error
+		}{"IncrBy": {got, err}, "Batch.IncrBy": {bgot, berr}} {
+			if reply.Type == resp.Integer {
+				if r.err != nil || r.n != 5 {
+					t.Errorf("%s answered %s = %d, %v; want 5", who, describeValue(reply), r.n, r.err)
+				}
+			} else if !errors.Is(r.err, ErrUnexpectedReply) {
+				t.Errorf("%s answered %s = %d, %v; want an error matching ErrUnexpectedReply", who, describeValue(reply), r.n, r.err)
+			}
+		}
+	}
+}
+
+// TestFieldValuesNeedOneValuePerField answers HMGET, HGETDEL and HGETEX
+// of two fields, from a Client and from a batch, with one value and with
+// three: each fails with ErrUnexpectedReply (a caller indexes Found by
+// field) instead of a FieldValues of another length.
+func TestFieldValuesNeedOneValuePerField(t *testing.T) {
+	c, srv := hostileClient(t, 3)
+	ctx := context.Background()
+	calls := map[string]func() (FieldValues, error){
+		"HMGet": func() (FieldValues, error) {
+			v, f, err := c.HMGet(ctx, "k", "a", "b")
+			return FieldValues{Values: v, Found: f}, err
+		},
+		"HGetDel": func() (FieldValues, error) { return c.HGetDel(ctx, "k", "a", "b") },
+		"HGetEx":  func() (FieldValues, error) { return c.HGetEx(ctx, "k", HGetExOptions{}, "a", "b") },
+	}
+	members := map[string]func(b *Batch) Future[FieldValues]{
+		"HMGet":   func(b *Batch) Future[FieldValues] { return b.HMGet("k", "a", "b") },
+		"HGetDel": func(b *Batch) Future[FieldValues] { return b.HGetDel("k", "a", "b") },
+		"HGetEx":  func(b *Batch) Future[FieldValues] { return b.HGetEx("k", HGetExOptions{}, "a", "b") },
+	}
+	for _, n := range []int{1, 3} {
+		reply := resp.Value{Type: resp.Array, Elems: slices.Repeat([]resp.Value{bulkValue("v")}, n)}
+		for name, call := range calls {
+			srv.load([]resp.Value{reply})
+			if got, err := call(); !errors.Is(err, ErrUnexpectedReply) {
+				t.Errorf("%s of 2 fields answered with %d values = %v, %v; want an error matching ErrUnexpectedReply", name, n, got, err)
+			}
+			b := c.NewBatch()
+			fut := members[name](b)
+			srv.load([]resp.Value{reply})
+			if err := b.Execute(ctx); err != nil {
+				t.Fatalf("Execute: %v", err)
+			}
+			if got, err := fut.Result(); !errors.Is(err, ErrUnexpectedReply) {
+				t.Errorf("Batch.%s of 2 fields answered with %d values = %v, %v; want an error matching ErrUnexpectedReply", name, n, got, err)
+			}
+		}
+	}
+}
+
 // TestScoredMembersRefuseNonScalarMembers answers ZRANGE ... WITHSCORES
 // with member-score lists whose member is an aggregate, a null or an
 // error, in RESP3's pair form and RESP2's flat form: each fails with

@@ -62,7 +62,8 @@ type XAddOptions struct {
 	MaxLen int64
 	// MinID trims entries with IDs lower than MinID (MINID).
 	MinID string
-	// Approximate trims with "~" instead of "=".
+	// Approximate trims with "~" instead of "=": it needs MaxLen or
+	// MinID.
 	Approximate bool
 	// Limit caps the entries evicted by an approximate trim (LIMIT).
 	Limit int64
@@ -257,6 +258,9 @@ func (c *Client) xaddFrame(key string, opt XAddOptions, pairs []string) (*wire.F
 	}
 	if opt.Limit != 0 && (!opt.Approximate || (opt.MaxLen == 0 && opt.MinID == "")) {
 		return nil, nil, errInvalid("XADD", "Limit needs an approximate trim")
+	}
+	if opt.Approximate && opt.MaxLen == 0 && opt.MinID == "" {
+		return nil, nil, errInvalid("XADD", "Approximate needs MaxLen or MinID")
 	}
 	idem := opt.Idempotency
 	if idem != nil && (idem.ProducerID == "" || (idem.MessageID == "") != idem.Auto) {
