@@ -70,6 +70,7 @@ type Batch struct {
 	// each group's reply memory by the next one.
 	groups  []batchGroup
 	byNode  map[groupKey]int
+	bySlot  map[int]int // each slot's group: a slot is picked once per Execute
 	keyless []int
 }
 
@@ -715,9 +716,10 @@ func queuedName(buf []byte, i int) string {
 func (b *Batch) execGroups(ctx context.Context) error {
 	c := b.c
 	if b.byNode == nil {
-		b.byNode = map[groupKey]int{}
+		b.byNode, b.bySlot = map[groupKey]int{}, map[int]int{}
 	}
 	clear(b.byNode)
+	clear(b.bySlot)
 	b.groups, b.keyless = b.groups[:0], b.keyless[:0]
 	for i := range b.members {
 		m := &b.members[i]
@@ -737,6 +739,13 @@ func (b *Batch) execGroups(ctx context.Context) error {
 			b.keyless = append(b.keyless, i)
 			continue
 		default:
+			// The members of one slot go in one group, in queue order,
+			// whatever map a refresh or another caller's MOVED installs
+			// while the batch is grouped: two groups run in parallel.
+			if g, ok := b.bySlot[slot]; ok {
+				b.groups[g].ms = append(b.groups[g].ms, i)
+				continue
+			}
 			n, err = c.topo.Pick(slot, false)
 		}
 		if err != nil {
@@ -752,6 +761,9 @@ func (b *Batch) execGroups(ctx context.Context) error {
 			b.addGroup(slot, n, k.pinned)
 		}
 		b.groups[g].ms = append(b.groups[g].ms, i)
+		if m.pin == "" {
+			b.bySlot[slot] = g
+		}
 	}
 	first := 0
 	for first < len(b.groups) && b.groups[first].pin != nil {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -446,5 +447,66 @@ func TestClusterUnfollowedMovedUpdatesMap(t *testing.T) {
 				t.Errorf("next call = %v, want it served by the owner", err)
 			}
 		})
+	}
+}
+
+// mapChangeAfterFirstPick is the client's topology with one map change
+// landing between two Picks of the same Execute, as a refresh or a MOVED
+// of another goroutine can: the first Pick of slot sees the map as it
+// was, and every later Pick sees slot served by owner again.
+type mapChangeAfterFirstPick struct {
+	route.Topology
+	slot  int
+	owner string
+	picks atomic.Int32 // groups pick their node on goroutines of their own
+}
+
+func (m *mapChangeAfterFirstPick) Pick(slot int, read bool) (*route.Node, error) {
+	if slot == m.slot {
+		if m.picks.Add(1) == 2 {
+			if _, err := m.Topology.Moved(slot, m.owner); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return m.Topology.Pick(slot, read)
+}
+
+// TestClusterBatchMembersOfOneSlotStayInQueueOrder: the members of one
+// slot go in one group, in queue order, even when the map changes while
+// the batch is grouped: two INCRs of one key, the first routed by a stale
+// map, the second by the current one, must not land in two groups that
+// run in parallel (either may run first: the replies could count
+// backwards).
+func TestClusterBatchMembersOfOneSlotStayInQueueOrder(t *testing.T) {
+	c, _ := frozenMapCluster(t, Options{})
+	ctx := testCtx(t)
+	primaries := c.topo.Primaries()
+	owner, other := primaries[0].Addr, primaries[1].Addr
+	k, slot := keyOn(t, c, owner)
+	if _, err := c.topo.Moved(slot, other); err != nil { // the stale map
+		t.Fatal(err)
+	}
+	real := c.topo
+	c.topo = &mapChangeAfterFirstPick{Topology: real, slot: slot, owner: owner}
+	defer func() { c.topo = real }()
+	b := c.NewBatch()
+	first, second := b.Incr(k), b.Incr(k)
+	if err := b.Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	groups := 0
+	for _, g := range b.groups {
+		if len(g.ms) > 0 {
+			groups++
+		}
+	}
+	if groups != 1 {
+		t.Errorf("two members of one slot went in %d groups, which run in parallel: want 1", groups)
+	}
+	n1, err1 := first.Result()
+	n2, err2 := second.Result()
+	if err1 != nil || err2 != nil || n1 != 1 || n2 != 2 {
+		t.Errorf("INCR, INCR of one key in one batch = %d (%v), %d (%v); want 1, 2", n1, err1, n2, err2)
 	}
 }
