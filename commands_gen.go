@@ -1222,7 +1222,8 @@ func (b *Batch) PSetEx(key, value string, ttl time.Duration) Future[struct{}] {
 }
 
 // PTTL returns key's remaining time to live in milliseconds, or
-// [TTLMissing] or [TTLPersistent].
+// [TTLMissing] or [TTLPersistent]; beyond a [time.Duration]'s range,
+// the largest Duration.
 func (c *Client) PTTL(ctx context.Context, key string) (time.Duration, error) {
 	return call(ctx, c, c.cmdPTTL(key))
 }
@@ -1668,7 +1669,8 @@ func (b *Batch) StrLen(key string) Future[int64] {
 }
 
 // TTL returns key's remaining time to live in whole seconds, or
-// [TTLMissing] or [TTLPersistent].
+// [TTLMissing] or [TTLPersistent]. A time to live beyond a
+// [time.Duration]'s range (about 292 years) is the largest Duration.
 func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {
 	return call(ctx, c, c.cmdTTL(key))
 }
