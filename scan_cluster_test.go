@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/testenv"
@@ -200,6 +201,7 @@ func TestSentinelScanContinuationAfterFailoverFails(t *testing.T) {
 	}
 	before := 0
 	iterErr := afterFirstPage(t, c.ScanPages(ctx, ScanOptions{Match: escapeGlob(prefix) + "*", Count: 10}), func() {
+		old := c.topo.Primaries()[0]
 		for _, px := range pxs {
 			t.Cleanup(namePrimary(t, px, replica).Remove)
 		}
@@ -209,6 +211,13 @@ func TestSentinelScanContinuationAfterFailoverFails(t *testing.T) {
 		if got := c.topo.Primaries()[0].Addr; got != replica {
 			t.Fatalf("primary after rediscovery = %s, want %s", got, replica)
 		}
+		// The old node is retired on a goroutine of its own (a refresh
+		// never waits for a node's work in flight): until then the
+		// continuation could still be written to it.
+		eventually(t, 10*time.Second, "the old primary's node to be retired", func() bool {
+			_, err := old.EP.Conn(ctx)
+			return errors.Is(err, route.ErrRetired)
+		})
 		before = commandCalls(t, replica, "scan")
 	})
 	if iterErr == nil || MayHaveExecuted(iterErr) || !strings.Contains(iterErr.Error(), "left the topology") {
