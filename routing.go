@@ -457,20 +457,9 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 				return r
 			}
 			if ok {
-				if redirects++; redirects > c.cfg.maxRedirects {
-					return attemptResult{err: redirectLoop(s.name, t.slot, string(f.ErrReply)), failure: retry.Fatal, unwritten: true, owned: true}
-				}
-				if r := c.redirectBudget(ctx, waitDL, s, t); r != nil {
-					return *r
-				}
-				addr := redirectAddr(rd.Addr, node.Addr)
-				if rd.Ask {
-					node, err = c.topo.Ask(addr)
-				} else {
-					node, err = c.topo.Moved(rd.Slot, addr)
-				}
-				if err != nil {
-					return attemptResult{err: routeErr(s.name, t.slot, err), failure: retry.Fatal, unwritten: true, owned: true}
+				var fail *attemptResult
+				if node, fail = c.nextHop(ctx, waitDL, s, t, &redirects, rd, string(f.ErrReply), node); fail != nil {
+					return *fail
 				}
 				f.Reset()
 				if t.asking = rd.Ask; rd.Ask {
@@ -489,14 +478,9 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 			if !ok || perr != nil {
 				return r
 			}
-			if redirects++; redirects > c.cfg.maxRedirects {
-				return attemptResult{err: redirectLoop(s.name, t.slot, se.Message), failure: retry.Fatal, unwritten: true, owned: true}
-			}
-			if r := c.redirectBudget(ctx, waitDL, s, t); r != nil {
-				return *r
-			}
-			if node, err = c.topo.Moved(rd.Slot, redirectAddr(rd.Addr, node.Addr)); err != nil {
-				return attemptResult{err: routeErr(s.name, t.slot, err), failure: retry.Fatal, unwritten: true, owned: true}
+			var fail *attemptResult
+			if node, fail = c.nextHop(ctx, waitDL, s, t, &redirects, rd, se.Message, node); fail != nil {
+				return *fail
 			}
 			f.Reset()
 			continue
@@ -513,6 +497,32 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 		}
 		return r
 	}
+}
+
+// nextHop follows rd, the redirect (its text reply) that from sent,
+// within an attempt: counted against MaxRedirects and bounded by the
+// deadline, it returns the node to send to next, or the attempt's
+// failure.
+func (c *Client) nextHop(ctx context.Context, waitDL time.Time, s *spec, t *target, redirects *int,
+	rd route.Redirect, reply string, from *route.Node) (*route.Node, *attemptResult) {
+	if *redirects++; *redirects > c.cfg.maxRedirects {
+		return nil, &attemptResult{err: redirectLoop(s.name, t.slot, reply), failure: retry.Fatal, unwritten: true, owned: true}
+	}
+	if r := c.redirectBudget(ctx, waitDL, s, t); r != nil {
+		return nil, r
+	}
+	addr := redirectAddr(rd.Addr, from.Addr)
+	var n *route.Node
+	var err error
+	if rd.Ask {
+		n, err = c.topo.Ask(addr)
+	} else {
+		n, err = c.topo.Moved(rd.Slot, addr)
+	}
+	if err != nil {
+		return nil, &attemptResult{err: routeErr(s.name, t.slot, err), failure: retry.Fatal, unwritten: true, owned: true}
+	}
+	return n, nil
 }
 
 // noteMoved learns the slot owner that a MOVED reply names, on a path
