@@ -48,7 +48,7 @@ func intOf(v resp.Value) (int64, error) {
 	if v.IsNull() {
 		return 0, ErrNil
 	}
-	return toInt64(v)
+	return convInt64(v)
 }
 
 // exactIntOf converts an integer reply as [Client.doInt] does, for the
@@ -65,7 +65,7 @@ func exactIntOf(v resp.Value) (int64, error) {
 	return 0, unexpected("integer", v)
 }
 
-func floatOf(v resp.Value) (float64, error) { return toFloat64(v) }
+func floatOf(v resp.Value) (float64, error) { return convFloat64(v) }
 
 func strsOf(v resp.Value) ([]string, error) { return toStrings(v) }
 

@@ -338,10 +338,10 @@ func (r Reply) String() (string, error) {
 // Int64 converts an integer reply, a string holding a decimal integer,
 // or a double holding an integral value (a RESP3 double 1.5 fails, as
 // its RESP2 text "1.5" does).
-func (r Reply) Int64() (int64, error) { return toInt64(r.v) }
+func (r Reply) Int64() (int64, error) { return convInt64(r.v) }
 
 // Float64 converts a double reply, or a string holding a number.
-func (r Reply) Float64() (float64, error) { return toFloat64(r.v) }
+func (r Reply) Float64() (float64, error) { return convFloat64(r.v) }
 
 // Bool converts a boolean or integer reply (non-zero is true), or "OK".
 func (r Reply) Bool() (bool, error) {

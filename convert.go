@@ -1,9 +1,6 @@
 package respire
 
 import (
-	"errors"
-	"strconv"
-
 	"github.com/respire-go/respire/resp"
 )
 
@@ -32,53 +29,6 @@ type argError struct{ command, reason string }
 func (e *argError) Error() string { return "respire: " + e.command + ": invalid argument: " + e.reason }
 
 func (e *argError) Is(target error) bool { return target == ErrInvalidArgument }
-
-func toInt64(v resp.Value) (int64, error) {
-	switch v.Type {
-	case resp.Integer, resp.Boolean:
-		return v.Int, nil
-	case resp.BulkString, resp.SimpleString, resp.BigNumber:
-		n, err := strconv.ParseInt(string(v.Str), 10, 64)
-		if err != nil {
-			return 0, errors.Join(ErrUnexpectedReply, err)
-		}
-		return n, nil
-	case resp.Double: // integral values only, as their RESP2 text
-		return convInt64(v)
-	case resp.Null, 0:
-		return 0, ErrNil
-	}
-	return 0, unexpected("integer", v)
-}
-
-func toFloat64(v resp.Value) (float64, error) {
-	switch v.Type {
-	case resp.Double:
-		return v.Float, nil
-	case resp.Integer:
-		return float64(v.Int), nil
-	case resp.BulkString, resp.SimpleString, resp.BigNumber:
-		return parseFloat(v.Str)
-	case resp.Null, 0:
-		return 0, ErrNil
-	}
-	return 0, unexpected("double", v)
-}
-
-func parseFloat(b []byte) (float64, error) {
-	s := string(b)
-	switch s {
-	case "inf", "+inf":
-		s = "+Inf"
-	case "-inf":
-		s = "-Inf"
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, errors.Join(ErrUnexpectedReply, err)
-	}
-	return f, nil
-}
 
 // toStrings converts an array, set or push; a map (RESP3's form of
 // replies that RESP2 sends as flat arrays) converts to its flat

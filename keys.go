@@ -346,12 +346,12 @@ func (c *Client) cmdPExpireTime(key string) cmd[time.Time] {
 }
 
 func expireTimeSeconds(v resp.Value) (time.Time, error) {
-	n, err := toInt64(v)
+	n, err := convInt64(v)
 	return expireTimeResult(n, err, time.Unix)
 }
 
 func expireTimeMillis(v resp.Value) (time.Time, error) {
-	n, err := toInt64(v)
+	n, err := convInt64(v)
 	return expireTimeResult(n, err, func(ms, _ int64) time.Time { return time.UnixMilli(ms) })
 }
 

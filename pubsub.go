@@ -1024,7 +1024,7 @@ func (c *Client) PubSubNumSub(ctx context.Context, channels ...string) (map[stri
 		if name.Type.Aggregate() {
 			return nil, unexpected("channel name", name)
 		}
-		n, err := toInt64(v.Elems[i+1])
+		n, err := convInt64(v.Elems[i+1])
 		if err != nil {
 			return nil, err
 		}

@@ -361,3 +361,36 @@ func TestClusterSplitSumRefusesNonIntegers(t *testing.T) {
 		t.Errorf("DEL with parts answered 1 and 1 = %d, %v; want 2", n, err)
 	}
 }
+
+// TestFloatReplyBeyondFloat64NamesTheValue makes the real server produce
+// a number a float64 cannot hold (INCRBYFLOAT computes in long double:
+// 1.7e308 + 1.7e308 is stored as 3.4e308). The caller gets an error that
+// matches ErrUnexpectedReply and says which value did not convert and
+// why, not a bare "unexpected reply type" with the parser's text; the
+// same holds for Reply.Float64.
+func TestFloatReplyBeyondFloat64NamesTheValue(t *testing.T) {
+	c := newClient(t, Options{})
+	ctx := testCtx(t)
+	key := keyPrefix(t) + "f"
+	if err := c.Set(ctx, key, "1.7e308"); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, ErrUnexpectedReply) {
+			t.Fatalf("%s: err = %v, want ErrUnexpectedReply", what, err)
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "respire: cannot convert bulk string \"34") ||
+			!strings.HasSuffix(msg, "to number: value out of range") {
+			t.Fatalf("%s: err = %q, want it to name the value and the range", what, msg)
+		}
+	}
+	_, err := c.IncrByFloat(ctx, key, 1.7e308)
+	check("IncrByFloat", err)
+	r, err := c.Do(ctx, NewCommand("GET"), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Float64()
+	check("Reply.Float64", err)
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/resp"
 )
 
 // ScanOptions filter a SCAN-family iteration. The zero value matches
@@ -144,7 +145,7 @@ func (c *Client) ZScan(ctx context.Context, key string, opts ScanOptions) iter.S
 func (c *Client) ZScanPages(ctx context.Context, key string, opts ScanOptions) iter.Seq2[ScanPage[Z], error] {
 	return scanPages(c, ctx, catalog.SortedSet.ZSCAN(), key, opts, false, func(r Reply) ([]Z, error) {
 		return pairsOf(r, "member-score pairs", func(member, score string) (Z, error) {
-			x, err := parseFloat([]byte(score))
+			x, err := convFloat64(resp.Value{Type: resp.BulkString, Str: []byte(score)})
 			return Z{Member: member, Score: x}, err
 		})
 	})

@@ -224,7 +224,7 @@ func zOf(member, score resp.Value) (Z, error) {
 	if err != nil {
 		return Z{}, err
 	}
-	f, err := toFloat64(score)
+	f, err := convFloat64(score)
 	if err != nil {
 		return Z{}, err
 	}
@@ -354,10 +354,10 @@ func (c *Client) rankWithScore(ctx context.Context, s *spec, key, member string)
 	if v.Type != resp.Array || len(v.Elems) != 2 {
 		return 0, 0, unexpected("rank-score pair", v)
 	}
-	if rank, err = toInt64(v.Elems[0]); err != nil {
+	if rank, err = convInt64(v.Elems[0]); err != nil {
 		return 0, 0, err
 	}
-	if score, err = toFloat64(v.Elems[1]); err != nil {
+	if score, err = convFloat64(v.Elems[1]); err != nil {
 		return 0, 0, err
 	}
 	return rank, score, nil
@@ -679,7 +679,7 @@ func (c *Client) ZMScore(ctx context.Context, key string, members ...string) (sc
 		if e.IsNull() {
 			continue
 		}
-		if scores[i], err = toFloat64(e); err != nil {
+		if scores[i], err = convFloat64(e); err != nil {
 			return nil, nil, err
 		}
 		found[i] = true
