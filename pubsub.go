@@ -542,6 +542,12 @@ func (s *Subscription) dial(ctx context.Context, command string) (net.Conn, *res
 	}
 	nc, rd, _, id, err := wire.DialRaw(ctx, cfg)
 	if err != nil {
+		if s.c.topo != nil && ctx.Err() == nil {
+			// The node may be gone, as when a shared connection is
+			// lost: the next dial (this subscription's reconnect, or
+			// the caller's next Subscribe) finds the current map.
+			_ = s.c.topo.Refresh(context.Background(), false)
+		}
 		var we *wire.ConnError
 		if errors.As(err, &we) {
 			return nil, nil, 0, connError(command, we)

@@ -127,6 +127,45 @@ func TestSSubscribeReconnectLearnsNewOwnerAfterFailedDials(t *testing.T) {
 	})
 }
 
+// TestSSubscribeFailedDialAsksForNewMap: a first SSubscribe whose dial
+// to the slot's owner fails asks for a new slot map, as a lost shared
+// connection does, so a later SSubscribe reaches the slot's new owner.
+// Without it the map stayed stale (no periodic refresh, the shared
+// connection to the old owner still up) and every SSubscribe failed.
+func TestSSubscribeFailedDialAsksForNewMap(t *testing.T) {
+	testenv.UseTopology(t, true)
+	var refuse atomic.Pointer[string]
+	var d net.Dialer
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if r := refuse.Load(); r != nil && *r == addr {
+			return nil, errors.New("test: dial refused")
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+	c := clusterClient(t, Options{Dialer: dial, Cluster: &ClusterOptions{RefreshInterval: NoTimeout}})
+	ctx := testCtx(t)
+	ch := keyPrefix(t) + "{g}ch"
+	slot := route.Slot(ch)
+	src, dst := ownerAndOther(t, c, slot)
+	ids := clusterNodeIDs(t)
+	t.Cleanup(func() { migrateSlot(t, slot, dst, src.Addr, ids) })
+	migrateSlot(t, slot, src.Addr, dst, ids)
+	refuse.Store(&src.Addr)
+	if _, err := c.SSubscribe(ctx, ch); err == nil {
+		t.Fatal("SSubscribe reached the old owner through a refused dial")
+	}
+	var sub *Subscription
+	eventually(t, 10*time.Second, "an SSubscribe to reach the slot's new owner "+dst, func() bool {
+		var err error
+		sub, err = c.SSubscribe(ctx, ch)
+		return err == nil
+	})
+	defer sub.Close()
+	if n, err := admin(t, dst, "SPUBLISH", ch, "x").Int64(); err != nil || n != 1 {
+		t.Fatalf("SPUBLISH on %s: %d subscribers, %v; want 1", dst, n, err)
+	}
+}
+
 // TestClusterShardPubSubIntrospectionCoversEveryPrimary: a node knows
 // only the shard channels of the slots it serves, so on a Cluster client
 // PUBSUB SHARDCHANNELS and SHARDNUMSUB sent with Do ask every primary and
