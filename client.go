@@ -33,6 +33,7 @@ type Client struct {
 	metrics  *retryMetrics
 	closed   atomic.Bool
 	done     chan struct{} // closed by Close: ends every retry backoff at once
+	shut     chan struct{} // closed when Close has finished: a second Close waits for it
 	frames   wire.FramePool
 	hooks    *hooks // Options.Hooks composed; nil: none
 
@@ -55,7 +56,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		return nil, err
 	}
 	cfg.streamProducerID = streamProducerID(cfg.streamProducerID)
-	c := &Client{cfg: cfg, retries: cfg.policy.Enabled(), done: make(chan struct{})}
+	c := &Client{cfg: cfg, retries: cfg.policy.Enabled(), done: make(chan struct{}), shut: make(chan struct{})}
 	if c.hooks, err = newHooks(cfg.hooks); err != nil {
 		return nil, err
 	}
@@ -97,13 +98,16 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 // [Client.Watch] callbacks included; later calls fail the same way
 // without sending anything. A callback goes on until it returns, its
 // commands failing. Close waits for the client's goroutines to exit and is
-// safe to call more than once. A callback, a range loop's body or a
+// safe to call more than once: a Close called while another runs returns
+// when that one does. A callback, a range loop's body or a
 // command's [ProcessHook] may call Close; a [DialHook] and a cached read's
 // ProcessHook, which run on the client's goroutines, must not ([Hook]).
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
+		<-c.shut // the first Close may still be waiting for the goroutines
 		return nil
 	}
+	defer close(c.shut)
 	close(c.done)
 	if c.cache != nil {
 		c.cache.close()

@@ -3,7 +3,11 @@ package respire
 import (
 	"context"
 	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/respire-go/respire/respiretest"
@@ -49,4 +53,56 @@ func TestCloseEndsConnectionsBeingOpened(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCloseConcurrentCallsBothWait: Close "waits for the client's
+// goroutines to exit and is safe to call more than once", so a Close
+// called while another is still waiting must wait too: a caller that
+// checks for leaked goroutines after its own Close returned found the
+// client's still running. The first Close is held by a subscription's
+// reconnect dial that ignores its context (a Dialer may).
+func TestCloseConcurrentCallsBothWait(t *testing.T) {
+	retrySynctest(t, func(t *testing.T) {
+		s := respiretest.NewServer(t)
+		var (
+			mu      sync.Mutex
+			last    net.Conn
+			hold    atomic.Bool
+			dialing = make(chan struct{}, 1)
+			gate    = make(chan struct{})
+		)
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if hold.Load() {
+				dialing <- struct{}{}
+				<-gate
+			}
+			nc, err := s.Dial(ctx, network, addr)
+			mu.Lock()
+			last = nc
+			mu.Unlock()
+			return nc, err
+		}
+		c := retryMemClient(t, s, Options{Dialer: dial})
+		if _, err := c.Subscribe(context.Background(), "ch"); err != nil {
+			t.Fatal(err)
+		}
+		hold.Store(true)
+		mu.Lock()
+		_ = last.Close() // the subscription's connection: it reconnects
+		mu.Unlock()
+		<-dialing
+		closed := make(chan error, 2)
+		go func() { closed <- c.Close() }()
+		go func() { closed <- c.Close() }()
+		synctest.Wait()
+		if n := len(closed); n != 0 {
+			t.Errorf("%d of two concurrent Close calls returned while the subscription's goroutine still runs", n)
+		}
+		close(gate)
+		for range 2 {
+			if err := <-closed; err != nil {
+				t.Errorf("Close = %v", err)
+			}
+		}
+	})
 }
