@@ -23,7 +23,10 @@
 // in order, then the client connection closes. Likewise when a client
 // shuts its writing half (or closes) after its frames, the replies to those
 // frames are still delivered (a held one once released), then the
-// connection closes; so does malformed input, after an "ERR Protocol
+// connection closes (on a connection passing through, the proxy shuts the
+// writing half of its backend connection in turn, if that connection can,
+// as TCP can, and the server's replies flow until the server closes; if it
+// cannot, the connection closes at once); so does malformed input, after an "ERR Protocol
 // error: ..." reply (in the kit's words), as a server answers it. Frames
 // are forwarded no later than the moment the proxy waits for more input,
 // so pipelines reach the server as pipelines.

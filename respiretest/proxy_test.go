@@ -648,3 +648,26 @@ func TestProtocolErrorDeliversEarlierReplies(t *testing.T) {
 		c.expectClosed()
 	}
 }
+
+// A client that subscribes and shuts its writing half gets what a server
+// gives it: the subscription's confirmation, then the close.
+func TestSubscribeThenHalfCloseDeliversConfirmation(t *testing.T) {
+	p, addr := realProxy(t)
+	ch := key(t, "ch")
+	for _, target := range []struct{ name, addr string }{{"server", addr}, {"proxy", p.Addr()}} {
+		c := dialTCP(t, target.addr)
+		c.send([]string{"PING"}, []string{"SUBSCRIBE", ch}, []string{"PING"})
+		if err := c.conn.(*net.TCPConn).CloseWrite(); err != nil {
+			t.Fatalf("CloseWrite: %v", err)
+		}
+		_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for _, want := range []string{"PONG", fmt.Sprintf("[subscribe %s 1]", ch), "[pong ]"} {
+			v, err := c.read()
+			if err != nil {
+				t.Fatalf("%s: read: %v; want %q", target.name, err, want)
+			}
+			wantReply(t, target.name, text(v), want)
+		}
+		c.expectClosed()
+	}
+}

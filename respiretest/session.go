@@ -165,6 +165,16 @@ func (s *session) readLoop() {
 			}
 			return
 		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			// Passing through, the proxy cannot tell which replies are
+			// still to come: it passes the client's end on to the server,
+			// whose replies then flow until it closes.
+			if cw, ok := s.backend.(interface{ CloseWrite() error }); ok && s.flush() && cw.CloseWrite() == nil {
+				return
+			}
+			s.close()
+			return
+		}
 		var pe *resp.ProtocolError
 		if errors.As(err, &pe) && !s.passthrough {
 			// Like a server: the replies to the frames before, then a
