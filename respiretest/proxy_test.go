@@ -671,3 +671,29 @@ func TestSubscribeThenHalfCloseDeliversConfirmation(t *testing.T) {
 		c.expectClosed()
 	}
 }
+
+// CLIENT REPLY OFF and SKIP make the server send no reply to some frames;
+// the proxy must still give the client exactly the replies the server
+// sends, in order, and close once they are delivered.
+func TestClientReplyOffAndSkipKeepServerReplies(t *testing.T) {
+	p, addr := realProxy(t)
+	k := key(t, "k")
+	for _, target := range []struct{ name, addr string }{{"server", addr}, {"proxy", p.Addr()}} {
+		c := dialTCP(t, target.addr)
+		c.send([]string{"CLIENT", "REPLY", "OFF"}, []string{"SET", k, "v"}, []string{"client", "reply", "on"},
+			[]string{"ECHO", "a"}, []string{"CLIENT", "REPLY", "SKIP"}, []string{"ECHO", "b"},
+			[]string{"ECHO", "c"}, []string{"GET", k})
+		if err := c.conn.(*net.TCPConn).CloseWrite(); err != nil {
+			t.Fatalf("CloseWrite: %v", err)
+		}
+		_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for _, want := range []string{"OK", "a", "c", "v"} {
+			v, err := c.read()
+			if err != nil {
+				t.Fatalf("%s: read: %v; want %q", target.name, err, want)
+			}
+			wantReply(t, target.name, text(v), want)
+		}
+		c.expectClosed()
+	}
+}

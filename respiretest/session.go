@@ -231,7 +231,7 @@ func (s *session) readLoop() {
 		switch {
 		case s.p.idmp != nil && (name == "XADD" || name == "XCFGSET"):
 			ok = s.idmpFrame(name, args, raw, sl)
-		case passthroughCommands[name]:
+		case passthroughCommands[name] || repliesOff(name, args):
 			sl.kind = slotPassthrough
 			sl.drained = make(chan struct{})
 			s.passthrough = true
@@ -305,6 +305,14 @@ func (s *session) readPartitioned(p []byte, pt *Partition) (int, error) {
 // passthroughCommands switch a connection to unpaired byte forwarding.
 var passthroughCommands = map[string]bool{
 	"SUBSCRIBE": true, "PSUBSCRIBE": true, "SSUBSCRIBE": true, "MONITOR": true,
+}
+
+// repliesOff reports whether the frame is CLIENT REPLY OFF or SKIP, after
+// which the server sends no reply to some frames: the proxy can no longer
+// pair replies with frames, so the connection passes through.
+func repliesOff(name string, args [][]byte) bool {
+	return name == "CLIENT" && len(args) == 3 && bytes.EqualFold(args[1], []byte("REPLY")) &&
+		(bytes.EqualFold(args[2], []byte("OFF")) || bytes.EqualFold(args[2], []byte("SKIP")))
 }
 
 // track follows the connection state that the IDMP emulation needs.
