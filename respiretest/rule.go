@@ -183,7 +183,7 @@ type Rule struct {
 	// arguments (command name first) each time the rule applies, when the
 	// frame has arrived and before the action takes effect. It runs on the
 	// connection's reading goroutine: while it blocks, that connection
-	// reads nothing more.
+	// reads nothing more, and [Proxy.Close] does not return.
 	OnReceive func(args []string)
 }
 
