@@ -15,9 +15,10 @@
 // their frame's place, so the client sees replies in the order of its
 // frames. RESP3 push frames from the backend reach the client at once,
 // without waiting behind held replies. After SUBSCRIBE, PSUBSCRIBE,
-// SSUBSCRIBE, MONITOR, CLIENT REPLY OFF or CLIENT REPLY SKIP (after which
-// the server leaves frames unanswered) the connection passes bytes through
-// in both directions and rules no longer apply to it (on those frames themselves
+// SSUBSCRIBE, their UNSUBSCRIBE counterparts (which get a reply per channel,
+// or only push frames), MONITOR, CLIENT REPLY OFF or CLIENT REPLY SKIP
+// (after which the server leaves frames unanswered) the connection passes
+// bytes through in both directions and rules no longer apply to it (on those frames themselves
 // only the actions that do not forward, Inject, Reply and
 // DropBeforeForward, take effect). When the server closes a connection
 // (QUIT, CLIENT KILL), the replies that arrived first are still delivered

@@ -697,3 +697,40 @@ func TestClientReplyOffAndSkipKeepServerReplies(t *testing.T) {
 		c.expectClosed()
 	}
 }
+
+// UNSUBSCRIBE and its kin, sent outside subscribe mode, get one reply per
+// channel in RESP2 and only push frames in RESP3: the proxy still gives
+// the client exactly the server's replies, and closes after them.
+func TestUnsubscribeOutsideSubscribeModeKeepsServerReplies(t *testing.T) {
+	p, addr := realProxy(t)
+	for _, target := range []struct{ name, addr string }{{"server", addr}, {"proxy", p.Addr()}} {
+		for _, tt := range []struct {
+			hello bool
+			cmds  [][]string
+			want  []string
+		}{
+			{false, [][]string{{"UNSUBSCRIBE", "a", "b"}, {"PUNSUBSCRIBE"}, {"PING"}},
+				[]string{"[unsubscribe a 0]", "[unsubscribe b 0]", "[punsubscribe (nil) 0]", "PONG"}},
+			{true, [][]string{{"SUNSUBSCRIBE", "x"}, {"ECHO", "e"}}, []string{"[sunsubscribe x 0]", "e"}},
+		} {
+			c := dialTCP(t, target.addr)
+			if tt.hello {
+				c.send([]string{"HELLO", "3"})
+				c.mustRead()
+			}
+			c.send(tt.cmds...)
+			if err := c.conn.(*net.TCPConn).CloseWrite(); err != nil {
+				t.Fatalf("CloseWrite: %v", err)
+			}
+			_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			for _, want := range tt.want {
+				v, err := c.read()
+				if err != nil {
+					t.Fatalf("%s %q: read: %v; want %q", target.name, tt.cmds, err, want)
+				}
+				wantReply(t, target.name, text(v), want)
+			}
+			c.expectClosed()
+		}
+	}
+}

@@ -303,8 +303,11 @@ func (s *session) readPartitioned(p []byte, pt *Partition) (int, error) {
 }
 
 // passthroughCommands switch a connection to unpaired byte forwarding.
+// The unsubscribe family is among them: outside subscribe mode it gets a
+// reply per channel in RESP2, and none but push frames in RESP3.
 var passthroughCommands = map[string]bool{
 	"SUBSCRIBE": true, "PSUBSCRIBE": true, "SSUBSCRIBE": true, "MONITOR": true,
+	"UNSUBSCRIBE": true, "PUNSUBSCRIBE": true, "SUNSUBSCRIBE": true,
 }
 
 // repliesOff reports whether the frame is CLIENT REPLY OFF or SKIP, after
