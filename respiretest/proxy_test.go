@@ -734,3 +734,24 @@ func TestUnsubscribeOutsideSubscribeModeKeepsServerReplies(t *testing.T) {
 		}
 	}
 }
+
+// A rule's description gives the frames it applies to, defaults resolved.
+func TestRuleHandleStringResolvesDefaults(t *testing.T) {
+	p, err := NewProxy("127.0.0.1:1", InMemory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for _, tt := range []struct {
+		rule Rule
+		want string
+	}{
+		{Rule{Command: "get", Action: Hold}, `rule{GET "" from #1 x1: Hold}`},
+		{Rule{Command: "SET", Arg: "k", Nth: 3, Times: 2, Action: Pass}, `rule{SET "k" from #3 x2: Pass}`},
+		{Rule{Nth: 2, Times: Always, Action: DropBeforeForward}, `rule{ "" from #2 xAlways: DropBeforeForward}`},
+	} {
+		if got := p.MustAddRule(t, tt.rule).String(); got != tt.want {
+			t.Errorf("String() = %s, want %s", got, tt.want)
+		}
+	}
+}

@@ -267,7 +267,7 @@ func (h *RuleHandle) Remove() {
 
 // String describes the rule.
 func (h *RuleHandle) String() string {
-	times := fmt.Sprint(h.rule.Times)
+	times := fmt.Sprint(h.last - h.first + 1)
 	if h.last < 0 {
 		times = "Always"
 	}
