@@ -482,6 +482,8 @@ func TestBadInput(t *testing.T) {
 		{Command: "GET", Action: Delay(-time.Second)},             // negative delay
 		{Command: "GET", Action: Reply([]byte("+OK\r\n+OK\r\n"))}, // two values
 		{Command: "GET", Action: Reply([]byte("$3\r\nab"))},       // truncated
+		{Command: "CLIENT SETNAME", Action: Pass},                 // a subcommand: never the first word
+		{Command: "client|setname", Action: Pass},                 // the same, as INFO commandstats spells it
 	}
 	for _, r := range bad {
 		if h, err := p.AddRule(r); !errors.Is(err, ErrInvalidRule) || h != nil {
