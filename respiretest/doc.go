@@ -13,8 +13,10 @@
 // is paired with its frame by FIFO position, and replies the proxy makes
 // itself (injected errors, IDMP hits) or holds back (Hold, Delay) take
 // their frame's place, so the client sees replies in the order of its
-// frames. RESP3 push frames from the backend reach the client at once,
-// without waiting behind held replies. After SUBSCRIBE, PSUBSCRIBE,
+// frames. RESP3 push frames from the backend keep their place after the
+// replies the server sent before them (an invalidation never overtakes the
+// reply it follows), but never wait behind a reply held back by Hold or
+// Delay: while one is, they reach the client at once. After SUBSCRIBE, PSUBSCRIBE,
 // SSUBSCRIBE, their UNSUBSCRIBE counterparts (which get a reply per channel,
 // or only push frames), MONITOR, CLIENT REPLY OFF or CLIENT REPLY SKIP
 // (after which the server leaves frames unanswered) the connection passes

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -755,5 +756,36 @@ func TestRuleHandleStringResolvesDefaults(t *testing.T) {
 		if got := p.MustAddRule(t, tt.rule).String(); got != tt.want {
 			t.Errorf("String() = %s, want %s", got, tt.want)
 		}
+	}
+}
+
+// A push the server sends after a reply reaches the client after that
+// reply (when no rule holds it): a client-side cache relies on an
+// invalidation never overtaking the replies sent before it.
+func TestPushFramesKeepTheirPlaceAfterEarlierReplies(t *testing.T) {
+	p, _ := realProxy(t)
+	k := key(t, "tracked")
+	c := dialProxy(t, p)
+	c.send([]string{"HELLO", "3"})
+	if v := c.mustRead(); v.IsError() {
+		t.Fatalf("HELLO 3: %s", text(v))
+	}
+	if got := c.do("CLIENT", "TRACKING", "ON"); got != "OK" {
+		t.Fatalf("CLIENT TRACKING ON = %q", got)
+	}
+	c.do("DEL", k)
+	prev := "(nil)"
+	for i := range 200 {
+		v := strconv.Itoa(i)
+		c.send([]string{"GET", k}, []string{"SET", k, v})
+		var got []string
+		for range 3 {
+			got = append(got, text(c.mustRead()))
+		}
+		want := []string{prev, "OK", fmt.Sprintf("[invalidate [%s]]", k)}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Fatalf("round %d: replies %q, want %q (as the server sent them)", i, got, want)
+		}
+		prev = v
 	}
 }
