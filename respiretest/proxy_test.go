@@ -297,9 +297,9 @@ func TestDelayRealTime(t *testing.T) {
 	}
 }
 
-func TestPushFramesAreNotPairedOrHeld(t *testing.T) {
-	p, addr := realProxy(t)
-	k := key(t, "tracked")
+// trackingClient dials p and turns on RESP3 and CLIENT TRACKING.
+func trackingClient(t *testing.T, p *Proxy) *client {
+	t.Helper()
 	c := dialProxy(t, p)
 	c.send([]string{"HELLO", "3"})
 	if v := c.mustRead(); v.IsError() {
@@ -308,6 +308,13 @@ func TestPushFramesAreNotPairedOrHeld(t *testing.T) {
 	if got := c.do("CLIENT", "TRACKING", "ON"); got != "OK" {
 		t.Fatalf("CLIENT TRACKING ON = %q", got)
 	}
+	return c
+}
+
+func TestPushFramesAreNotPairedOrHeld(t *testing.T) {
+	p, addr := realProxy(t)
+	k := key(t, "tracked")
+	c := trackingClient(t, p)
 	c.do("GET", k)
 	r := p.MustAddRule(t, Rule{Command: "ECHO", Action: Hold})
 	c.send([]string{"ECHO", "held"})
@@ -615,18 +622,7 @@ func TestClientHalfCloseStillGetsReplies(t *testing.T) {
 	for _, target := range []struct{ name, addr string }{{"server", addr}, {"proxy", p.Addr()}} {
 		c := dialTCP(t, target.addr)
 		c.send([]string{"PING"}, []string{"ECHO", "half"})
-		if err := c.conn.(*net.TCPConn).CloseWrite(); err != nil {
-			t.Fatalf("CloseWrite: %v", err)
-		}
-		_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-		for _, want := range []string{"PONG", "half"} {
-			v, err := c.read()
-			if err != nil {
-				t.Fatalf("%s: after the half-close, read: %v; want %q", target.name, err, want)
-			}
-			wantReply(t, target.name, text(v), want)
-		}
-		c.expectClosed()
+		c.halfCloseThenExpect(target.name, "PONG", "half")
 	}
 }
 
@@ -660,18 +656,7 @@ func TestSubscribeThenHalfCloseDeliversConfirmation(t *testing.T) {
 	for _, target := range []struct{ name, addr string }{{"server", addr}, {"proxy", p.Addr()}} {
 		c := dialTCP(t, target.addr)
 		c.send([]string{"PING"}, []string{"SUBSCRIBE", ch}, []string{"PING"})
-		if err := c.conn.(*net.TCPConn).CloseWrite(); err != nil {
-			t.Fatalf("CloseWrite: %v", err)
-		}
-		_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-		for _, want := range []string{"PONG", fmt.Sprintf("[subscribe %s 1]", ch), "[pong ]"} {
-			v, err := c.read()
-			if err != nil {
-				t.Fatalf("%s: read: %v; want %q", target.name, err, want)
-			}
-			wantReply(t, target.name, text(v), want)
-		}
-		c.expectClosed()
+		c.halfCloseThenExpect(target.name, "PONG", fmt.Sprintf("[subscribe %s 1]", ch), "[pong ]")
 	}
 }
 
@@ -686,18 +671,7 @@ func TestClientReplyOffAndSkipKeepServerReplies(t *testing.T) {
 		c.send([]string{"CLIENT", "REPLY", "OFF"}, []string{"SET", k, "v"}, []string{"client", "reply", "on"},
 			[]string{"ECHO", "a"}, []string{"CLIENT", "REPLY", "SKIP"}, []string{"ECHO", "b"},
 			[]string{"ECHO", "c"}, []string{"GET", k})
-		if err := c.conn.(*net.TCPConn).CloseWrite(); err != nil {
-			t.Fatalf("CloseWrite: %v", err)
-		}
-		_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-		for _, want := range []string{"OK", "a", "c", "v"} {
-			v, err := c.read()
-			if err != nil {
-				t.Fatalf("%s: read: %v; want %q", target.name, err, want)
-			}
-			wantReply(t, target.name, text(v), want)
-		}
-		c.expectClosed()
+		c.halfCloseThenExpect(target.name, "OK", "a", "c", "v")
 	}
 }
 
@@ -722,18 +696,7 @@ func TestUnsubscribeOutsideSubscribeModeKeepsServerReplies(t *testing.T) {
 				c.mustRead()
 			}
 			c.send(tt.cmds...)
-			if err := c.conn.(*net.TCPConn).CloseWrite(); err != nil {
-				t.Fatalf("CloseWrite: %v", err)
-			}
-			_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-			for _, want := range tt.want {
-				v, err := c.read()
-				if err != nil {
-					t.Fatalf("%s %q: read: %v; want %q", target.name, tt.cmds, err, want)
-				}
-				wantReply(t, target.name, text(v), want)
-			}
-			c.expectClosed()
+			c.halfCloseThenExpect(target.name, tt.want...)
 		}
 	}
 }
@@ -765,14 +728,7 @@ func TestRuleHandleStringResolvesDefaults(t *testing.T) {
 func TestPushFramesKeepTheirPlaceAfterEarlierReplies(t *testing.T) {
 	p, _ := realProxy(t)
 	k := key(t, "tracked")
-	c := dialProxy(t, p)
-	c.send([]string{"HELLO", "3"})
-	if v := c.mustRead(); v.IsError() {
-		t.Fatalf("HELLO 3: %s", text(v))
-	}
-	if got := c.do("CLIENT", "TRACKING", "ON"); got != "OK" {
-		t.Fatalf("CLIENT TRACKING ON = %q", got)
-	}
+	c := trackingClient(t, p)
 	c.do("DEL", k)
 	prev := "(nil)"
 	for i := range 200 {
