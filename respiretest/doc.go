@@ -13,17 +13,24 @@
 // is paired with its frame by FIFO position, and replies the proxy makes
 // itself (injected errors, IDMP hits) or holds back (Hold, Delay) take
 // their frame's place, so the client sees replies in the order of its
-// frames. RESP3 push frames from the backend reach the client at once,
-// without waiting behind held replies. After SUBSCRIBE, PSUBSCRIBE,
-// SSUBSCRIBE or MONITOR the connection passes bytes through in both
-// directions and rules no longer apply to it (on those frames themselves
+// frames. RESP3 push frames from the backend keep their place after the
+// replies the server sent before them (an invalidation never overtakes the
+// reply it follows), but never wait behind a reply held back by Hold or
+// Delay: while one is, they reach the client at once. After SUBSCRIBE, PSUBSCRIBE,
+// SSUBSCRIBE, their UNSUBSCRIBE counterparts (which get a reply per channel,
+// or only push frames), MONITOR, CLIENT REPLY OFF or CLIENT REPLY SKIP
+// (after which the server leaves frames unanswered) the connection passes
+// bytes through in both directions and rules no longer apply to it (on those frames themselves
 // only the actions that do not forward, Inject, Reply and
 // DropBeforeForward, take effect). When the server closes a connection
 // (QUIT, CLIENT KILL), the replies that arrived first are still delivered
 // in order, then the client connection closes. Likewise when a client
 // shuts its writing half (or closes) after its frames, the replies to those
 // frames are still delivered (a held one once released), then the
-// connection closes; so does malformed input, after an "ERR Protocol
+// connection closes (on a connection passing through, the proxy shuts the
+// writing half of its backend connection in turn, if that connection can,
+// as TCP can, and the server's replies flow until the server closes; if it
+// cannot, the connection closes at once); so does malformed input, after an "ERR Protocol
 // error: ..." reply (in the kit's words), as a server answers it. Frames
 // are forwarded no later than the moment the proxy waits for more input,
 // so pipelines reach the server as pipelines.

@@ -171,3 +171,22 @@ func lines(s string) []string {
 	}
 	return out
 }
+
+// halfCloseThenExpect shuts the client's writing half, then asserts that
+// the replies are want (as text) and that the connection then closes;
+// target names the peer in failures.
+func (c *client) halfCloseThenExpect(target string, want ...string) {
+	c.t.Helper()
+	if err := c.conn.(*net.TCPConn).CloseWrite(); err != nil {
+		c.t.Fatalf("CloseWrite: %v", err)
+	}
+	_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for _, w := range want {
+		v, err := c.read()
+		if err != nil {
+			c.t.Fatalf("%s: after the half-close, read: %v; want %q", target, err, w)
+		}
+		wantReply(c.t, target, text(v), w)
+	}
+	c.expectClosed()
+}

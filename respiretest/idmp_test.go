@@ -14,7 +14,7 @@ func xadd(c *client, stream, pid, iid string, fields ...string) string {
 	return c.do(args...)
 }
 
-func wantReply(t *testing.T, what, got, want string) {
+func wantReply(t testing.TB, what, got, want string) {
 	t.Helper()
 	if got != want {
 		t.Fatalf("%s = %q, want %q", what, got, want)

@@ -315,8 +315,10 @@ func (p *Proxy) Sessions() int {
 // Close stops the proxy: it closes the listener and every client and
 // backend connection, fails held dials with [ErrClosed], and discards held
 // and delayed replies (their connections are closed, so nothing is
-// delivered). It waits for the proxy's goroutines, except while an
-// OnReceive callback blocks. Closing twice does nothing.
+// delivered). It waits for the proxy's goroutines, so it returns only once
+// every [Rule.OnReceive] callback in progress has returned: a callback must
+// not wait for anything that happens after Close, nor call Close. Closing
+// twice does nothing.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
 	if p.closed {

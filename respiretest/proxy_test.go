@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -296,9 +297,9 @@ func TestDelayRealTime(t *testing.T) {
 	}
 }
 
-func TestPushFramesAreNotPairedOrHeld(t *testing.T) {
-	p, addr := realProxy(t)
-	k := key(t, "tracked")
+// trackingClient dials p and turns on RESP3 and CLIENT TRACKING.
+func trackingClient(t *testing.T, p *Proxy) *client {
+	t.Helper()
 	c := dialProxy(t, p)
 	c.send([]string{"HELLO", "3"})
 	if v := c.mustRead(); v.IsError() {
@@ -307,6 +308,13 @@ func TestPushFramesAreNotPairedOrHeld(t *testing.T) {
 	if got := c.do("CLIENT", "TRACKING", "ON"); got != "OK" {
 		t.Fatalf("CLIENT TRACKING ON = %q", got)
 	}
+	return c
+}
+
+func TestPushFramesAreNotPairedOrHeld(t *testing.T) {
+	p, addr := realProxy(t)
+	k := key(t, "tracked")
+	c := trackingClient(t, p)
 	c.do("GET", k)
 	r := p.MustAddRule(t, Rule{Command: "ECHO", Action: Hold})
 	c.send([]string{"ECHO", "held"})
@@ -482,6 +490,8 @@ func TestBadInput(t *testing.T) {
 		{Command: "GET", Action: Delay(-time.Second)},             // negative delay
 		{Command: "GET", Action: Reply([]byte("+OK\r\n+OK\r\n"))}, // two values
 		{Command: "GET", Action: Reply([]byte("$3\r\nab"))},       // truncated
+		{Command: "CLIENT SETNAME", Action: Pass},                 // a subcommand: never the first word
+		{Command: "client|setname", Action: Pass},                 // the same, as INFO commandstats spells it
 	}
 	for _, r := range bad {
 		if h, err := p.AddRule(r); !errors.Is(err, ErrInvalidRule) || h != nil {
@@ -612,18 +622,7 @@ func TestClientHalfCloseStillGetsReplies(t *testing.T) {
 	for _, target := range []struct{ name, addr string }{{"server", addr}, {"proxy", p.Addr()}} {
 		c := dialTCP(t, target.addr)
 		c.send([]string{"PING"}, []string{"ECHO", "half"})
-		if err := c.conn.(*net.TCPConn).CloseWrite(); err != nil {
-			t.Fatalf("CloseWrite: %v", err)
-		}
-		_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-		for _, want := range []string{"PONG", "half"} {
-			v, err := c.read()
-			if err != nil {
-				t.Fatalf("%s: after the half-close, read: %v; want %q", target.name, err, want)
-			}
-			wantReply(t, target.name, text(v), want)
-		}
-		c.expectClosed()
+		c.halfCloseThenExpect(target.name, "PONG", "half")
 	}
 }
 
@@ -646,5 +645,103 @@ func TestProtocolErrorDeliversEarlierReplies(t *testing.T) {
 			t.Fatalf("%s: after the PONG got %q, %v; want a protocol error", target.name, text(v), err)
 		}
 		c.expectClosed()
+	}
+}
+
+// A client that subscribes and shuts its writing half gets what a server
+// gives it: the subscription's confirmation, then the close.
+func TestSubscribeThenHalfCloseDeliversConfirmation(t *testing.T) {
+	p, addr := realProxy(t)
+	ch := key(t, "ch")
+	for _, target := range []struct{ name, addr string }{{"server", addr}, {"proxy", p.Addr()}} {
+		c := dialTCP(t, target.addr)
+		c.send([]string{"PING"}, []string{"SUBSCRIBE", ch}, []string{"PING"})
+		c.halfCloseThenExpect(target.name, "PONG", fmt.Sprintf("[subscribe %s 1]", ch), "[pong ]")
+	}
+}
+
+// CLIENT REPLY OFF and SKIP make the server send no reply to some frames;
+// the proxy must still give the client exactly the replies the server
+// sends, in order, and close once they are delivered.
+func TestClientReplyOffAndSkipKeepServerReplies(t *testing.T) {
+	p, addr := realProxy(t)
+	k := key(t, "k")
+	for _, target := range []struct{ name, addr string }{{"server", addr}, {"proxy", p.Addr()}} {
+		c := dialTCP(t, target.addr)
+		c.send([]string{"CLIENT", "REPLY", "OFF"}, []string{"SET", k, "v"}, []string{"client", "reply", "on"},
+			[]string{"ECHO", "a"}, []string{"CLIENT", "REPLY", "SKIP"}, []string{"ECHO", "b"},
+			[]string{"ECHO", "c"}, []string{"GET", k})
+		c.halfCloseThenExpect(target.name, "OK", "a", "c", "v")
+	}
+}
+
+// UNSUBSCRIBE and its kin, sent outside subscribe mode, get one reply per
+// channel in RESP2 and only push frames in RESP3: the proxy still gives
+// the client exactly the server's replies, and closes after them.
+func TestUnsubscribeOutsideSubscribeModeKeepsServerReplies(t *testing.T) {
+	p, addr := realProxy(t)
+	for _, target := range []struct{ name, addr string }{{"server", addr}, {"proxy", p.Addr()}} {
+		for _, tt := range []struct {
+			hello bool
+			cmds  [][]string
+			want  []string
+		}{
+			{false, [][]string{{"UNSUBSCRIBE", "a", "b"}, {"PUNSUBSCRIBE"}, {"PING"}},
+				[]string{"[unsubscribe a 0]", "[unsubscribe b 0]", "[punsubscribe (nil) 0]", "PONG"}},
+			{true, [][]string{{"SUNSUBSCRIBE", "x"}, {"ECHO", "e"}}, []string{"[sunsubscribe x 0]", "e"}},
+		} {
+			c := dialTCP(t, target.addr)
+			if tt.hello {
+				c.send([]string{"HELLO", "3"})
+				c.mustRead()
+			}
+			c.send(tt.cmds...)
+			c.halfCloseThenExpect(target.name, tt.want...)
+		}
+	}
+}
+
+// A rule's description gives the frames it applies to, defaults resolved.
+func TestRuleHandleStringResolvesDefaults(t *testing.T) {
+	p, err := NewProxy("127.0.0.1:1", InMemory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for _, tt := range []struct {
+		rule Rule
+		want string
+	}{
+		{Rule{Command: "get", Action: Hold}, `rule{GET "" from #1 x1: Hold}`},
+		{Rule{Command: "SET", Arg: "k", Nth: 3, Times: 2, Action: Pass}, `rule{SET "k" from #3 x2: Pass}`},
+		{Rule{Nth: 2, Times: Always, Action: DropBeforeForward}, `rule{ "" from #2 xAlways: DropBeforeForward}`},
+	} {
+		if got := p.MustAddRule(t, tt.rule).String(); got != tt.want {
+			t.Errorf("String() = %s, want %s", got, tt.want)
+		}
+	}
+}
+
+// A push the server sends after a reply reaches the client after that
+// reply (when no rule holds it): a client-side cache relies on an
+// invalidation never overtaking the replies sent before it.
+func TestPushFramesKeepTheirPlaceAfterEarlierReplies(t *testing.T) {
+	p, _ := realProxy(t)
+	k := key(t, "tracked")
+	c := trackingClient(t, p)
+	c.do("DEL", k)
+	prev := "(nil)"
+	for i := range 200 {
+		v := strconv.Itoa(i)
+		c.send([]string{"GET", k}, []string{"SET", k, v})
+		var got []string
+		for range 3 {
+			got = append(got, text(c.mustRead()))
+		}
+		want := []string{prev, "OK", fmt.Sprintf("[invalidate [%s]]", k)}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Fatalf("round %d: replies %q, want %q (as the server sent them)", i, got, want)
+		}
+		prev = v
 	}
 }

@@ -14,9 +14,10 @@ import (
 // Errors reported by the kit. Each is matched with errors.Is.
 var (
 	// ErrInvalidRule is wrapped by every error [Proxy.AddRule] returns for a
-	// rule it cannot apply (no or unknown action, a negative Nth, Times
-	// below [Always], an empty injected error, a negative delay, or an
-	// injected reply that is not exactly one RESP value).
+	// rule it cannot apply (no or unknown action, a Command of more than
+	// one word, a negative Nth, Times below [Always], an empty injected
+	// error, a negative delay, or an injected reply that is not exactly one
+	// RESP value).
 	ErrInvalidRule = errors.New("respiretest: invalid rule")
 	// ErrClosed is returned by the operations of a closed [Proxy] or
 	// [Server], and by a dial that was held when the proxy closed.
@@ -167,6 +168,9 @@ const Always = -1
 // frames number Nth to Nth+Times-1, counted from 1 per rule.
 type Rule struct {
 	// Command is the command name to match, such as "GET". "" matches any.
+	// It is one word: a subcommand, such as CLIENT SETNAME, is matched
+	// with Command "CLIENT" and Arg "SETNAME" (Arg is case-sensitive).
+	// A Command with a space or '|' is an invalid rule.
 	Command string
 	// Arg, if not "", must equal the frame's first argument.
 	Arg string
@@ -183,7 +187,7 @@ type Rule struct {
 	// arguments (command name first) each time the rule applies, when the
 	// frame has arrived and before the action takes effect. It runs on the
 	// connection's reading goroutine: while it blocks, that connection
-	// reads nothing more.
+	// reads nothing more, and [Proxy.Close] does not return.
 	OnReceive func(args []string)
 }
 
@@ -200,6 +204,8 @@ func (r *Rule) validate() error {
 		return fmt.Errorf("%w: Nth %d is negative", ErrInvalidRule, r.Nth)
 	case r.Times < Always:
 		return fmt.Errorf("%w: Times %d is negative (use respiretest.Always)", ErrInvalidRule, r.Times)
+	case strings.ContainsAny(r.Command, " \t\r\n|"):
+		return fmt.Errorf("%w: Command %q is not one word (match a subcommand with Arg)", ErrInvalidRule, r.Command)
 	}
 	return nil
 }
@@ -267,7 +273,7 @@ func (h *RuleHandle) Remove() {
 
 // String describes the rule.
 func (h *RuleHandle) String() string {
-	times := fmt.Sprint(h.rule.Times)
+	times := fmt.Sprint(h.last - h.first + 1)
 	if h.last < 0 {
 		times = "Always"
 	}

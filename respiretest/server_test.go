@@ -275,3 +275,33 @@ func TestServerRefusesHugeStrings(t *testing.T) {
 	wantReply(t, "SETRANGE small", c.do("SETRANGE", "s", "2", "v"), "3")
 	wantReply(t, "SETBIT small", c.do("SETBIT", "b", "7", "1"), "0")
 }
+
+// Close waits for every goroutine of the proxy, a reading goroutine
+// inside an OnReceive callback included: it returns only once the
+// callback does.
+func TestSynctestCloseWaitsForBlockedOnReceive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(t)
+		arrived, release := make(chan struct{}), make(chan struct{})
+		s.MustAddRule(t, Rule{Command: "PING", Action: Pass, OnReceive: func([]string) {
+			close(arrived)
+			<-release
+		}})
+		c := dialProxy(t, s.Proxy)
+		c.send([]string{"PING"})
+		<-arrived
+		closed := make(chan struct{})
+		go func() {
+			s.Close()
+			close(closed)
+		}()
+		synctest.Wait()
+		select {
+		case <-closed:
+			t.Fatal("Close returned while an OnReceive callback blocked")
+		default:
+		}
+		close(release)
+		<-closed
+	})
+}

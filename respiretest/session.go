@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -40,6 +41,11 @@ type slot struct {
 	reply   []byte
 	replyAt time.Time
 	drained chan struct{} // slotPassthrough: closed when the writer reaches it
+
+	// Guarded by the session's pmu: pushes the server sent after this
+	// slot's reply, to write after it, and whether it has been written.
+	pushes  []byte
+	written bool
 }
 
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -75,6 +81,13 @@ type session struct {
 	fmu    sync.Mutex
 	fifo   []*slot // forwarded frames awaiting their backend reply
 	failed bool    // the session closed: fifo is drained
+
+	// Push frames keep their place after the replies the server sent
+	// before them, unless the writer waits on a rule (Hold, Delay).
+	answered *slot // backendLoop's own: the last slot the backend answered
+	pmu      sync.Mutex
+	deferred []*slot // slots with pushes to write after their reply
+	stalled  bool    // the writer waits on a rule: pushes go at once
 
 	// readLoop's own state.
 	wbuf        []byte
@@ -165,6 +178,16 @@ func (s *session) readLoop() {
 			}
 			return
 		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			// Passing through, the proxy cannot tell which replies are
+			// still to come: it passes the client's end on to the server,
+			// whose replies then flow until it closes.
+			if cw, ok := s.backend.(interface{ CloseWrite() error }); ok && s.flush() && cw.CloseWrite() == nil {
+				return
+			}
+			s.close()
+			return
+		}
 		var pe *resp.ProtocolError
 		if errors.As(err, &pe) && !s.passthrough {
 			// Like a server: the replies to the frames before, then a
@@ -221,7 +244,7 @@ func (s *session) readLoop() {
 		switch {
 		case s.p.idmp != nil && (name == "XADD" || name == "XCFGSET"):
 			ok = s.idmpFrame(name, args, raw, sl)
-		case passthroughCommands[name]:
+		case passthroughCommands[name] || repliesOff(name, args):
 			sl.kind = slotPassthrough
 			sl.drained = make(chan struct{})
 			s.passthrough = true
@@ -293,8 +316,19 @@ func (s *session) readPartitioned(p []byte, pt *Partition) (int, error) {
 }
 
 // passthroughCommands switch a connection to unpaired byte forwarding.
+// The unsubscribe family is among them: outside subscribe mode it gets a
+// reply per channel in RESP2, and none but push frames in RESP3.
 var passthroughCommands = map[string]bool{
 	"SUBSCRIBE": true, "PSUBSCRIBE": true, "SSUBSCRIBE": true, "MONITOR": true,
+	"UNSUBSCRIBE": true, "PUNSUBSCRIBE": true, "SUNSUBSCRIBE": true,
+}
+
+// repliesOff reports whether the frame is CLIENT REPLY OFF or SKIP, after
+// which the server sends no reply to some frames: the proxy can no longer
+// pair replies with frames, so the connection passes through.
+func repliesOff(name string, args [][]byte) bool {
+	return name == "CLIENT" && len(args) == 3 && bytes.EqualFold(args[1], []byte("REPLY")) &&
+		(bytes.EqualFold(args[2], []byte("OFF")) || bytes.EqualFold(args[2], []byte("SKIP")))
 }
 
 // track follows the connection state that the IDMP emulation needs.
@@ -464,6 +498,9 @@ func (s *session) backendLoop() {
 			return
 		}
 		if rawMode || v.Type == resp.Push {
+			if !rawMode && s.deferPush(raw) {
+				continue
+			}
 			if !s.writeClient(raw) {
 				return
 			}
@@ -491,8 +528,80 @@ func (s *session) backendLoop() {
 		}
 		sl.reply = bytes.Clone(raw)
 		sl.replyAt = time.Now()
+		if sl.kind == slotForward {
+			s.answered = sl
+		}
 		close(sl.ready)
 	}
+}
+
+// deferPush keeps a push frame to write after the last reply the backend
+// sent, if the writer has yet to write that reply and waits on no rule.
+func (s *session) deferPush(raw []byte) bool {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	sl := s.answered
+	if sl == nil || sl.written || s.stalled {
+		return false
+	}
+	if sl.pushes == nil {
+		s.deferred = append(s.deferred, sl)
+	}
+	sl.pushes = append(sl.pushes, raw...)
+	return true
+}
+
+// takePushes returns the pushes deferred behind sl so far.
+func (s *session) takePushes(sl *slot) []byte {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	p := sl.pushes
+	if p != nil {
+		sl.pushes = sl.pushes[:0:0] // still listed in deferred
+	}
+	return p
+}
+
+// written marks the slots of a batch written and writes the pushes
+// deferred behind them meanwhile. It holds pmu while it writes, so that
+// no later push overtakes them. It reports false when the session has
+// closed.
+func (s *session) written(batch []*slot) bool {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	var p []byte
+	for _, sl := range batch {
+		sl.written = true
+		if sl.pushes != nil {
+			p = append(p, sl.pushes...)
+			sl.pushes = nil
+			s.deferred = slices.DeleteFunc(s.deferred, func(d *slot) bool { return d == sl })
+		}
+	}
+	return len(p) == 0 || s.writeClient(p)
+}
+
+// stall tells that the writer waits on a rule, and writes every push
+// deferred so far: while the writer waits, pushes go at once. unstall
+// ends the wait. It reports false when the session has closed.
+func (s *session) stall() bool {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	s.stalled = true
+	var p []byte
+	for _, sl := range s.deferred {
+		p = append(p, sl.pushes...)
+		sl.pushes = nil
+	}
+	clear(s.deferred)
+	s.deferred = s.deferred[:0]
+	return len(p) == 0 || s.writeClient(p)
+}
+
+func (s *session) unstall() {
+	s.pmu.Lock()
+	s.stalled = false
+	s.pmu.Unlock()
 }
 
 func (s *session) writeClient(b []byte) bool {
@@ -528,6 +637,7 @@ func (sl *slot) plain() bool {
 
 func (s *session) writeLoop() {
 	var buf []byte
+	var batch []*slot
 	var next *slot
 	for {
 		sl := next
@@ -583,15 +693,27 @@ func (s *session) writeLoop() {
 		if sl.hold != nil {
 			select {
 			case <-sl.hold.released:
-			case <-s.done:
-				return
+			default:
+				if !s.stall() {
+					return
+				}
+				select {
+				case <-sl.hold.released:
+					s.unstall()
+				case <-s.done:
+					return
+				}
 			}
 		}
 		if sl.delay > 0 {
 			if wait := time.Until(sl.replyAt.Add(sl.delay)); wait > 0 {
+				if !s.stall() {
+					return
+				}
 				t := time.NewTimer(wait)
 				select {
 				case <-t.C:
+					s.unstall()
 				case <-s.done:
 					t.Stop()
 					return
@@ -602,22 +724,31 @@ func (s *session) writeLoop() {
 			s.close()
 			return
 		}
-		// Batch the replies that are ready behind this one.
-		buf = append(buf[:0], sl.reply...)
-	batch:
+		// Batch the replies that are ready behind this one, each followed
+		// by the pushes the server sent after it.
+		batch = append(batch[:0], sl)
+		buf = append(append(buf[:0], sl.reply...), s.takePushes(sl)...)
+	more:
 		for len(buf) < flushSize {
 			select {
 			case n := <-s.queue:
 				if !n.plain() {
 					next = n
-					break batch
+					break more
 				}
-				buf = append(buf, n.reply...)
+				batch = append(batch, n)
+				buf = append(append(buf, n.reply...), s.takePushes(n)...)
 			default:
-				break batch
+				break more
 			}
 		}
 		if !s.writeClient(buf) {
+			return
+		}
+		// Pushes that came during the write follow it.
+		ok := s.written(batch)
+		clear(batch)
+		if !ok {
 			return
 		}
 		if cap(buf) > 4*flushSize {
