@@ -163,7 +163,12 @@ func TestSentinelWatchLeavesSilentSentinel(t *testing.T) {
 	arrived := make(chan int, 16)
 	for i, px := range pxs {
 		r := px.MustAddRule(t, respiretest.Rule{Command: "SUBSCRIBE", Times: respiretest.Always, Action: respiretest.Pass,
-			OnReceive: func([]string) { arrived <- i }})
+			OnReceive: func([]string) {
+				select { // never block the proxy (its Close waits for OnReceive)
+				case arrived <- i:
+				default:
+				}
+			}})
 		defer r.Remove()
 	}
 	sentinelClient(t, Options{IdlePingInterval: 100 * time.Millisecond, HealthTimeout: 100 * time.Millisecond,
@@ -620,7 +625,12 @@ func TestSentinelWatchLeavesSentinelRefusingSubscribe(t *testing.T) {
 			action = respiretest.Inject("NOPERM User default has no permissions to access the '+switch-master' channel")
 		}
 		r := px.MustAddRule(t, respiretest.Rule{Command: "SUBSCRIBE", Times: respiretest.Always, Action: action,
-			OnReceive: func([]string) { arrived <- i }})
+			OnReceive: func([]string) {
+				select { // never block the proxy (its Close waits for OnReceive)
+				case arrived <- i:
+				default:
+				}
+			}})
 		defer r.Remove()
 	}
 	sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
