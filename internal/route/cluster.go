@@ -18,7 +18,8 @@ import (
 // ClusterConfig configures a [Cluster].
 type ClusterConfig struct {
 	Nodes Config
-	// Seeds are asked, after the known primaries, for the slot map.
+	// Seeds are asked, after the known primaries and replicas, for the
+	// slot map.
 	Seeds []string
 	// Refresh is the periodic refresh interval; 0 disables it.
 	Refresh time.Duration
@@ -256,9 +257,13 @@ func (c *Cluster) Close() error {
 	return c.nodes.close()
 }
 
-// refresh asks the known primaries, then the seeds, in random order within
-// each group, for the slot map, and installs the first valid one (a map
-// that serves no slot is not). A rejected reply keeps the current map.
+// refresh asks the known primaries, then the known replicas, then the
+// seeds, in random order within each group, for the slot map, and installs
+// the first valid one (a map that serves no slot is not). A rejected reply
+// keeps the current map. The replicas matter when no primary answers: a
+// shard whose primary (the only seed, often) died and whose replica was
+// promoted is learnt from the replica, since no command reaches a live
+// node to be told by a MOVED.
 func (c *Cluster) refresh(ctx context.Context) error {
 	var cands []string
 	seen := map[string]bool{}
@@ -273,6 +278,11 @@ func (c *Cluster) refresh(ctx context.Context) error {
 	}
 	var known []string
 	for _, n := range c.Primaries() {
+		known = append(known, n.Addr)
+	}
+	add(known)
+	known = known[:0]
+	for _, n := range c.Replicas() {
 		known = append(known, n.Addr)
 	}
 	add(known)
@@ -292,7 +302,9 @@ func (c *Cluster) refresh(ctx context.Context) error {
 }
 
 func (c *Cluster) refreshFrom(ctx context.Context, addr string) error {
-	n, err := c.nodes.get(addr, false)
+	// A known node is asked on its own connection (a replica's too), not
+	// on a new one that the map just learnt would retire.
+	n, err := c.nodes.at(addr)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,98 @@
+package route_test
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/internal/wire"
+	"github.com/respire-go/respire/resp"
+	"github.com/respire-go/respire/respiretest"
+)
+
+// fakeNode is an embedded server that answers CLUSTER SHARDS with a
+// fabricated reply and READONLY (a replica connection's handshake) with
+// OK; host and port are its address's parts.
+type fakeNode struct {
+	*respiretest.Server
+	host string
+	port int64
+}
+
+func newFakeNode(t *testing.T) *fakeNode {
+	t.Helper()
+	s := respiretest.NewServer(t)
+	host, port, err := net.SplitHostPort(s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := strconv.ParseInt(port, 10, 64)
+	s.MustAddRule(t, respiretest.Rule{Command: "READONLY", Times: respiretest.Always, Action: respiretest.Reply([]byte("+OK\r\n"))})
+	return &fakeNode{Server: s, host: host, port: p}
+}
+
+// answerShards makes n answer every CLUSTER SHARDS with the shards (in the
+// RESP2 shape).
+func (n *fakeNode) answerShards(t *testing.T, shards ...resp.Value) *respiretest.RuleHandle {
+	t.Helper()
+	return n.MustAddRule(t, respiretest.Rule{Command: "CLUSTER", Arg: "SHARDS", Times: respiretest.Always,
+		Action: respiretest.Reply(resp.AppendValue(nil, tvArr(shards...), 2))})
+}
+
+// newTestCluster learns a map from seeds; its nodes dial their address
+// with the defaults, and it is closed when the test ends.
+func newTestCluster(t *testing.T, seeds ...string) *route.Cluster {
+	t.Helper()
+	at := func(addr string, replica bool) wire.Config {
+		return wire.Config{Addr: addr, ReadOnly: replica, DialTimeout: 5 * time.Second}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := route.NewCluster(ctx, route.ClusterConfig{
+		Nodes: route.Config{Shared: at, Dedicated: at}, Seeds: seeds, QueryTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("NewCluster: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func nodeAddrs(ns []*route.Node) []string {
+	var out []string
+	for _, n := range ns {
+		out = append(out, n.Addr)
+	}
+	return out
+}
+
+// TestClusterRefreshAsksReplicasWhenPrimariesAndSeedsAreDown: a shard
+// whose primary (the only seed) died and whose replica was promoted is
+// learnt from the replica: a refresh that reaches no primary and no seed
+// asks the known replicas, instead of keeping the dead primary until it
+// returns (no command reaches a live node, so no MOVED would ever say).
+func TestClusterRefreshAsksReplicasWhenPrimariesAndSeedsAreDown(t *testing.T) {
+	p, r := newFakeNode(t), newFakeNode(t)
+	p.answerShards(t, shardsEntry(false, []int64{0, 16383},
+		master("p", p.host, p.port), replica("r", r.host, r.port, "online")))
+	// The replica's view after the failover: it is the primary.
+	promoted := r.answerShards(t, shardsEntry(false, []int64{0, 16383}, master("r", r.host, r.port)))
+	c := newTestCluster(t, p.Addr())
+	if got := nodeAddrs(c.Primaries()); len(got) != 1 || got[0] != p.Addr() {
+		t.Fatalf("primaries = %v, want [%s]", got, p.Addr())
+	}
+	p.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Refresh(ctx, true); err != nil {
+		t.Fatalf("refresh with the primary and the seed down = %v, want the replica's map", err)
+	}
+	if promoted.Applied() == 0 {
+		t.Errorf("the replica was never asked for the map")
+	}
+	if got := nodeAddrs(c.Primaries()); len(got) != 1 || got[0] != r.Addr() {
+		t.Errorf("primaries = %v, want the promoted replica [%s]", got, r.Addr())
+	}
+}
