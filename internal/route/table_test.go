@@ -163,6 +163,27 @@ func shardsCases() []shardsCase {
 			}},
 		},
 		{
+			// cluster-preferred-endpoint-type unknown-endpoint: the ip is
+			// the node's own (behind a load balancer or NAT, unreachable
+			// to clients), the endpoint is empty, and clients are to use
+			// the host they asked, as the redirects ":port" say.
+			name: "empty endpoint means the host asked, not the ip",
+			reply: func(r3 bool) resp.Value {
+				m := master("aaa", "172.17.0.2", 7000)
+				m.endpoint = ""
+				r := replica("bbb", "172.17.0.3", 7001, "online")
+				r.endpoint = ""
+				return tvArr(shardsEntry(r3, []int64{0, 16383}, m, r))
+			},
+			fallback: "lb.example",
+			want: []route.Shard{{
+				Ranges:    [][2]int{{0, 16383}},
+				Primary:   "lb.example:7000",
+				PrimaryID: "aaa",
+				Replicas:  []string{"lb.example:7001"},
+			}},
+		},
+		{
 			name: "ipv6",
 			reply: func(r3 bool) resp.Value {
 				return tvArr(shardsEntry(r3, []int64{0, 16383}, master("aaa", "::1", 6379)))
@@ -460,6 +481,19 @@ func slotsCases() []slotsCase {
 			},
 			fallback: "10.9.9.9",
 			want:     []route.Shard{{Ranges: [][2]int{{0, 16383}}, Primary: "10.9.9.9:6379", PrimaryID: "aaa", Replicas: []string{"10.9.9.9:6380", "10.9.9.9:6381"}}},
+		},
+		{
+			// "?" is a hostname endpoint without a hostname: the ip in the
+			// metadata names the node. A null endpoint (unknown-endpoint)
+			// means the host asked, whatever ip the metadata gives.
+			name: "unknown hostname uses the metadata ip, null host the host asked",
+			reply: func(r3 bool) resp.Value {
+				return tvArr(slotsEntry(0, 16383,
+					tvArr(tvBulk("?"), tvInt(6379), tvBulk("aaa"), tvObj(r3, tvBulk("ip"), tvBulk("10.0.0.1"))),
+					tvArr(tvNull(), tvInt(6380), tvBulk("bbb"), tvObj(r3, tvBulk("ip"), tvBulk("172.17.0.3")))))
+			},
+			fallback: "lb.example",
+			want:     []route.Shard{{Ranges: [][2]int{{0, 16383}}, Primary: "10.0.0.1:6379", PrimaryID: "aaa", Replicas: []string{"lb.example:6380"}}},
 		},
 		{
 			name: "slots as strings",
