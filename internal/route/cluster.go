@@ -263,7 +263,9 @@ func (c *Cluster) Close() error {
 // keeps the current map. The replicas matter when no primary answers: a
 // shard whose primary (the only seed, often) died and whose replica was
 // promoted is learnt from the replica, since no command reaches a live
-// node to be told by a MOVED.
+// node to be told by a MOVED. Known nodes that are down (their last dial
+// failed) are asked last, so that a dead host, whose dials may hang for
+// the query timeout, does not delay learning its successor.
 func (c *Cluster) refresh(ctx context.Context) error {
 	var cands []string
 	seen := map[string]bool{}
@@ -276,17 +278,31 @@ func (c *Cluster) refresh(ctx context.Context) error {
 			}
 		}
 	}
-	var known []string
+	var prims, reps, down []string
 	for _, n := range c.Primaries() {
-		known = append(known, n.Addr)
+		if n.EP.Down() {
+			down = append(down, n.Addr)
+		} else {
+			prims = append(prims, n.Addr)
+		}
 	}
-	add(known)
-	known = known[:0]
 	for _, n := range c.Replicas() {
-		known = append(known, n.Addr)
+		if n.EP.Down() {
+			down = append(down, n.Addr)
+		} else {
+			reps = append(reps, n.Addr)
+		}
 	}
-	add(known)
+	for _, a := range down {
+		seen[a] = true // not as a seed either, until the end
+	}
+	add(prims)
+	add(reps)
 	add(append([]string(nil), c.cfg.Seeds...))
+	for _, a := range down {
+		delete(seen, a)
+	}
+	add(down)
 	var errs []error
 	for _, addr := range cands {
 		if ctx.Err() != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,5 +95,63 @@ func TestClusterRefreshAsksReplicasWhenPrimariesAndSeedsAreDown(t *testing.T) {
 	}
 	if got := nodeAddrs(c.Primaries()); len(got) != 1 || got[0] != r.Addr() {
 		t.Errorf("primaries = %v, want the promoted replica [%s]", got, r.Addr())
+	}
+}
+
+// TestClusterRefreshAsksDownNodesLast: a known node whose last dial failed
+// is asked for the map only after the nodes that may answer: a host that
+// died (whose dials hang for the query timeout on a real network) does not
+// stall the refreshes that must learn its successor, while another
+// primary can answer at once.
+func TestClusterRefreshAsksDownNodesLast(t *testing.T) {
+	p1, p2 := newFakeNode(t), newFakeNode(t)
+	shards := []resp.Value{
+		shardsEntry(false, []int64{0, 8191}, master("p1", p1.host, p1.port)),
+		shardsEntry(false, []int64{8192, 16383}, master("p2", p2.host, p2.port)),
+	}
+	p1.answerShards(t, shards...)
+	asked := p2.answerShards(t, shards...)
+	c := newTestCluster(t, p1.Addr())
+	var down *route.Node
+	for _, n := range c.Primaries() {
+		if n.Addr == p1.Addr() {
+			down = n
+		}
+	}
+	p1.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := down.EP.Conn(ctx); err == nil || !down.EP.Down() {
+		t.Fatalf("dial of the closed node = %v, down %v; want it down", err, down.EP.Down())
+	}
+	// Count the dials that reach the dead node's address from now on.
+	ln, err := net.Listen("tcp", p1.Addr())
+	if err != nil {
+		t.Skipf("cannot listen on the closed node's address again: %v", err)
+	}
+	defer ln.Close()
+	var dials atomic.Int64
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			dials.Add(1)
+			_ = conn.Close()
+		}
+	}()
+	const rounds = 10
+	before := asked.Applied()
+	for range rounds {
+		if err := c.Refresh(ctx, true); err != nil {
+			t.Fatalf("refresh = %v", err)
+		}
+	}
+	if got := dials.Load(); got != 0 {
+		t.Errorf("%d refreshes dialed the down node %d times, while another primary answers", rounds, got)
+	}
+	if asked.Applied()-before < rounds {
+		t.Errorf("the live primary answered %d of %d refreshes", asked.Applied()-before, rounds)
 	}
 }
