@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -153,5 +154,42 @@ func TestClusterRefreshAsksDownNodesLast(t *testing.T) {
 	}
 	if asked.Applied()-before < rounds {
 		t.Errorf("the live primary answered %d of %d refreshes", asked.Applied()-before, rounds)
+	}
+}
+
+// TestClusterMovedBurstCoalescesRefreshes: a burst of MOVED replies while
+// a refresh is in flight asks for one more refresh, not one each: at most
+// one refresh runs at a time and the requests made meanwhile share the
+// next.
+func TestClusterMovedBurstCoalescesRefreshes(t *testing.T) {
+	p := newFakeNode(t)
+	held := p.MustAddRule(t, respiretest.Rule{Command: "CLUSTER", Arg: "SHARDS", Nth: 2, Action: respiretest.Hold})
+	defer held.Release()
+	answered := p.answerShards(t, shardsEntry(false, []int64{0, 16383}, master("p", p.host, p.port)))
+	c := newTestCluster(t, p.Addr())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Refresh(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	<-held.Received() // a refresh is in flight
+	before := answered.Applied()
+	var wg sync.WaitGroup
+	for i := range 500 {
+		wg.Go(func() {
+			if _, err := c.Moved(i, p.Addr()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	held.Release()
+	if err := c.Refresh(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	// The held refresh, then the one the burst asked for (which the
+	// waited Refresh may join, or follow).
+	if got := answered.Applied() - before; got < 1 || got > 2 {
+		t.Errorf("500 MOVED during a refresh caused %d more refreshes, want 1 or 2", got)
 	}
 }
