@@ -144,7 +144,12 @@ func shardsCases() []shardsCase {
 			want: []route.Shard{{Ranges: [][2]int{{0, 16383}}, Primary: "redis-0.example:6379", PrimaryID: "aaa"}},
 		},
 		{
-			name: "unknown endpoint falls back to ip, unknown ip to the host asked",
+			// "?" is a hostname endpoint without a hostname: the ip names
+			// the node. An empty endpoint is cluster-preferred-endpoint-type
+			// unknown-endpoint: the ip is the node's own (behind a load
+			// balancer or NAT, unreachable to clients), and clients are to
+			// use the host they asked, as the redirects ":port" say.
+			name: "unknown hostname falls back to ip, unknown endpoint to the host asked",
 			reply: func(r3 bool) resp.Value {
 				m := master("aaa", "10.0.0.1", 6379)
 				m.endpoint = "?"
@@ -152,35 +157,16 @@ func shardsCases() []shardsCase {
 				r.endpoint = ""
 				r2 := replica("ccc", "?", 6381, "online")
 				r2.endpoint = "?"
-				return tvArr(shardsEntry(r3, []int64{0, 16383}, m, r, r2))
+				lb := replica("ddd", "172.17.0.3", 6382, "online")
+				lb.endpoint = ""
+				return tvArr(shardsEntry(r3, []int64{0, 16383}, m, r, r2, lb))
 			},
 			fallback: "seed.example",
 			want: []route.Shard{{
 				Ranges:    [][2]int{{0, 16383}},
 				Primary:   "10.0.0.1:6379",
 				PrimaryID: "aaa",
-				Replicas:  []string{"seed.example:6380", "seed.example:6381"},
-			}},
-		},
-		{
-			// cluster-preferred-endpoint-type unknown-endpoint: the ip is
-			// the node's own (behind a load balancer or NAT, unreachable
-			// to clients), the endpoint is empty, and clients are to use
-			// the host they asked, as the redirects ":port" say.
-			name: "empty endpoint means the host asked, not the ip",
-			reply: func(r3 bool) resp.Value {
-				m := master("aaa", "172.17.0.2", 7000)
-				m.endpoint = ""
-				r := replica("bbb", "172.17.0.3", 7001, "online")
-				r.endpoint = ""
-				return tvArr(shardsEntry(r3, []int64{0, 16383}, m, r))
-			},
-			fallback: "lb.example",
-			want: []route.Shard{{
-				Ranges:    [][2]int{{0, 16383}},
-				Primary:   "lb.example:7000",
-				PrimaryID: "aaa",
-				Replicas:  []string{"lb.example:7001"},
+				Replicas:  []string{"seed.example:6380", "seed.example:6381", "seed.example:6382"},
 			}},
 		},
 		{
