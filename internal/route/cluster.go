@@ -18,7 +18,8 @@ import (
 // ClusterConfig configures a [Cluster].
 type ClusterConfig struct {
 	Nodes Config
-	// Seeds are asked, after the known primaries, for the slot map.
+	// Seeds are asked, after the known primaries and replicas, for the
+	// slot map.
 	Seeds []string
 	// Refresh is the periodic refresh interval; 0 disables it.
 	Refresh time.Duration
@@ -256,9 +257,15 @@ func (c *Cluster) Close() error {
 	return c.nodes.close()
 }
 
-// refresh asks the known primaries, then the seeds, in random order within
-// each group, for the slot map, and installs the first valid one (a map
-// that serves no slot is not). A rejected reply keeps the current map.
+// refresh asks the known primaries, then the known replicas, then the
+// seeds, in random order within each group, for the slot map, and installs
+// the first valid one (a map that serves no slot is not). A rejected reply
+// keeps the current map. The replicas matter when no primary answers: a
+// shard whose primary (the only seed, often) died and whose replica was
+// promoted is learnt from the replica, since no command reaches a live
+// node to be told by a MOVED. Known nodes that are down (their last dial
+// failed) are asked last, so that a dead host, whose dials may hang for
+// the query timeout, does not delay learning its successor.
 func (c *Cluster) refresh(ctx context.Context) error {
 	var cands []string
 	seen := map[string]bool{}
@@ -271,12 +278,31 @@ func (c *Cluster) refresh(ctx context.Context) error {
 			}
 		}
 	}
-	var known []string
+	var prims, reps, down []string
 	for _, n := range c.Primaries() {
-		known = append(known, n.Addr)
+		if n.EP.Down() {
+			down = append(down, n.Addr)
+		} else {
+			prims = append(prims, n.Addr)
+		}
 	}
-	add(known)
+	for _, n := range c.Replicas() {
+		if n.EP.Down() {
+			down = append(down, n.Addr)
+		} else {
+			reps = append(reps, n.Addr)
+		}
+	}
+	for _, a := range down {
+		seen[a] = true // not as a seed either, until the end
+	}
+	add(prims)
+	add(reps)
 	add(append([]string(nil), c.cfg.Seeds...))
+	for _, a := range down {
+		delete(seen, a)
+	}
+	add(down)
 	var errs []error
 	for _, addr := range cands {
 		if ctx.Err() != nil {
@@ -292,7 +318,9 @@ func (c *Cluster) refresh(ctx context.Context) error {
 }
 
 func (c *Cluster) refreshFrom(ctx context.Context, addr string) error {
-	n, err := c.nodes.get(addr, false)
+	// A known node is asked on its own connection (a replica's too), not
+	// on a new one that the map just learnt would retire.
+	n, err := c.nodes.at(addr)
 	if err != nil {
 		return err
 	}

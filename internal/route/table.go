@@ -37,9 +37,15 @@ const maxRangeEntries = Slots
 // ParseShards converts a CLUSTER SHARDS reply (Redis 7.0 and later), in
 // its RESP2 shape (flat key/value arrays) or RESP3 shape (maps).
 //
-// Each node's host is its "endpoint" field, else its "ip" field; an empty
-// or "?" value falls back to fallbackHost, which should be the host of the
-// node that was asked. Its port is the "port" field, or with tls the
+// Each node's host is its "endpoint" field. An empty (or null) endpoint is
+// Redis's unknown endpoint (cluster-preferred-endpoint-type
+// unknown-endpoint, or a node that does not know its own address): the
+// node is reached at fallbackHost, which should be the host of the node
+// that was asked, as its redirects (":port") say too; its "ip" may be an
+// address only the cluster can reach. An endpoint of "?" (a hostname
+// endpoint without a hostname) falls back to the "ip" field, and without a
+// known one to fallbackHost; so does a node without an "endpoint" field.
+// Its port is the "port" field, or with tls the
 // "tls-port" field (the "port" field when a node reports no tls-port). The
 // primary is the node of role "master" (the online one when a shard lists
 // several); Replicas are the nodes of role "replica" whose health is
@@ -178,7 +184,7 @@ func parseShardNode(v resp.Value, fallbackHost string, tls bool) (shardNode, err
 	}
 	var endpoint, ip, role []byte
 	var port, tlsPort int64
-	var havePort, haveTLSPort, haveRole bool
+	var havePort, haveTLSPort, haveRole, haveEndpoint bool
 	for k := 0; k < len(fields); k += 2 {
 		key, ok := replyText(fields[k])
 		if !ok {
@@ -193,6 +199,7 @@ func parseShardNode(v resp.Value, fallbackHost string, tls bool) (shardNode, err
 			n.id = string(id)
 		case "endpoint":
 			endpoint, err = replyOptText(val)
+			haveEndpoint = true
 		case "ip":
 			ip, err = replyOptText(val)
 		case "port":
@@ -230,13 +237,12 @@ func parseShardNode(v resp.Value, fallbackHost string, tls bool) (shardNode, err
 		}
 		return n, errors.New(`no "port" field`)
 	}
-	host := endpoint
-	if !knownHost(host) {
-		host = ip
-	}
-	hs := string(host)
-	if !knownHost(host) {
-		hs = fallbackHost
+	hs := fallbackHost
+	switch {
+	case knownHost(endpoint):
+		hs = string(endpoint)
+	case (!haveEndpoint || len(endpoint) > 0) && knownHost(ip):
+		hs = string(ip) // "?", or no endpoint field: the ip names the node
 	}
 	n.addr = net.JoinHostPort(hs, strconv.FormatInt(port, 10))
 	return n, nil
@@ -244,9 +250,12 @@ func parseShardNode(v resp.Value, fallbackHost string, tls bool) (shardNode, err
 
 // ParseSlots converts a CLUSTER SLOTS reply, in its RESP2 or RESP3 shape:
 // an array of entries [start, end, primary, replica...], each node an
-// array [host, port, id, ...]. An empty, "?" or null host falls back to
-// fallbackHost, which should be the host of the node that was asked; the
-// id is optional and further node elements are ignored. Entries whose
+// array [host, port, id, metadata, ...]. A null or empty host is Redis's
+// unknown endpoint: the node is reached at fallbackHost, which should be
+// the host of the node that was asked. A "?" host (a hostname endpoint
+// without a hostname) falls back to the "ip" of the node's metadata map
+// (Redis 7.0 and later), and without one to fallbackHost. The id and the
+// metadata are optional and further node elements are ignored. Entries whose
 // primary has the same address are merged into one [Shard], since CLUSTER
 // SLOTS lists each contiguous range separately. Every listed replica is
 // kept: Redis leaves failed replicas out of CLUSTER SLOTS.
@@ -343,7 +352,10 @@ func parseSlotsNode(v resp.Value, fallbackHost string) (addr, id string, err err
 		id = string(b)
 	}
 	hs := string(host)
-	if !knownHost(host) {
+	if string(host) == "?" && len(elems) > 3 {
+		hs = metadataIP(elems[3])
+	}
+	if !knownHost([]byte(hs)) {
 		hs = fallbackHost
 	}
 	addr = net.JoinHostPort(hs, strconv.FormatInt(port, 10))
@@ -351,6 +363,22 @@ func parseSlotsNode(v resp.Value, fallbackHost string) (addr, id string, err err
 		return "", "", err
 	}
 	return addr, id, nil
+}
+
+// metadataIP returns the "ip" of a CLUSTER SLOTS node's metadata map (a
+// flat array in RESP2), or "" when it has none.
+func metadataIP(v resp.Value) string {
+	fields, ok := replyFields(v)
+	if !ok {
+		return ""
+	}
+	for k := 0; k < len(fields); k += 2 {
+		if key, ok := replyText(fields[k]); ok && string(key) == "ip" {
+			ip, _ := replyText(fields[k+1])
+			return string(ip)
+		}
+	}
+	return ""
 }
 
 // Owners validates shards and returns the owner of every slot as an index

@@ -144,7 +144,12 @@ func shardsCases() []shardsCase {
 			want: []route.Shard{{Ranges: [][2]int{{0, 16383}}, Primary: "redis-0.example:6379", PrimaryID: "aaa"}},
 		},
 		{
-			name: "unknown endpoint falls back to ip, unknown ip to the host asked",
+			// "?" is a hostname endpoint without a hostname: the ip names
+			// the node. An empty endpoint is cluster-preferred-endpoint-type
+			// unknown-endpoint: the ip is the node's own (behind a load
+			// balancer or NAT, unreachable to clients), and clients are to
+			// use the host they asked, as the redirects ":port" say.
+			name: "unknown hostname falls back to ip, unknown endpoint to the host asked",
 			reply: func(r3 bool) resp.Value {
 				m := master("aaa", "10.0.0.1", 6379)
 				m.endpoint = "?"
@@ -152,14 +157,16 @@ func shardsCases() []shardsCase {
 				r.endpoint = ""
 				r2 := replica("ccc", "?", 6381, "online")
 				r2.endpoint = "?"
-				return tvArr(shardsEntry(r3, []int64{0, 16383}, m, r, r2))
+				lb := replica("ddd", "172.17.0.3", 6382, "online")
+				lb.endpoint = ""
+				return tvArr(shardsEntry(r3, []int64{0, 16383}, m, r, r2, lb))
 			},
 			fallback: "seed.example",
 			want: []route.Shard{{
 				Ranges:    [][2]int{{0, 16383}},
 				Primary:   "10.0.0.1:6379",
 				PrimaryID: "aaa",
-				Replicas:  []string{"seed.example:6380", "seed.example:6381"},
+				Replicas:  []string{"seed.example:6380", "seed.example:6381", "seed.example:6382"},
 			}},
 		},
 		{
@@ -460,6 +467,19 @@ func slotsCases() []slotsCase {
 			},
 			fallback: "10.9.9.9",
 			want:     []route.Shard{{Ranges: [][2]int{{0, 16383}}, Primary: "10.9.9.9:6379", PrimaryID: "aaa", Replicas: []string{"10.9.9.9:6380", "10.9.9.9:6381"}}},
+		},
+		{
+			// "?" is a hostname endpoint without a hostname: the ip in the
+			// metadata names the node. A null endpoint (unknown-endpoint)
+			// means the host asked, whatever ip the metadata gives.
+			name: "unknown hostname uses the metadata ip, null host the host asked",
+			reply: func(r3 bool) resp.Value {
+				return tvArr(slotsEntry(0, 16383,
+					tvArr(tvBulk("?"), tvInt(6379), tvBulk("aaa"), tvObj(r3, tvBulk("ip"), tvBulk("10.0.0.1"))),
+					tvArr(tvNull(), tvInt(6380), tvBulk("bbb"), tvObj(r3, tvBulk("ip"), tvBulk("172.17.0.3")))))
+			},
+			fallback: "lb.example",
+			want:     []route.Shard{{Ranges: [][2]int{{0, 16383}}, Primary: "10.0.0.1:6379", PrimaryID: "aaa", Replicas: []string{"lb.example:6380"}}},
 		},
 		{
 			name: "slots as strings",
