@@ -122,6 +122,14 @@ func TestClusterRefreshAsksDownNodesLast(t *testing.T) {
 	p1.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if cur := down.EP.Current(); cur != nil {
+		// The client learns of the close when its reader sees it.
+		select {
+		case <-cur.Dead():
+		case <-ctx.Done():
+			t.Fatal("the connection to the closed node never ended")
+		}
+	}
 	if _, err := down.EP.Conn(ctx); err == nil || !down.EP.Down() {
 		t.Fatalf("dial of the closed node = %v, down %v; want it down", err, down.EP.Down())
 	}
