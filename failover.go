@@ -557,6 +557,9 @@ func (g *FailoverGroup) deliver() {
 // the client across operations, and do not close it: run operations
 // through [Execute], which reads the active member for every attempt.
 func (g *FailoverGroup) ActiveClient() (*Client, error) {
+	if !g.made() {
+		return nil, errOrphanGroup("FailoverGroup.ActiveClient")
+	}
 	m, err := g.pick(nil)
 	if err != nil {
 		return nil, err
@@ -565,8 +568,11 @@ func (g *FailoverGroup) ActiveClient() (*Client, error) {
 }
 
 // Members returns the status of every member, in the order given to
-// [NewFailoverGroup].
+// [NewFailoverGroup]; none for a group not made by NewFailoverGroup.
 func (g *FailoverGroup) Members() []FailoverMemberStatus {
+	if !g.made() {
+		return nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	active := g.active.Load() // switches happen under g.mu: one snapshot
@@ -581,8 +587,14 @@ func (g *FailoverGroup) Members() []FailoverMemberStatus {
 // Close stops the probes, waits for their goroutines to exit and closes
 // every member's client. Operations in flight fail with an error matching
 // [ErrClosed] (a backoff ends at once); later calls too. Close is safe to
-// call more than once; it must not be called from OnSwitch.
+// call more than once; it must not be called from OnSwitch. On a group not
+// made by NewFailoverGroup (nil or its zero value) Close, like
+// ActiveClient and Execute, fails with an error matching
+// [ErrInvalidArgument].
 func (g *FailoverGroup) Close() error {
+	if !g.made() {
+		return errOrphanGroup("FailoverGroup.Close")
+	}
 	if g.closed.Swap(true) {
 		return nil
 	}
@@ -596,6 +608,16 @@ func (g *FailoverGroup) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// made reports whether g was made by NewFailoverGroup (not nil, not a
+// zero FailoverGroup).
+func (g *FailoverGroup) made() bool { return g != nil && g.done != nil }
+
+// errOrphanGroup is the error of command on a group not made by
+// NewFailoverGroup.
+func errOrphanGroup(command string) error {
+	return errInvalid(command, "a FailoverGroup not made by NewFailoverGroup (nil or its zero value)")
 }
 
 // pick returns the member for the next attempt: the active member, unless
@@ -638,7 +660,8 @@ func isExcluded(excluded []*groupMember, m *groupMember) bool {
 // result, retrying under the group's RetryPolicy. category declares the
 // risk of repeating the whole operation fn performs; it is required: zero
 // (or an undefined value) fails with an error matching
-// [ErrInvalidArgument] and runs nothing, as do a nil g or fn. [Never] runs
+// [ErrInvalidArgument] and runs nothing, as do a nil fn and a g not made
+// by [NewFailoverGroup]. [Never] runs
 // fn once.
 //
 // How an operation is retried:
@@ -684,8 +707,8 @@ func isExcluded(excluded []*groupMember, m *groupMember) bool {
 func Execute[T any](ctx context.Context, g *FailoverGroup, category RetryCategory, fn func(ctx context.Context, c *Client) (T, error)) (T, error) {
 	var zero T
 	switch {
-	case g == nil:
-		return zero, errInvalid(executeCommand, "nil failover group")
+	case !g.made():
+		return zero, errOrphanGroup(executeCommand)
 	case fn == nil:
 		return zero, errInvalid(executeCommand, "nil operation")
 	case !category.Valid():

@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net"
@@ -1370,3 +1371,56 @@ func TestFailoverCloseStopsProbesAndClosesMembers(t *testing.T) {
 }
 
 // ---- real servers ----
+
+// A FailoverGroup not made by NewFailoverGroup (nil or its zero value):
+// every method fails clearly with an ErrInvalidArgument naming
+// NewFailoverGroup, instead of a nil-pointer or closed-channel panic or a
+// misleading "no healthy member" (a connection failure, which a caller
+// would retry).
+func TestFailoverZeroOrNilGroupFailsClearly(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		g    *FailoverGroup
+	}{{"Nil", nil}, {"Zero", new(FailoverGroup)}} {
+		t.Run(tt.name, func(t *testing.T) {
+			call := func(method string, f func() error) {
+				t.Helper()
+				var err error
+				func() {
+					defer func() {
+						if p := recover(); p != nil {
+							err = fmt.Errorf("panic: %v", p)
+						}
+					}()
+					err = f()
+				}()
+				if !errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), "NewFailoverGroup") {
+					t.Errorf("%s: %v, want an ErrInvalidArgument naming NewFailoverGroup", method, err)
+				}
+			}
+			call("ActiveClient", func() error {
+				c, err := tt.g.ActiveClient()
+				if c != nil {
+					return errors.New("a client")
+				}
+				return err
+			})
+			call("Execute", func() error {
+				_, err := Execute(context.Background(), tt.g, ReadOnly, func(context.Context, *Client) (int, error) { return 1, nil })
+				return err
+			})
+			call("Close", tt.g.Close)
+			call("Close again", tt.g.Close)
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Errorf("Members panicked: %v", p)
+					}
+				}()
+				if ms := tt.g.Members(); len(ms) != 0 {
+					t.Errorf("Members = %v, want none", ms)
+				}
+			}()
+		})
+	}
+}
