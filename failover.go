@@ -424,12 +424,14 @@ func (e *memberError) Error() string {
 func (e *memberError) Unwrap() error { return e.err }
 
 // pingMember is the group's probe: PING through the member's client,
-// connecting the client first when it has never connected. Only the
-// member's probe loop stores its client, and Close joins the loops before
-// closing the clients, so a client connected here is always closed.
+// connecting the client first when it has never connected, or when its
+// caller closed it (the group owns it, but a closed client would otherwise
+// keep the member's circuit open for good). Only the member's probe loop
+// stores its client, and Close joins the loops before closing the clients,
+// so a client connected here is always closed.
 func pingMember(ctx context.Context, m *groupMember) error {
 	c := m.client.Load()
-	if c == nil {
+	if c == nil || c.closed.Load() {
 		var err error
 		if c, err = Connect(ctx, m.opts); err != nil {
 			return err
@@ -554,8 +556,9 @@ func (g *FailoverGroup) deliver() {
 // the best priority (see [FailoverGroup] for failback). With no healthy
 // member the error is a [*ConnError] matching [ErrNoHealthyMember] and
 // [ErrConnectionLost]; after Close, one matching [ErrClosed]. Do not keep
-// the client across operations, and do not close it: run operations
-// through [Execute], which reads the active member for every attempt.
+// the client across operations, and do not close it (the group's next
+// probe would replace it): run operations through [Execute], which reads
+// the active member for every attempt.
 func (g *FailoverGroup) ActiveClient() (*Client, error) {
 	if !g.made() {
 		return nil, errOrphanGroup("FailoverGroup.ActiveClient")

@@ -1424,3 +1424,43 @@ func TestFailoverZeroOrNilGroupFailsClearly(t *testing.T) {
 		})
 	}
 }
+
+// A member's client closed by the caller (against the documentation, say
+// a deferred Close of ActiveClient's result) while its server is fine: the
+// group's probe connects the member a new client, so the member stays in
+// the group instead of being lost for good, and Execute's next attempt
+// runs on the new client.
+func TestFailoverMemberClientClosedByCallerIsReplaced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		members, srv := memMembers(t, 0, 1)
+		where(srv)
+		var log switchLog
+		opts := bubbleOpts()
+		opts.OnSwitch = log.on
+		opts.RetryPolicy = &RetryPolicy{MaxAttempts: 5, InitialBackoff: 150 * milli, MaxBackoff: 150 * milli, Jitter: NoJitter}
+		c := bubbleClock{time.Now()}
+		g := fakeGroup(t, members, opts, nil) // real PING probes
+		old, err := g.ActiveClient()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.at(50 * milli)
+		_ = old.Close()
+		attempts := 0
+		v, err := Execute(context.Background(), g, ReadOnly, func(ctx context.Context, c *Client) (string, error) {
+			attempts++
+			return c.Get(ctx, "where")
+		})
+		if err != nil || v != "m0" || attempts != 2 {
+			t.Fatalf("Execute after the caller closed member 0's client: %q, %v after %d attempts; want m0 from its new client on the second", v, err, attempts)
+		}
+		c.at(10*time.Second + 50*milli) // long past any circuit or grace
+		st := g.Members()
+		if !st[0].Healthy || !st[0].Active || st[0].Client == old || st[0].Client == nil {
+			t.Errorf("member 0 %+v: want healthy, active, with a new client", st[0])
+		}
+		if got := log.get(); len(got) != 0 {
+			t.Errorf("switches %v, want none: the member's server never failed", got)
+		}
+	})
+}
