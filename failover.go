@@ -97,7 +97,8 @@ type FailoverGroupOptions struct {
 	// given to NewFailoverGroup) of the previous and the new active
 	// member; -1 means none. Calls are made one at a time, in the order of
 	// the changes, on the group's probe goroutines: OnSwitch must not
-	// block and must not call [FailoverGroup.Close]. Defaults to nil.
+	// block and must not call [FailoverGroup.Close]; a panic in OnSwitch
+	// is recovered and changes nothing. Defaults to nil.
 	OnSwitch func(from, to int)
 	// Metrics selects the metric groups the group records (its own retries
 	// on respire.command.retries, respire.failover.probes and
@@ -547,9 +548,17 @@ func (g *FailoverGroup) deliver() {
 			return
 		}
 		for _, e := range evs {
-			g.cfg.onSwitch(e.from, e.to)
+			g.callOnSwitch(e)
 		}
 	}
+}
+
+// callOnSwitch calls OnSwitch with e. A panic in OnSwitch, on the group's
+// probe goroutine, would crash the process and stop the probes: it is
+// recovered and changes nothing.
+func (g *FailoverGroup) callOnSwitch(e switchEvent) {
+	defer func() { _ = recover() }()
+	g.cfg.onSwitch(e.from, e.to)
 }
 
 // ActiveClient returns the active member's client: the healthy member with

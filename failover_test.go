@@ -1464,3 +1464,35 @@ func TestFailoverMemberClientClosedByCallerIsReplaced(t *testing.T) {
 		}
 	})
 }
+
+// An OnSwitch that panics runs on the group's probe goroutine: the panic
+// must not crash the process nor stop the group; the switch stands, the
+// probes go on, and later switches are delivered.
+func TestFailoverPanickingOnSwitchChangesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		members, _ := memMembers(t, 0, 1)
+		probes := newFakeProbes(2)
+		var log switchLog
+		opts := bubbleOpts()
+		opts.FailbackGrace = NoFailbackGrace
+		opts.OnSwitch = func(from, to int) {
+			log.on(from, to)
+			panic("OnSwitch panics")
+		}
+		c := bubbleClock{time.Now()}
+		g := fakeGroup(t, members, opts, probes.probe)
+		probes.down[0].Store(true) // member 0's circuit opens at 300 ms
+		c.at(350 * milli)
+		if got := activeIndex(g); got != 1 {
+			t.Fatalf("active %d, want 1", got)
+		}
+		probes.down[0].Store(false) // the probe at 1300 ms closes it: failback at once
+		c.at(1350 * milli)
+		if got := activeIndex(g); got != 0 {
+			t.Fatalf("active %d after member 0 recovered, want 0", got)
+		}
+		if got, want := log.get(), [][2]int{{0, 1}, {1, 0}}; !slices.Equal(got, want) {
+			t.Errorf("switches %v, want %v", got, want)
+		}
+	})
+}
