@@ -97,7 +97,8 @@ type FailoverGroupOptions struct {
 	// given to NewFailoverGroup) of the previous and the new active
 	// member; -1 means none. Calls are made one at a time, in the order of
 	// the changes, on the group's probe goroutines: OnSwitch must not
-	// block and must not call [FailoverGroup.Close]. Defaults to nil.
+	// block and must not call [FailoverGroup.Close]; a panic in OnSwitch
+	// is recovered and changes nothing. Defaults to nil.
 	OnSwitch func(from, to int)
 	// Metrics selects the metric groups the group records (its own retries
 	// on respire.command.retries, respire.failover.probes and
@@ -424,12 +425,14 @@ func (e *memberError) Error() string {
 func (e *memberError) Unwrap() error { return e.err }
 
 // pingMember is the group's probe: PING through the member's client,
-// connecting the client first when it has never connected. Only the
-// member's probe loop stores its client, and Close joins the loops before
-// closing the clients, so a client connected here is always closed.
+// connecting the client first when it has never connected, or when its
+// caller closed it (the group owns it, but a closed client would otherwise
+// keep the member's circuit open for good). Only the member's probe loop
+// stores its client, and Close joins the loops before closing the clients,
+// so a client connected here is always closed.
 func pingMember(ctx context.Context, m *groupMember) error {
 	c := m.client.Load()
-	if c == nil {
+	if c == nil || c.closed.Load() {
 		var err error
 		if c, err = Connect(ctx, m.opts); err != nil {
 			return err
@@ -545,18 +548,30 @@ func (g *FailoverGroup) deliver() {
 			return
 		}
 		for _, e := range evs {
-			g.cfg.onSwitch(e.from, e.to)
+			g.callOnSwitch(e)
 		}
 	}
+}
+
+// callOnSwitch calls OnSwitch with e. A panic in OnSwitch, on the group's
+// probe goroutine, would crash the process and stop the probes: it is
+// recovered and changes nothing.
+func (g *FailoverGroup) callOnSwitch(e switchEvent) {
+	defer func() { _ = recover() }()
+	g.cfg.onSwitch(e.from, e.to)
 }
 
 // ActiveClient returns the active member's client: the healthy member with
 // the best priority (see [FailoverGroup] for failback). With no healthy
 // member the error is a [*ConnError] matching [ErrNoHealthyMember] and
 // [ErrConnectionLost]; after Close, one matching [ErrClosed]. Do not keep
-// the client across operations, and do not close it: run operations
-// through [Execute], which reads the active member for every attempt.
+// the client across operations, and do not close it (the group's next
+// probe would replace it): run operations through [Execute], which reads
+// the active member for every attempt.
 func (g *FailoverGroup) ActiveClient() (*Client, error) {
+	if !g.made() {
+		return nil, errOrphanGroup("FailoverGroup.ActiveClient")
+	}
 	m, err := g.pick(nil)
 	if err != nil {
 		return nil, err
@@ -565,8 +580,11 @@ func (g *FailoverGroup) ActiveClient() (*Client, error) {
 }
 
 // Members returns the status of every member, in the order given to
-// [NewFailoverGroup].
+// [NewFailoverGroup]; none for a group not made by NewFailoverGroup.
 func (g *FailoverGroup) Members() []FailoverMemberStatus {
+	if !g.made() {
+		return nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	active := g.active.Load() // switches happen under g.mu: one snapshot
@@ -581,8 +599,14 @@ func (g *FailoverGroup) Members() []FailoverMemberStatus {
 // Close stops the probes, waits for their goroutines to exit and closes
 // every member's client. Operations in flight fail with an error matching
 // [ErrClosed] (a backoff ends at once); later calls too. Close is safe to
-// call more than once; it must not be called from OnSwitch.
+// call more than once; it must not be called from OnSwitch. On a group not
+// made by NewFailoverGroup (nil or its zero value) Close, like
+// ActiveClient and Execute, fails with an error matching
+// [ErrInvalidArgument].
 func (g *FailoverGroup) Close() error {
+	if !g.made() {
+		return errOrphanGroup("FailoverGroup.Close")
+	}
 	if g.closed.Swap(true) {
 		return nil
 	}
@@ -596,6 +620,16 @@ func (g *FailoverGroup) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// made reports whether g was made by NewFailoverGroup (not nil, not a
+// zero FailoverGroup).
+func (g *FailoverGroup) made() bool { return g != nil && g.done != nil }
+
+// errOrphanGroup is the error of command on a group not made by
+// NewFailoverGroup.
+func errOrphanGroup(command string) error {
+	return errInvalid(command, "a FailoverGroup not made by NewFailoverGroup (nil or its zero value)")
 }
 
 // pick returns the member for the next attempt: the active member, unless
@@ -638,7 +672,8 @@ func isExcluded(excluded []*groupMember, m *groupMember) bool {
 // result, retrying under the group's RetryPolicy. category declares the
 // risk of repeating the whole operation fn performs; it is required: zero
 // (or an undefined value) fails with an error matching
-// [ErrInvalidArgument] and runs nothing, as do a nil g or fn. [Never] runs
+// [ErrInvalidArgument] and runs nothing, as do a nil fn and a g not made
+// by [NewFailoverGroup]. [Never] runs
 // fn once.
 //
 // How an operation is retried:
@@ -684,8 +719,8 @@ func isExcluded(excluded []*groupMember, m *groupMember) bool {
 func Execute[T any](ctx context.Context, g *FailoverGroup, category RetryCategory, fn func(ctx context.Context, c *Client) (T, error)) (T, error) {
 	var zero T
 	switch {
-	case g == nil:
-		return zero, errInvalid(executeCommand, "nil failover group")
+	case !g.made():
+		return zero, errOrphanGroup(executeCommand)
 	case fn == nil:
 		return zero, errInvalid(executeCommand, "nil operation")
 	case !category.Valid():
