@@ -150,6 +150,7 @@ type FailoverGroup struct {
 	active atomic.Pointer[groupMember] // nil: no healthy member
 	closed atomic.Bool
 	done   chan struct{} // closed by Close: ends every backoff at once
+	shut   chan struct{} // closed when Close has finished: a second Close waits for it
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // probe loops
@@ -329,7 +330,7 @@ func newFailoverGroup(ctx context.Context, members []FailoverMember, opts Failov
 	if err != nil {
 		return nil, err
 	}
-	g := &FailoverGroup{cfg: cfg, members: ms, probe: probe, done: make(chan struct{})}
+	g := &FailoverGroup{cfg: cfg, members: ms, probe: probe, done: make(chan struct{}), shut: make(chan struct{})}
 	if g.probe == nil {
 		g.probe = pingMember
 	}
@@ -599,7 +600,8 @@ func (g *FailoverGroup) Members() []FailoverMemberStatus {
 // Close stops the probes, waits for their goroutines to exit and closes
 // every member's client. Operations in flight fail with an error matching
 // [ErrClosed] (a backoff ends at once); later calls too. Close is safe to
-// call more than once; it must not be called from OnSwitch. On a group not
+// call more than once (a Close called while another runs returns when
+// that one does); it must not be called from OnSwitch. On a group not
 // made by NewFailoverGroup (nil or its zero value) Close, like
 // ActiveClient and Execute, fails with an error matching
 // [ErrInvalidArgument].
@@ -608,8 +610,10 @@ func (g *FailoverGroup) Close() error {
 		return errOrphanGroup("FailoverGroup.Close")
 	}
 	if g.closed.Swap(true) {
+		<-g.shut // the first Close may still be waiting for the probes
 		return nil
 	}
+	defer close(g.shut)
 	close(g.done)
 	g.cancel()
 	g.wg.Wait()

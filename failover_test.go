@@ -1496,3 +1496,42 @@ func TestFailoverPanickingOnSwitchChangesNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestFailoverConcurrentCloseCallsBothWait: a Close called while another
+// is still waiting for the probes returns only when the member clients
+// are closed, as the first does (and as Client.Close does). The first
+// Close is held by a probe that ignores its context.
+func TestFailoverConcurrentCloseCallsBothWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		members, _ := memMembers(t, 0, 1)
+		probing, gate := make(chan struct{}, 2), make(chan struct{})
+		probe := func(context.Context, *groupMember) error {
+			probing <- struct{}{}
+			<-gate
+			return nil
+		}
+		g, err := newFailoverGroup(context.Background(), members, bubbleOpts(), probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-probing // a probe runs, and will not end before the gate opens
+		closed := make(chan error, 2)
+		go func() { closed <- g.Close() }()
+		go func() { closed <- g.Close() }()
+		synctest.Wait()
+		if n := len(closed); n != 0 {
+			t.Errorf("%d of two concurrent Close calls returned while a probe still runs", n)
+		}
+		close(gate)
+		for range 2 {
+			if err := <-closed; err != nil {
+				t.Errorf("Close = %v", err)
+			}
+		}
+		for _, m := range g.Members() {
+			if err := m.Client.Ping(context.Background()); !errors.Is(err, ErrClosed) {
+				t.Errorf("member %d's client after Close: PING = %v, want ErrClosed", m.Index, err)
+			}
+		}
+	})
+}
