@@ -104,7 +104,10 @@ type XAddOptions struct {
 // That attempt may have appended the entry, and a plain XADD would
 // append it again. XAdd then returns the rejection wrapped in an error
 // that says so; errors.As still finds the [*ServerError] and the
-// [*RetryError], and [MayHaveExecuted] reports true.
+// [*RetryError], and [MayHaveExecuted] reports true. An earlier attempt
+// that never reached the server, or that the server refused with
+// LOADING, READONLY, MASTERDOWN or TRYAGAIN (replies sent before running
+// a command), did not append: the fallback still happens.
 //
 // Warning: Redis remembers an identity only within the stream's
 // IDMP-DURATION and among the producer's IDMP-MAXSIZE most recent

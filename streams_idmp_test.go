@@ -760,3 +760,48 @@ func TestConnectRejectsInvalidStreamProducerID(t *testing.T) {
 		t.Errorf("a 256-byte producer ID was not kept")
 	}
 }
+
+// Against the real Redis 7.0 server: a first attempt refused with a
+// LOADING, READONLY or MASTERDOWN reply did not run (the server refuses
+// those before reading the XADD), so when the resend meets the IDMP
+// rejection the call still falls back to one plain XADD: the stream grows
+// by one, commandstats count the rejected resend and the plain XADD.
+func TestXAddFallbackAfterRefusedFirstAttempt(t *testing.T) {
+	addr := standaloneAddr(t)
+	for _, refusal := range []string{
+		"LOADING Redis is loading the dataset in memory",
+		"READONLY You can't write against a read only replica.",
+		"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+	} {
+		t.Run(strings.Fields(refusal)[0], func(t *testing.T) {
+			px := realProxy(t, addr)
+			k := key(t, "s")
+			rec := recordXAdds(t, px, k)
+			px.MustAddRule(t, respiretest.Rule{Command: "XADD", Arg: k, Action: respiretest.Inject(refusal)})
+			c := newClient(t, Options{Endpoints: []string{px.Addr()}, RetryPolicy: idmpChecked})
+			before := commandCalls(t, addr, "xadd")
+			id, err := c.XAdd(testCtx(t), k, XAddOptions{}, "f", "v")
+			if err != nil {
+				t.Fatalf("XAdd = %v; want the plain fallback's entry", err)
+			}
+			if got := commandCalls(t, addr, "xadd") - before; got != 2 {
+				t.Errorf("commandstats: %d XADD calls, want 2 (the rejected IDMP resend, the plain XADD)", got)
+			}
+			if n, err := admin(t, addr, "XLEN", k).Int64(); err != nil || n != 1 {
+				t.Errorf("XLEN = %d, %v; want 1", n, err)
+			}
+			frames := rec.all()
+			if len(frames) != 3 {
+				t.Fatalf("%d XADD frames, want 3 (refused, rejected, plain)", len(frames))
+			}
+			first, second := wantAutoIdentity(t, c, frames[0]), wantAutoIdentity(t, c, frames[1])
+			if first != second {
+				t.Errorf("the resend carried message ID %q, the first attempt %q", second, first)
+			}
+			wantNoIdentity(t, frames[2])
+			if id == "" {
+				t.Errorf("XAdd returned an empty ID")
+			}
+		})
+	}
+}
