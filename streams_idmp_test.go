@@ -805,3 +805,24 @@ func TestXAddFallbackAfterRefusedFirstAttempt(t *testing.T) {
 		})
 	}
 }
+
+// ID "*" is the automatic entry ID that the zero ID stands for, not an
+// explicit one: the call still carries the automatic identity, and a lost
+// reply is resent with it, appending once.
+func TestXAddStarIDKeepsAutoIdentity(t *testing.T) {
+	s := respiretest.NewServer(t, respiretest.InMemory())
+	rec := recordXAdds(t, s.Proxy, "s")
+	s.MustAddRule(t, respiretest.Rule{Command: "XADD", Action: respiretest.DropAfterForward})
+	c := retryMemClient(t, s, Options{RetryPolicy: idmpChecked})
+	if _, err := c.XAdd(bg, "s", XAddOptions{ID: "*"}, "f", "v"); err != nil {
+		t.Fatalf("XAdd(ID *) = %v; want the lost reply resent with the identity", err)
+	}
+	frames := rec.all()
+	if len(frames) != 2 {
+		t.Fatalf("XADD sent %d times, want 2", len(frames))
+	}
+	if first, resent := wantAutoIdentity(t, c, frames[0]), wantAutoIdentity(t, c, frames[1]); first != resent {
+		t.Errorf("resend carried message ID %q, want the call's %q", resent, first)
+	}
+	wantXLen(t, c, "s", 1)
+}
