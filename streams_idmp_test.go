@@ -87,6 +87,18 @@ func wantAutoIdentity(t testing.TB, c *Client, frame []string) string {
 	return iid
 }
 
+// wantResentIdentity fails t unless the frames of a send and its resend
+// both carry c's automatic identity with the same message ID; it returns
+// that ID.
+func wantResentIdentity(t testing.TB, c *Client, sent, resent []string) string {
+	t.Helper()
+	first, again := wantAutoIdentity(t, c, sent), wantAutoIdentity(t, c, resent)
+	if first != again {
+		t.Errorf("resend carried message ID %q, want the call's %q", again, first)
+	}
+	return first
+}
+
 func wantNoIdentity(t testing.TB, frame []string) {
 	t.Helper()
 	if mode, _, _ := idmpOf(frame); mode != "" {
@@ -134,10 +146,7 @@ func TestXAddAutoIdentityLostReplyAppendsOnce(t *testing.T) {
 	if len(frames) != 2 {
 		t.Fatalf("XADD sent %d times, want 2 (the send and its resend)", len(frames))
 	}
-	first, resent := wantAutoIdentity(t, c, frames[0]), wantAutoIdentity(t, c, frames[1])
-	if first != resent {
-		t.Errorf("resend carried message ID %q, want the call's %q", resent, first)
-	}
+	first := wantResentIdentity(t, c, frames[0], frames[1])
 	want := retryCounts{"write_checked/attempted": 1, "write_checked/succeeded": 1}
 	if got := retryCollect(t, reader); !got.equal(want) {
 		t.Errorf("retries = %v, want %v", got, want)
@@ -629,18 +638,26 @@ func TestXAddFallbackRealServerLostPlainReplyNotResent(t *testing.T) {
 	if !errors.Is(err, ErrConnectionLost) || errors.As(err, &re) || !MayHaveExecuted(err) {
 		t.Fatalf("XAdd = %v; want the plain XADD's lost reply, sent once", err)
 	}
-	if got := commandCalls(t, addr, "xadd") - before; got != 2 {
-		t.Errorf("commandstats: %d XADD calls, want 2", got)
-	}
-	if n, err := admin(t, addr, "XLEN", k).Int64(); err != nil || n != 1 {
-		t.Errorf("XLEN = %d, %v; want 1", n, err)
-	}
+	wantRealXAdds(t, addr, k, before, 2, 1)
 	frames := rec.all()
 	if len(frames) != 2 {
 		t.Fatalf("%d XADD frames, want 2", len(frames))
 	}
 	wantAutoIdentity(t, c, frames[0])
 	wantNoIdentity(t, frames[1])
+}
+
+// wantRealXAdds fails t unless the real server at addr counted calls
+// XADDs since its commandstats read before, and the stream k holds n
+// entries.
+func wantRealXAdds(t testing.TB, addr, k string, before, calls int, n int64) {
+	t.Helper()
+	if got := commandCalls(t, addr, "xadd") - before; got != calls {
+		t.Errorf("commandstats: %d XADD calls, want %d", got, calls)
+	}
+	if got, err := admin(t, addr, "XLEN", k).Int64(); err != nil || got != n {
+		t.Errorf("XLEN = %d, %v; want %d", got, err, n)
+	}
 }
 
 // Against the real Redis 7.0 server: an explicit IDMP or IDMPAUTO gets the
@@ -784,20 +801,12 @@ func TestXAddFallbackAfterRefusedFirstAttempt(t *testing.T) {
 			if err != nil {
 				t.Fatalf("XAdd = %v; want the plain fallback's entry", err)
 			}
-			if got := commandCalls(t, addr, "xadd") - before; got != 2 {
-				t.Errorf("commandstats: %d XADD calls, want 2 (the rejected IDMP resend, the plain XADD)", got)
-			}
-			if n, err := admin(t, addr, "XLEN", k).Int64(); err != nil || n != 1 {
-				t.Errorf("XLEN = %d, %v; want 1", n, err)
-			}
+			wantRealXAdds(t, addr, k, before, 2, 1) // the rejected IDMP resend, the plain XADD
 			frames := rec.all()
 			if len(frames) != 3 {
 				t.Fatalf("%d XADD frames, want 3 (refused, rejected, plain)", len(frames))
 			}
-			first, second := wantAutoIdentity(t, c, frames[0]), wantAutoIdentity(t, c, frames[1])
-			if first != second {
-				t.Errorf("the resend carried message ID %q, the first attempt %q", second, first)
-			}
+			wantResentIdentity(t, c, frames[0], frames[1])
 			wantNoIdentity(t, frames[2])
 			if id == "" {
 				t.Errorf("XAdd returned an empty ID")
@@ -821,8 +830,6 @@ func TestXAddStarIDKeepsAutoIdentity(t *testing.T) {
 	if len(frames) != 2 {
 		t.Fatalf("XADD sent %d times, want 2", len(frames))
 	}
-	if first, resent := wantAutoIdentity(t, c, frames[0]), wantAutoIdentity(t, c, frames[1]); first != resent {
-		t.Errorf("resend carried message ID %q, want the call's %q", resent, first)
-	}
+	wantResentIdentity(t, c, frames[0], frames[1])
 	wantXLen(t, c, "s", 1)
 }
