@@ -142,3 +142,41 @@ func TestXReadGroupCallerGoneBeforeDeliveryLeavesNothingPending(t *testing.T) {
 		}
 	})
 }
+
+// TestXReadGroupLostReplyNeverResent: whatever the policy accepts
+// (ServerAdmin, the riskiest), an XREADGROUP whose reply is lost is not
+// resent, alone or in a batch (commandstats: one call each): a resend
+// would deliver other entries and leave the first ones pending.
+func TestXReadGroupLostReplyNeverResent(t *testing.T) {
+	addr := standaloneAddr(t)
+	for _, batched := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Client", true: "Batch"}[batched], func(t *testing.T) {
+			px := realProxy(t, addr)
+			s := key(t, "s")
+			admin(t, addr, "XADD", s, "1-1", "f", "v")
+			admin(t, addr, "XADD", s, "2-1", "f", "v")
+			admin(t, addr, "XGROUP", "CREATE", s, "g", "0")
+			px.MustAddRule(t, respiretest.Rule{Command: "XREADGROUP", Action: respiretest.DropAfterForward})
+			c := newClient(t, Options{Endpoints: []string{px.Addr()},
+				RetryPolicy: &RetryPolicy{MaxCommandRetryCategory: ServerAdmin, InitialBackoff: NoBackoff}})
+			before := commandCalls(t, addr, "xreadgroup")
+			var err error
+			if batched {
+				b := c.NewBatch()
+				b.XReadGroup("g", "c1", XReadGroupOptions{Count: 1}, s, ">")
+				err = b.Execute(testCtx(t))
+			} else {
+				_, err = c.XReadGroup(testCtx(t), "g", "c1", XReadGroupOptions{Count: 1}, s, ">")
+			}
+			if !errors.Is(err, ErrConnectionLost) || !MayHaveExecuted(err) {
+				t.Fatalf("XReadGroup = %v; want the lost reply", err)
+			}
+			if got := commandCalls(t, addr, "xreadgroup") - before; got != 1 {
+				t.Errorf("commandstats: %d XREADGROUP calls, want 1", got)
+			}
+			if n, err := admin(t, addr, "XPENDING", s, "g").Elements()[0].Int64(); err != nil || n != 1 {
+				t.Errorf("pending = %d, %v; want the 1 entry the lost call delivered", n, err)
+			}
+		})
+	}
+}
