@@ -405,8 +405,9 @@ func (c *Client) retryOp(ctx context.Context, waitDL time.Time, s *spec, r attem
 		deadline = d
 	}
 	attempts, resent := 1, false
-	ran := !r.unwritten // some attempt of this call may have executed
-	earlier := false    // some attempt before the last may have executed
+	ran := !r.unwritten    // some attempt of this call may have executed
+	maybe := mayHaveRun(r) // the same, less the attempts the server refused unrun
+	earlier := false       // some attempt before the last may have executed (refusals aside)
 	for {
 		stop := !r.owned || (r.replica && s.unit == nil) || c.cfg.policy.Decide(retry.Input{
 			Category:  s.cat,
@@ -443,7 +444,7 @@ func (c *Client) retryOp(ctx context.Context, waitDL time.Time, s *spec, r attem
 			return r.err
 		}
 		attempts++
-		earlier = ran
+		earlier = maybe
 		r = rs.resend()
 		if r.closed {
 			// The client closed between the backoff and the resend:
@@ -451,6 +452,7 @@ func (c *Client) retryOp(ctx context.Context, waitDL time.Time, s *spec, r attem
 			attempts--
 		}
 		ran = ran || !r.unwritten
+		maybe = maybe || mayHaveRun(r)
 		// Standalone and Sentinel count the resends the transport
 		// accepted; Cluster counts the resends started on a node.
 		if r.accepted || (r.started && rs.countsStarted()) {
@@ -462,6 +464,19 @@ func (c *Client) retryOp(ctx context.Context, waitDL time.Time, s *spec, r attem
 			return nil
 		}
 	}
+}
+
+// mayHaveRun reports whether the failed attempt r may have run its
+// command: it was written and not refused with one of the selectable
+// error replies (LOADING, TRYAGAIN, MASTERDOWN, READONLY), which a server
+// sends before running a command. Only the XADD fallback asks (through
+// RetryError.earlier); MayHaveExecuted stays with the written fact.
+func mayHaveRun(r attemptResult) bool {
+	switch r.failure {
+	case retry.LoadingReply, retry.TryAgainReply, retry.MasterDownReply, retry.ReadOnlyReply:
+		return false
+	}
+	return !r.unwritten
 }
 
 // markRan makes the final attempt's own error say that the call may have

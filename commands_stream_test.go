@@ -657,6 +657,14 @@ var streamCases = []streamCase{
 			v, err := c.XReadGroup(ctx, "g", "c1", XReadGroupOptions{}, k("s"), "0")
 			return streamRenamed(v, k), err
 		}},
+	// A history read past the last pending entry is not ErrNil: the
+	// server answers each stream with no entries.
+	{name: "XReadGroupHistoryExhausted", setup: seedStream,
+		want: []XStream{{Stream: "S", Messages: []XMessage{}}},
+		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
+			v, err := c.XReadGroup(ctx, "g", "c1", XReadGroupOptions{}, k("s"), "2-1")
+			return streamRenamed(v, k), err
+		}},
 	{name: "XReadGroupNoAck", setup: seedStream,
 		want: []any{[]XStream{{Stream: "S", Messages: streamSeedS[2:3]}}, int64(2),
 			[]string{"XREADGROUP", "GROUP", "g", "c2", "COUNT", "1", "NOACK", "STREAMS", "S", ">"}},

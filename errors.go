@@ -154,7 +154,9 @@ type RetryError struct {
 	// ran reports whether any attempt may have executed.
 	ran bool
 	// earlier reports whether an attempt before the last may have
-	// executed (set by the command retry loop).
+	// executed (set by the command retry loop); unlike ran, an attempt
+	// the server refused with LOADING, TRYAGAIN, MASTERDOWN or READONLY
+	// does not count (read by the XADD fallback only).
 	earlier bool
 }
 

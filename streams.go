@@ -67,9 +67,9 @@ type XAddOptions struct {
 	Approximate bool
 	// Limit caps the entries evicted by an approximate trim (LIMIT).
 	Limit int64
-	// ID is an explicit entry ID; empty means "*". Setting it turns off
-	// the automatic identity of [Client.XAdd] (Redis accepts IDMP only
-	// with "*").
+	// ID is an explicit entry ID; empty (or "*") means "*", an ID the
+	// server generates. Another ID turns off the automatic identity of
+	// [Client.XAdd] (Redis accepts IDMP only with "*").
 	ID string
 }
 
@@ -80,14 +80,15 @@ type XAddOptions struct {
 //
 // When the client's [RetryPolicy] selects [RetryOnConnectionLoss] and its
 // MaxCommandRetryCategory is [WriteChecked] or riskier, a call whose
-// options set neither Idempotency nor ID carries IDMP (Redis 8.6+)
-// automatically and is WriteChecked: the producer ID is the client's
+// options set neither Idempotency nor an ID other than "*" carries IDMP
+// (Redis 8.6+) automatically and is WriteChecked: the producer ID is the
+// client's
 // [Options.StreamProducerID], the message ID 16 random bytes (from
 // crypto/rand) in unpadded base64url, 22 characters, new for each call
 // and reused by every resend of that call. A resend after a lost reply
 // then returns the original entry ID instead of appending a second entry.
-// Without such a policy, or with the caller's own Idempotency or ID, XAdd
-// sends exactly the options given.
+// Without such a policy, or with the caller's own Idempotency or
+// explicit ID, XAdd sends exactly the options given.
 //
 // A server without IDMP (before Redis 8.6) rejects the identity, before
 // running anything, with "ERR Invalid stream ID specified as stream
@@ -104,7 +105,10 @@ type XAddOptions struct {
 // That attempt may have appended the entry, and a plain XADD would
 // append it again. XAdd then returns the rejection wrapped in an error
 // that says so; errors.As still finds the [*ServerError] and the
-// [*RetryError], and [MayHaveExecuted] reports true.
+// [*RetryError], and [MayHaveExecuted] reports true. An earlier attempt
+// that never reached the server, or that the server refused with
+// LOADING, READONLY, MASTERDOWN or TRYAGAIN (replies sent before running
+// a command), did not append: the fallback still happens.
 //
 // Warning: Redis remembers an identity only within the stream's
 // IDMP-DURATION and among the producer's IDMP-MAXSIZE most recent
@@ -112,7 +116,7 @@ type XAddOptions struct {
 // identity expired or was evicted appends again. Retries never provide
 // exactly-once execution.
 func (c *Client) XAdd(ctx context.Context, key string, opt XAddOptions, pairs ...string) (string, error) {
-	if opt.Idempotency == nil && opt.ID == "" && c.autoIDMP() {
+	if opt.Idempotency == nil && (opt.ID == "" || opt.ID == "*") && c.autoIDMP() {
 		return c.xaddAuto(ctx, key, opt, pairs)
 	}
 	f, s, err := c.xaddFrame(key, opt, pairs)

@@ -87,6 +87,18 @@ func wantAutoIdentity(t testing.TB, c *Client, frame []string) string {
 	return iid
 }
 
+// wantResentIdentity fails t unless the frames of a send and its resend
+// both carry c's automatic identity with the same message ID; it returns
+// that ID.
+func wantResentIdentity(t testing.TB, c *Client, sent, resent []string) string {
+	t.Helper()
+	first, again := wantAutoIdentity(t, c, sent), wantAutoIdentity(t, c, resent)
+	if first != again {
+		t.Errorf("resend carried message ID %q, want the call's %q", again, first)
+	}
+	return first
+}
+
 func wantNoIdentity(t testing.TB, frame []string) {
 	t.Helper()
 	if mode, _, _ := idmpOf(frame); mode != "" {
@@ -134,10 +146,7 @@ func TestXAddAutoIdentityLostReplyAppendsOnce(t *testing.T) {
 	if len(frames) != 2 {
 		t.Fatalf("XADD sent %d times, want 2 (the send and its resend)", len(frames))
 	}
-	first, resent := wantAutoIdentity(t, c, frames[0]), wantAutoIdentity(t, c, frames[1])
-	if first != resent {
-		t.Errorf("resend carried message ID %q, want the call's %q", resent, first)
-	}
+	first := wantResentIdentity(t, c, frames[0], frames[1])
 	want := retryCounts{"write_checked/attempted": 1, "write_checked/succeeded": 1}
 	if got := retryCollect(t, reader); !got.equal(want) {
 		t.Errorf("retries = %v, want %v", got, want)
@@ -629,18 +638,26 @@ func TestXAddFallbackRealServerLostPlainReplyNotResent(t *testing.T) {
 	if !errors.Is(err, ErrConnectionLost) || errors.As(err, &re) || !MayHaveExecuted(err) {
 		t.Fatalf("XAdd = %v; want the plain XADD's lost reply, sent once", err)
 	}
-	if got := commandCalls(t, addr, "xadd") - before; got != 2 {
-		t.Errorf("commandstats: %d XADD calls, want 2", got)
-	}
-	if n, err := admin(t, addr, "XLEN", k).Int64(); err != nil || n != 1 {
-		t.Errorf("XLEN = %d, %v; want 1", n, err)
-	}
+	wantRealXAdds(t, addr, k, before, 2, 1)
 	frames := rec.all()
 	if len(frames) != 2 {
 		t.Fatalf("%d XADD frames, want 2", len(frames))
 	}
 	wantAutoIdentity(t, c, frames[0])
 	wantNoIdentity(t, frames[1])
+}
+
+// wantRealXAdds fails t unless the real server at addr counted calls
+// XADDs since its commandstats read before, and the stream k holds n
+// entries.
+func wantRealXAdds(t testing.TB, addr, k string, before, calls int, n int64) {
+	t.Helper()
+	if got := commandCalls(t, addr, "xadd") - before; got != calls {
+		t.Errorf("commandstats: %d XADD calls, want %d", got, calls)
+	}
+	if got, err := admin(t, addr, "XLEN", k).Int64(); err != nil || got != n {
+		t.Errorf("XLEN = %d, %v; want %d", got, err, n)
+	}
 }
 
 // Against the real Redis 7.0 server: an explicit IDMP or IDMPAUTO gets the
@@ -759,4 +776,60 @@ func TestConnectRejectsInvalidStreamProducerID(t *testing.T) {
 	if c := retryMemClient(t, s, Options{StreamProducerID: long}); c.cfg.streamProducerID != long {
 		t.Errorf("a 256-byte producer ID was not kept")
 	}
+}
+
+// Against the real Redis 7.0 server: a first attempt refused with a
+// LOADING, READONLY or MASTERDOWN reply did not run (the server refuses
+// those before reading the XADD), so when the resend meets the IDMP
+// rejection the call still falls back to one plain XADD: the stream grows
+// by one, commandstats count the rejected resend and the plain XADD.
+func TestXAddFallbackAfterRefusedFirstAttempt(t *testing.T) {
+	addr := standaloneAddr(t)
+	for _, refusal := range []string{
+		"LOADING Redis is loading the dataset in memory",
+		"READONLY You can't write against a read only replica.",
+		"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+	} {
+		t.Run(strings.Fields(refusal)[0], func(t *testing.T) {
+			px := realProxy(t, addr)
+			k := key(t, "s")
+			rec := recordXAdds(t, px, k)
+			px.MustAddRule(t, respiretest.Rule{Command: "XADD", Arg: k, Action: respiretest.Inject(refusal)})
+			c := newClient(t, Options{Endpoints: []string{px.Addr()}, RetryPolicy: idmpChecked})
+			before := commandCalls(t, addr, "xadd")
+			id, err := c.XAdd(testCtx(t), k, XAddOptions{}, "f", "v")
+			if err != nil {
+				t.Fatalf("XAdd = %v; want the plain fallback's entry", err)
+			}
+			wantRealXAdds(t, addr, k, before, 2, 1) // the rejected IDMP resend, the plain XADD
+			frames := rec.all()
+			if len(frames) != 3 {
+				t.Fatalf("%d XADD frames, want 3 (refused, rejected, plain)", len(frames))
+			}
+			wantResentIdentity(t, c, frames[0], frames[1])
+			wantNoIdentity(t, frames[2])
+			if id == "" {
+				t.Errorf("XAdd returned an empty ID")
+			}
+		})
+	}
+}
+
+// ID "*" is the automatic entry ID that the zero ID stands for, not an
+// explicit one: the call still carries the automatic identity, and a lost
+// reply is resent with it, appending once.
+func TestXAddStarIDKeepsAutoIdentity(t *testing.T) {
+	s := respiretest.NewServer(t, respiretest.InMemory())
+	rec := recordXAdds(t, s.Proxy, "s")
+	s.MustAddRule(t, respiretest.Rule{Command: "XADD", Action: respiretest.DropAfterForward})
+	c := retryMemClient(t, s, Options{RetryPolicy: idmpChecked})
+	if _, err := c.XAdd(bg, "s", XAddOptions{ID: "*"}, "f", "v"); err != nil {
+		t.Fatalf("XAdd(ID *) = %v; want the lost reply resent with the identity", err)
+	}
+	frames := rec.all()
+	if len(frames) != 2 {
+		t.Fatalf("XADD sent %d times, want 2", len(frames))
+	}
+	wantResentIdentity(t, c, frames[0], frames[1])
+	wantXLen(t, c, "s", 1)
 }

@@ -90,9 +90,11 @@ func (c *Client) cmdXRead(opt XReadOptions, streams ...string) cmd[[]XStream] {
 // XReadGroup reads entries of streams as consumer of the group group:
 // streams alternates stream keys and IDs (">" for entries never delivered
 // to the group, another ID for the consumer's own pending entries after
-// it). It returns [ErrNil] when there are none, also when Block passes
-// without one. Pending entries deleted from the stream come with nil
-// Fields.
+// it). A read of new entries (">") returns [ErrNil] when there are none,
+// also when Block passes without one. A read of pending entries never
+// does: once none is left after the ID it returns each stream with no
+// Messages (a loop that reads them until ErrNil never ends). Pending
+// entries deleted from the stream come with nil Fields.
 //
 // Its retry category is [Never], with or without Block: it consumes (a
 // repeat delivers new entries and leaves the first ones pending). With
