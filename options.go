@@ -194,8 +194,8 @@ type ClusterOptions struct {
 const redactedPassword = "[REDACTED]"
 
 // String formats o as fmt's %+v does, with its password replaced by
-// "[REDACTED]", so that logging Options never reveals it. (Sentinel, a
-// pointer, prints as its address; its own String redacts it too.)
+// "[REDACTED]", so that logging Options never reveals it. (Sentinel
+// prints through its own String, which redacts its password too.)
 func (o Options) String() string {
 	type fields Options // the same fields without the methods
 	if o.Password != "" {
@@ -213,6 +213,15 @@ func (o Options) GoString() string {
 	}
 	return "respire.Options" + strings.TrimPrefix(fmt.Sprintf("%#v", fields(o)), "respire.fields")
 }
+
+// LogValue makes log/slog record o as [Options.String], its password
+// redacted, with every handler: the JSON handler would otherwise marshal
+// the fields themselves.
+func (o Options) LogValue() slog.Value { return slog.StringValue(o.String()) }
+
+// LogValue makes log/slog record s as [SentinelOptions.String], its
+// password redacted, with every handler.
+func (s SentinelOptions) LogValue() slog.Value { return slog.StringValue(s.String()) }
 
 // String formats s as fmt's %+v does, with its password replaced by
 // "[REDACTED]".

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -246,6 +247,46 @@ func TestFormattingNeverShowsPassword(t *testing.T) {
 	}
 	if got, want := c.String(), "respire.Client("+srv.Addr()+")"; got != want {
 		t.Errorf("Client.String() = %q; want %q", got, want)
+	}
+}
+
+// TestStructuredLoggingNeverShowsPassword: logging Options or
+// SentinelOptions as an attribute of a log/slog record never shows a
+// password, with the JSON handler (which would marshal every field,
+// ignoring String) as with the text handler, and the record still names
+// the endpoints.
+func TestStructuredLoggingNeverShowsPassword(t *testing.T) {
+	const password, sentinelPassword = "Hunter2-data-secret", "Hunter2-sentinel-secret"
+	sentinel := SentinelOptions{PrimaryName: "p", Addrs: []string{"h:26379"}, Password: sentinelPassword}
+	opts := Options{Endpoints: []string{"h:6379"}, Password: password}
+	withSentinel := Options{Sentinel: &sentinel, Password: password}
+	values := map[string]struct {
+		v    any
+		want string
+	}{
+		"Options":          {opts, "h:6379"},
+		"*Options":         {&opts, "h:6379"},
+		"Options.Sentinel": {withSentinel, "h:26379"},
+		"SentinelOptions":  {sentinel, "h:26379"},
+		"*SentinelOptions": {&sentinel, "h:26379"},
+		"FailoverMember":   {FailoverMember{Options: opts}, ""},
+	}
+	for name, tc := range values {
+		for _, handler := range []string{"json", "text"} {
+			var buf strings.Builder
+			var h slog.Handler = slog.NewJSONHandler(&buf, nil)
+			if handler == "text" {
+				h = slog.NewTextHandler(&buf, nil)
+			}
+			slog.New(h).Info("config", "opts", tc.v)
+			got := buf.String()
+			if strings.Contains(got, password) || strings.Contains(got, sentinelPassword) {
+				t.Errorf("%s handler logging %s = %s; shows a password", handler, name, got)
+			}
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("%s handler logging %s = %s; want it to show %s", handler, name, got, tc.want)
+			}
+		}
 	}
 }
 
