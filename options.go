@@ -688,10 +688,22 @@ func urlHost(h, defPort string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
+// validateAddr checks a "host:port" address. Its errors never repeat the
+// address: a URL or user:password@host given by mistake holds a password.
 func validateAddr(addr string) error {
+	switch {
+	case strings.Contains(addr, "://"):
+		return errors.New("want host:port, not a URL (ParseURL reads a URL into Options)")
+	case strings.ContainsRune(addr, '@'):
+		return errors.New("want host:port without user information (set Username and Password instead)")
+	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return errors.New("want host:port: " + err.Error())
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			return errors.New("want host:port: " + ae.Err)
+		}
+		return errors.New("want host:port")
 	}
 	if host == "" {
 		return errors.New("empty host")

@@ -83,6 +83,46 @@ func TestConnectRejectsInvalidOptions(t *testing.T) {
 	}
 }
 
+// TestAddressWithCredentialsNeverShowsPassword: a URL or a
+// user:password@host given where a host:port belongs (Endpoints,
+// Sentinel.Addrs; a URL from the environment is an easy mistake) fails
+// Connect with a *ConfigError naming the field and saying what to use
+// instead, before any dial, and the error never repeats the password.
+func TestAddressWithCredentialsNeverShowsPassword(t *testing.T) {
+	const password = "Hunter2-secret"
+	for _, addr := range []string{
+		"redis://:" + password + "@h:6379",
+		"rediss://u:" + password + "@h",
+		"u:" + password + "@h:6379",
+		password + "@h:6379",
+	} {
+		for field, opts := range map[string]Options{
+			"Options.Endpoints[1]":      {Endpoints: []string{"h:6379", addr}},
+			"Options.Sentinel.Addrs[0]": {Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{addr}}},
+		} {
+			opts.Dialer = func(context.Context, string, string) (net.Conn, error) {
+				t.Error("dialed; want the address refused before any dial")
+				return nil, errors.New("unexpected dial")
+			}
+			c, err := Connect(context.Background(), opts)
+			if c != nil {
+				_ = c.Close()
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Field != field {
+				t.Errorf("Connect with %s = %v; want a *ConfigError naming %s", field, err, field)
+				continue
+			}
+			if strings.Contains(err.Error(), "Hunter2") {
+				t.Errorf("Connect with %s: error %q shows the password", field, err)
+			}
+			if !strings.Contains(err.Error(), "Username") && !strings.Contains(err.Error(), "ParseURL") {
+				t.Errorf("Connect with %s: error %q does not say where credentials or URLs go", field, err)
+			}
+		}
+	}
+}
+
 func TestOptionDefaults(t *testing.T) {
 	cfg, err := (&Options{Endpoints: []string{"h:1"}}).validate()
 	if err != nil {
