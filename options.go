@@ -194,8 +194,8 @@ type ClusterOptions struct {
 const redactedPassword = "[REDACTED]"
 
 // String formats o as fmt's %+v does, with its password replaced by
-// "[REDACTED]", so that logging Options never reveals it. (Sentinel, a
-// pointer, prints as its address; its own String redacts it too.)
+// "[REDACTED]", so that logging Options never reveals it. (Sentinel
+// prints through its own String, which redacts its password too.)
 func (o Options) String() string {
 	type fields Options // the same fields without the methods
 	if o.Password != "" {
@@ -213,6 +213,15 @@ func (o Options) GoString() string {
 	}
 	return "respire.Options" + strings.TrimPrefix(fmt.Sprintf("%#v", fields(o)), "respire.fields")
 }
+
+// LogValue makes log/slog record o as [Options.String], its password
+// redacted, with every handler: the JSON handler would otherwise marshal
+// the fields themselves.
+func (o Options) LogValue() slog.Value { return slog.StringValue(o.String()) }
+
+// LogValue makes log/slog record s as [SentinelOptions.String], its
+// password redacted, with every handler.
+func (s SentinelOptions) LogValue() slog.Value { return slog.StringValue(s.String()) }
 
 // String formats s as fmt's %+v does, with its password replaced by
 // "[REDACTED]".
@@ -679,10 +688,22 @@ func urlHost(h, defPort string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
+// validateAddr checks a "host:port" address. Its errors never repeat the
+// address: a URL or user:password@host given by mistake holds a password.
 func validateAddr(addr string) error {
+	switch {
+	case strings.Contains(addr, "://"):
+		return errors.New("want host:port, not a URL (ParseURL reads a URL into Options)")
+	case strings.ContainsRune(addr, '@'):
+		return errors.New("want host:port without user information (set Username and Password instead)")
+	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return errors.New("want host:port: " + err.Error())
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			return errors.New("want host:port: " + ae.Err)
+		}
+		return errors.New("want host:port")
 	}
 	if host == "" {
 		return errors.New("empty host")

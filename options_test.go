@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -79,6 +80,46 @@ func TestConnectRejectsInvalidOptions(t *testing.T) {
 				t.Errorf("dialed %d times; want 0", n)
 			}
 		})
+	}
+}
+
+// TestAddressWithCredentialsNeverShowsPassword: a URL or a
+// user:password@host given where a host:port belongs (Endpoints,
+// Sentinel.Addrs; a URL from the environment is an easy mistake) fails
+// Connect with a *ConfigError naming the field and saying what to use
+// instead, before any dial, and the error never repeats the password.
+func TestAddressWithCredentialsNeverShowsPassword(t *testing.T) {
+	const password = "Hunter2-secret"
+	for _, addr := range []string{
+		"redis://:" + password + "@h:6379",
+		"rediss://u:" + password + "@h",
+		"u:" + password + "@h:6379",
+		password + "@h:6379",
+	} {
+		for field, opts := range map[string]Options{
+			"Options.Endpoints[1]":      {Endpoints: []string{"h:6379", addr}},
+			"Options.Sentinel.Addrs[0]": {Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{addr}}},
+		} {
+			opts.Dialer = func(context.Context, string, string) (net.Conn, error) {
+				t.Error("dialed; want the address refused before any dial")
+				return nil, errors.New("unexpected dial")
+			}
+			c, err := Connect(context.Background(), opts)
+			if c != nil {
+				_ = c.Close()
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Field != field {
+				t.Errorf("Connect with %s = %v; want a *ConfigError naming %s", field, err, field)
+				continue
+			}
+			if strings.Contains(err.Error(), "Hunter2") {
+				t.Errorf("Connect with %s: error %q shows the password", field, err)
+			}
+			if !strings.Contains(err.Error(), "Username") && !strings.Contains(err.Error(), "ParseURL") {
+				t.Errorf("Connect with %s: error %q does not say where credentials or URLs go", field, err)
+			}
+		}
 	}
 }
 
@@ -246,6 +287,46 @@ func TestFormattingNeverShowsPassword(t *testing.T) {
 	}
 	if got, want := c.String(), "respire.Client("+srv.Addr()+")"; got != want {
 		t.Errorf("Client.String() = %q; want %q", got, want)
+	}
+}
+
+// TestStructuredLoggingNeverShowsPassword: logging Options or
+// SentinelOptions as an attribute of a log/slog record never shows a
+// password, with the JSON handler (which would marshal every field,
+// ignoring String) as with the text handler, and the record still names
+// the endpoints.
+func TestStructuredLoggingNeverShowsPassword(t *testing.T) {
+	const password, sentinelPassword = "Hunter2-data-secret", "Hunter2-sentinel-secret"
+	sentinel := SentinelOptions{PrimaryName: "p", Addrs: []string{"h:26379"}, Password: sentinelPassword}
+	opts := Options{Endpoints: []string{"h:6379"}, Password: password}
+	withSentinel := Options{Sentinel: &sentinel, Password: password}
+	values := map[string]struct {
+		v    any
+		want string
+	}{
+		"Options":          {opts, "h:6379"},
+		"*Options":         {&opts, "h:6379"},
+		"Options.Sentinel": {withSentinel, "h:26379"},
+		"SentinelOptions":  {sentinel, "h:26379"},
+		"*SentinelOptions": {&sentinel, "h:26379"},
+		"FailoverMember":   {FailoverMember{Options: opts}, ""},
+	}
+	for name, tc := range values {
+		for _, handler := range []string{"json", "text"} {
+			var buf strings.Builder
+			var h slog.Handler = slog.NewJSONHandler(&buf, nil)
+			if handler == "text" {
+				h = slog.NewTextHandler(&buf, nil)
+			}
+			slog.New(h).Info("config", "opts", tc.v)
+			got := buf.String()
+			if strings.Contains(got, password) || strings.Contains(got, sentinelPassword) {
+				t.Errorf("%s handler logging %s = %s; shows a password", handler, name, got)
+			}
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("%s handler logging %s = %s; want it to show %s", handler, name, got, tc.want)
+			}
+		}
 	}
 }
 

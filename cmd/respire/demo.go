@@ -131,7 +131,15 @@ const errNotLoopback = "the demo writes keys and injects faults, so it only runs
 
 // checkLoopback reports an error when addr is not host:port with a
 // loopback IP address as its host.
+// addr is not repeated when it holds a URL or user information, which may
+// hold a password.
 func checkLoopback(addr string) error {
+	switch {
+	case strings.Contains(addr, "://"):
+		return errors.New("want host:port, not a URL (-u takes a redis:// URL)")
+	case strings.ContainsRune(addr, '@'):
+		return errors.New("want host:port without user information (use --user and -a, or set " + passwordEnv + ")")
+	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("%q: want host:port", addr)

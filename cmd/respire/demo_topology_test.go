@@ -73,6 +73,10 @@ func TestDemoTopologyUsage(t *testing.T) {
 		{"remote sentinel", []string{"--topology", "sentinel", "--addr", "127.0.0.1:26379,192.0.2.1:26379"}, `"192.0.2.1:26379" is not a loopback address`},
 		{"remote seed", []string{"--topology", "cluster", "--addr", "example.com:7000"}, `"example.com:7000" is not a loopback address`},
 		{"bad seed", []string{"--topology", "cluster", "--addr", "127.0.0.1"}, `"127.0.0.1": want host:port`},
+		// An address holding credentials is refused without repeating them.
+		{"credentials in addr", []string{"--addr", "pw-2b7c@127.0.0.1:6379"}, "want host:port without user information"},
+		{"URL in addr", []string{"--addr", "redis://:pw-2b7c@127.0.0.1:6379"}, "want host:port, not a URL"},
+		{"credentials in a seed", []string{"--topology", "cluster", "--addr", "127.0.0.1:7000,pw-2b7c@127.0.0.1:7001"}, "want host:port without user information"},
 		{"database on a cluster", []string{"--topology", "cluster", "--db", "1", "--addr", "127.0.0.1:1"}, "Options.DB: a cluster has only database 0"},
 	}
 	for _, tt := range tests {
@@ -86,6 +90,9 @@ func TestDemoTopologyUsage(t *testing.T) {
 			}
 			if out != "" {
 				t.Errorf("stdout = %q, want empty", out)
+			}
+			if strings.Contains(errs, "pw-2b7c") {
+				t.Errorf("stderr = %q shows the password", errs)
 			}
 		})
 	}

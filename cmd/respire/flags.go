@@ -103,6 +103,9 @@ func parseArgs(fs *flag.FlagSet, args []string, lenient bool) ([]string, error) 
 			if name == "" || name[0] == '-' {
 				return nil, fmt.Errorf("bad flag syntax: %s", a)
 			}
+			if gluedPassword(name) {
+				return nil, errGluedPassword
+			}
 			return nil, fmt.Errorf("flag provided but not defined: -%s", name)
 		}
 		if bf, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
@@ -121,6 +124,16 @@ func parseArgs(fs *flag.FlagSet, args []string, lenient bool) ([]string, error) 
 		}
 	}
 	return pos, nil
+}
+
+// errGluedPassword reports an unknown flag that may be a password glued
+// to -a or --password (-aPASSWORD), without repeating it.
+var errGluedPassword = errors.New("flag provided but not defined (not repeated: it may hold a password); write -a PASSWORD with a space, or set " + passwordEnv)
+
+// gluedPassword reports whether the unknown flag name may be -a or
+// --password with its value glued on.
+func gluedPassword(name string) bool {
+	return strings.HasPrefix(name, "password") || (strings.HasPrefix(name, "a") && !strings.HasPrefix(name, "addr"))
 }
 
 // findCommand returns the index in args of the command word: the first

@@ -298,6 +298,27 @@ func TestFlagErrors(t *testing.T) {
 	}
 }
 
+// TestGluedPasswordNeverPrinted: a password glued to its flag (-aPASSWORD,
+// as other tools take it) names no flag; the error says how to give it
+// without repeating it.
+func TestGluedPasswordNeverPrinted(t *testing.T) {
+	const secret = "pw-2b7c"
+	for _, args := range [][]string{
+		{"-a" + secret, "PING"},
+		{"ping", "-a" + secret},
+		{"--password" + secret, "PING"},
+		{"-password" + secret},
+	} {
+		code, out, errs := runCLI(t, nil, args...)
+		if strings.Contains(out+errs, secret) {
+			t.Errorf("respire %q printed the password: %q", args, errs)
+		}
+		if code != exitUsage || !strings.Contains(errs, "-a PASSWORD") {
+			t.Errorf("respire %q: exit %d, stderr %q; want 2 and how to give the password", args, code, errs)
+		}
+	}
+}
+
 // TestRefusedDial: a dial nobody answers says that the connection was
 // refused and where, for a command, ping and the interactive mode.
 func TestRefusedDial(t *testing.T) {
