@@ -70,7 +70,9 @@ type Options struct {
 	CommandTimeout time.Duration
 	// Dialer opens network connections; tests use it to hold or fail
 	// dials. It runs on the client's goroutines: a panic in it (or in a
-	// dial hook) fails that dial with an error. Defaults to a net.Dialer.
+	// dial hook) fails that dial with an error. It must return once ctx
+	// ends: DialTimeout, a caller's deadline and Close all end a dial
+	// through ctx, and wait for it. Defaults to a net.Dialer.
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MaxBulk is the largest bulk reply accepted, in bytes; larger replies
 	// reset the connection with [ErrProtocol]. Must not be negative.
