@@ -39,7 +39,11 @@ type Message struct {
 	// Gap reports that the subscription lost its connection, reconnected
 	// and subscribed again to everything: messages published in between
 	// may have been lost. A gap event carries only Err, the failure that
-	// ended the previous connection.
+	// ended the previous connection. A gap event that also names a
+	// Channel (Shard for a shard channel) or a Pattern reports that the
+	// server refused to subscribe to that name again on the new
+	// connection: the name left the subscription, and Err is the
+	// server's reply (a [*ServerError], such as NOPERM).
 	Gap bool
 	// Err is, for a gap event, why the previous connection ended; it
 	// matches [ErrConnectionLost], and also [ErrHealthTimeout] when the
@@ -695,7 +699,9 @@ func (s *Subscription) dispatch(v resp.Value) bool {
 			s.dropForMove(s.redirect(v.Str))
 			return true
 		}
-		s.refused(v.Str)
+		if ev := s.refused(v.Str); ev != nil {
+			return s.deliver(*ev)
+		}
 		return true
 	}
 	if !v.Type.Aggregate() {
@@ -808,12 +814,14 @@ func (s *Subscription) answered(is func(*owedReply) bool) bool {
 
 // refused handles an error reply: it belongs to the oldest owed reply.
 // A refused subscription leaves the set (unless a later command asks for
-// the name again), so that reconnections do not send it again.
-func (s *Subscription) refused(text []byte) {
+// the name again), so that reconnections do not send it again. When no
+// call waits to hear the refusal (a reconnection sent the command), it
+// returns the gap event that reports the name's loss.
+func (s *Subscription) refused(text []byte) *Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.owed) == 0 {
-		return
+		return nil
 	}
 	r := s.owed[0]
 	s.owed = s.owed[1:]
@@ -822,14 +830,27 @@ func (s *Subscription) refused(text []byte) {
 		w <- err
 	}
 	if r.ping || r.unsub {
-		return
+		return nil
 	}
 	for _, later := range s.owed {
 		if !later.ping && later.kind == r.kind && later.name == r.name {
-			return
+			return nil
 		}
 	}
 	delete(s.sets[r.kind], r.name)
+	if len(r.waits) > 0 {
+		return nil
+	}
+	ev := &Message{Gap: true, Err: err}
+	switch r.kind {
+	case kindPattern:
+		ev.Pattern = r.name
+	case kindShard:
+		ev.Channel, ev.Shard = r.name, true
+	default:
+		ev.Channel = r.name
+	}
+	return ev
 }
 
 // reconnect waits out the backoff, dials and subscribes to the whole set

@@ -598,6 +598,52 @@ func TestSubscriptionRefusedNameLeavesTheSet(t *testing.T) {
 	}
 }
 
+// TestSubscriptionNameRefusedOnReconnectIsReported: a name the server
+// refuses when the subscription reconnects (here its channel permission
+// was revoked, which also makes Redis drop the connection) leaves the
+// subscription with a gap event naming it and carrying the refusal, not
+// silently: no caller waits for that SUBSCRIBE to hear the error.
+func TestSubscriptionNameRefusedOnReconnectIsReported(t *testing.T) {
+	addr := privateServer(t)
+	admin(t, addr, "ACL", "SETUSER", "sub", "on", ">pw", "~*", "resetchannels", "&ok:*", "+@all")
+	c := newClient(t, Options{Endpoints: []string{addr}, Username: "sub", Password: "pw"})
+	ctx := testCtx(t)
+	s, err := c.Subscribe(ctx, "ok:a", "ok:b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id := subID(s)
+	// Revoking ok:b makes the server close the subscription's connection
+	// (Redis 7); the kill covers a server that does not.
+	admin(t, addr, "ACL", "SETUSER", "sub", "resetchannels", "&ok:a")
+	_, _ = try(addr, "CLIENT", "KILL", "ID", strconv.FormatInt(id, 10))
+	m := <-s.Channel()
+	if !m.Gap || m.Channel != "" || !errors.Is(m.Err, ErrConnectionLost) {
+		t.Fatalf("first event after the revocation: %+v, want the connection's gap", m)
+	}
+	// The server answers in order: once this is confirmed, it has
+	// answered the reconnection's subscriptions, and the event is queued.
+	if err := s.Subscribe(ctx, "ok:a"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m = <-s.Channel():
+	default:
+		t.Fatal("no event reports that the server refused ok:b on the reconnection")
+	}
+	var se *ServerError
+	if !m.Gap || m.Channel != "ok:b" || m.Pattern != "" || !errors.As(m.Err, &se) || !se.IsAuth() || se.Command != "SUBSCRIBE" {
+		t.Fatalf("second event: %+v, want a gap naming ok:b with the server's NOPERM for SUBSCRIBE", m)
+	}
+	if _, err := c.Publish(ctx, "ok:a", "after"); err != nil {
+		t.Fatal(err)
+	}
+	if m := <-s.Channel(); m.Gap || m.Channel != "ok:a" || m.Payload != "after" {
+		t.Fatalf("after the reconnection: %+v, want the message on ok:a", m)
+	}
+}
+
 // heldConn withholds what it reads while held: a reader blocked in Read
 // gets nothing until release. Each write is reported on wrote.
 type heldConn struct {
