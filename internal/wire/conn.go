@@ -120,6 +120,7 @@ type Conn struct {
 	seq       uint64    // writer-owned: sequence of the next frame pushed to the FIFO
 	firstLost uint64    // writer-owned: first sequence whose last byte was not accepted (0: none)
 	rest      restWrite // writer-owned: what a caller's own write left unwritten
+	restBuf   []byte    // writer-owned: holds rest.rest when copied (see writeOwn)
 
 	// The reader's role: the reader goroutine, or a caller reading its
 	// own reply ([Conn.Do]), holds it; these fields belong to its holder.
@@ -294,18 +295,29 @@ func (c *Conn) writeOwn(f *Frame) {
 	f.seq = seq
 	c.fifo.push(f)
 	c.fifoMu.Unlock()
-	// The reader may complete f once its last byte is written; f.Buf stays
-	// unchanged until then, and nothing else of f is touched.
+	// The reader may complete f once its last byte is written (or before,
+	// if the server misbehaves); nothing of f is touched after the write.
 	buf, replies := f.Buf, f.Replies
 	w, err := c.nc.tryWrite(buf)
 	switch {
 	case err != nil:
 		c.markLost(seq, []int{len(buf)}, []int{replies}, w, err)
 	case w < len(buf):
-		c.rest = restWrite{buf: buf, off: w, seq: seq, replies: replies}
+		rest := buf[w:]
+		if cap(buf) <= maxRetainedBuf {
+			// A server that answers f before receiving all of it hands
+			// f back to its caller, and a buffer this small goes back to
+			// the frame pool with it, to carry another command: the rest
+			// is copied, so that those bytes never reach the socket in
+			// its place. A larger buffer is never reused (recycle drops
+			// it). This runs only when the socket's buffer is full.
+			c.restBuf = append(c.restBuf[:0], rest...)
+			rest = c.restBuf
+		}
+		c.rest = restWrite{rest: rest, off: w, size: len(buf), seq: seq, replies: replies}
 	}
 	c.mu.Lock()
-	if c.closed || len(c.queue) > 0 || c.rest.buf != nil {
+	if c.closed || len(c.queue) > 0 || c.rest.rest != nil {
 		c.wake <- struct{}{} // writing stays true: the writer goroutine takes over
 	} else {
 		c.writing = false
@@ -316,8 +328,9 @@ func (c *Conn) writeOwn(f *Frame) {
 // restWrite is the part of a caller's own write that the socket did not
 // accept at once; the writer goroutine writes it before anything else.
 type restWrite struct {
-	buf     []byte // the frame's whole Buf
-	off     int    // bytes of buf already written
+	rest    []byte // the bytes not yet written (nil: none)
+	off     int    // bytes of the frame already written
+	size    int    // the frame's len(Buf)
 	seq     uint64 // the frame's sequence
 	replies int    // the frame's Replies
 }
@@ -326,13 +339,13 @@ type restWrite struct {
 // the connection failed.
 func (c *Conn) writeRest() bool {
 	r := c.rest
-	if r.buf == nil {
+	if r.rest == nil {
 		return true
 	}
 	c.rest = restWrite{}
-	w, err := c.nc.Write(r.buf[r.off:])
-	if err != nil || r.off+w < len(r.buf) {
-		c.markLost(r.seq, []int{len(r.buf)}, []int{r.replies}, r.off+w, err)
+	w, err := c.nc.Write(r.rest)
+	if err != nil || w < len(r.rest) {
+		c.markLost(r.seq, []int{r.size}, []int{r.replies}, r.off+w, err)
 		return false
 	}
 	return true

@@ -34,7 +34,8 @@ type Endpoint struct {
 	mu       sync.Mutex
 	down     atomic.Bool // the last dial failed
 	closed   bool
-	retired  error // the cause given to Retire, or nil
+	retired  error         // the cause given to Retire, or nil
+	shut     chan struct{} // closed when the first Close or Retire has finished
 	attempt  *dialAttempt
 	failures int
 	dials    sync.WaitGroup
@@ -51,7 +52,7 @@ type dialAttempt struct {
 // NewEndpoint returns an endpoint for cfg; it does not dial.
 func NewEndpoint(cfg Config) *Endpoint {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Endpoint{cfg: cfg, ctx: ctx, cancel: cancel}
+	return &Endpoint{cfg: cfg, ctx: ctx, cancel: cancel, shut: make(chan struct{})}
 }
 
 // NewEndpointNotify is [NewEndpoint] with onLost, which runs (on the
@@ -261,15 +262,19 @@ func (e *Endpoint) connDied(c *Conn) {
 // it: unlike Close, the frames on its connection fail as Lost, with
 // their own write evidence and the given cause, and callers waiting for
 // a connection fail as DialFailed (unwritten), so that a retry policy may
-// send them to the endpoint that replaced this one.
+// send them to the endpoint that replaced this one. It returns once its
+// connection has failed every frame, after a Close or Retire already
+// under way has finished.
 func (e *Endpoint) Retire(cause error) {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
+		<-e.shut // a Close or Retire under way: wait for it
 		return
 	}
 	e.closed, e.retired = true, cause
 	e.mu.Unlock()
+	defer close(e.shut)
 	e.eachLane(func(l *Endpoint) { l.Retire(cause) })
 	e.cfg.emit(Event{Kind: EventRetired, Err: cause})
 	e.cancel()
@@ -290,15 +295,18 @@ func (e *Endpoint) closedErrorLocked() *ConnError {
 
 // Close closes the current connection and stops dialing. Frames in flight
 // fail with ErrClosed; waiters get a Closed error. It returns after every
-// goroutine of the endpoint has exited.
+// goroutine of the endpoint has exited, also when another Close or a
+// Retire was under way.
 func (e *Endpoint) Close() error {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
+		<-e.shut // the first Close or Retire may still be waiting
 		return nil
 	}
 	e.closed = true
 	e.mu.Unlock()
+	defer close(e.shut)
 	e.eachLane(func(l *Endpoint) { _ = l.Close() })
 	e.cancel()
 	e.dials.Wait()

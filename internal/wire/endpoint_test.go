@@ -427,3 +427,48 @@ func TestEndpointRedial(t *testing.T) {
 		s.close()
 	})
 }
+
+// TestEndpointSecondCloseWaitsForFirst proves that a Close (or Retire)
+// called while another is still running returns only when that one has
+// finished: every goroutine of the endpoint has exited, as Close says.
+func TestEndpointSecondCloseWaitsForFirst(t *testing.T) {
+	for _, second := range []string{"Close", "Retire"} {
+		t.Run(second, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				gate := make(chan struct{})
+				ep := NewEndpoint(Config{Addr: "fake:6379", Dial: func(ctx context.Context, n, a string) (net.Conn, error) {
+					<-gate // a dialer that does not watch its context
+					return nil, errors.New("refused")
+				}})
+				results := connAll(ep, 1)
+				synctest.Wait()
+				first := make(chan struct{})
+				go func() { _ = ep.Close(); close(first) }()
+				synctest.Wait() // the first Close waits for the dial
+				done := make(chan struct{})
+				go func() {
+					if second == "Close" {
+						_ = ep.Close()
+					} else {
+						ep.Retire(errors.New("retired"))
+					}
+					close(done)
+				}()
+				synctest.Wait()
+				select {
+				case <-done:
+					t.Errorf("the second %s returned while the first Close still waited for the dial", second)
+				default:
+				}
+				close(gate)
+				<-done
+				select {
+				case <-first:
+				default:
+					t.Errorf("the second %s returned before the first Close", second)
+				}
+				<-results
+			})
+		})
+	}
+}

@@ -263,3 +263,36 @@ func TestRawWriterOnlyForStandardSockets(t *testing.T) {
 
 // wrappedConn is a net.Conn of another type around a TCP socket.
 type wrappedConn struct{ net.Conn }
+
+// TestOwnWriteRestSurvivesEarlyCompletion proves that the writer goroutine
+// writes the bytes of a caller's own write that the socket did not accept
+// as they were submitted, even when a misbehaving server answers the
+// frame before receiving all of it and its caller, which owns the frame
+// again, reuses the frame's buffer (as the next command from the frame
+// pool does): another command's bytes are never spliced into the stream.
+func TestOwnWriteRestSurvivesEarlyCompletion(t *testing.T) {
+	c, tf := startTryFake(t, map[int]tryRule{0: {accept: 5}})
+	gate := make(chan struct{})
+	tf.rule(0, writeRule{gate: gate})
+	a := newFrame(WantBytes, "SET", "first-key", "value")
+	aBuf := bytes.Clone(a.Buf)
+	submit(t, c, a)
+	tf.awaitWrite(t, 0) // the rest is with the writer goroutine, held
+	tf.reply([]byte("+OK\r\n"))
+	waitOK(t, a)
+	// The frame is its caller's again: the next command reuses its buffer.
+	next := cmd("DEL", "other-key")
+	a.Buf = append(a.Buf[:0], next...)
+	close(gate)
+	b := newFrame(WantBytes, "GET", "second")
+	bBuf := bytes.Clone(b.Buf)
+	submit(t, c, b)
+	tf.waitWritten(t, bBuf)
+	if got, want := tf.writtenBytes(), append(bytes.Clone(aBuf), bBuf...); !bytes.Equal(got, want) {
+		t.Fatalf("socket holds %q, want the first frame as submitted then the second: %q", got, want)
+	}
+	a.Release()
+	tf.reply(bulk("vb"))
+	waitOK(t, b)
+	b.Release()
+}
