@@ -58,6 +58,9 @@ type nodes struct {
 	mu     sync.Mutex
 	closed bool
 	byKey  map[nodeKey]*Node
+	// retiring counts the nodes being retired in the background: close
+	// waits for them, so no goroutine outlives it.
+	retiring sync.WaitGroup
 }
 
 type nodeKey struct {
@@ -126,7 +129,7 @@ func (ns *nodes) retain(keep map[*Node]bool) {
 	}
 	ns.mu.Unlock()
 	for _, n := range gone {
-		go retire(n) // never block a refresh on a node's in-flight work
+		ns.retiring.Go(func() { retire(n) }) // never block a refresh on a node's in-flight work
 	}
 }
 
@@ -149,6 +152,7 @@ func (ns *nodes) close() error {
 	for _, n := range all {
 		errs = append(errs, n.EP.Close(), n.Pool.Close())
 	}
+	ns.retiring.Wait()
 	return errors.Join(errs...)
 }
 
