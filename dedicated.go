@@ -258,7 +258,7 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 	var waitDL time.Time
 	blocking := d.blocking && !conn.inMulti // queued in MULTI, it does not block
 	if blocking {
-		bt, err := blockTimeOf(name, wordStrings(words))
+		bt, err := blockTimeOf(name, d.serverArgs(cmd, words))
 		if err != nil {
 			return Reply{}, err
 		}
