@@ -73,7 +73,7 @@ const restoreWait = 5 * time.Second
 // connections (shared with blocking commands, bounded by
 // [Options.BlockingPoolSize]) as it was lent: if fn changed its state
 // (any command that the shared connection refuses, or that the catalog
-// does not know), the client sends RESET and replays the handshake
+// does not know), or may have closed it (CLIENT KILL), the client sends RESET and replays the handshake
 // (protocol, user, name, database) first. The connection is closed
 // instead, never pooled, when fn left a transaction open (MULTI without
 // EXEC or DISCARD), when a command failed with a network or context error
@@ -277,7 +277,9 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 		return Reply{}, &ConnError{Command: name, Unwritten: true, Err: errCallbackReturned}
 	}
 	defer conn.done(stop)
-	if refusal(name, d.flags) != "" || !d.known {
+	if refusal(name, d.flags) != "" || !d.known || name == "CLIENT KILL" {
+		// CLIENT KILL may close this very connection (SKIPME no) after
+		// its reply, before the pool could see it: the restore finds out.
 		conn.dirty = true
 	}
 	ok = true

@@ -200,7 +200,8 @@ func adminDB(t *testing.T, db int, name string, args ...string) int64 {
 }
 
 // A connection whose callback left a transaction open, failed with a
-// context error or panicked is closed, not pooled.
+// context error, killed its own connection or panicked is closed, not
+// pooled.
 func TestDedicatedDiscardsConnectionsInUnknownState(t *testing.T) {
 	c := newClient(t, Options{})
 	ctx := testCtx(t)
@@ -214,6 +215,18 @@ func TestDedicatedDiscardsConnectionsInUnknownState(t *testing.T) {
 			cancel()
 			_, err := conn.Do(cctx, catalog.Conn.PING())
 			return err // nothing was sent, but the callback ended with a context error
+		},
+		// The server closes the connection after the reply: pooled at
+		// once, it failed the next blocking call with a lost connection.
+		"killed itself": func(conn *Conn) error {
+			r, err := conn.Do(ctx, catalog.Conn.CLIENT_ID())
+			if err != nil {
+				return err
+			}
+			if r, err = conn.Do(ctx, catalog.Conn.CLIENT_KILL(), "ID", r.v.Text(), "SKIPME", "no"); err != nil || r.v.Text() != "1" {
+				t.Errorf("CLIENT KILL ID self SKIPME no = %v, %v; want 1 killed", r.v, err)
+			}
+			return nil
 		},
 		"blocking command abandoned": func(conn *Conn) error {
 			cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
