@@ -133,7 +133,7 @@ func (c *Client) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Reply
 	var block blockTime
 	if d.blocking {
 		var err error
-		if block, err = blockTimeOf(d.name, wordStrings(words)); err != nil {
+		if block, err = blockTimeOf(d.name, d.serverArgs(cmd, words)); err != nil {
 			f.Release()
 			return Reply{}, err
 		}
@@ -237,6 +237,18 @@ type dispatch struct {
 	flags    catalog.Flag  // the catalog's flags and the declared ones
 	known    bool          // the catalog describes the command
 	desc     Command       // the catalog's descriptor when known, else cmd: key positions for routing
+	nameArg  bool          // the caller's Subcommand is the first argument of a command without subcommands
+}
+
+// serverArgs returns a raw command's arguments (args: after its name
+// words) as the server reads them: with the word the caller wrote into
+// the name of a command without subcommands first.
+func (d *dispatch) serverArgs(cmd Command, args [][]byte) []string {
+	out := wordStrings(args)
+	if d.nameArg {
+		out = append([]string{cmd.Subcommand()}, out...)
+	}
+	return out
 }
 
 // dispatchOf classifies a raw command by its catalog facts and the flags
@@ -257,11 +269,18 @@ func dispatchOf(cmd Command, args [][]byte) dispatch {
 	d.desc = cmd
 	if ok {
 		flags |= known.Flags()
-		if known.Subcommand() != "" || cmd.Subcommand() == "" {
-			// Not the container standing for a subcommand the catalog
-			// does not know ("CLIENT NOSUCHSUB"), whose name is the caller's.
+		switch {
+		case known.Subcommand() != "" || cmd.Subcommand() == "":
 			d.name = known.FullName()
+		case !catalog.HasSubcommands(known.Name()):
+			// The caller wrote an argument into the name of a command
+			// without subcommands ("HELLO 3", "XREAD BLOCK"): the server
+			// reads that word as the first argument, and so do the rules.
+			d.name, d.nameArg = known.FullName(), true
+			args = append([][]byte{[]byte(cmd.Subcommand())}, args...)
 		}
+		// Otherwise the container stands for a subcommand the catalog
+		// does not know ("CLIENT NOSUCHSUB"), whose name is the caller's.
 		d.desc = known.WithFlags(cmd.Flags())
 	}
 	d.flags, d.known = flags, ok

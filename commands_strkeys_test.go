@@ -414,10 +414,18 @@ func TestStrKeysMove(t *testing.T) {
 // TestStrKeysConnWait runs WAIT and WAITAOF on a dedicated connection
 // after a write on it. The standalone server has no replicas: WAIT 0
 // returns at once with 0; WAITAOF needs Redis 7.2 (older servers answer
-// with an unknown-command error).
+// with an unknown-command error). WAIT changes no connection state: the
+// connection goes back to the pool without a RESET.
 func TestStrKeysConnWait(t *testing.T) {
-	forEachProtocol(t, Options{}, func(t *testing.T, c *Client) {
+	proxy := realProxy(t, standaloneAddr(t))
+	forEachProtocol(t, Options{Endpoints: []string{proxy.Addr()}}, func(t *testing.T, c *Client) {
 		ctx, k := testCtx(t), key(t, "k")
+		resets := proxy.Forwarded("RESET")
+		defer func() {
+			if n := proxy.Forwarded("RESET") - resets; n != 0 {
+				t.Errorf("%d RESETs after a callback that wrote and waited, want 0", n)
+			}
+		}()
 		err := c.Dedicated(ctx, func(conn *Conn) error {
 			if _, err := conn.Do(ctx, NewCommand("SET"), k, "v"); err != nil {
 				return err

@@ -72,8 +72,9 @@ const restoreWait = 5 * time.Second
 // When fn returns, the connection goes back to the pool of dedicated
 // connections (shared with blocking commands, bounded by
 // [Options.BlockingPoolSize]) as it was lent: if fn changed its state
-// (any command that the shared connection refuses, or that the catalog
-// does not know), the client sends RESET and replays the handshake
+// (any command that the shared connection refuses, but WAIT and WAITAOF,
+// or that the catalog does not know), or may have closed it (CLIENT
+// KILL), the client sends RESET and replays the handshake
 // (protocol, user, name, database) first. The connection is closed
 // instead, never pooled, when fn left a transaction open (MULTI without
 // EXEC or DISCARD), when a command failed with a network or context error
@@ -258,7 +259,7 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 	var waitDL time.Time
 	blocking := d.blocking && !conn.inMulti // queued in MULTI, it does not block
 	if blocking {
-		bt, err := blockTimeOf(name, wordStrings(words))
+		bt, err := blockTimeOf(name, d.serverArgs(cmd, words))
 		if err != nil {
 			return Reply{}, err
 		}
@@ -277,7 +278,7 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 		return Reply{}, &ConnError{Command: name, Unwritten: true, Err: errCallbackReturned}
 	}
 	defer conn.done(stop)
-	if refusal(name, d.flags) != "" || !d.known {
+	if needsRestore(&d) {
 		conn.dirty = true
 	}
 	ok = true
@@ -352,6 +353,19 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 	r := Reply{v: f.Value}
 	f.Release()
 	return r, nil
+}
+
+// needsRestore reports whether the command d may leave the connection
+// otherwise than it was lent: state that RESET undoes, or a closed
+// connection that the restore finds out.
+func needsRestore(d *dispatch) bool {
+	switch d.name {
+	case "WAIT", "WAITAOF":
+		return false // refused on the shared connection for what they count; they change nothing
+	case "CLIENT KILL":
+		return true // it may close this very connection (SKIPME no) after its reply, before the pool could see it
+	}
+	return refusal(d.name, d.flags) != "" || !d.known
 }
 
 // unit sends a prepared multi-command frame (a watched transaction's

@@ -200,7 +200,8 @@ func adminDB(t *testing.T, db int, name string, args ...string) int64 {
 }
 
 // A connection whose callback left a transaction open, failed with a
-// context error or panicked is closed, not pooled.
+// context error, killed its own connection or panicked is closed, not
+// pooled.
 func TestDedicatedDiscardsConnectionsInUnknownState(t *testing.T) {
 	c := newClient(t, Options{})
 	ctx := testCtx(t)
@@ -214,6 +215,18 @@ func TestDedicatedDiscardsConnectionsInUnknownState(t *testing.T) {
 			cancel()
 			_, err := conn.Do(cctx, catalog.Conn.PING())
 			return err // nothing was sent, but the callback ended with a context error
+		},
+		// The server closes the connection after the reply: pooled at
+		// once, it failed the next blocking call with a lost connection.
+		"killed itself": func(conn *Conn) error {
+			r, err := conn.Do(ctx, catalog.Conn.CLIENT_ID())
+			if err != nil {
+				return err
+			}
+			if r, err = conn.Do(ctx, catalog.Conn.CLIENT_KILL(), "ID", r.v.Text(), "SKIPME", "no"); err != nil || r.v.Text() != "1" {
+				t.Errorf("CLIENT KILL ID self SKIPME no = %v, %v; want 1 killed", r.v, err)
+			}
+			return nil
 		},
 		"blocking command abandoned": func(conn *Conn) error {
 			cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
@@ -415,9 +428,12 @@ func TestDedicatedBadInputSendsNothing(t *testing.T) {
 		kept = conn
 		before := totalReceived(proxy)
 		for _, call := range [][]string{{"SUBSCRIBE", "ch"}, {"PSUBSCRIBE", "p*"}, {"SSUBSCRIBE", "s"}, {"UNSUBSCRIBE"},
-			{"MONITOR"}, {"CLIENT", "REPLY", "OFF"}, {"SCRIPT", "DEBUG", "YES"}, {"HELLO", "3"}, {"RESET"}, {"QUIT"}, {"BLPOP", "k", "-1"}} {
+			{"MONITOR"}, {"CLIENT", "REPLY", "OFF"}, {"SCRIPT", "DEBUG", "YES"}, {"HELLO", "3"}, {"RESET"}, {"QUIT"}, {"BLPOP", "k", "-1"},
+			// An argument written into the name of a command without
+			// subcommands reaches the server as that command's argument.
+			{"hello 3"}, {"quit now"}} {
 			_, err := conn.Do(ctx, NewCommand(call[0]), anys(call[1:])...)
-			if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), call[0]) {
+			if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), strings.ToUpper(strings.Fields(call[0])[0])) {
 				t.Errorf("Dedicated Do %v = %v, want ErrInvalidArgument naming it", call, err)
 			}
 		}

@@ -62,6 +62,10 @@ var refusedCalls = []struct {
 	// no write: it would return at once, counting nothing of the caller's.
 	{"WAIT", NewCommand("WAIT"), []string{"1", "100"}},
 	{"WAITAOF", NewCommand("waitaof"), []string{"1", "0", "100"}},
+	// An argument written into the name of a command without
+	// subcommands reaches the server as that command's argument.
+	{"WAIT", NewCommand("WAIT 1"), []string{"100"}},
+	{"HELLO", NewCommand("hello 3"), nil},
 	{"SELECT", NewCommand("select").WithRetryCategory(ReadOnly), []string{"1"}},
 	{"RESET", catalog.Conn.RESET(), nil},
 	{"QUIT", catalog.Conn.QUIT(), nil},
@@ -591,5 +595,57 @@ func TestBlockingCallerGoneBeforeServerBlocked(t *testing.T) {
 				t.Errorf("dedicated connections after the stopped call: %+v, want the connection pooled", s)
 			}
 		})
+	}
+}
+
+// TestBlockingArgumentWrittenIntoName: a word written into the name of a
+// command without subcommands (NewCommand("XREAD BLOCK")) reaches the
+// server as the command's first argument, and the blocking rules read it
+// there: Client.Do runs XREAD BLOCK 0 on a connection of its own, never on
+// the shared one, and a Conn whose caller gives up stops it on the server
+// (CLIENT UNBLOCK) while the callback goes on.
+func TestBlockingArgumentWrittenIntoName(t *testing.T) {
+	name := blockingName(t)
+	c := newClient(t, Options{ClientName: name})
+	ctx := testCtx(t)
+	addr := standaloneAddr(t)
+	s := key(t, "s")
+	shared := clientID(t, c)
+	got := make(chan error, 1)
+	go func() {
+		r, err := c.Do(ctx, NewCommand("xread block"), "0", "STREAMS", s, "$")
+		if err == nil && r.IsNull() {
+			err = errors.New("a null reply")
+		}
+		got <- err
+	}()
+	if id := waitNamedBlocked(t, name); id == shared {
+		t.Errorf("XREAD BLOCK 0 blocks the shared connection (id %s)", id)
+	}
+	admin(t, addr, "XADD", s, "*", "f", "v")
+	if err := <-got; err != nil {
+		t.Errorf("Client.Do XREAD BLOCK 0 = %v, want the entry added", err)
+	}
+
+	err := c.Dedicated(ctx, func(conn *Conn) error {
+		cctx, cancel := context.WithCancel(ctx)
+		errc := make(chan error, 1)
+		go func() {
+			_, err := conn.Do(cctx, NewCommand("XREAD BLOCK"), "0", "STREAMS", s, "$")
+			errc <- err
+		}()
+		id := waitNamedBlocked(t, name)
+		cancel()
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Errorf("Conn.Do XREAD BLOCK 0 after cancel = %v, want context.Canceled", err)
+		}
+		line, _ := admin(t, addr, "CLIENT", "LIST", "ID", id).String()
+		if strings.Contains(infoField(line, "flags"), "b") {
+			t.Errorf("the cancelled XREAD still blocks on the server while the callback goes on: %s", line)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

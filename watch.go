@@ -41,7 +41,7 @@ type Tx struct {
 // conflict check Watch promises) and SELECT (which would run the queue in
 // another database than the watched keys') fail the same way.
 func (tx *Tx) Do(ctx context.Context, cmd Command, args ...any) (Reply, error) {
-	switch name := cmd.FullName(); name {
+	switch name := dispatchOf(cmd, nil).name; name { // "select 1" is SELECT
 	case "MULTI", "EXEC", "DISCARD":
 		return Reply{}, errInvalid(name, "Watch sends MULTI and EXEC itself; queue the transaction's commands on Tx.Queue")
 	case "UNWATCH":
