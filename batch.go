@@ -796,7 +796,7 @@ func (b *Batch) execGroups(ctx context.Context) error {
 			continue
 		}
 		var se *ServerError
-		if errors.As(m.err, &se) && (se.Code == "MOVED" || se.Code == "ASK") && m.pin == "" && !b.continuation(m) {
+		if errors.As(m.err, &se) && (se.Code == "MOVED" || se.Code == "ASK") && m.pin == "" && !b.continuation(m) && !b.ranRedirect(m, se) {
 			if !waitDL.IsZero() {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithDeadline(ctx, waitDL)
@@ -888,6 +888,18 @@ func (b *Batch) execGroup(ctx context.Context, ms []int, slot int, pin *route.No
 func (b *Batch) continuation(m *member) bool {
 	var small [16][]byte
 	return cursorContinuation(m.desc, frameArgs(b.enc(m), small[:0]))
+}
+
+// ranRedirect reports whether m's redirect reply se is its own error
+// reply, the error of a script or function that ran ([ranRedirect]).
+func (b *Batch) ranRedirect(m *member, se *ServerError) bool {
+	rd, ok, err := route.ParseRedirect([]byte(se.Message))
+	if !ok || err != nil {
+		return false
+	}
+	var small [16][]byte
+	slot, _ := keySlot(m.desc, frameArgs(b.enc(m), small[:0]))
+	return ranRedirect(m.desc, slot, rd)
 }
 
 // resendMember sends one member again after its group's node redirected

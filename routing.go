@@ -368,6 +368,16 @@ func (c *Client) execTarget(ctx context.Context, f *wire.Frame, s *spec, t *targ
 	return c.execResolved(ctx, f, s, t)
 }
 
+// ranRedirect reports whether rd, the redirect that a call of desc to
+// the keys of slot (-1: none) was answered with, is the call's own error
+// reply: a server redirects a script or function call before running it,
+// naming its keys' slot (a keyless call never), so a script's redirect
+// naming another slot means the call ran. Following it would run it
+// again.
+func ranRedirect(desc catalog.Command, slot int, rd route.Redirect) bool {
+	return rd.Slot != slot && desc.Flags().Has(catalog.FlagScripting)
+}
+
 // askingPrelude is ASKING, sent ahead of a command that follows an ASK
 // redirect in the same frame, so that no other caller's command can come
 // between them on the shared connection.
@@ -441,12 +451,7 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 				return attemptResult{err: &RouteError{Command: s.name, Slot: t.slot, Err: errors.Join(ErrProtocol, perr, errors.New(string(f.ErrReply)))},
 					failure: retry.Fatal, unwritten: true, owned: true}
 			}
-			if ok && rd.Slot != t.slot && s.desc.Flags().Has(catalog.FlagScripting) {
-				// A server redirects a script or function call before
-				// running it, naming its keys' slot (a keyless call
-				// never). This one names another: the call ran, and
-				// the error is its own reply. Following it would run
-				// it again.
+			if ok && ranRedirect(s.desc, t.slot, rd) {
 				return r
 			}
 			if ok && t.cursor {

@@ -3,7 +3,9 @@ package respire
 import (
 	"context"
 	"errors"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -541,6 +543,22 @@ func TestReadOnlyScriptLoadReachesReplicas(t *testing.T) {
 	})
 }
 
+// ownRedirect returns a key of the test and the text of a MOVED reply
+// naming a slot that another primary than the key's serves: the error a
+// script returns of its own in the tests of its redirects.
+func ownRedirect(t *testing.T, c *Client) (k, redirect string) {
+	t.Helper()
+	k = keyPrefix(t) + "{own}n"
+	var other string
+	for i := 0; ; i++ {
+		other = keyPrefix(t) + "{" + strconv.Itoa(i) + "}"
+		if slotPrimary(t, c, route.Slot(other)).Addr != slotPrimary(t, c, route.Slot(k)).Addr {
+			break
+		}
+	}
+	return k, "MOVED " + strconv.Itoa(route.Slot(other)) + " " + slotPrimary(t, c, route.Slot(other)).Addr
+}
+
 // TestClusterScriptRedirectOfItsOwn: a server redirects a script call
 // before running it, naming its keys' slot. A script that wrote and then
 // returned an error of its own reading as a redirect to another slot has
@@ -550,15 +568,7 @@ func TestReadOnlyScriptLoadReachesReplicas(t *testing.T) {
 func TestClusterScriptRedirectOfItsOwn(t *testing.T) {
 	c := clusterClient(t, Options{})
 	ctx := testCtx(t)
-	k := keyPrefix(t) + "{own}n"
-	var other string
-	for i := 0; ; i++ {
-		other = keyPrefix(t) + "{" + strconv.Itoa(i) + "}"
-		if slotPrimary(t, c, route.Slot(other)).Addr != slotPrimary(t, c, route.Slot(k)).Addr {
-			break
-		}
-	}
-	redirect := "MOVED " + strconv.Itoa(route.Slot(other)) + " " + slotPrimary(t, c, route.Slot(other)).Addr
+	k, redirect := ownRedirect(t, c)
 	s := NewScript("redis.call('INCR', KEYS[1]) return redis.error_reply(ARGV[1]) -- "+scriptNonce(t), ScriptOptions{})
 	_, err := s.Run(ctx, c, []string{k}, redirect)
 	var se *ServerError
@@ -567,5 +577,56 @@ func TestClusterScriptRedirectOfItsOwn(t *testing.T) {
 	}
 	if n, err := c.Get(ctx, k); err != nil || n != "1" {
 		t.Errorf("the script ran %s times (%v), want once", n, err)
+	}
+}
+
+// TestClusterBatchScriptRedirectOfItsOwn: in a Cluster batch, a script
+// member whose own error reads as a redirect naming another slot than its
+// keys' (or any slot, for a keyless member: the server never redirects
+// one) already ran; it is the member's reply, not a redirect to follow,
+// which would run the script a second time.
+func TestClusterBatchScriptRedirectOfItsOwn(t *testing.T) {
+	c := clusterClient(t, Options{})
+	ctx := testCtx(t)
+	k, redirect := ownRedirect(t, c)
+	// One counter on each primary: a keyless script counts its run on
+	// the node that runs it (the others refuse the access).
+	counters := map[string]string{}
+	for i := 0; len(counters) < len(c.topo.Primaries()); i++ {
+		key := keyPrefix(t) + "{c" + strconv.Itoa(i) + "}runs"
+		if addr := slotPrimary(t, c, route.Slot(key)).Addr; counters[addr] == "" {
+			counters[addr] = key
+		}
+	}
+	keyed := NewScript("redis.call('INCR', KEYS[1]) return redis.error_reply(ARGV[1]) -- "+scriptNonce(t), ScriptOptions{})
+	keyless := NewScript("for i = 2, #ARGV do redis.pcall('INCR', ARGV[i]) end return redis.error_reply(ARGV[1]) -- "+scriptNonce(t), ScriptOptions{})
+	b := c.NewBatch()
+	ownKeyed := b.Script(keyed, []string{k}, redirect)
+	ownKeyless := b.Script(keyless, nil, append([]string{redirect}, slices.Collect(maps.Values(counters))...)...)
+	if err := b.Execute(ctx); err != nil {
+		t.Fatalf("Execute = %v", err)
+	}
+	for name, f := range map[string]Future[Reply]{"keyed": ownKeyed, "keyless": ownKeyless} {
+		var se *ServerError
+		if _, err := f.Result(); !errors.As(err, &se) || se.Code != "MOVED" {
+			t.Errorf("%s member = %v, want the script's own MOVED error", name, err)
+		}
+	}
+	if n, err := c.Get(ctx, k); err != nil || n != "1" {
+		t.Errorf("the keyed script ran %s times (%v), want once", n, err)
+	}
+	runs := 0
+	for _, key := range counters {
+		n, err := c.Get(ctx, key)
+		if err != nil && !errors.Is(err, ErrNil) {
+			t.Fatal(err)
+		}
+		if n != "" {
+			m, _ := strconv.Atoi(n)
+			runs += m
+		}
+	}
+	if runs != 1 {
+		t.Errorf("the keyless script ran %d times, want once", runs)
 	}
 }
