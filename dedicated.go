@@ -35,6 +35,7 @@ type Conn struct {
 	inMulti  bool   // MULTI sent, no EXEC or DISCARD yet
 	queued   []byte // with a client-side cache: the commands queued since MULTI
 	dirty    bool   // a command may have changed connection state
+	watching bool   // Client.Watch's WATCH is in effect: no EXEC has cleared it yet
 
 	// mu guards ended and stop, which the end of the loan reads while a
 	// command holds the turn.
@@ -154,7 +155,7 @@ func (conn *Conn) giveBack(returned, failed bool) {
 		p.Discard(conn.wc)
 		return
 	}
-	if conn.dirty && !conn.restore() {
+	if (conn.dirty || conn.watching) && !conn.restore() {
 		p.Discard(conn.wc)
 		return
 	}
@@ -420,6 +421,28 @@ func (conn *Conn) unit(ctx context.Context, f *wire.Frame, name string) error {
 		f.Release()
 		return err
 	}
+	if len(f.Values) > 0 && !f.Values[0].IsError() {
+		// MULTI was accepted, so the frame's EXEC ran inside it, and
+		// EXEC clears every WATCH, whatever its reply.
+		conn.watching = false
+	}
+	return nil
+}
+
+// watchKeys sends Client.Watch's WATCH keys. Unlike a WATCH sent with
+// Do, which has the loan end with RESET, it leaves the connection to be
+// pooled as it is once the transaction's EXEC has cleared the WATCH
+// (unit); a loan that ends before that is restored.
+func (conn *Conn) watchKeys(ctx context.Context, keys []string) error {
+	conn.turn <- struct{}{} // the callback has not started: nothing else runs
+	dirty := conn.dirty
+	<-conn.turn
+	if _, err := conn.doRaw(ctx, NewCommand("WATCH"), keys); err != nil {
+		return err
+	}
+	conn.turn <- struct{}{}
+	conn.dirty, conn.watching = dirty, true
+	<-conn.turn
 	return nil
 }
 

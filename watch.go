@@ -113,7 +113,7 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 // conflict.
 func (c *Client) watchOnce(ctx context.Context, fn func(tx *Tx) error, keys []string) (committed bool, err error) {
 	err = c.Dedicated(ctx, func(conn *Conn) error {
-		if _, err := conn.doRaw(ctx, NewCommand("WATCH"), keys); err != nil {
+		if err := conn.watchKeys(ctx, keys); err != nil {
 			return err
 		}
 		tx := &Tx{conn: conn, queue: &Batch{c: c, tx: true, watched: true}}

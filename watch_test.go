@@ -225,3 +225,70 @@ func TestWatchClusterQueuedKeyInAnotherSlot(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchEndsWithoutResetWhenExecClearedTheWatch: EXEC clears the WATCH
+// (whether it applied the transaction or found a conflict), so a Watch
+// that reached its EXEC gives the connection back without RESET and the
+// handshake (on a server before 6.2, which has no RESET, the connection
+// was discarded after every Watch). A Watch that ended before its EXEC
+// (the callback's error) still resets, and in both cases the next
+// borrower of the connection watches nothing: its own MULTI ... EXEC is
+// applied after the old watched key changed. On a private server, whose
+// command counts are the test's alone; one pooled connection.
+func TestWatchEndsWithoutResetWhenExecClearedTheWatch(t *testing.T) {
+	addr := privateServer(t)
+	c := newClient(t, Options{Endpoints: []string{addr}, BlockingPoolSize: 1})
+	ctx := testCtx(t)
+	const k = "watched"
+	nextBorrowerWatchesNothing := func(when string) {
+		t.Helper()
+		err := c.Dedicated(ctx, func(conn *Conn) error {
+			if _, err := conn.Do(ctx, NewCommand("MULTI")); err != nil {
+				return err
+			}
+			if _, err := conn.Do(ctx, NewCommand("SET"), "other", "v"); err != nil {
+				return err
+			}
+			admin(t, addr, "SET", k, "changed "+when)
+			r, err := conn.Do(ctx, NewCommand("EXEC"))
+			if err == nil && r.IsNull() {
+				t.Errorf("%s: the next borrower's EXEC was aborted: the connection still watched %q", when, k)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatalf("%s: next borrower: %v", when, err)
+		}
+	}
+	for i := range 3 {
+		if err := c.Watch(ctx, func(tx *Tx) error {
+			tx.Queue().Set(k, strconv.Itoa(i))
+			return nil
+		}, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs := 0
+	if err := c.Watch(ctx, func(tx *Tx) error {
+		if runs++; runs == 1 {
+			admin(t, addr, "SET", k, "conflict") // this run's EXEC finds a conflict
+		}
+		tx.Queue().Set(k, "after the conflict")
+		return nil
+	}, k); err != nil || runs != 2 {
+		t.Fatalf("Watch with one conflict: %v after %d runs, want nil after 2", err, runs)
+	}
+	if n := commandCalls(t, addr, "reset"); n != 0 {
+		t.Errorf("%d RESETs after Watch calls that all reached EXEC, want 0", n)
+	}
+	nextBorrowerWatchesNothing("after EXEC")
+	boom := errors.New("boom")
+	before := commandCalls(t, addr, "reset") // the borrower's MULTI was reset
+	if err := c.Watch(ctx, func(*Tx) error { return boom }, k); !errors.Is(err, boom) {
+		t.Fatalf("Watch = %v, want the callback's error", err)
+	}
+	if n := commandCalls(t, addr, "reset") - before; n != 1 {
+		t.Errorf("%d RESETs after a Watch that ended before EXEC, want 1", n)
+	}
+	nextBorrowerWatchesNothing("after the callback's error")
+}
