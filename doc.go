@@ -62,7 +62,8 @@
 //
 // [Client.NewBatch] and [Client.NewTransaction] queue members that travel
 // as one frame and retry as one unit, only when every member's category
-// permits it (docs/batches.md); [Client.Watch] runs optimistic
+// permits it or, for a unit never written, none is Never
+// (docs/batches.md); [Client.Watch] runs optimistic
 // transactions. [NewScript] and [NewFunction] run server-side code whose
 // category the caller declares (Never otherwise), retrying the whole
 // exchange, EVAL fallback or library reload included. A typed
