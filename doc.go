@@ -47,7 +47,8 @@
 // command timeout ended the call (it wraps context.Canceled or
 // context.DeadlineExceeded), [*ConfigError] (matching [ErrInvalidConfig])
 // naming an invalid option, and [*RetryError] wrapping the last failure of
-// a command that was sent more than once.
+// a command that was sent more than once, or whose retry backoff the
+// context or [Client.Close] ended (then possibly after one attempt).
 //
 // # Retries
 //
