@@ -6,7 +6,8 @@
 // # Connecting
 //
 // [Connect] takes [Options] (or [ParseURL] builds them from a redis:// or
-// rediss:// URL). A [Client] holds one multiplexed connection per server:
+// rediss:// URL, or a redis+sentinel:// or redis+cluster:// one, for
+// Options.Sentinel and Options.Cluster: docs/topologies.md). A [Client] holds one multiplexed connection per server:
 // concurrent calls are pipelined into shared socket writes and matched to
 // their replies in order. It is safe for concurrent use; [Client.Close]
 // releases it.
