@@ -45,7 +45,8 @@ var ErrBatchReset = errors.New("respire: the batch was reset since this member w
 // member's category is permitted (one member without a category, such as
 // a raw command or a script, blocks the resend). Once any byte was sent
 // the batch counts as possibly executed; a failure to get a connection
-// counts as unwritten. A member's LOADING, TRYAGAIN, MASTERDOWN or READONLY
+// counts as unwritten, and an unwritten batch is resent when no member's
+// category is Never, whatever the policy's maximum. A member's LOADING, TRYAGAIN, MASTERDOWN or READONLY
 // reply is a failure of the whole unit, resent when permitted. Only the
 // final attempt's results are published: when that attempt got every
 // member's reply (a selected error not resent), each member holds its own

@@ -29,7 +29,8 @@ type CacheOptions struct {
 	// server says: a safety net for an invalidation that never arrives
 	// (one lost with a connection is already handled: the whole cache is
 	// dropped). At least 1 ms, or [NoTimeout] to keep entries until the
-	// server invalidates them or they are evicted. Defaults to 1 minute.
+	// server invalidates them, one of their keys expires (its PTTL is
+	// read with the entry) or they are evicted. Defaults to 1 minute.
 	TTL time.Duration
 }
 

@@ -6,7 +6,8 @@
 // # Connecting
 //
 // [Connect] takes [Options] (or [ParseURL] builds them from a redis:// or
-// rediss:// URL). A [Client] holds one multiplexed connection per server:
+// rediss:// URL, or a redis+sentinel:// or redis+cluster:// one, for
+// Options.Sentinel and Options.Cluster: docs/topologies.md). A [Client] holds one multiplexed connection per server:
 // concurrent calls are pipelined into shared socket writes and matched to
 // their replies in order. It is safe for concurrent use; [Client.Close]
 // releases it.
@@ -47,7 +48,8 @@
 // command timeout ended the call (it wraps context.Canceled or
 // context.DeadlineExceeded), [*ConfigError] (matching [ErrInvalidConfig])
 // naming an invalid option, and [*RetryError] wrapping the last failure of
-// a command that was sent more than once.
+// a command that was sent more than once, or whose retry backoff the
+// context or [Client.Close] ended (then possibly after one attempt).
 //
 // # Retries
 //
@@ -62,7 +64,8 @@
 //
 // [Client.NewBatch] and [Client.NewTransaction] queue members that travel
 // as one frame and retry as one unit, only when every member's category
-// permits it (docs/batches.md); [Client.Watch] runs optimistic
+// permits it or, for a unit never written, none is Never
+// (docs/batches.md); [Client.Watch] runs optimistic
 // transactions. [NewScript] and [NewFunction] run server-side code whose
 // category the caller declares (Never otherwise), retrying the whole
 // exchange, EVAL fallback or library reload included. A typed

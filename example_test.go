@@ -210,9 +210,10 @@ func ExampleRetryPolicy() {
 	ctx := context.Background()
 	client, err := respire.Connect(ctx, respire.Options{
 		Endpoints: []string{addr},
-		// Resend read-only commands (and any command the transport proved
-		// unsent) up to 3 times on connection loss, LOADING, TRYAGAIN,
-		// MASTERDOWN or READONLY.
+		// Send read-only commands (and any command with a category that
+		// the transport proved unsent) up to 3 times in all, the first
+		// send included, on connection loss, LOADING, TRYAGAIN, MASTERDOWN
+		// or READONLY.
 		RetryPolicy: &respire.RetryPolicy{
 			MaxAttempts:             3,
 			MaxCommandRetryCategory: respire.ReadOnly,

@@ -708,10 +708,12 @@ func isExcluded(excluded []*groupMember, m *groupMember) bool {
 //     end before ctx's deadline is not started: the last failure is
 //     returned.
 //
-// The final error of an operation that made more than one attempt is a
-// [*RetryError] wrapping the last failure (or the caller's cancellation,
-// which then wraps the last failure too); after one attempt it is that
-// attempt's error as fn returned it. With an error Execute returns the
+// The final error of an operation that made more than one attempt, or
+// whose backoff the caller's cancellation or Close ended (then possibly
+// after one attempt), is a [*RetryError] wrapping the last failure (or
+// that cancellation or Close, which then wraps the last failure too);
+// otherwise, after one attempt, it is that attempt's error as fn returned
+// it. With an error Execute returns the
 // value fn returned in the last attempt, or T's zero value when that
 // attempt found no member to run on.
 // [MayHaveExecuted] reports true for an operation whose fn ran at least
