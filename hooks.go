@@ -24,7 +24,10 @@ import (
 // run on goroutines of the client's instead, which [Client.Close] waits
 // for, and so must not call Close (it would wait for itself): a
 // DialHook, and the ProcessHook of a cached read ([Client.GetCached],
-// [Client.DoCached]), whose one read serves every caller waiting for it. A hook may
+// [Client.DoCached]), whose one read serves every caller waiting for it.
+// The ProcessHook of a [FailoverGroup] member's PING probes runs on the
+// group's probe goroutine, which [FailoverGroup.Close] waits for; a panic
+// there fails the probe. A hook may
 // derive the context it passes to next (a tracing span), time the call,
 // or fail it before anything is sent by returning an error without
 // calling next. It cannot turn a failure into a success: when next
