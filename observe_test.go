@@ -18,6 +18,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -455,7 +456,9 @@ func TestCommandMetricsCallEndedDuringRetryBackoff(t *testing.T) {
 // TestSubcommandAsArgumentNamesTheSubcommand: Do with the subcommand as
 // its first argument (NewCommand("OBJECT"), "ENCODING", key) is the
 // catalog's OBJECT ENCODING to hooks and to db.operation.name, as the
-// typed method is, whichever of the two runs first.
+// typed method is, whichever of the two runs first; on a dedicated
+// connection too, whose commands the duration metric records as the
+// client's.
 func TestSubcommandAsArgumentNamesTheSubcommand(t *testing.T) {
 	var events []string
 	reader := sdkmetric.NewManualReader()
@@ -468,12 +471,20 @@ func TestSubcommandAsArgumentNamesTheSubcommand(t *testing.T) {
 	ctx := testCtx(t)
 	_, _ = c.Do(ctx, NewCommand("OBJECT"), "ENCODING", "k")
 	_, _ = c.ObjectEncoding(ctx, "k")
+	err := c.Dedicated(ctx, func(conn *Conn) error {
+		_, _ = conn.Do(ctx, NewCommand("OBJECT"), "ENCODING", "k")
+		_, _ = conn.Do(ctx, catalog.Generic.OBJECT_ENCODING(), "k")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	durations, _ := collectCommandMetrics(t, reader)
 	names := map[string]uint64{}
 	for k, n := range durations {
 		names[strings.SplitN(k, "/", 2)[0]] += n
 	}
-	if want := map[string]uint64{"OBJECT ENCODING": 2}; !maps.Equal(names, want) {
+	if want := map[string]uint64{"OBJECT ENCODING": 4}; !maps.Equal(names, want) {
 		t.Errorf("durations by db.operation.name = %v, want %v", names, want)
 	}
 	var before []string
@@ -482,7 +493,7 @@ func TestSubcommandAsArgumentNamesTheSubcommand(t *testing.T) {
 			before = append(before, name[:strings.LastIndexByte(name, ' ')])
 		}
 	}
-	if want := []string{"OBJECT ENCODING", "OBJECT ENCODING"}; !slices.Equal(before, want) {
+	if want := []string{"OBJECT ENCODING", "OBJECT ENCODING", "OBJECT ENCODING", "OBJECT ENCODING"}; !slices.Equal(before, want) {
 		t.Errorf("hooks saw %q, want %q", before, want)
 	}
 }
