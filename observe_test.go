@@ -603,3 +603,42 @@ func (h lateHook) ProcessHook(next ProcessHook) ProcessHook {
 	}
 }
 func (lateHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook { return next }
+
+// TestHookForeignInfoSendsNothing: a next given a CommandInfo or a
+// BatchInfo other than the one its hook received (a new one, empty of
+// the command) fails and sends nothing, instead of crashing the caller.
+func TestHookForeignInfoSendsNothing(t *testing.T) {
+	s := respiretest.NewServer(t)
+	echo := s.MustAddRule(t, respiretest.Rule{Command: "ECHO", Action: respiretest.Pass, Times: respiretest.Always})
+	c := retryMemClient(t, s, Options{Hooks: []Hook{foreignHook{}}})
+	ctx := testCtx(t)
+	if _, err := c.Echo(ctx, "x"); !errors.Is(err, errHookForeign) {
+		t.Errorf("Echo = %v, want %v", err, errHookForeign)
+	}
+	b := c.NewBatch()
+	e := b.Echo("y")
+	if err := b.Execute(ctx); !errors.Is(err, errHookForeign) {
+		t.Errorf("Batch.Execute = %v, want %v", err, errHookForeign)
+	}
+	if _, err := e.Result(); err == nil {
+		t.Error("the batch member succeeded, want its batch's failure")
+	}
+	if n := echo.Matched(); n != 0 {
+		t.Errorf("the server saw %d ECHO, want 0", n)
+	}
+}
+
+// foreignHook calls next with an info of its own making.
+type foreignHook struct{}
+
+func (foreignHook) DialHook(next DialHook) DialHook { return next }
+func (foreignHook) ProcessHook(next ProcessHook) ProcessHook {
+	return func(ctx context.Context, cmd *CommandInfo) error {
+		return next(ctx, &CommandInfo{Name: cmd.Name, Category: cmd.Category})
+	}
+}
+func (foreignHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook {
+	return func(ctx context.Context, b *BatchInfo) error {
+		return next(ctx, &BatchInfo{Transaction: b.Transaction})
+	}
+}
