@@ -642,3 +642,37 @@ func (foreignHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook {
 		return next(ctx, &BatchInfo{Transaction: b.Transaction})
 	}
 }
+
+// TestXAddFallbackIsOneOperation: on a server without IDMP, a typed XAdd
+// that falls back to a plain XADD is one operation to the hooks and to
+// the duration metric, as a script's EVAL fallback is: one successful
+// XADD, not a failed one and then another.
+func TestXAddFallbackIsOneOperation(t *testing.T) {
+	var events []string
+	reader := sdkmetric.NewManualReader()
+	s := respiretest.NewServer(t, respiretest.InMemory(), respiretest.WithIDMP(false))
+	c := retryMemClient(t, s, Options{
+		RetryPolicy:   idmpChecked,
+		Hooks:         []Hook{&recordingHook{tag: "h", events: &events}},
+		Metrics:       MetricsCommands,
+		MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+	})
+	if _, err := c.XAdd(testCtx(t), "s", XAddOptions{}, "f", "v"); err != nil {
+		t.Fatalf("XAdd = %v", err)
+	}
+	wantXLen(t, c, "s", 1)
+	durations, _ := collectCommandMetrics(t, reader)
+	delete(durations, "XLEN/")
+	if want := map[string]uint64{"XADD/": 1}; !maps.Equal(durations, want) {
+		t.Errorf("durations = %v, want %v", durations, want)
+	}
+	var xadds []string
+	for _, e := range events {
+		if strings.Contains(e, " XADD ") {
+			xadds = append(xadds, e)
+		}
+	}
+	if want := []string{"h:before XADD write_checked", "h:after XADD ok"}; !slices.Equal(xadds, want) {
+		t.Errorf("hooks saw %q, want %q", xadds, want)
+	}
+}
