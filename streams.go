@@ -218,21 +218,6 @@ func (c *Client) xaddAutoFrames(ctx context.Context, key string, opt XAddOptions
 	return f, c.execFrame(ctx, f, s)
 }
 
-// frameString is doString's reading of the string reply in f, which it
-// releases.
-func frameString(f *wire.Frame) (string, error) {
-	str, null, odd := string(f.Bytes), f.Null, f.Value
-	f.Scratch = f.Bytes[:0]
-	f.Release()
-	switch {
-	case odd.Type != 0:
-		return "", unexpected("string", odd)
-	case null:
-		return "", ErrNil
-	}
-	return str, nil
-}
-
 // isNoIDMP reports whether err is the exact rejection of IDMP by a
 // server without it (possibly after resends of the rejected call).
 func isNoIDMP(err error) bool {
