@@ -910,8 +910,12 @@ func TestCachedReadDirtyFlightIsNotJoined(t *testing.T) {
 	<-first
 }
 
-// panicHook panics in the process hook of the first GET it sees.
-type panicHook struct{ armed atomic.Bool }
+// panicHook panics in the process hook of the first command named name
+// (GET when empty) it sees once armed.
+type panicHook struct {
+	name  string
+	armed atomic.Bool
+}
 
 func (h *panicHook) DialHook(next DialHook) DialHook { return next }
 func (h *panicHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook {
@@ -919,7 +923,7 @@ func (h *panicHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook {
 }
 func (h *panicHook) ProcessHook(next ProcessHook) ProcessHook {
 	return func(ctx context.Context, cmd *CommandInfo) error {
-		if cmd.Name == "GET" && h.armed.CompareAndSwap(true, false) {
+		if (cmd.Name == h.name || h.name == "" && cmd.Name == "GET") && h.armed.CompareAndSwap(true, false) {
 			panic("hook exploded")
 		}
 		return next(ctx, cmd)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/clock"
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
@@ -211,15 +212,38 @@ func (conn *Conn) Do(ctx context.Context, cmd Command, args ...any) (Reply, erro
 	if err != nil {
 		return Reply{}, err
 	}
-	if conn.c.hooks == nil {
+	if conn.c.hooks == nil && conn.c.cmdMetrics == nil {
 		return conn.doFrame(ctx, cmd, f)
 	}
+	return conn.doObserved(ctx, cmd, f)
+}
+
+// doObserved is doFrame through the process hooks and the command
+// duration metric, with the name [Client.Do] gives the command (the
+// catalog's, a subcommand passed as the first argument included).
+func (conn *Conn) doObserved(ctx context.Context, cmd Command, f *wire.Frame) (Reply, error) {
+	c := conn.c
+	var small [16][]byte
+	d := dispatchOf(cmd, argWords(cmd, f.Buf, small[:0]))
+	s := spec{name: d.name, cat: Never, desc: d.desc}
+	var began time.Time
+	if c.cmdMetrics != nil {
+		began = clock.Now()
+	}
 	var r Reply
-	err = conn.c.processHooked(ctx, cmd.FullName(), Never, func(ctx context.Context) error {
-		var err error
+	var err error
+	if c.hooks == nil {
 		r, err = conn.doFrame(ctx, cmd, f)
-		return err
-	})
+	} else {
+		err = c.processHooked(ctx, s.name, Never, func(ctx context.Context) error {
+			var err error
+			r, err = conn.doFrame(ctx, cmd, f)
+			return err
+		})
+	}
+	if c.cmdMetrics != nil {
+		c.recordCommand(&s, began, err)
+	}
 	return r, err
 }
 

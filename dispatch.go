@@ -64,6 +64,12 @@ func (c *Client) doString(ctx context.Context, f *wire.Frame, s *spec) (string, 
 	if err := c.exec(ctx, f, s); err != nil {
 		return "", err
 	}
+	return frameString(f)
+}
+
+// frameString reads the string reply in f, which it releases; null is
+// ErrNil.
+func frameString(f *wire.Frame) (string, error) {
 	str, null, odd := string(f.Bytes), f.Null, f.Value
 	f.Scratch = f.Bytes[:0]
 	f.Release()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -477,13 +478,26 @@ func (g *FailoverGroup) probeLoop(m *groupMember) {
 		}
 		last = time.Now()
 		ctx, cancel := context.WithTimeout(g.ctx, g.cfg.timeout)
-		err := g.probe(ctx, m)
+		err := g.probeOnce(ctx, m)
 		cancel()
 		if g.closed.Load() {
 			return // a probe cut short by Close is no observation
 		}
 		g.observe(m, err == nil, time.Now())
 	}
+}
+
+// probeOnce runs one probe of m. The probe runs the member client's
+// process hooks (its PING) on the group's probe goroutine, out of any
+// caller's reach: a panic there would crash the process and stop the
+// probes, so it fails the probe instead.
+func (g *FailoverGroup) probeOnce(ctx context.Context, m *groupMember) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("respire: the failover probe panicked: %v", p)
+		}
+	}()
+	return g.probe(ctx, m)
 }
 
 // observe records one probe of m at now, updates its circuit and the

@@ -1535,3 +1535,27 @@ func TestFailoverConcurrentCloseCallsBothWait(t *testing.T) {
 		}
 	})
 }
+
+// A member's process hooks run its PING probes on the group's probe
+// goroutine: a hook that panics there must not crash the process. The
+// probe fails instead, and the member's circuit opens as for any failed
+// probe.
+func TestFailoverPanickingProbeHookFailsTheProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		members, _ := memMembers(t, 0, 1)
+		h := &panicHook{name: "PING"}
+		members[0].Options.Hooks = []Hook{h}
+		opts := bubbleOpts()
+		opts.FailureThreshold = 1
+		c := bubbleClock{time.Now()}
+		g := fakeGroup(t, members, opts, nil)
+		h.armed.Store(true) // the probe at 100 ms panics
+		c.at(150 * milli)
+		if got := activeIndex(g); got != 1 {
+			t.Fatalf("active %d after member 0's probe panicked, want 1", got)
+		}
+		if h.armed.Load() {
+			t.Fatal("the probe never ran the member's hook")
+		}
+	})
+}

@@ -24,7 +24,10 @@ import (
 // run on goroutines of the client's instead, which [Client.Close] waits
 // for, and so must not call Close (it would wait for itself): a
 // DialHook, and the ProcessHook of a cached read ([Client.GetCached],
-// [Client.DoCached]), whose one read serves every caller waiting for it. A hook may
+// [Client.DoCached]), whose one read serves every caller waiting for it.
+// The ProcessHook of a [FailoverGroup] member's PING probes runs on the
+// group's probe goroutine, which [FailoverGroup.Close] waits for; a panic
+// there fails the probe. A hook may
 // derive the context it passes to next (a tracing span), time the call,
 // or fail it before anything is sent by returning an error without
 // calling next. It cannot turn a failure into a success: when next
@@ -35,7 +38,8 @@ import (
 // only when the hook and the next it started have both returned: a hook
 // that gives up waiting (a timeout) makes the caller wait for the
 // command still, unless it cancels the context it passed to next. A next
-// called after its hook returned sends nothing and fails.
+// called after its hook returned, or given another CommandInfo or
+// BatchInfo than the one its hook received, sends nothing and fails.
 type Hook interface {
 	DialHook(next DialHook) DialHook
 	ProcessHook(next ProcessHook) ProcessHook
@@ -68,7 +72,8 @@ type CommandInfo struct {
 	run  func(ctx context.Context) error // nil: exec f with s
 	f    *wire.Frame
 	s    *spec
-	bt   *blockTime // a blocking command: f goes to a dedicated connection
+	bt   *blockTime   // a blocking command: f goes to a dedicated connection
+	self *CommandInfo // the info the hooks were given: next refuses any other
 	next nextGate
 	err  error
 }
@@ -79,6 +84,7 @@ type BatchInfo struct {
 	// Transaction reports whether the unit is a MULTI/EXEC transaction.
 	Transaction bool
 	b           *Batch
+	self        *BatchInfo // the info the hooks were given: next refuses any other
 	next        nextGate
 	err         error
 }
@@ -92,6 +98,10 @@ func (i *BatchInfo) Name(n int) string { return i.b.members[n].name }
 // errHookNext is the error of a second call of next by one hook, or of
 // a call after the hook returned.
 var errHookNext = errors.New("respire: a hook called next twice, or after it returned")
+
+// errHookForeign is the error of a next called with a CommandInfo or a
+// BatchInfo other than the one its hook received.
+var errHookForeign = errors.New("respire: a hook passed next a CommandInfo or BatchInfo other than the one it received")
 
 // nextGate lets one call of a hook's next run, and lets the call wait for
 // it when the hook returned first (next ran on a goroutine of the hook's):
@@ -200,6 +210,9 @@ func contained(dial wire.DialFunc) wire.DialFunc {
 
 // runCommand is the innermost ProcessHook: the command itself.
 func runCommand(ctx context.Context, i *CommandInfo) error {
+	if i.self != i {
+		return errHookForeign
+	}
 	if !i.next.enter() {
 		return errHookNext
 	}
@@ -216,6 +229,9 @@ func runCommand(ctx context.Context, i *CommandInfo) error {
 }
 
 func runBatch(ctx context.Context, i *BatchInfo) error {
+	if i.self != i {
+		return errHookForeign
+	}
 	if !i.next.enter() {
 		return errHookNext
 	}
@@ -228,6 +244,7 @@ func runBatch(ctx context.Context, i *BatchInfo) error {
 // is released on every error path, as exec does.
 func (c *Client) processFrame(ctx context.Context, i *CommandInfo) error {
 	f := i.f
+	i.self = i
 	err := c.hooks.process(ctx, i)
 	switch called := i.next.settle(); {
 	case !called:
@@ -252,6 +269,7 @@ func (c *Client) processHooked(ctx context.Context, name string, cat RetryCatego
 		return run(ctx)
 	}
 	i := &CommandInfo{Name: name, Category: cat, c: c, run: run}
+	i.self = i
 	err := c.hooks.process(ctx, i)
 	switch called := i.next.settle(); {
 	case !called && err == nil:
@@ -265,6 +283,7 @@ func (c *Client) processHooked(ctx context.Context, name string, cat RetryCatego
 // executeHooked is Batch.Execute through the batch hooks.
 func (b *Batch) executeHooked(ctx context.Context) error {
 	i := &BatchInfo{Transaction: b.tx, b: b}
+	i.self = i
 	err := b.c.hooks.batch(ctx, i)
 	switch called := i.next.settle(); {
 	case !called:

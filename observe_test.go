@@ -18,6 +18,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -455,7 +456,9 @@ func TestCommandMetricsCallEndedDuringRetryBackoff(t *testing.T) {
 // TestSubcommandAsArgumentNamesTheSubcommand: Do with the subcommand as
 // its first argument (NewCommand("OBJECT"), "ENCODING", key) is the
 // catalog's OBJECT ENCODING to hooks and to db.operation.name, as the
-// typed method is, whichever of the two runs first.
+// typed method is, whichever of the two runs first; on a dedicated
+// connection too, whose commands the duration metric records as the
+// client's.
 func TestSubcommandAsArgumentNamesTheSubcommand(t *testing.T) {
 	var events []string
 	reader := sdkmetric.NewManualReader()
@@ -468,12 +471,20 @@ func TestSubcommandAsArgumentNamesTheSubcommand(t *testing.T) {
 	ctx := testCtx(t)
 	_, _ = c.Do(ctx, NewCommand("OBJECT"), "ENCODING", "k")
 	_, _ = c.ObjectEncoding(ctx, "k")
+	err := c.Dedicated(ctx, func(conn *Conn) error {
+		_, _ = conn.Do(ctx, NewCommand("OBJECT"), "ENCODING", "k")
+		_, _ = conn.Do(ctx, catalog.Generic.OBJECT_ENCODING(), "k")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	durations, _ := collectCommandMetrics(t, reader)
 	names := map[string]uint64{}
 	for k, n := range durations {
 		names[strings.SplitN(k, "/", 2)[0]] += n
 	}
-	if want := map[string]uint64{"OBJECT ENCODING": 2}; !maps.Equal(names, want) {
+	if want := map[string]uint64{"OBJECT ENCODING": 4}; !maps.Equal(names, want) {
 		t.Errorf("durations by db.operation.name = %v, want %v", names, want)
 	}
 	var before []string
@@ -482,7 +493,7 @@ func TestSubcommandAsArgumentNamesTheSubcommand(t *testing.T) {
 			before = append(before, name[:strings.LastIndexByte(name, ' ')])
 		}
 	}
-	if want := []string{"OBJECT ENCODING", "OBJECT ENCODING"}; !slices.Equal(before, want) {
+	if want := []string{"OBJECT ENCODING", "OBJECT ENCODING", "OBJECT ENCODING", "OBJECT ENCODING"}; !slices.Equal(before, want) {
 		t.Errorf("hooks saw %q, want %q", before, want)
 	}
 }
@@ -592,3 +603,76 @@ func (h lateHook) ProcessHook(next ProcessHook) ProcessHook {
 	}
 }
 func (lateHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook { return next }
+
+// TestHookForeignInfoSendsNothing: a next given a CommandInfo or a
+// BatchInfo other than the one its hook received (a new one, empty of
+// the command) fails and sends nothing, instead of crashing the caller.
+func TestHookForeignInfoSendsNothing(t *testing.T) {
+	s := respiretest.NewServer(t)
+	echo := s.MustAddRule(t, respiretest.Rule{Command: "ECHO", Action: respiretest.Pass, Times: respiretest.Always})
+	c := retryMemClient(t, s, Options{Hooks: []Hook{foreignHook{}}})
+	ctx := testCtx(t)
+	if _, err := c.Echo(ctx, "x"); !errors.Is(err, errHookForeign) {
+		t.Errorf("Echo = %v, want %v", err, errHookForeign)
+	}
+	b := c.NewBatch()
+	e := b.Echo("y")
+	if err := b.Execute(ctx); !errors.Is(err, errHookForeign) {
+		t.Errorf("Batch.Execute = %v, want %v", err, errHookForeign)
+	}
+	if _, err := e.Result(); err == nil {
+		t.Error("the batch member succeeded, want its batch's failure")
+	}
+	if n := echo.Matched(); n != 0 {
+		t.Errorf("the server saw %d ECHO, want 0", n)
+	}
+}
+
+// foreignHook calls next with an info of its own making.
+type foreignHook struct{}
+
+func (foreignHook) DialHook(next DialHook) DialHook { return next }
+func (foreignHook) ProcessHook(next ProcessHook) ProcessHook {
+	return func(ctx context.Context, cmd *CommandInfo) error {
+		return next(ctx, &CommandInfo{Name: cmd.Name, Category: cmd.Category})
+	}
+}
+func (foreignHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook {
+	return func(ctx context.Context, b *BatchInfo) error {
+		return next(ctx, &BatchInfo{Transaction: b.Transaction})
+	}
+}
+
+// TestXAddFallbackIsOneOperation: on a server without IDMP, a typed XAdd
+// that falls back to a plain XADD is one operation to the hooks and to
+// the duration metric, as a script's EVAL fallback is: one successful
+// XADD, not a failed one and then another.
+func TestXAddFallbackIsOneOperation(t *testing.T) {
+	var events []string
+	reader := sdkmetric.NewManualReader()
+	s := respiretest.NewServer(t, respiretest.InMemory(), respiretest.WithIDMP(false))
+	c := retryMemClient(t, s, Options{
+		RetryPolicy:   idmpChecked,
+		Hooks:         []Hook{&recordingHook{tag: "h", events: &events}},
+		Metrics:       MetricsCommands,
+		MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+	})
+	if _, err := c.XAdd(testCtx(t), "s", XAddOptions{}, "f", "v"); err != nil {
+		t.Fatalf("XAdd = %v", err)
+	}
+	wantXLen(t, c, "s", 1)
+	durations, _ := collectCommandMetrics(t, reader)
+	delete(durations, "XLEN/")
+	if want := map[string]uint64{"XADD/": 1}; !maps.Equal(durations, want) {
+		t.Errorf("durations = %v, want %v", durations, want)
+	}
+	var xadds []string
+	for _, e := range events {
+		if strings.Contains(e, " XADD ") {
+			xadds = append(xadds, e)
+		}
+	}
+	if want := []string{"h:before XADD write_checked", "h:after XADD ok"}; !slices.Equal(xadds, want) {
+		t.Errorf("hooks saw %q, want %q", xadds, want)
+	}
+}

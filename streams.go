@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/clock"
 	"github.com/respire-go/respire/internal/retry"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
@@ -97,7 +98,8 @@ type XAddOptions struct {
 // of a plain XADD ([WriteAccumulating]: under a WriteChecked maximum a
 // lost reply of that plain XADD is not resent). Every call tries IDMP
 // again, so such a server sees one rejected XADD per append; other
-// errors reach the caller.
+// errors reach the caller. The call, fallback included, is one XADD to
+// [Options.Hooks] and the command duration metric.
 //
 // There is no fallback when an earlier attempt of the same call may have
 // executed: its reply was lost on a server with IDMP, and the resend met
@@ -139,27 +141,68 @@ func (c *Client) autoIDMP() bool {
 }
 
 // xaddAuto is XAdd with the client's producer ID and a fresh message ID,
-// falling back to a plain XADD on a server without IDMP.
+// falling back to a plain XADD on a server without IDMP. The call, its
+// fallback included, is one operation to the process hooks and the
+// command duration metric, as a script's EVAL fallback is: a successful
+// append is not a failed XADD followed by another.
 func (c *Client) xaddAuto(ctx context.Context, key string, opt XAddOptions, pairs []string) (string, error) {
+	if c.hooks == nil && c.cmdMetrics == nil {
+		f, err := c.xaddAutoFrames(ctx, key, opt, pairs)
+		if err != nil {
+			return "", err
+		}
+		return frameString(f)
+	}
+	s := specXADDChecked // every XADD with an automatic identity
+	var began time.Time
+	if c.cmdMetrics != nil {
+		began = clock.Now()
+	}
+	var f *wire.Frame
+	var err error
+	if c.hooks == nil {
+		f, err = c.xaddAutoFrames(ctx, key, opt, pairs)
+	} else {
+		err = c.processHooked(ctx, s.name, s.cat, func(ctx context.Context) error {
+			var err error
+			f, err = c.xaddAutoFrames(ctx, key, opt, pairs)
+			return err
+		})
+	}
+	if c.cmdMetrics != nil {
+		c.recordCommand(s, began, err)
+	}
+	if err != nil {
+		return "", err
+	}
+	return frameString(f)
+}
+
+// xaddAutoFrames sends the XADD of xaddAuto, then its plain fallback if
+// the server has no IDMP, past the process hooks and the duration metric
+// (xaddAuto runs them once around both). It returns the frame holding
+// the reply; on error it has released it.
+func (c *Client) xaddAutoFrames(ctx context.Context, key string, opt XAddOptions, pairs []string) (*wire.Frame, error) {
 	idem := XAddIdempotency{ProducerID: c.cfg.streamProducerID, MessageID: newStreamMessageID()}
 	auto := opt
 	auto.Idempotency = &idem
 	f, s, err := c.xaddFrame(key, auto, pairs)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	// The fallback shares the call's deadline: compute it before the
 	// first send, as exec does.
 	dl := c.waitDeadline(ctx)
-	id, err := c.doString(ctx, f, s)
+	f.Want, f.Bytes = wire.WantBytes, f.Scratch[:0]
+	err = c.execFrame(ctx, f, s)
 	if err == nil || !isNoIDMP(err) {
-		return id, err
+		return f, err
 	}
 	if ranBeforeLast(err) {
 		// An earlier attempt may have appended the entry before a server
 		// without IDMP answered the resend (a failover onto an older
 		// server): a plain XADD could append it a second time.
-		return "", fmt.Errorf("respire: XADD: the server rejected IDMP after an earlier attempt may have appended the entry; not sent again as a plain XADD: %w", err)
+		return nil, fmt.Errorf("respire: XADD: the server rejected IDMP after an earlier attempt may have appended the entry; not sent again as a plain XADD: %w", err)
 	}
 	// The server has no IDMP: it rejected the identity before running the
 	// XADD. Send the call once more without it, as a plain XADD.
@@ -169,9 +212,10 @@ func (c *Client) xaddAuto(ctx context.Context, key string, opt XAddOptions, pair
 		defer cancel()
 	}
 	if f, s, err = c.xaddFrame(key, opt, pairs); err != nil {
-		return "", err
+		return nil, err
 	}
-	return c.doString(ctx, f, s)
+	f.Want, f.Bytes = wire.WantBytes, f.Scratch[:0]
+	return f, c.execFrame(ctx, f, s)
 }
 
 // isNoIDMP reports whether err is the exact rejection of IDMP by a

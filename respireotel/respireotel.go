@@ -104,6 +104,7 @@ func (h *Hook) ProcessHook(next respire.ProcessHook) respire.ProcessHook {
 			trace.WithAttributes(h.attrs...),
 			trace.WithAttributes(attribute.String("db.operation.name", cmd.Name),
 				attribute.String("respire.command.retry.category", cmd.Category.String())))
+		defer endOnPanic(span)
 		err := next(ctx, cmd)
 		end(span, err)
 		return err
@@ -121,10 +122,23 @@ func (h *Hook) ProcessBatchHook(next respire.ProcessBatchHook) respire.ProcessBa
 		ctx, span := h.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient),
 			trace.WithAttributes(h.attrs...),
 			trace.WithAttributes(attribute.String("db.operation.name", name), attribute.Int("db.operation.batch.size", b.Len())))
+		defer endOnPanic(span)
 		err := next(ctx, b)
 		end(span, err)
 		return err
 	}
+}
+
+// endOnPanic ends span, with error.type "panic", when a later hook or the
+// operation panicked before end could: the span is not lost, and the
+// panic goes on unchanged.
+func endOnPanic(span trace.Span) {
+	if !span.IsRecording() {
+		return // ended by end, or never recorded
+	}
+	span.SetAttributes(attribute.String("error.type", "panic"))
+	span.SetStatus(codes.Error, "the operation panicked")
+	span.End()
 }
 
 // end records err's type and status, then ends span.

@@ -182,3 +182,51 @@ func TestSpanOfCallEndedDuringRetryBackoff(t *testing.T) {
 		})
 	}
 }
+
+// TestSpanEndsWhenAnInnerHookPanics: a hook after this one (or the
+// command) that panics still ends the command's and the batch's spans,
+// with an Error status, and the panic reaches the caller unchanged.
+func TestSpanEndsWhenAnInnerHookPanics(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	s := respiretest.NewServer(t)
+	c, err := respire.Connect(context.Background(), respire.Options{
+		Endpoints: []string{respiretest.MemoryAddr}, Dialer: s.Dial,
+		Hooks: []respire.Hook{NewHook(WithTracerProvider(tp)), panicHook{}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	recovered := func(run func()) (p any) {
+		defer func() { p = recover() }()
+		run()
+		return nil
+	}
+	if p := recovered(func() { _, _ = c.Get(context.Background(), "k") }); p != "inner hook panics" {
+		t.Fatalf("Get recovered %v, want the inner hook's panic", p)
+	}
+	if p := recovered(func() { b := c.NewBatch(); b.Get("k"); _ = b.Execute(context.Background()) }); p != "inner hook panics" {
+		t.Fatalf("Execute recovered %v, want the inner hook's panic", p)
+	}
+	spans := rec.Ended()
+	if len(spans) != 2 {
+		t.Fatalf("%d spans ended, want 2", len(spans))
+	}
+	for _, sp := range spans {
+		if sp.Status().Code != codes.Error || attr(sp, "error.type").AsString() != "panic" {
+			t.Errorf("span %s: status %v, error.type %q; want Error and panic", sp.Name(), sp.Status().Code, attr(sp, "error.type").AsString())
+		}
+	}
+}
+
+// panicHook panics before every command and batch.
+type panicHook struct{}
+
+func (panicHook) DialHook(next respire.DialHook) respire.DialHook { return next }
+func (panicHook) ProcessHook(respire.ProcessHook) respire.ProcessHook {
+	return func(context.Context, *respire.CommandInfo) error { panic("inner hook panics") }
+}
+func (panicHook) ProcessBatchHook(respire.ProcessBatchHook) respire.ProcessBatchHook {
+	return func(context.Context, *respire.BatchInfo) error { panic("inner hook panics") }
+}
