@@ -181,6 +181,8 @@ func TestSetWithOptions(t *testing.T) {
 		{name: "Plain", existing: "old", ttl: time.Minute, want: SetResult{Written: true}, wantVal: "v", minTTL: TTLPersistent, maxTTL: TTLPersistent},
 		{name: "EX", opt: SetOptions{TTL: 10 * time.Second}, wantArgs: []string{"EX", "10"}, want: SetResult{Written: true}, wantVal: "v", minTTL: 9 * time.Second, maxTTL: 10 * time.Second},
 		{name: "PX", opt: SetOptions{TTL: 1500 * time.Millisecond}, wantArgs: []string{"PX", "1500"}, want: SetResult{Written: true}, wantVal: "v", minTTL: time.Second, maxTTL: 1500 * time.Millisecond},
+		{name: "PXTruncatedToTheMillisecond", opt: SetOptions{TTL: 10*time.Second + 1500*time.Microsecond}, wantArgs: []string{"PX", "10001"}, want: SetResult{Written: true}, wantVal: "v", minTTL: 9 * time.Second, maxTTL: 10001 * time.Millisecond},
+		{name: "PXATTruncatedToTheMillisecond", opt: SetOptions{ExpireAt: pxat.Add(700 * time.Microsecond)}, wantArgs: []string{"PXAT", fmt.Sprint(pxat.UnixMilli())}, want: SetResult{Written: true}, wantVal: "v", minTTL: 90 * time.Second, maxTTL: 100500 * time.Millisecond},
 		{name: "EXAT", opt: SetOptions{ExpireAt: exat}, wantArgs: []string{"EXAT", fmt.Sprint(exat.Unix())}, want: SetResult{Written: true}, wantVal: "v", minTTL: 90 * time.Second, maxTTL: 100 * time.Second},
 		{name: "PXAT", opt: SetOptions{ExpireAt: pxat}, wantArgs: []string{"PXAT", fmt.Sprint(pxat.UnixMilli())}, want: SetResult{Written: true}, wantVal: "v", minTTL: 90 * time.Second, maxTTL: 100500 * time.Millisecond},
 		{name: "KEEPTTL", existing: "old", ttl: time.Minute, opt: SetOptions{KeepTTL: true}, wantArgs: []string{"KEEPTTL"}, want: SetResult{Written: true}, wantVal: "v", minTTL: 50 * time.Second, maxTTL: time.Minute},

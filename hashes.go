@@ -486,10 +486,12 @@ func (c *Client) cmdHGetDel(key string, fields ...string) cmd[FieldValues] {
 // value leaves the fields' expiry unchanged.
 type HGetExOptions struct {
 	// TTL sets a relative expiry: EX when a whole number of seconds,
-	// otherwise PX. Must be at least 1ms when set.
+	// otherwise PX, truncated to the millisecond. Must be at least 1ms
+	// when set.
 	TTL time.Duration
 	// ExpireAt sets an absolute expiry: EXAT when on a whole second,
-	// otherwise PXAT. Must be after the Unix epoch when set.
+	// otherwise PXAT, truncated to the millisecond. Must be after the
+	// Unix epoch when set.
 	ExpireAt time.Time
 	// Persist removes the expiry (PERSIST).
 	Persist bool
@@ -524,10 +526,12 @@ type HSetExOptions struct {
 	// FNX) or only if all exist ([SetIfExists], FXX).
 	Condition SetCondition
 	// TTL sets a relative expiry: EX when a whole number of seconds,
-	// otherwise PX. Must be at least 1ms when set.
+	// otherwise PX, truncated to the millisecond. Must be at least 1ms
+	// when set.
 	TTL time.Duration
 	// ExpireAt sets an absolute expiry: EXAT when on a whole second,
-	// otherwise PXAT. Must be after the Unix epoch when set.
+	// otherwise PXAT, truncated to the millisecond. Must be after the
+	// Unix epoch when set.
 	ExpireAt time.Time
 	// KeepTTL keeps the fields' current expiry (KEEPTTL). At most one of
 	// TTL, ExpireAt and KeepTTL may be set.

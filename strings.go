@@ -91,10 +91,12 @@ type SetOptions struct {
 	// Condition is NX or XX.
 	Condition SetCondition
 	// TTL sets a relative expiry: EX when a whole number of seconds,
-	// otherwise PX. Must be positive when set.
+	// otherwise PX, truncated to the millisecond. Must be at least 1ms
+	// when set.
 	TTL time.Duration
 	// ExpireAt sets an absolute expiry: EXAT when on a whole second,
-	// otherwise PXAT.
+	// otherwise PXAT, truncated to the millisecond. Must be after the
+	// Unix epoch when set.
 	ExpireAt time.Time
 	// KeepTTL keeps the key's current expiry (KEEPTTL).
 	KeepTTL bool
@@ -113,9 +115,10 @@ type SetResult struct {
 	PreviousExists bool
 }
 
-// SetWithOptions runs SET with options. Contradictory options (TTL with
-// ExpireAt or KeepTTL, a non-positive TTL, an undefined condition) fail with
-// [ErrInvalidArgument] before anything is sent.
+// SetWithOptions runs SET with options. Contradictory options (more than
+// one of TTL, ExpireAt and KeepTTL, a TTL below 1ms, an ExpireAt not after
+// the epoch, an undefined condition) fail with [ErrInvalidArgument] before
+// anything is sent.
 func (c *Client) SetWithOptions(ctx context.Context, key, value string, opt SetOptions) (SetResult, error) {
 	f, s, err := c.setFrame(key, value, opt)
 	if err != nil {
@@ -349,11 +352,12 @@ func (c *Client) cmdSetNX(key, value string) cmd[bool] {
 // zero value leaves the expiry unchanged.
 type GetExOptions struct {
 	// TTL sets a relative expiry: EX when a whole number of seconds,
-	// otherwise PX. Must be at least 1ms when set. Defaults to none.
+	// otherwise PX, truncated to the millisecond. Must be at least 1ms
+	// when set. Defaults to none.
 	TTL time.Duration
 	// ExpireAt sets an absolute expiry: EXAT when on a whole second,
-	// otherwise PXAT. Must be after the Unix epoch when set. Defaults to
-	// none.
+	// otherwise PXAT, truncated to the millisecond. Must be after the
+	// Unix epoch when set. Defaults to none.
 	ExpireAt time.Time
 	// Persist removes the expiry (PERSIST). Defaults to false.
 	Persist bool
@@ -627,10 +631,12 @@ type MSetExOptions struct {
 	// when every key exists (SetIfExists, XX). Defaults to SetAlways.
 	Condition SetCondition
 	// TTL sets a relative expiry on every key: EX when a whole number of
-	// seconds, otherwise PX. Must be at least 1ms when set.
+	// seconds, otherwise PX, truncated to the millisecond. Must be at
+	// least 1ms when set.
 	TTL time.Duration
 	// ExpireAt sets an absolute expiry on every key: EXAT when on a whole
-	// second, otherwise PXAT. Must be after the Unix epoch when set.
+	// second, otherwise PXAT, truncated to the millisecond. Must be after
+	// the Unix epoch when set.
 	ExpireAt time.Time
 	// KeepTTL keeps each key's current expiry (KEEPTTL).
 	KeepTTL bool
