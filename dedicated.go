@@ -74,7 +74,8 @@ const restoreWait = 5 * time.Second
 // connections (shared with blocking commands, bounded by
 // [Options.BlockingPoolSize]) as it was lent: if fn changed its state
 // (any command that the shared connection refuses, or that the catalog
-// does not know), the client sends RESET and replays the handshake
+// does not know), or sent CLIENT KILL (which may close it after its
+// reply), the client sends RESET and replays the handshake
 // (protocol, user, name, database) first. The connection is closed
 // instead, never pooled, when fn left a transaction open (MULTI without
 // EXEC or DISCARD), when fn sent CLIENT NO-EVICT, NO-TOUCH, SETINFO or
@@ -280,7 +281,9 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 		return Reply{}, &ConnError{Command: name, Unwritten: true, Err: errCallbackReturned}
 	}
 	defer conn.done(stop)
-	if refusal(name, d.flags) != "" || !d.known {
+	if refusal(name, d.flags) != "" || !d.known || name == "CLIENT KILL" {
+		// CLIENT KILL may close this very connection after its reply: the
+		// restore finds out, and the connection is not pooled dead.
 		conn.dirty = true
 		conn.sticky = conn.sticky || outlivesReset(name)
 	}

@@ -234,6 +234,38 @@ func TestDedicatedStateResetDoesNotUndoIsNotPooled(t *testing.T) {
 	}
 }
 
+// A callback that kills its own connection (CLIENT KILL ... SKIPME no)
+// gets the server's reply, then the server closes the connection: it is
+// never pooled, so the next loan's first command runs, rather than failing
+// as a connection lost after its write.
+func TestDedicatedOwnKilledConnectionIsNotPooled(t *testing.T) {
+	c := newClient(t, Options{BlockingPoolSize: 1})
+	ctx := testCtx(t)
+	for i := range 3 {
+		err := c.Dedicated(ctx, func(conn *Conn) error {
+			id, err := conn.Do(ctx, catalog.Conn.CLIENT_ID())
+			if err != nil {
+				return err
+			}
+			n, err := conn.Do(ctx, NewCommand("client"), "Kill", "ID", id.v.Text(), "SKIPME", "no")
+			if err != nil || n.v.Int != 1 {
+				t.Errorf("CLIENT KILL own id = %v, %v; want 1 killed", n.v, err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Dedicated(ctx, func(conn *Conn) error {
+			_, err := conn.Do(ctx, catalog.Conn.PING())
+			return err
+		})
+		if err != nil {
+			t.Fatalf("round %d: the loan after a killed one: %v", i, err)
+		}
+	}
+}
+
 // adminDB runs one command in database db on a fresh connection and
 // returns its integer reply.
 func adminDB(t *testing.T, db int, name string, args ...string) int64 {
