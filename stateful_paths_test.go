@@ -226,3 +226,31 @@ func TestSharedConnectionRunsServerWideCommands(t *testing.T) {
 		})
 	}
 }
+
+// A dedicated connection may redirect its tracking to the shared
+// connection (CLIENT TRACKING on REDIRECT id BCAST): in RESP3 the shared
+// connection then receives invalidation pushes between its replies, and
+// each caller still gets its own reply.
+func TestTrackingRedirectedToSharedConnection(t *testing.T) {
+	for _, p := range protocols {
+		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
+			c := newClient(t, Options{Protocol: p})
+			ctx := testCtx(t)
+			id := clientID(t, c)
+			err := c.Dedicated(ctx, func(conn *Conn) error {
+				if _, err := conn.Do(ctx, NewCommand("CLIENT TRACKING"), "on", "REDIRECT", id, "BCAST", "PREFIX", keyPrefix(t)); err != nil {
+					return err
+				}
+				for i := range 50 {
+					sharedOwnValue(t, c, "redirected-"+strconv.Itoa(i))
+				}
+				concurrentOwnReplies(t, c, 200)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sharedOwnValue(t, c, "after")
+		})
+	}
+}
