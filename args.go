@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/resp"
 )
 
@@ -131,10 +132,18 @@ func appendBulkUint(buf []byte, n uint64) []byte {
 }
 
 // argWords returns the arguments of the encoded command buf of cmd (the
-// words after its name and subcommand), appended to small.
+// words after its name and subcommand), appended to small. The
+// "subcommand" of a command that has none (NewCommand("XREAD BLOCK")) is
+// its first argument.
 func argWords(cmd Command, buf []byte, small [][]byte) [][]byte {
 	w := frameArgs(buf, small)
-	if p := cmd.ArgPrefix(); len(w) >= p {
+	p := cmd.ArgPrefix()
+	if p > 1 && cmd.Group() == "" && !catalog.HasSubcommands(cmd.Name()) { // a NewCommand's name
+		if _, known := catalog.Lookup(cmd.Name(), ""); known {
+			p = 1
+		}
+	}
+	if len(w) >= p {
 		return w[p:]
 	}
 	return nil

@@ -257,9 +257,11 @@ func dispatchOf(cmd Command, args [][]byte) dispatch {
 	d.desc = cmd
 	if ok {
 		flags |= known.Flags()
-		if known.Subcommand() != "" || cmd.Subcommand() == "" {
+		if known.Subcommand() != "" || cmd.Subcommand() == "" || !catalog.HasSubcommands(known.Name()) {
 			// Not the container standing for a subcommand the catalog
-			// does not know ("CLIENT NOSUCHSUB"), whose name is the caller's.
+			// does not know ("CLIENT NOSUCHSUB"), whose name is the
+			// caller's. A command without subcommands written with an
+			// argument in its name (NewCommand("SELECT 1")) is itself.
 			d.name = known.FullName()
 		}
 		d.desc = known.WithFlags(cmd.Flags())

@@ -254,3 +254,97 @@ func TestTrackingRedirectedToSharedConnection(t *testing.T) {
 		})
 	}
 }
+
+// A command without subcommands written with its first argument in its
+// name (NewCommand("SELECT 1"), NewCommand("PSYNC ?")) is the command
+// itself: a dedicated connection and Tx.Do refuse it as they refuse its
+// plain spelling, before any I/O.
+func TestStateCommandWithArgumentInItsName(t *testing.T) {
+	for _, tt := range []struct {
+		cmd  Command
+		args []string
+		name string
+	}{
+		{NewCommand("HELLO 3"), nil, "HELLO"},
+		{NewCommand("hello 2"), []string{"SETNAME", "x"}, "HELLO"},
+		{NewCommand("PSYNC ?"), []string{"-1"}, "PSYNC"},
+		{NewCommand("sync x"), nil, "SYNC"},
+		{NewCommand("MONITOR now"), nil, "MONITOR"},
+		{NewCommand("QUIT now"), nil, "QUIT"},
+		{NewCommand("RESET now"), nil, "RESET"},
+	} {
+		f := appendCommand(nil, tt.cmd, tt.args)
+		d := dispatchOf(tt.cmd, argWords(tt.cmd, f, nil))
+		if d.name != tt.name || dedicatedRefusal(d.name, d.flags) == "" {
+			t.Errorf("%s %v: dispatch name %q, dedicated refusal %q; want %s refused", tt.cmd.FullName(), tt.args, d.name, dedicatedRefusal(d.name, d.flags), tt.name)
+		}
+	}
+	c, px := proxiedStandalone(t, Options{})
+	ctx := testCtx(t)
+	sent := map[string]int{}
+	for _, name := range []string{"SELECT", "MULTI", "EXEC", "DISCARD", "UNWATCH"} {
+		sent[name] = px.Forwarded(name)
+	}
+	err := c.Dedicated(ctx, func(conn *Conn) error {
+		hellos := px.Forwarded("HELLO") // the connection's handshake
+		if _, err := conn.Do(ctx, NewCommand("Hello 3")); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("Conn.Do(HELLO 3) = %v, want ErrInvalidArgument", err)
+		}
+		if n := px.Forwarded("HELLO") - hellos; n != 0 {
+			t.Errorf("%d HELLO frames sent, want 0", n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := key(t, "watched")
+	err = c.Watch(ctx, func(tx *Tx) error {
+		for _, name := range []string{"select 1", "Multi now", "EXEC now", "discard now", "UNWATCH now"} {
+			if _, err := tx.Do(ctx, NewCommand(name)); !errors.Is(err, ErrInvalidArgument) {
+				t.Errorf("tx.Do(%s) = %v, want ErrInvalidArgument", name, err)
+			}
+		}
+		return nil
+	}, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"SELECT", "MULTI", "EXEC", "DISCARD", "UNWATCH"} {
+		if n := px.Forwarded(name) - sent[name]; n != 0 {
+			t.Errorf("%d %s frames sent, want 0", n, name)
+		}
+	}
+	sharedOwnValue(t, c, "after")
+}
+
+// The argument written in a command's name counts as its first argument
+// for the dispatch too: XREAD with BLOCK there blocks (a connection of its
+// own), SCAN with a cursor there is a continuation (never resent).
+func TestDispatchSeesArgumentInName(t *testing.T) {
+	for _, tt := range []struct {
+		cmd      Command
+		args     []string
+		blocking bool
+		category RetryCategory
+	}{
+		{NewCommand("XREAD block"), []string{"100", "STREAMS", "s", "$"}, true, Never},
+		{NewCommand("XREAD COUNT").WithRetryCategory(ReadOnly), []string{"1", "STREAMS", "s", "0"}, false, ReadOnly},
+		{NewCommand("BLPOP k"), []string{"0"}, true, Never},
+		{NewCommand("SCAN 17").WithRetryCategory(ReadOnly), nil, false, Never},
+		{NewCommand("SCAN 0").WithRetryCategory(ReadOnly), nil, false, ReadOnly},
+	} {
+		var small [16][]byte
+		f := appendCommand(nil, tt.cmd, tt.args)
+		words := argWords(tt.cmd, f, small[:0])
+		d := dispatchOf(tt.cmd, words)
+		if d.blocking != tt.blocking || d.category != tt.category {
+			t.Errorf("%s %v: blocking %v, category %v; want %v, %v", tt.cmd.FullName(), tt.args, d.blocking, d.category, tt.blocking, tt.category)
+		}
+		if tt.blocking {
+			if _, err := blockTimeOf(d.name, wordStrings(words)); err != nil {
+				t.Errorf("%s %v: block time: %v", tt.cmd.FullName(), tt.args, err)
+			}
+		}
+	}
+}

@@ -41,7 +41,9 @@ type Tx struct {
 // conflict check Watch promises) and SELECT (which would run the queue in
 // another database than the watched keys') fail the same way.
 func (tx *Tx) Do(ctx context.Context, cmd Command, args ...any) (Reply, error) {
-	switch name := cmd.FullName(); name {
+	// By the name alone: none of these has subcommands, and an argument
+	// written in the name (NewCommand("SELECT 1")) is sent as one.
+	switch name := cmd.Name(); name {
 	case "MULTI", "EXEC", "DISCARD":
 		return Reply{}, errInvalid(name, "Watch sends MULTI and EXEC itself; queue the transaction's commands on Tx.Queue")
 	case "UNWATCH":
