@@ -232,51 +232,67 @@ func TestSharedConnectionRunsServerWideCommands(t *testing.T) {
 // connection then receives invalidation pushes between its replies, and
 // each caller still gets its own reply.
 func TestTrackingRedirectedToSharedConnection(t *testing.T) {
-	for _, p := range protocols {
-		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
-			c := newClient(t, Options{Protocol: p})
-			ctx := testCtx(t)
-			id := clientID(t, c)
-			err := c.Dedicated(ctx, func(conn *Conn) error {
-				if _, err := conn.Do(ctx, NewCommand("CLIENT TRACKING"), "on", "REDIRECT", id, "BCAST", "PREFIX", keyPrefix(t)); err != nil {
-					return err
-				}
-				for i := range 50 {
-					sharedOwnValue(t, c, "redirected-"+strconv.Itoa(i))
-				}
-				concurrentOwnReplies(t, c, 200)
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
+	forEachProtocol(t, Options{}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		id := clientID(t, c)
+		err := c.Dedicated(ctx, func(conn *Conn) error {
+			if _, err := conn.Do(ctx, NewCommand("CLIENT TRACKING"), "on", "REDIRECT", id, "BCAST", "PREFIX", keyPrefix(t)); err != nil {
+				return err
 			}
-			sharedOwnValue(t, c, "after")
+			for i := range 50 {
+				sharedOwnValue(t, c, "redirected-"+strconv.Itoa(i))
+			}
+			concurrentOwnReplies(t, c, 200)
+			return nil
 		})
-	}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sharedOwnValue(t, c, "after")
+	})
 }
 
 // A command without subcommands written with its first argument in its
 // name (NewCommand("SELECT 1"), NewCommand("PSYNC ?")) is the command
-// itself: a dedicated connection and Tx.Do refuse it as they refuse its
-// plain spelling, before any I/O.
+// itself, that argument its first: a dedicated connection and Tx.Do
+// refuse it as they refuse its plain spelling, before any I/O; XREAD with
+// BLOCK there blocks (a connection of its own); SCAN with a cursor there
+// is a continuation (never resent).
 func TestStateCommandWithArgumentInItsName(t *testing.T) {
 	for _, tt := range []struct {
-		cmd  Command
-		args []string
-		name string
+		cmd      Command
+		args     []string
+		name     string
+		refused  bool // on a dedicated connection
+		blocking bool
+		category RetryCategory
 	}{
-		{NewCommand("HELLO 3"), nil, "HELLO"},
-		{NewCommand("hello 2"), []string{"SETNAME", "x"}, "HELLO"},
-		{NewCommand("PSYNC ?"), []string{"-1"}, "PSYNC"},
-		{NewCommand("sync x"), nil, "SYNC"},
-		{NewCommand("MONITOR now"), nil, "MONITOR"},
-		{NewCommand("QUIT now"), nil, "QUIT"},
-		{NewCommand("RESET now"), nil, "RESET"},
+		{NewCommand("HELLO 3"), nil, "HELLO", true, false, Never},
+		{NewCommand("hello 2"), []string{"SETNAME", "x"}, "HELLO", true, false, Never},
+		{NewCommand("PSYNC ?"), []string{"-1"}, "PSYNC", true, false, Never},
+		{NewCommand("sync x"), nil, "SYNC", true, false, Never},
+		{NewCommand("MONITOR now"), nil, "MONITOR", true, false, Never},
+		{NewCommand("QUIT now"), nil, "QUIT", true, false, Never},
+		{NewCommand("RESET now"), nil, "RESET", true, false, Never},
+		{NewCommand("XREAD block"), []string{"100", "STREAMS", "s", "$"}, "XREAD", false, true, Never},
+		{NewCommand("XREAD COUNT").WithRetryCategory(ReadOnly), []string{"1", "STREAMS", "s", "0"}, "XREAD", false, false, ReadOnly},
+		{NewCommand("BLPOP k"), []string{"0"}, "BLPOP", false, true, Never},
+		{NewCommand("SCAN 17").WithRetryCategory(ReadOnly), nil, "SCAN", false, false, Never},
+		{NewCommand("SCAN 0").WithRetryCategory(ReadOnly), nil, "SCAN", false, false, ReadOnly},
 	} {
+		var small [16][]byte
 		f := appendCommand(nil, tt.cmd, tt.args)
-		d := dispatchOf(tt.cmd, argWords(tt.cmd, f, nil))
-		if d.name != tt.name || dedicatedRefusal(d.name, d.flags) == "" {
-			t.Errorf("%s %v: dispatch name %q, dedicated refusal %q; want %s refused", tt.cmd.FullName(), tt.args, d.name, dedicatedRefusal(d.name, d.flags), tt.name)
+		words := argWords(tt.cmd, f, small[:0])
+		d := dispatchOf(tt.cmd, words)
+		why := dedicatedRefusal(d.name, d.flags)
+		if d.name != tt.name || (why != "") != tt.refused || d.blocking != tt.blocking || d.category != tt.category {
+			t.Errorf("%s %v: name %q, dedicated refusal %q, blocking %v, category %v; want %s, refused %v, blocking %v, %v",
+				tt.cmd.FullName(), tt.args, d.name, why, d.blocking, d.category, tt.name, tt.refused, tt.blocking, tt.category)
+		}
+		if tt.blocking {
+			if _, err := blockTimeOf(d.name, wordStrings(words)); err != nil {
+				t.Errorf("%s %v: block time: %v", tt.cmd.FullName(), tt.args, err)
+			}
 		}
 	}
 	c, px := proxiedStandalone(t, Options{})
@@ -316,35 +332,4 @@ func TestStateCommandWithArgumentInItsName(t *testing.T) {
 		}
 	}
 	sharedOwnValue(t, c, "after")
-}
-
-// The argument written in a command's name counts as its first argument
-// for the dispatch too: XREAD with BLOCK there blocks (a connection of its
-// own), SCAN with a cursor there is a continuation (never resent).
-func TestDispatchSeesArgumentInName(t *testing.T) {
-	for _, tt := range []struct {
-		cmd      Command
-		args     []string
-		blocking bool
-		category RetryCategory
-	}{
-		{NewCommand("XREAD block"), []string{"100", "STREAMS", "s", "$"}, true, Never},
-		{NewCommand("XREAD COUNT").WithRetryCategory(ReadOnly), []string{"1", "STREAMS", "s", "0"}, false, ReadOnly},
-		{NewCommand("BLPOP k"), []string{"0"}, true, Never},
-		{NewCommand("SCAN 17").WithRetryCategory(ReadOnly), nil, false, Never},
-		{NewCommand("SCAN 0").WithRetryCategory(ReadOnly), nil, false, ReadOnly},
-	} {
-		var small [16][]byte
-		f := appendCommand(nil, tt.cmd, tt.args)
-		words := argWords(tt.cmd, f, small[:0])
-		d := dispatchOf(tt.cmd, words)
-		if d.blocking != tt.blocking || d.category != tt.category {
-			t.Errorf("%s %v: blocking %v, category %v; want %v, %v", tt.cmd.FullName(), tt.args, d.blocking, d.category, tt.blocking, tt.category)
-		}
-		if tt.blocking {
-			if _, err := blockTimeOf(d.name, wordStrings(words)); err != nil {
-				t.Errorf("%s %v: block time: %v", tt.cmd.FullName(), tt.args, err)
-			}
-		}
-	}
 }
