@@ -37,6 +37,7 @@ type Conn struct {
 	queued   []byte // with a client-side cache: the commands queued since MULTI
 	dirty    bool   // a command may have changed connection state
 	watching bool   // Client.Watch's WATCH is in effect: no EXEC has cleared it yet
+	sticky   bool   // a command may have set state that RESET leaves (outlivesReset)
 
 	// mu guards ended and stop, which the end of the loan reads while a
 	// command holds the turn.
@@ -79,8 +80,10 @@ const restoreWait = 5 * time.Second
 // KILL), the client sends RESET and replays the handshake
 // (protocol, user, name, database) first. The connection is closed
 // instead, never pooled, when fn left a transaction open (MULTI without
-// EXEC or DISCARD), when a command failed with a network or context error
-// or fn returned one, when fn panicked, or when the restore failed (servers before Redis 6.2
+// EXEC or DISCARD), when fn sent CLIENT NO-EVICT, NO-TOUCH, SETINFO or
+// CAPA (state that RESET does not clear on every server), when a
+// command failed with a network or context error or fn returned one,
+// when fn panicked, or when the restore failed (servers before Redis 6.2
 // have no RESET).
 //
 // The connection stays lent while fn runs, and the client cannot tell
@@ -156,7 +159,7 @@ func (conn *Conn) giveBack(returned, failed bool) {
 		p.Discard(conn.wc)
 		return
 	}
-	if (conn.dirty || conn.watching) && !conn.restore() {
+	if conn.sticky || ((conn.dirty || conn.watching) && !conn.restore()) {
 		p.Discard(conn.wc)
 		return
 	}
@@ -305,6 +308,7 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 	defer conn.done(stop)
 	if needsRestore(&d) {
 		conn.dirty = true
+		conn.sticky = conn.sticky || outlivesReset(name)
 	}
 	ok = true
 	if err := conn.bind(ctx, waitDL, f, &spec{name: name, cat: Never, desc: d.desc}); err != nil {
@@ -571,6 +575,18 @@ func (conn *Conn) bind(ctx context.Context, waitDL time.Time, f *wire.Frame, s *
 	wc.HoldIdlePing(true) // as in Dedicated
 	conn.wc, conn.node = wc, n
 	return nil
+}
+
+// outlivesReset reports whether the state command name may set state
+// that RESET does not clear on every server: Redis 7.0 keeps CLIENT
+// NO-EVICT, and no version clears a CLIENT SETINFO library name. Its
+// connection is closed, never pooled.
+func outlivesReset(name string) bool {
+	switch name {
+	case "CLIENT NO-EVICT", "CLIENT NO-TOUCH", "CLIENT SETINFO", "CLIENT CAPA":
+		return true
+	}
+	return false
 }
 
 // dedicatedRefusal returns why a dedicated connection refuses the command

@@ -183,6 +183,89 @@ func TestDedicatedStateIsResetBeforePooling(t *testing.T) {
 	}
 }
 
+// Some connection state outlives RESET on some servers: CLIENT NO-EVICT
+// on Redis 7.0, a CLIENT SETINFO library name everywhere. A loan that set
+// such state never hands it to the next loan: the next one, on the same
+// pool, finds the connection without it.
+func TestDedicatedStateResetDoesNotUndoIsNotPooled(t *testing.T) {
+	for _, p := range protocols {
+		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
+			c := newClient(t, Options{Protocol: p, BlockingPoolSize: 1})
+			ctx := testCtx(t)
+			set := map[string]bool{} // the state commands this server accepted
+			err := c.Dedicated(ctx, func(conn *Conn) error {
+				for _, cmd := range [][]string{
+					{"CLIENT", "NO-EVICT", "on"}, {"client", "no-touch", "ON"}, {"CLIENT", "SETINFO", "lib-name", "leaked"},
+				} {
+					if _, err := conn.Do(ctx, NewCommand(cmd[0]), anys(cmd[1:])...); err == nil {
+						set[strings.ToUpper(cmd[1])] = true
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !set["NO-EVICT"] {
+				t.Skip("the server has no CLIENT NO-EVICT")
+			}
+			err = c.Dedicated(ctx, func(conn *Conn) error {
+				info, err := conn.Do(ctx, catalog.Conn.CLIENT_INFO())
+				if err != nil {
+					return err
+				}
+				text := info.v.Text()
+				flags := infoField(text, "flags")
+				if strings.Contains(flags, "e") {
+					t.Errorf("the next loan's connection is still no-evict: %s", text)
+				}
+				if set["NO-TOUCH"] && strings.Contains(flags, "T") {
+					t.Errorf("the next loan's connection is still no-touch: %s", text)
+				}
+				if set["SETINFO"] && infoField(text, "lib-name") == "leaked" {
+					t.Errorf("the next loan's connection still has the library name: %s", text)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// A callback that kills its own connection (CLIENT KILL ... SKIPME no)
+// gets the server's reply, then the server closes the connection: it is
+// never pooled, so the next loan's first command runs, rather than failing
+// as a connection lost after its write.
+func TestDedicatedOwnKilledConnectionIsNotPooled(t *testing.T) {
+	c := newClient(t, Options{BlockingPoolSize: 1})
+	ctx := testCtx(t)
+	for i := range 3 {
+		err := c.Dedicated(ctx, func(conn *Conn) error {
+			id, err := conn.Do(ctx, catalog.Conn.CLIENT_ID())
+			if err != nil {
+				return err
+			}
+			n, err := conn.Do(ctx, NewCommand("client"), "Kill", "ID", id.v.Text(), "SKIPME", "no")
+			if err != nil || n.v.Int != 1 {
+				t.Errorf("CLIENT KILL own id = %v, %v; want 1 killed", n.v, err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Dedicated(ctx, func(conn *Conn) error {
+			_, err := conn.Do(ctx, catalog.Conn.PING())
+			return err
+		})
+		if err != nil {
+			t.Fatalf("round %d: the loan after a killed one: %v", i, err)
+		}
+	}
+}
+
 // adminDB runs one command in database db on a fresh connection and
 // returns its integer reply.
 func adminDB(t *testing.T, db int, name string, args ...string) int64 {
