@@ -21,6 +21,8 @@ const (
 type Endpoint struct {
 	cfg Config
 	cur atomic.Pointer[Conn]
+	// open dials a connection: [Dial], or a test's stand-in.
+	open func(ctx context.Context, cfg Config, onDead func(*Conn)) (*Conn, error)
 	// onLost, when set, runs after the live connection dies or a dial
 	// fails (not after Close or Retire); it must not block.
 	onLost func()
@@ -38,9 +40,14 @@ type Endpoint struct {
 	shut     chan struct{} // closed when the first Close or Retire has finished
 	attempt  *dialAttempt
 	failures int
-	dials    sync.WaitGroup
-	ctx      context.Context
-	cancel   context.CancelFunc
+	// early is the last connection whose death was reported, during a
+	// dial, while it was not e.cur: perhaps the dial's own, dead before
+	// the dial stored it, which the dial then handles as connDied would
+	// have.
+	early  *Conn
+	dials  sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 type dialAttempt struct {
@@ -52,7 +59,7 @@ type dialAttempt struct {
 // NewEndpoint returns an endpoint for cfg; it does not dial.
 func NewEndpoint(cfg Config) *Endpoint {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Endpoint{cfg: cfg, ctx: ctx, cancel: cancel, shut: make(chan struct{})}
+	return &Endpoint{cfg: cfg, open: Dial, ctx: ctx, cancel: cancel, shut: make(chan struct{})}
 }
 
 // NewEndpointNotify is [NewEndpoint] with onLost, which runs (on the
@@ -211,7 +218,7 @@ func (e *Endpoint) dial(a *dialAttempt, delay time.Duration) {
 	if e.ctx.Err() != nil {
 		err = &ConnError{Reason: Closed, Evidence: Unwritten, Cause: ErrClosed}
 	} else {
-		c, err = Dial(e.ctx, e.cfg, e.connDied)
+		c, err = e.open(e.ctx, e.cfg, e.connDied)
 	}
 	e.mu.Lock()
 	if e.closed {
@@ -234,6 +241,13 @@ func (e *Endpoint) dial(a *dialAttempt, delay time.Duration) {
 	}
 	a.conn, a.err = c, err
 	e.attempt = nil
+	if c != nil && e.early == c {
+		// It died before it was stored: its connDied found another
+		// e.cur and left the replacement to this dial.
+		e.startDialLocked()
+		lost = true
+	}
+	e.early = nil
 	e.mu.Unlock()
 	close(a.done)
 	if lost && e.onLost != nil {
@@ -246,6 +260,9 @@ func (e *Endpoint) dial(a *dialAttempt, delay time.Duration) {
 func (e *Endpoint) connDied(c *Conn) {
 	e.mu.Lock()
 	if e.closed || e.cur.Load() != c {
+		if !e.closed && e.attempt != nil {
+			e.early = c // perhaps the dial's, not stored yet
+		}
 		e.mu.Unlock()
 		return
 	}

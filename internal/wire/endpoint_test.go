@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -471,4 +472,43 @@ func TestEndpointSecondCloseWaitsForFirst(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestEndpointConnDeadBeforeStored proves that a connection that dies
+// before its dial has stored it (the server drops it right after the
+// handshake) is handled like any other death: onLost runs once, a
+// replacement is dialed, and the endpoint ends up with a live connection.
+func TestEndpointConnDeadBeforeStored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFakeServer(t, nil)
+		var lost atomic.Int32
+		ep := NewEndpointNotify(Config{Addr: "fake:6379", Dial: s.dial}, func() { lost.Add(1) })
+		defer ep.Close()
+		first := true
+		ep.open = func(ctx context.Context, cfg Config, onDead func(*Conn)) (*Conn, error) {
+			c, err := Dial(ctx, cfg, onDead)
+			if first && err == nil {
+				first = false
+				s.dropAll()
+				<-c.Dead() // its onDead has run: the dial has not stored it yet
+			}
+			return c, err
+		}
+		ep.Redial()
+		synctest.Wait()
+		time.Sleep(maxRedial) // virtual: any backoff passes
+		synctest.Wait()
+		if n := lost.Load(); n != 1 {
+			t.Errorf("onLost ran %d times, want 1 for the connection that died", n)
+		}
+		s.mu.Lock()
+		dials := s.dials
+		s.mu.Unlock()
+		if dials != 2 {
+			t.Errorf("%d dials, want 2: the dead connection was replaced", dials)
+		}
+		if ep.Current() == nil {
+			t.Error("no live connection after the first one died")
+		}
+	})
 }
