@@ -8,10 +8,14 @@ import (
 )
 
 // Redial backoff bounds: consecutive failed dials wait from minRedial,
-// doubling, up to maxRedial before the next attempt.
+// doubling, up to maxRedial before the next attempt. A connection that
+// dies less than minUptime after its dial counts as a failed dial (a
+// server or proxy that drops every connection after the handshake is not
+// redialed back to back); one that lived longer ends the failures.
 const (
 	minRedial = 10 * time.Millisecond
 	maxRedial = time.Second
+	minUptime = time.Second
 )
 
 // Endpoint owns the current connection to one address. Callers get the live
@@ -40,6 +44,10 @@ type Endpoint struct {
 	shut     chan struct{} // closed when the first Close or Retire has finished
 	attempt  *dialAttempt
 	failures int
+	// fresh: e.cur was stored at upSince by the last dial, and the next
+	// dial has not yet judged its lifetime for the backoff.
+	fresh   bool
+	upSince time.Time
 	// early is the last connection whose death was reported, during a
 	// dial, while it was not e.cur: perhaps the dial's own, dead before
 	// the dial stored it, which the dial then handles as connDied would
@@ -193,6 +201,16 @@ func (e *Endpoint) Conn(ctx context.Context) (*Conn, error) {
 func (e *Endpoint) startDialLocked() *dialAttempt {
 	a := &dialAttempt{done: make(chan struct{})}
 	e.attempt = a
+	if e.fresh {
+		// The connection this dial replaces ended the failures if it
+		// lived, or counts as one more if it died at once.
+		e.fresh = false
+		if time.Since(e.upSince) < minUptime {
+			e.failures++
+		} else {
+			e.failures = 0
+		}
+	}
 	delay := time.Duration(0)
 	if e.failures > 0 {
 		delay = minRedial << min(e.failures-1, 10)
@@ -236,7 +254,7 @@ func (e *Endpoint) dial(a *dialAttempt, delay time.Duration) {
 	if err != nil {
 		e.failures++
 	} else {
-		e.failures = 0
+		e.fresh, e.upSince = true, time.Now()
 		e.cur.Store(c)
 	}
 	a.conn, a.err = c, err

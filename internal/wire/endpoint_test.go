@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/respire-go/respire/resp"
 )
 
 // connAll calls ep.Conn from n goroutines and returns their results once
@@ -104,8 +106,8 @@ func TestEndpointDialFailure(t *testing.T) {
 }
 
 // TestEndpointBackoff proves, in virtual time, that consecutive failed
-// dials are spaced 10 ms, 20 ms, 40 ms ... up to 1 s, and that a success
-// resets the spacing.
+// dials are spaced 10 ms, 20 ms, 40 ms ... up to 1 s, and that a
+// connection that lived minUptime resets the spacing.
 func TestEndpointBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newFakeServer(t, nil)
@@ -146,14 +148,16 @@ func TestEndpointBackoff(t *testing.T) {
 		if gap := times[len(want)] - times[len(want)-1]; gap != time.Second {
 			t.Errorf("the successful dial came %v after the last failure, want 1s", gap)
 		}
-		// After a success, the next failure is retried without delay.
+		// After a connection that lived minUptime, the next failure is
+		// retried without delay.
 		succeed = false
+		time.Sleep(minUptime)
 		mark := time.Now()
 		s.dropAll()
 		<-c.Dead()
 		synctest.Wait() // the replacement dial (immediate) has failed
 		if got := time.Since(mark); got != 0 {
-			t.Errorf("replacement dial waited %v, want none after a success", got)
+			t.Errorf("replacement dial waited %v, want none after a connection that lived", got)
 		}
 		if n := len(times); n != len(want)+2 {
 			t.Fatalf("%d dials, want %d (the replacement dialed on death)", n, len(want)+2)
@@ -510,5 +514,46 @@ func TestEndpointConnDeadBeforeStored(t *testing.T) {
 		if ep.Current() == nil {
 			t.Error("no live connection after the first one died")
 		}
+	})
+}
+
+// TestEndpointBackoffAfterQuickDeath proves, in virtual time, that a
+// server that completes the handshake and then drops every connection at
+// once is redialed with the redial backoff (10 ms, 20 ms, 40 ms ...), not
+// back to back: a connection that dies right after its dial counts as a
+// failed dial.
+func TestEndpointBackoffAfterQuickDeath(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var times []time.Duration
+		start := time.Now()
+		const dials = 6
+		ep := NewEndpoint(Config{Addr: "fake:6379", Dial: func(ctx context.Context, n, a string) (net.Conn, error) {
+			times = append(times, time.Since(start))
+			if len(times) > dials {
+				<-ctx.Done() // enough: held until Close
+				return nil, ctx.Err()
+			}
+			cli, srv := net.Pipe()
+			go func() {
+				defer srv.Close() // right after the handshake
+				if _, _, err := resp.NewReader(srv).ReadCommand(nil); err == nil {
+					_, _ = srv.Write(defaultReply([]string{"HELLO"}))
+				}
+			}()
+			return cli, nil
+		}})
+		ep.Redial()
+		time.Sleep(10 * maxRedial) // virtual: every backoff passes
+		synctest.Wait()
+		if len(times) != dials+1 {
+			t.Fatalf("%d dials, want %d", len(times), dials+1)
+		}
+		for i := 1; i < len(times); i++ {
+			want := minRedial << (i - 1)
+			if gap := times[i] - times[i-1]; gap != want {
+				t.Errorf("dial %d came %v after dial %d, whose connection died at once; want %v", i, gap, i-1, want)
+			}
+		}
+		_ = ep.Close()
 	})
 }
