@@ -418,6 +418,15 @@ func (c *Conn) Close() error {
 	return nil
 }
 
+// Retire closes the connection because the topology no longer routes to
+// its server: unlike Close, its frames fail as Lost, with their own
+// write evidence and the given cause, so that a retry policy may send
+// them elsewhere. It returns as Close does.
+func (c *Conn) Retire(cause error) {
+	c.shutdown(Lost, cause)
+	<-c.dead
+}
+
 // shutdown stops submissions, wakes waiting Submits and the health
 // monitor, and closes the socket so every loop exits.
 func (c *Conn) shutdown(reason Reason, cause error) {

@@ -315,8 +315,7 @@ func (e *Endpoint) Retire(cause error) {
 	e.cancel()
 	e.dials.Wait()
 	if c := e.cur.Load(); c != nil {
-		c.shutdown(Lost, cause)
-		<-c.dead
+		c.Retire(cause)
 	}
 }
 
