@@ -3,11 +3,10 @@ package route
 import (
 	"context"
 	"errors"
-	"runtime"
 	"testing"
-	"testing/synctest"
 	"time"
 
+	"github.com/respire-go/respire/internal/testenv"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
 	"github.com/respire-go/respire/respiretest"
@@ -49,13 +48,7 @@ func addrConfig() Config {
 // retry goes to the node that replaced it), never as a closed client:
 // its pool's Get, and a frame on a connection it had lent (Lost).
 func TestRetiredNodeFailsAsRetired(t *testing.T) {
-	runtime.GC()
-	runtime.GC()
-	defer func() {
-		runtime.GC()
-		runtime.GC()
-	}()
-	synctest.Test(t, func(t *testing.T) {
+	testenv.Bubble(t, func(t *testing.T) {
 		s := respiretest.NewServer(t)
 		at := func(addr string, replica bool) wire.Config {
 			return wire.Config{Addr: addr, Dial: s.Dial}
