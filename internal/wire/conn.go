@@ -382,6 +382,12 @@ func (c *Conn) markLost(first uint64, ends, replies []int, w int, err error) {
 	c.shutdown(Lost, err)
 }
 
+// refusal is the error of a frame submitted to c now that it is closed.
+func (c *Conn) refusal() error {
+	c.mu.Lock()
+	return c.refuseLocked()
+}
+
 // refuseLocked unlocks mu and returns the error of a frame refused by a
 // dead connection.
 func (c *Conn) refuseLocked() error {

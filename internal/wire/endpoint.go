@@ -166,7 +166,8 @@ func (e *Endpoint) Current() *Conn {
 
 // Conn returns the live connection, dialing (or waiting for the dial in
 // flight) when there is none. A failed dial returns a *ConnError with
-// Evidence Unwritten; ctx ends the wait with ctx.Err().
+// Evidence Unwritten, and so does a dial whose connection died before it
+// was returned (Reason Lost); ctx ends the wait with ctx.Err().
 func (e *Endpoint) Conn(ctx context.Context) (*Conn, error) {
 	if c := e.cur.Load(); c != nil && c.Alive() {
 		return c, nil
@@ -192,6 +193,17 @@ func (e *Endpoint) Conn(ctx context.Context) (*Conn, error) {
 			if a.err != nil {
 				return nil, a.err
 			}
+			if a.conn.Alive() {
+				return a.conn, nil
+			}
+			if c := e.cur.Load(); c != nil && c.Alive() {
+				return c, nil
+			}
+			// It died before it was handed over (the endpoint dials its
+			// replacement): fail as a connection lost, so that a caller
+			// without a deadline waits for one dial, not for a server
+			// that keeps dropping its connections.
+			return nil, a.conn.refusal()
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

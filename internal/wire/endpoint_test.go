@@ -557,3 +557,43 @@ func TestEndpointBackoffAfterQuickDeath(t *testing.T) {
 		_ = ep.Close()
 	})
 }
+
+// TestEndpointConnAfterQuickDeath proves that Conn waits for one dial,
+// not for as many as it takes: when the connection its dial made dies
+// before Conn returns it (a server that drops every connection after the
+// handshake), Conn fails as Lost, unwritten, instead of waiting for
+// replacements without end (a caller without a deadline never returned).
+func TestEndpointConnAfterQuickDeath(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFakeServer(t, nil)
+		ep := NewEndpoint(Config{Addr: "fake:6379", Dial: s.dial})
+		defer ep.Close()
+		ep.open = func(ctx context.Context, cfg Config, onDead func(*Conn)) (*Conn, error) {
+			c, err := Dial(ctx, cfg, onDead)
+			if err == nil {
+				s.dropAll()
+				<-c.Dead()
+			}
+			return c, err
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := ep.Conn(context.Background())
+			done <- err
+		}()
+		time.Sleep(10 * maxRedial) // virtual: replacements would have been dialed
+		synctest.Wait()
+		select {
+		case err := <-done:
+			var ce *ConnError
+			if !errors.As(err, &ce) || ce.Reason != Lost || ce.Evidence != Unwritten {
+				t.Errorf("Conn = %v, want *ConnError Lost Unwritten", err)
+			}
+		default:
+			s.mu.Lock()
+			n := s.dials
+			s.mu.Unlock()
+			t.Fatalf("Conn still waits after %d dials whose connections died", n)
+		}
+	})
+}
