@@ -10,12 +10,12 @@ package respire
 import (
 	"context"
 	"errors"
-	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/respire-go/respire/internal/testenv"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/respiretest"
 )
@@ -29,13 +29,7 @@ import (
 // shared pool.
 func retrySynctest(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	runtime.GC()
-	runtime.GC()
-	defer func() {
-		runtime.GC()
-		runtime.GC()
-	}()
-	synctest.Test(t, f)
+	testenv.Bubble(t, f)
 }
 
 // retryArrivals records, relative to a start time set by the test, when

@@ -65,6 +65,7 @@ type Pool struct {
 
 	mu      sync.Mutex
 	closed  bool
+	retired error      // the cause given to Retire, or nil
 	idle    []idleConn // oldest first; Get takes from the end
 	lent    map[*wire.Conn]struct{}
 	dialing int
@@ -112,8 +113,12 @@ func New(cfg Config) *Pool {
 	return p
 }
 
-// closedError is the error of a Get on a closed pool.
-func closedError() error {
+// closedErrorLocked is the error of a Get on a closed pool: Closed, or
+// DialFailed with the cause given to Retire.
+func (p *Pool) closedErrorLocked() error {
+	if p.retired != nil {
+		return &wire.ConnError{Reason: wire.DialFailed, Evidence: wire.Unwritten, Cause: p.retired}
+	}
 	return &wire.ConnError{Reason: wire.Closed, Evidence: wire.Unwritten, Cause: wire.ErrClosed}
 }
 
@@ -126,7 +131,8 @@ func closedError() error {
 // slot for the next waiter); ctx ending, while waiting or dialing, returns
 // ctx.Err(); a closed pool, before or during the wait or dial, returns a
 // *wire.ConnError with Reason [wire.Closed], Evidence [wire.Unwritten] and
-// Cause [wire.ErrClosed].
+// Cause [wire.ErrClosed] (a retired pool: Reason [wire.DialFailed] and the
+// cause given to [Pool.Retire]).
 //
 // The connection belongs to the caller until it hands it back with exactly
 // one [Pool.Put] or [Pool.Discard]. It was alive when lent but may die at
@@ -136,7 +142,7 @@ func (p *Pool) Get(ctx context.Context) (*wire.Conn, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil, closedError()
+		return nil, p.closedErrorLocked()
 	}
 	if err := ctx.Err(); err != nil {
 		p.mu.Unlock()
@@ -223,11 +229,12 @@ func (p *Pool) dial(ctx context.Context) (*wire.Conn, error) {
 	p.mu.Lock()
 	p.dialing--
 	if p.closed {
+		closedErr := p.closedErrorLocked()
 		p.mu.Unlock()
 		if c != nil {
 			_ = c.Close()
 		}
-		return nil, closedError()
+		return nil, closedErr
 	}
 	if err != nil {
 		p.releaseLocked()
@@ -315,13 +322,29 @@ func (p *Pool) discardLocked(c *wire.Conn) {
 // it counted, has finished. Later calls wait for the first to finish and
 // return nil. Close always returns nil.
 func (p *Pool) Close() error {
+	p.end(nil)
+	return nil
+}
+
+// Retire closes the pool because the topology no longer routes to its
+// server: as Close, except that frames in flight on lent and idle
+// connections fail as Lost, with their own write evidence and cause, and
+// Get (waiters included) fails as DialFailed, Unwritten, with cause; a
+// retry policy may then send them to the server that replaced this one.
+// A pool already closed stays as it is; Retire waits for that Close.
+func (p *Pool) Retire(cause error) {
+	p.end(cause)
+}
+
+// end is Close (cause nil) or Retire.
+func (p *Pool) end(cause error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		<-p.closeDone
-		return nil
+		return
 	}
-	p.closed = true
+	p.closed, p.retired = true, cause
 	conns := make([]*wire.Conn, 0, len(p.idle)+len(p.lent))
 	for _, e := range p.idle {
 		conns = append(conns, e.c)
@@ -331,7 +354,7 @@ func (p *Pool) Close() error {
 	}
 	p.idle, p.lent = nil, make(map[*wire.Conn]struct{})
 	for _, w := range p.waiters {
-		w.ch <- grant{err: closedError()}
+		w.ch <- grant{err: p.closedErrorLocked()}
 	}
 	p.waiters = nil
 	p.mu.Unlock()
@@ -339,12 +362,17 @@ func (p *Pool) Close() error {
 	p.cancel()
 	var closes sync.WaitGroup
 	for _, c := range conns {
-		closes.Go(func() { _ = c.Close() })
+		closes.Go(func() {
+			if cause != nil {
+				c.Retire(cause)
+			} else {
+				_ = c.Close()
+			}
+		})
 	}
 	closes.Wait()
 	p.wg.Wait()
 	close(p.closeDone)
-	return nil
 }
 
 // Stats returns the pool's current counts.

@@ -3,13 +3,13 @@ package route_test
 import (
 	"context"
 	"net"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/internal/testenv"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
 	"github.com/respire-go/respire/respiretest"
@@ -21,15 +21,7 @@ import (
 // outlives its Close. The retired node is held by a dial in progress
 // that ends only when the test opens its gate.
 func TestClusterCloseWaitsForRetiringNodes(t *testing.T) {
-	// Pooled frames keep channels of the bubble that made them: two
-	// collections empty the pools before and after.
-	runtime.GC()
-	runtime.GC()
-	defer func() {
-		runtime.GC()
-		runtime.GC()
-	}()
-	synctest.Test(t, func(t *testing.T) {
+	testenv.Bubble(t, func(t *testing.T) {
 		p1, p2 := respiretest.NewServer(t), respiretest.NewServer(t)
 		const a1, a2 = "10.0.0.1:7000", "10.0.0.2:7000"
 		both := tvArr(

@@ -135,7 +135,7 @@ func (ns *nodes) retain(keep map[*Node]bool) {
 
 func retire(n *Node) {
 	n.EP.Retire(ErrRetired)
-	_ = n.Pool.Close()
+	n.Pool.Retire(ErrRetired)
 }
 
 // close closes every node and refuses new ones.

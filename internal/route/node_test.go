@@ -1,9 +1,15 @@
 package route
 
 import (
+	"context"
+	"errors"
 	"testing"
+	"time"
 
+	"github.com/respire-go/respire/internal/testenv"
 	"github.com/respire-go/respire/internal/wire"
+	"github.com/respire-go/respire/resp"
+	"github.com/respire-go/respire/respiretest"
 )
 
 // TestNodesAt: At finds a known node in the role the topology knows it
@@ -34,4 +40,49 @@ func TestNodesAt(t *testing.T) {
 func addrConfig() Config {
 	at := func(addr string, replica bool) wire.Config { return wire.Config{Addr: addr} }
 	return Config{Shared: at, Dedicated: at}
+}
+
+// TestRetiredNodeFailsAsRetired: a node that left the topology, still
+// reached through a stale snapshot, fails every way in as its shared
+// endpoint does, with the cause ErrRetired (unwritten, dial failed: a
+// retry goes to the node that replaced it), never as a closed client:
+// its pool's Get, and a frame on a connection it had lent (Lost).
+func TestRetiredNodeFailsAsRetired(t *testing.T) {
+	testenv.Bubble(t, func(t *testing.T) {
+		s := respiretest.NewServer(t)
+		at := func(addr string, replica bool) wire.Config {
+			return wire.Config{Addr: addr, Dial: s.Dial}
+		}
+		ns := newNodes(Config{Shared: at, Dedicated: at, PoolMax: 2}, nil)
+		defer func() { _ = ns.close() }()
+		n, err := ns.get("10.0.0.1:6379", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		lent, err := n.Pool.Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns.retain(nil)
+		ns.retiring.Wait()
+		check := func(what string, err error, reason wire.Reason) {
+			t.Helper()
+			var ce *wire.ConnError
+			if !errors.As(err, &ce) || ce.Reason != reason || ce.Evidence != wire.Unwritten || !errors.Is(err, ErrRetired) || errors.Is(err, wire.ErrClosed) {
+				t.Errorf("%s on a retired node: %v, want %v, unwritten, cause ErrRetired", what, err, reason)
+			}
+		}
+		_, err = n.EP.Conn(ctx)
+		check("EP.Conn", err, wire.DialFailed)
+		_, err = n.Pool.Get(ctx)
+		check("Pool.Get", err, wire.DialFailed)
+		f := wire.GetFrame()
+		f.Buf = resp.AppendArrayHeader(f.Buf, 1)
+		f.Buf = resp.AppendBulkString(f.Buf, "PING")
+		f.Want = wire.WantValue
+		check("a lent connection's Submit", lent.Submit(ctx, time.Time{}, f), wire.Lost)
+		f.Release()
+		n.Pool.Discard(lent)
+	})
 }

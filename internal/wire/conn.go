@@ -382,6 +382,12 @@ func (c *Conn) markLost(first uint64, ends, replies []int, w int, err error) {
 	c.shutdown(Lost, err)
 }
 
+// refusal is the error of a frame submitted to c now that it is closed.
+func (c *Conn) refusal() error {
+	c.mu.Lock()
+	return c.refuseLocked()
+}
+
 // refuseLocked unlocks mu and returns the error of a frame refused by a
 // dead connection.
 func (c *Conn) refuseLocked() error {
@@ -416,6 +422,15 @@ func (c *Conn) Close() error {
 	c.shutdown(Closed, ErrClosed)
 	<-c.dead
 	return nil
+}
+
+// Retire closes the connection because the topology no longer routes to
+// its server: unlike Close, its frames fail as Lost, with their own
+// write evidence and the given cause, so that a retry policy may send
+// them elsewhere. It returns as Close does.
+func (c *Conn) Retire(cause error) {
+	c.shutdown(Lost, cause)
+	<-c.dead
 }
 
 // shutdown stops submissions, wakes waiting Submits and the health

@@ -8,10 +8,14 @@ import (
 )
 
 // Redial backoff bounds: consecutive failed dials wait from minRedial,
-// doubling, up to maxRedial before the next attempt.
+// doubling, up to maxRedial before the next attempt. A connection that
+// dies less than minUptime after its dial counts as a failed dial (a
+// server or proxy that drops every connection after the handshake is not
+// redialed back to back); one that lived longer ends the failures.
 const (
 	minRedial = 10 * time.Millisecond
 	maxRedial = time.Second
+	minUptime = time.Second
 )
 
 // Endpoint owns the current connection to one address. Callers get the live
@@ -21,6 +25,8 @@ const (
 type Endpoint struct {
 	cfg Config
 	cur atomic.Pointer[Conn]
+	// open dials a connection: [Dial], or a test's stand-in.
+	open func(ctx context.Context, cfg Config, onDead func(*Conn)) (*Conn, error)
 	// onLost, when set, runs after the live connection dies or a dial
 	// fails (not after Close or Retire); it must not block.
 	onLost func()
@@ -38,9 +44,18 @@ type Endpoint struct {
 	shut     chan struct{} // closed when the first Close or Retire has finished
 	attempt  *dialAttempt
 	failures int
-	dials    sync.WaitGroup
-	ctx      context.Context
-	cancel   context.CancelFunc
+	// fresh: e.cur was stored at upSince by the last dial, and the next
+	// dial has not yet judged its lifetime for the backoff.
+	fresh   bool
+	upSince time.Time
+	// early is the last connection whose death was reported, during a
+	// dial, while it was not e.cur: perhaps the dial's own, dead before
+	// the dial stored it, which the dial then handles as connDied would
+	// have.
+	early  *Conn
+	dials  sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 type dialAttempt struct {
@@ -52,7 +67,7 @@ type dialAttempt struct {
 // NewEndpoint returns an endpoint for cfg; it does not dial.
 func NewEndpoint(cfg Config) *Endpoint {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Endpoint{cfg: cfg, ctx: ctx, cancel: cancel, shut: make(chan struct{})}
+	return &Endpoint{cfg: cfg, open: Dial, ctx: ctx, cancel: cancel, shut: make(chan struct{})}
 }
 
 // NewEndpointNotify is [NewEndpoint] with onLost, which runs (on the
@@ -151,7 +166,8 @@ func (e *Endpoint) Current() *Conn {
 
 // Conn returns the live connection, dialing (or waiting for the dial in
 // flight) when there is none. A failed dial returns a *ConnError with
-// Evidence Unwritten; ctx ends the wait with ctx.Err().
+// Evidence Unwritten, and so does a dial whose connection died before it
+// was returned (Reason Lost); ctx ends the wait with ctx.Err().
 func (e *Endpoint) Conn(ctx context.Context) (*Conn, error) {
 	if c := e.cur.Load(); c != nil && c.Alive() {
 		return c, nil
@@ -177,6 +193,17 @@ func (e *Endpoint) Conn(ctx context.Context) (*Conn, error) {
 			if a.err != nil {
 				return nil, a.err
 			}
+			if a.conn.Alive() {
+				return a.conn, nil
+			}
+			if c := e.cur.Load(); c != nil && c.Alive() {
+				return c, nil
+			}
+			// It died before it was handed over (the endpoint dials its
+			// replacement): fail as a connection lost, so that a caller
+			// without a deadline waits for one dial, not for a server
+			// that keeps dropping its connections.
+			return nil, a.conn.refusal()
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -186,6 +213,16 @@ func (e *Endpoint) Conn(ctx context.Context) (*Conn, error) {
 func (e *Endpoint) startDialLocked() *dialAttempt {
 	a := &dialAttempt{done: make(chan struct{})}
 	e.attempt = a
+	if e.fresh {
+		// The connection this dial replaces ended the failures if it
+		// lived, or counts as one more if it died at once.
+		e.fresh = false
+		if time.Since(e.upSince) < minUptime {
+			e.failures++
+		} else {
+			e.failures = 0
+		}
+	}
 	delay := time.Duration(0)
 	if e.failures > 0 {
 		delay = minRedial << min(e.failures-1, 10)
@@ -211,7 +248,7 @@ func (e *Endpoint) dial(a *dialAttempt, delay time.Duration) {
 	if e.ctx.Err() != nil {
 		err = &ConnError{Reason: Closed, Evidence: Unwritten, Cause: ErrClosed}
 	} else {
-		c, err = Dial(e.ctx, e.cfg, e.connDied)
+		c, err = e.open(e.ctx, e.cfg, e.connDied)
 	}
 	e.mu.Lock()
 	if e.closed {
@@ -229,11 +266,18 @@ func (e *Endpoint) dial(a *dialAttempt, delay time.Duration) {
 	if err != nil {
 		e.failures++
 	} else {
-		e.failures = 0
+		e.fresh, e.upSince = true, time.Now()
 		e.cur.Store(c)
 	}
 	a.conn, a.err = c, err
 	e.attempt = nil
+	if c != nil && e.early == c {
+		// It died before it was stored: its connDied found another
+		// e.cur and left the replacement to this dial.
+		e.startDialLocked()
+		lost = true
+	}
+	e.early = nil
 	e.mu.Unlock()
 	close(a.done)
 	if lost && e.onLost != nil {
@@ -246,6 +290,9 @@ func (e *Endpoint) dial(a *dialAttempt, delay time.Duration) {
 func (e *Endpoint) connDied(c *Conn) {
 	e.mu.Lock()
 	if e.closed || e.cur.Load() != c {
+		if !e.closed && e.attempt != nil {
+			e.early = c // perhaps the dial's, not stored yet
+		}
 		e.mu.Unlock()
 		return
 	}
@@ -280,8 +327,7 @@ func (e *Endpoint) Retire(cause error) {
 	e.cancel()
 	e.dials.Wait()
 	if c := e.cur.Load(); c != nil {
-		c.shutdown(Lost, cause)
-		<-c.dead
+		c.Retire(cause)
 	}
 }
 

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/respire-go/respire/resp"
 )
 
 // connAll calls ep.Conn from n goroutines and returns their results once
@@ -103,8 +106,8 @@ func TestEndpointDialFailure(t *testing.T) {
 }
 
 // TestEndpointBackoff proves, in virtual time, that consecutive failed
-// dials are spaced 10 ms, 20 ms, 40 ms ... up to 1 s, and that a success
-// resets the spacing.
+// dials are spaced 10 ms, 20 ms, 40 ms ... up to 1 s, and that a
+// connection that lived minUptime resets the spacing.
 func TestEndpointBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newFakeServer(t, nil)
@@ -145,14 +148,16 @@ func TestEndpointBackoff(t *testing.T) {
 		if gap := times[len(want)] - times[len(want)-1]; gap != time.Second {
 			t.Errorf("the successful dial came %v after the last failure, want 1s", gap)
 		}
-		// After a success, the next failure is retried without delay.
+		// After a connection that lived minUptime, the next failure is
+		// retried without delay.
 		succeed = false
+		time.Sleep(minUptime)
 		mark := time.Now()
 		s.dropAll()
 		<-c.Dead()
 		synctest.Wait() // the replacement dial (immediate) has failed
 		if got := time.Since(mark); got != 0 {
-			t.Errorf("replacement dial waited %v, want none after a success", got)
+			t.Errorf("replacement dial waited %v, want none after a connection that lived", got)
 		}
 		if n := len(times); n != len(want)+2 {
 			t.Fatalf("%d dials, want %d (the replacement dialed on death)", n, len(want)+2)
@@ -471,4 +476,124 @@ func TestEndpointSecondCloseWaitsForFirst(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestEndpointConnDeadBeforeStored proves that a connection that dies
+// before its dial has stored it (the server drops it right after the
+// handshake) is handled like any other death: onLost runs once, a
+// replacement is dialed, and the endpoint ends up with a live connection.
+func TestEndpointConnDeadBeforeStored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFakeServer(t, nil)
+		var lost atomic.Int32
+		ep := NewEndpointNotify(Config{Addr: "fake:6379", Dial: s.dial}, func() { lost.Add(1) })
+		defer ep.Close()
+		first := true
+		ep.open = func(ctx context.Context, cfg Config, onDead func(*Conn)) (*Conn, error) {
+			c, err := Dial(ctx, cfg, onDead)
+			if first && err == nil {
+				first = false
+				s.dropAll()
+				<-c.Dead() // its onDead has run: the dial has not stored it yet
+			}
+			return c, err
+		}
+		ep.Redial()
+		synctest.Wait()
+		time.Sleep(maxRedial) // virtual: any backoff passes
+		synctest.Wait()
+		if n := lost.Load(); n != 1 {
+			t.Errorf("onLost ran %d times, want 1 for the connection that died", n)
+		}
+		s.mu.Lock()
+		dials := s.dials
+		s.mu.Unlock()
+		if dials != 2 {
+			t.Errorf("%d dials, want 2: the dead connection was replaced", dials)
+		}
+		if ep.Current() == nil {
+			t.Error("no live connection after the first one died")
+		}
+	})
+}
+
+// TestEndpointBackoffAfterQuickDeath proves, in virtual time, that a
+// server that completes the handshake and then drops every connection at
+// once is redialed with the redial backoff (10 ms, 20 ms, 40 ms ...), not
+// back to back: a connection that dies right after its dial counts as a
+// failed dial.
+func TestEndpointBackoffAfterQuickDeath(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var times []time.Duration
+		start := time.Now()
+		const dials = 6
+		ep := NewEndpoint(Config{Addr: "fake:6379", Dial: func(ctx context.Context, n, a string) (net.Conn, error) {
+			times = append(times, time.Since(start))
+			if len(times) > dials {
+				<-ctx.Done() // enough: held until Close
+				return nil, ctx.Err()
+			}
+			cli, srv := net.Pipe()
+			go func() {
+				defer srv.Close() // right after the handshake
+				if _, _, err := resp.NewReader(srv).ReadCommand(nil); err == nil {
+					_, _ = srv.Write(defaultReply([]string{"HELLO"}))
+				}
+			}()
+			return cli, nil
+		}})
+		ep.Redial()
+		time.Sleep(10 * maxRedial) // virtual: every backoff passes
+		synctest.Wait()
+		if len(times) != dials+1 {
+			t.Fatalf("%d dials, want %d", len(times), dials+1)
+		}
+		for i := 1; i < len(times); i++ {
+			want := minRedial << (i - 1)
+			if gap := times[i] - times[i-1]; gap != want {
+				t.Errorf("dial %d came %v after dial %d, whose connection died at once; want %v", i, gap, i-1, want)
+			}
+		}
+		_ = ep.Close()
+	})
+}
+
+// TestEndpointConnAfterQuickDeath proves that Conn waits for one dial,
+// not for as many as it takes: when the connection its dial made dies
+// before Conn returns it (a server that drops every connection after the
+// handshake), Conn fails as Lost, unwritten, instead of waiting for
+// replacements without end (a caller without a deadline never returned).
+func TestEndpointConnAfterQuickDeath(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFakeServer(t, nil)
+		ep := NewEndpoint(Config{Addr: "fake:6379", Dial: s.dial})
+		defer ep.Close()
+		ep.open = func(ctx context.Context, cfg Config, onDead func(*Conn)) (*Conn, error) {
+			c, err := Dial(ctx, cfg, onDead)
+			if err == nil {
+				s.dropAll()
+				<-c.Dead()
+			}
+			return c, err
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := ep.Conn(context.Background())
+			done <- err
+		}()
+		time.Sleep(10 * maxRedial) // virtual: replacements would have been dialed
+		synctest.Wait()
+		select {
+		case err := <-done:
+			var ce *ConnError
+			if !errors.As(err, &ce) || ce.Reason != Lost || ce.Evidence != Unwritten {
+				t.Errorf("Conn = %v, want *ConnError Lost Unwritten", err)
+			}
+		default:
+			s.mu.Lock()
+			n := s.dials
+			s.mu.Unlock()
+			t.Fatalf("Conn still waits after %d dials whose connections died", n)
+		}
+	})
 }
