@@ -92,13 +92,10 @@ func TestSUnsubscribeOtherSlotSendsNothing(t *testing.T) {
 	}
 }
 
-// TestSSubscribeReconnectLearnsNewOwnerAfterFailedDials: a shard
-// subscription whose node cannot be reached asks for a new slot map
-// after a failed dial, so it reaches the slot's new owner even when
-// nothing else refreshes the map (no periodic refresh, no other traffic).
-func TestSSubscribeReconnectLearnsNewOwnerAfterFailedDials(t *testing.T) {
-	testenv.UseTopology(t, true)
-	var refuse atomic.Pointer[string]
+// refusingClusterClient is a Cluster client without periodic refresh
+// whose dials to the address stored in refuse fail.
+func refusingClusterClient(t *testing.T) (*Client, *atomic.Pointer[string]) {
+	refuse := new(atomic.Pointer[string])
 	var d net.Dialer
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if r := refuse.Load(); r != nil && *r == addr {
@@ -106,7 +103,16 @@ func TestSSubscribeReconnectLearnsNewOwnerAfterFailedDials(t *testing.T) {
 		}
 		return d.DialContext(ctx, network, addr)
 	}
-	c := clusterClient(t, Options{Dialer: dial, Cluster: &ClusterOptions{RefreshInterval: NoTimeout}})
+	return clusterClient(t, Options{Dialer: dial, Cluster: &ClusterOptions{RefreshInterval: NoTimeout}}), refuse
+}
+
+// TestSSubscribeReconnectLearnsNewOwnerAfterFailedDials: a shard
+// subscription whose node cannot be reached asks for a new slot map
+// after a failed dial, so it reaches the slot's new owner even when
+// nothing else refreshes the map (no periodic refresh, no other traffic).
+func TestSSubscribeReconnectLearnsNewOwnerAfterFailedDials(t *testing.T) {
+	testenv.UseTopology(t, true)
+	c, refuse := refusingClusterClient(t)
 	ctx := testCtx(t)
 	ch := keyPrefix(t) + "{f}ch"
 	slot := route.Slot(ch)
@@ -134,15 +140,7 @@ func TestSSubscribeReconnectLearnsNewOwnerAfterFailedDials(t *testing.T) {
 // connection to the old owner still up) and every SSubscribe failed.
 func TestSSubscribeFailedDialAsksForNewMap(t *testing.T) {
 	testenv.UseTopology(t, true)
-	var refuse atomic.Pointer[string]
-	var d net.Dialer
-	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if r := refuse.Load(); r != nil && *r == addr {
-			return nil, errors.New("test: dial refused")
-		}
-		return d.DialContext(ctx, network, addr)
-	}
-	c := clusterClient(t, Options{Dialer: dial, Cluster: &ClusterOptions{RefreshInterval: NoTimeout}})
+	c, refuse := refusingClusterClient(t)
 	ctx := testCtx(t)
 	ch := keyPrefix(t) + "{g}ch"
 	slot := route.Slot(ch)
