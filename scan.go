@@ -2,7 +2,9 @@ package respire
 
 import (
 	"context"
+	"errors"
 	"iter"
+	"slices"
 	"strconv"
 
 	"github.com/respire-go/respire/catalog"
@@ -265,6 +267,17 @@ func scanPages[T any](c *Client, ctx context.Context, cmd Command, key string, o
 			cur := scanCursor{cmd: cmd, key: key, opts: args, server: server, cursor: "0"}
 			for {
 				raw, err := cur.fetch(ctx, c)
+				if err != nil && everyPrimary && cur.cursor == "0" && errors.Is(err, route.ErrRetired) &&
+					!slices.Contains(c.topo.Primaries(), server) {
+					// The primary left the map after its turn came,
+					// before its first page: no page of it was
+					// yielded and no cursor holds a position on it,
+					// so the primaries of the new map (its successor
+					// among them, or a new node at its address) take
+					// its place.
+					delete(visited, server.Addr)
+					break
+				}
 				if err != nil {
 					yield(ScanPage[T]{}, err)
 					return
