@@ -201,7 +201,7 @@ func scanPageOf(v resp.Value) (ScanPage[string], error) {
 	if err != nil {
 		return ScanPage[string]{}, err
 	}
-	keys, err := items.Strings()
+	keys, err := scanItems(items)
 	return ScanPage[string]{Items: keys, Cursor: next}, err
 }
 

@@ -243,38 +243,18 @@ func raceClose(t *testing.T, ops map[string]func(ctx context.Context, i int) err
 	}
 }
 
-// closeInHook closes its client from inside the process hook of the
-// command named name, then runs it.
-type closeInHook struct {
-	name   string
-	c      *Client
-	closed chan error
-}
-
-func (h *closeInHook) DialHook(next DialHook) DialHook { return next }
-func (h *closeInHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook {
-	return next
-}
-func (h *closeInHook) ProcessHook(next ProcessHook) ProcessHook {
-	return func(ctx context.Context, cmd *CommandInfo) error {
-		if cmd.Name == h.name {
-			h.closed <- h.c.Close()
-		}
-		return next(ctx, cmd)
-	}
-}
-
 // TestCloseFromProcessHook: a command's process hook, which runs on the
 // caller's goroutine, may close its client: Close returns and the command
 // fails with ErrClosed.
 func TestCloseFromProcessHook(t *testing.T) {
-	h := &closeInHook{name: "ECHO", closed: make(chan error, 1)}
+	h := &beforeHook{name: "ECHO"}
 	c := newClient(t, Options{Hooks: []Hook{h}})
-	h.c = c
+	closed := make(chan error, 1)
+	h.arm(func() { closed <- c.Close() })
 	if _, err := c.Echo(testCtx(t), "x"); !errors.Is(err, ErrClosed) {
 		t.Errorf("ECHO closed by its hook = %v, want ErrClosed", err)
 	}
-	if err := <-h.closed; err != nil {
+	if err := <-closed; err != nil {
 		t.Errorf("Close from the hook = %v", err)
 	}
 }

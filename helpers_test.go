@@ -274,3 +274,42 @@ func wordsOf(ss []string) [][]byte {
 	}
 	return out
 }
+
+// beforeHook runs its armed function, once, inside the process hook of
+// the next command named name, before the command is sent.
+type beforeHook struct {
+	name string
+	mu   sync.Mutex
+	fn   func()
+}
+
+func (h *beforeHook) arm(fn func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.fn = fn
+}
+
+func (h *beforeHook) armed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.fn != nil
+}
+
+func (h *beforeHook) DialHook(next DialHook) DialHook { return next }
+func (h *beforeHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook {
+	return next
+}
+func (h *beforeHook) ProcessHook(next ProcessHook) ProcessHook {
+	return func(ctx context.Context, cmd *CommandInfo) error {
+		if cmd.Name == h.name {
+			h.mu.Lock()
+			fn := h.fn
+			h.fn = nil
+			h.mu.Unlock()
+			if fn != nil {
+				fn()
+			}
+		}
+		return next(ctx, cmd)
+	}
+}

@@ -2,7 +2,9 @@ package respire
 
 import (
 	"context"
+	"errors"
 	"iter"
+	"slices"
 	"strconv"
 
 	"github.com/respire-go/respire/catalog"
@@ -153,7 +155,7 @@ func (c *Client) ZScanPages(ctx context.Context, key string, opts ScanOptions) i
 
 // pairsOf converts a flat array of string pairs with mk.
 func pairsOf[T any](r Reply, what string, mk func(a, b string) (T, error)) ([]T, error) {
-	s, err := r.Strings()
+	s, err := scanItems(r)
 	if err != nil || len(s)%2 != 0 {
 		return nil, errOr(err, unexpected(what, r.v))
 	}
@@ -166,7 +168,22 @@ func pairsOf[T any](r Reply, what string, mk func(a, b string) (T, error)) ([]T,
 	return out, nil
 }
 
-func replyStrings(r Reply) ([]string, error) { return r.Strings() }
+func replyStrings(r Reply) ([]string, error) { return scanItems(r) }
+
+// scanItems converts the elements of a SCAN-family page. A null page or
+// element is an [ErrUnexpectedReply]: no key, field, value or member is
+// null, and "", which [Reply.Strings] would make of it, is a real one.
+func scanItems(r Reply) ([]string, error) {
+	if r.IsNull() {
+		return nil, unexpected("array of elements", r.v)
+	}
+	for _, e := range r.v.Elems {
+		if e.Type == resp.Null {
+			return nil, unexpected("string element", e)
+		}
+	}
+	return r.Strings()
+}
 
 func errOr(err, otherwise error) error {
 	if err != nil {
@@ -250,6 +267,17 @@ func scanPages[T any](c *Client, ctx context.Context, cmd Command, key string, o
 			cur := scanCursor{cmd: cmd, key: key, opts: args, server: server, cursor: "0"}
 			for {
 				raw, err := cur.fetch(ctx, c)
+				if err != nil && everyPrimary && cur.cursor == "0" && errors.Is(err, route.ErrRetired) &&
+					!slices.Contains(c.topo.Primaries(), server) {
+					// The primary left the map after its turn came,
+					// before its first page: no page of it was
+					// yielded and no cursor holds a position on it,
+					// so the primaries of the new map (its successor
+					// among them, or a new node at its address) take
+					// its place.
+					delete(visited, server.Addr)
+					break
+				}
 				if err != nil {
 					yield(ScanPage[T]{}, err)
 					return

@@ -131,12 +131,92 @@ func TestHScanOfAKeyMovedByAMigrationPagesOnTheImportingNode(t *testing.T) {
 // primary the map no longer names, which ended the whole iteration with
 // "the node left the topology".
 func TestClusterScanVisitsThePrimaryThatReplacedOne(t *testing.T) {
-	testenv.UseTopology(t, true)
-	c, proxies := proxiedClusterNodes(t, Options{}, true)
-	ctx := testCtx(t)
-	prefix := keyPrefix(t)
+	c, want, prefix, failover := scanFailoverSetup(t, nil)
+	seen := map[string]bool{}
+	changed := false
+	for page, err := range c.ScanPages(testCtx(t), ScanOptions{Match: escapeGlob(prefix) + "*", Count: 10}) {
+		if err != nil {
+			t.Fatalf("SCAN after the map changed: %v, want every primary of the current map visited", err)
+		}
+		for _, k := range page.Items {
+			seen[k] = true
+		}
+		if !changed {
+			changed = true
+			failover()
+		}
+	}
+	for _, k := range want {
+		if !seen[k] {
+			t.Fatalf("SCAN never returned %s", k)
+		}
+	}
+}
+
+// TestClusterScanFirstPageOfARetiredPrimaryGoesToItsSuccessor: a Cluster
+// SCAN whose map changes after it took the next primary from the map and
+// before that primary's first page is sent (here a failover: the primary
+// is replaced by its replica and its node retired) goes on with the
+// primaries of the new map, the successor among them: the first page
+// holds no position on the retired node, and none of its pages was
+// yielded. The iteration used to end with "the node left the topology".
+func TestClusterScanFirstPageOfARetiredPrimaryGoesToItsSuccessor(t *testing.T) {
+	h := &beforeHook{name: "SCAN"}
+	c, want, prefix, failover := scanFailoverSetup(t, h)
 	prims := c.topo.Primaries()
-	var want []string
+	ctx := testCtx(t)
+	seen, done := map[string]bool{}, map[string]bool{}
+	for page, err := range c.ScanPages(ctx, ScanOptions{Match: escapeGlob(prefix) + "*", Count: 10}) {
+		if err != nil {
+			t.Fatalf("SCAN whose next primary was retired before its first page: %v, want its successor visited", err)
+		}
+		for _, k := range page.Items {
+			seen[k] = true
+		}
+		if page.Cursor == "0" {
+			if done[page.Server] = true; len(done) == len(prims)-1 {
+				// The next page is the last primary's first, pinned to
+				// it when the hook runs: the failover retires it then.
+				old := prims[len(prims)-1]
+				if done[old.Addr] {
+					t.Fatalf("%s visited before the other primaries: the test expects the map's order", old.Addr)
+				}
+				h.arm(func() {
+					failover()
+					eventually(t, 10*time.Second, "the old primary's node to be retired", func() bool {
+						_, err := old.EP.Conn(ctx)
+						return errors.Is(err, route.ErrRetired)
+					})
+				})
+			}
+		}
+	}
+	if h.armed() {
+		t.Fatal("the iteration ended before the last primary's turn")
+	}
+	for _, k := range want {
+		if !seen[k] {
+			t.Fatalf("SCAN never returned %s", k)
+		}
+	}
+}
+
+// scanFailoverSetup holds the Cluster's topology for the test and returns
+// a client through a proxy per node (with hook h, if any), 300 keys set
+// under prefix, and failover: it makes the proxies' CLUSTER SHARDS name
+// the last primary's replica in its place (the primary a replica) and
+// refreshes the map.
+func scanFailoverSetup(t *testing.T, h Hook) (c *Client, want []string, prefix string, failover func()) {
+	t.Helper()
+	testenv.UseTopology(t, true)
+	var opts Options
+	if h != nil {
+		opts.Hooks = []Hook{h}
+	}
+	c, proxies := proxiedClusterNodes(t, opts, true)
+	ctx := testCtx(t)
+	prefix = keyPrefix(t)
+	prims := c.topo.Primaries()
 	for i := range 300 { // about 100 a primary: several pages each
 		k := prefix + strconv.Itoa(i)
 		if err := c.Set(ctx, k, "v"); err != nil {
@@ -155,32 +235,15 @@ func TestClusterScanVisitsThePrimaryThatReplacedOne(t *testing.T) {
 		}
 	}
 	raw := encode(shardsReply(shards))
-	seen := map[string]bool{}
-	changed := false
-	for page, err := range c.ScanPages(ctx, ScanOptions{Match: escapeGlob(prefix) + "*", Count: 10}) {
-		if err != nil {
-			t.Fatalf("SCAN after the map changed: %v, want every primary of the current map visited", err)
+	return c, want, prefix, func() {
+		for _, px := range proxies {
+			t.Cleanup(px.MustAddRule(t, respiretest.Rule{Command: "CLUSTER", Arg: "SHARDS", Times: respiretest.Always, Action: respiretest.Reply(raw)}).Remove)
 		}
-		for _, k := range page.Items {
-			seen[k] = true
+		if err := c.topo.Refresh(ctx, true); err != nil {
+			t.Fatal(err)
 		}
-		if !changed {
-			changed = true
-			for _, px := range proxies {
-				r := px.MustAddRule(t, respiretest.Rule{Command: "CLUSTER", Arg: "SHARDS", Times: respiretest.Always, Action: respiretest.Reply(raw)})
-				defer r.Remove()
-			}
-			if err := c.topo.Refresh(ctx, true); err != nil {
-				t.Fatal(err)
-			}
-			if got := addrs(c.topo.Primaries()); slices.Contains(got, last) {
-				t.Fatalf("primaries after the refresh: %v, want %s replaced", got, last)
-			}
-		}
-	}
-	for _, k := range want {
-		if !seen[k] {
-			t.Fatalf("SCAN never returned %s", k)
+		if got := addrs(c.topo.Primaries()); slices.Contains(got, last) {
+			t.Fatalf("primaries after the refresh: %v, want %s replaced", got, last)
 		}
 	}
 }

@@ -276,3 +276,48 @@ func TestScanMalformedCursorEndsTheIteration(t *testing.T) {
 		})
 	}
 }
+
+// TestScanNullElementEndsTheIteration: a SCAN-family page whose elements
+// are null, or hold a null, ends the iteration with ErrUnexpectedReply
+// and sends nothing more; Batch.Scan's page fails the same way. No key,
+// field, value or member is ever null, and "" is a real one: the null
+// used to be yielded as "" (a key or member that does not exist), and a
+// null page read as an empty one.
+func TestScanNullElementEndsTheIteration(t *testing.T) {
+	null := resp.Value{Type: resp.Null}
+	scans := map[string]func(c *Client) error{
+		"SCAN":  func(c *Client) error { return firstErr(c.Scan(testCtx(t), ScanOptions{})) },
+		"HSCAN": func(c *Client) error { return firstErr(c.HScan(testCtx(t), "h", ScanOptions{})) },
+		"SSCAN": func(c *Client) error { return firstErr(c.SScan(testCtx(t), "s", ScanOptions{})) },
+		"ZSCAN": func(c *Client) error { return firstErr(c.ZScan(testCtx(t), "z", ScanOptions{})) },
+		"Batch.Scan": func(c *Client) error {
+			b := c.NewBatch()
+			f := b.Scan(ScanPage[string]{}, ScanOptions{})
+			if err := b.Execute(testCtx(t)); err != nil {
+				return err
+			}
+			_, err := f.Result()
+			return err
+		},
+	}
+	for _, proto := range []int{2, 3} {
+		for name, items := range map[string]resp.Value{
+			"null page":    null,
+			"null element": sa(sb("a"), null),
+			"null first":   sa(null, sb("1")),
+		} {
+			for scan, run := range scans {
+				t.Run(strconv.Itoa(proto)+"/"+name+"/"+scan, func(t *testing.T) {
+					c, srv := hostileClient(t, proto)
+					srv.load([]resp.Value{sa(sb("0"), items), sa(sb("0"), sa())})
+					if err := run(c); !errors.Is(err, ErrUnexpectedReply) {
+						t.Errorf("elements %v: %v, want ErrUnexpectedReply", items, err)
+					}
+					if sent, names := srv.load(nil); sent != 1 {
+						t.Errorf("%d commands sent (%v), want the first page only", sent, names)
+					}
+				})
+			}
+		}
+	}
+}

@@ -135,7 +135,10 @@
 //
 // scan prints the keys [respire.Client.Scan] returns, one per line:
 // --match filters by glob pattern, --count is the page-size hint, --type
-// keeps one key type. SCAN may return a key more than once.
+// keeps one key type. SCAN may return a key more than once. A key that
+// could be misread (a control character such as a newline, invalid UTF-8
+// or a leading quote) is quoted and escaped like a bulk string, so each
+// key is one line.
 //
 // # subscribe
 //

@@ -10,7 +10,8 @@ import (
 )
 
 // runScan prints the keys SCAN returns, one per line. SCAN may return a
-// key more than once; scan prints what the server returns.
+// key more than once; scan prints what the server returns. A key that
+// could be misread (see field) is quoted, so that each key is one line.
 func runScan(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	var f connFlags
 	var opts respire.ScanOptions
@@ -35,7 +36,7 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		if err != nil {
 			return failed(stderr, err)
 		}
-		fmt.Fprintln(stdout, key)
+		fmt.Fprintln(stdout, field(key, false))
 	}
 	return exitOK
 }

@@ -35,3 +35,29 @@ func TestScan(t *testing.T) {
 		t.Fatalf("scan --count -1: exit %d, stderr %q; want 2 and the reason", code, errs)
 	}
 }
+
+// TestScanKeyIsOneLine: scan prints each key on one line whatever its
+// bytes, quoted like subscribe quotes a payload when it could be misread
+// (a newline, a control character, invalid UTF-8, a leading quote). A key
+// holding a newline used to print as two keys.
+func TestScanKeyIsOneLine(t *testing.T) {
+	addr := testenv.Standalone(t)
+	k := "respire:cmdtest:" + t.Name() + ":"
+	keys := []string{k + "plain", k + "two\nlines", k + "tab\t", k + "\xff"}
+	for _, key := range keys {
+		runCLI(t, nil, "do", "--addr", addr, "SET", key, "v")
+	}
+	t.Cleanup(func() { runCLI(t, nil, append([]string{"do", "--addr", addr, "DEL"}, keys...)...) })
+	code, out, errs := runCLI(t, nil, "scan", "--addr", addr, "--match", k+"*")
+	if code != exitOK || errs != "" {
+		t.Fatalf("scan: exit %d, stderr %q", code, errs)
+	}
+	got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	slices.Sort(got)
+	got = slices.Compact(got)
+	want := []string{k + "plain", quoteString(k + "two\nlines"), quoteString(k + "tab\t"), quoteString(k + "\xff")}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("scan printed lines %q, want %q", got, want)
+	}
+}
