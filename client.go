@@ -49,11 +49,15 @@ type Client struct {
 // Connect validates opts, connects to the first endpoint and prepares the
 // connection (HELLO, AUTH, SELECT, CLIENT SETNAME). An invalid option
 // fails with a [*ConfigError] naming it; a failed connection with a
-// [*ConnError] (whose Err is a [*ServerError] for a rejected handshake).
+// [*ConnError] (whose Err is a [*ServerError] for a rejected handshake);
+// a context that has already ended with its error, before any dial.
 func Connect(ctx context.Context, opts Options) (*Client, error) {
 	cfg, err := opts.validate()
 	if err != nil {
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // as a dial the context ends: nothing is dialed
 	}
 	cfg.streamProducerID = streamProducerID(cfg.streamProducerID)
 	c := &Client{cfg: cfg, retries: cfg.policy.Enabled(), done: make(chan struct{}), shut: make(chan struct{})}

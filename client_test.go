@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,6 +80,34 @@ func TestConnectFailsWhenNothingListens(t *testing.T) {
 	var ce *ConnError
 	if !errors.As(err, &ce) || !errors.Is(err, ErrConnectionLost) || !ce.Unwritten {
 		t.Errorf("Connect(%s) error = %v; want an unwritten *ConnError", addr, err)
+	}
+}
+
+// TestConnectWithEndedContextDialsNothing: Connect with a context that
+// has already ended dials nothing, on every topology, and fails with the
+// context's error, the same error on each (Sentinel and Cluster wrapped it
+// in a *ConnError, standalone did not).
+func TestConnectWithEndedContextDialsNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i, o := range []Options{
+		{Endpoints: []string{"127.0.0.1:1"}},
+		{Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{"127.0.0.1:1"}}},
+		{Cluster: &ClusterOptions{}, Endpoints: []string{"127.0.0.1:1"}},
+	} {
+		topology := []string{"standalone", "Sentinel", "Cluster"}[i]
+		var dials atomic.Int64
+		o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			return nil, errors.New("test: no dial expected")
+		}
+		c, err := Connect(ctx, o)
+		if c != nil {
+			_ = c.Close()
+		}
+		if err != context.Canceled || dials.Load() != 0 {
+			t.Errorf("%s: Connect with an ended context = %v after %d dials, want context.Canceled after none", topology, err, dials.Load())
+		}
 	}
 }
 
