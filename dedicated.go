@@ -462,14 +462,13 @@ func (conn *Conn) unit(ctx context.Context, f *wire.Frame, name string) error {
 // pooled as it is once the transaction's EXEC has cleared the WATCH
 // (unit); a loan that ends before that is restored.
 func (conn *Conn) watchKeys(ctx context.Context, keys []string) error {
-	conn.turn <- struct{}{} // the callback has not started: nothing else runs
-	dirty := conn.dirty
-	<-conn.turn
 	if _, err := conn.doRaw(ctx, NewCommand("WATCH"), keys); err != nil {
 		return err
 	}
+	// WATCH is the loan's first command, so it alone made the connection
+	// dirty. The callback has not started: nothing else holds the turn.
 	conn.turn <- struct{}{}
-	conn.dirty, conn.watching = dirty, true
+	conn.dirty, conn.watching = false, true
 	<-conn.turn
 	return nil
 }
