@@ -41,10 +41,19 @@
 // through [respire.Client.Do] like do's, and its reply is printed like
 // redis-cli prints it, on standard output, errors included ("(error) ERR
 // ..."). Empty lines are skipped. "quit" or "exit" (any case), the end of
-// input (Ctrl-D) or an interrupt (Ctrl-C) ends the mode. Commands the
-// shared connection refuses (SUBSCRIBE, MULTI, SELECT, ...) print the
-// refusal, and for SUBSCRIBE, PSUBSCRIBE, SELECT, AUTH and HELLO the
-// command line's way: subscribe, -n, --user, -a and --resp.
+// input (Ctrl-D) or an interrupt (Ctrl-C) ends the mode.
+//
+// The first command that the shared connection refuses but a connection
+// of one's own serves (MULTI, WATCH, SELECT, CLIENT SETNAME, AUTH, ...)
+// moves the session to such a connection ([respire.Client.Dedicated]):
+// that command and every later one run there, in order, so that a
+// transaction typed line by line and the selected database last, as in
+// redis-cli, and the prompt shows the database. Commands there are never
+// retried. If that connection fails, the mode says that its state is gone
+// and sends the next commands on the shared connection again. Commands
+// refused on both (SUBSCRIBE, MONITOR, HELLO, ...) print the refusal, and
+// for SUBSCRIBE, PSUBSCRIBE and HELLO the command line's way: subscribe
+// and --resp.
 //
 // There is no line editor: lines are read as the terminal delivers them,
 // with its own editing (backspace), and there is no history or completion

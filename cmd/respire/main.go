@@ -339,11 +339,7 @@ func runDo(ctx context.Context, name string, args []string, stdout, stderr io.Wr
 // [respire.Client.Do] with a descriptor from [respire.NewCommand] (never
 // retried) and returns the reply formatted by [formatReply].
 func send(ctx context.Context, c *respire.Client, args []string) (string, error) {
-	cmdArgs := make([]any, len(args)-1)
-	for i, a := range args[1:] {
-		cmdArgs[i] = a
-	}
-	r, err := c.Do(ctx, respire.NewCommand(args[0]), cmdArgs...)
+	r, err := c.Do(ctx, respire.NewCommand(args[0]), wordArgs(args)...)
 	if err != nil {
 		return "", err
 	}

@@ -58,8 +58,9 @@ func promptFor(opts respire.Options) string {
 // reply as "(error) ...", other failures as the client's error text. A
 // line is split by [splitLine]; an empty line is skipped; "quit" or "exit"
 // (any case), the end of in or ctx's end stops. prompt, when not empty, is
-// written before each line is read. interact reports whether every
-// command succeeded.
+// written before each line is read. A command refused on the shared
+// connection moves the rest of the lines to a [session], if its
+// connection serves it. interact reports whether every command succeeded.
 func interact(ctx context.Context, c *respire.Client, in io.Reader, out io.Writer, prompt string) bool {
 	lines := make(chan string)
 	done := make(chan struct{})
@@ -84,6 +85,13 @@ func interact(ctx context.Context, c *respire.Client, in io.Reader, out io.Write
 			}
 		}
 	}()
+	var sess *session // once a command needs a connection of its own
+	defer func() {
+		if sess != nil {
+			sess.close()
+		}
+	}()
+	startPrompt := prompt
 	okAll := true
 	for {
 		io.WriteString(out, prompt)
@@ -120,11 +128,40 @@ func interact(ctx context.Context, c *respire.Client, in io.Reader, out io.Write
 			okAll = false
 			continue
 		}
-		reply, err := send(ctx, c, words)
+		var reply string
+		if sess == nil {
+			reply, err = send(ctx, c, words)
+			if errors.Is(err, respire.ErrInvalidArgument) {
+				// Refused on the shared connection: a connection of the
+				// session's own may serve it (MULTI, SELECT, ...).
+				sess = openSession(ctx, c)
+				var ended bool
+				reply, ended, err = sess.send(ctx, words)
+				if ended || errors.Is(err, respire.ErrInvalidArgument) {
+					sess.close() // refused there too: the shared connection serves the rest
+					sess = nil
+				}
+			}
+		} else {
+			var ended bool
+			reply, ended, err = sess.send(ctx, words)
+			if ended {
+				sess.close()
+				sess = nil
+				prompt = startPrompt
+				printFailure(out, words[0], err)
+				fmt.Fprintln(out, "respire: the session's own connection is gone, and with it its state (MULTI, WATCH, SELECT, ...); the next commands go to the shared connection")
+				okAll = false
+				continue
+			}
+		}
 		if err != nil {
 			printFailure(out, words[0], err)
 			okAll = false
 			continue
+		}
+		if n, ok := selectedDB(words); ok && sess != nil {
+			prompt = withDB(prompt, n)
 		}
 		io.WriteString(out, reply)
 	}

@@ -105,14 +105,11 @@ func TestInteract(t *testing.T) {
 	if !strings.HasPrefix(got, want) {
 		t.Fatalf("transcript:\n%s\nwant it to start with:\n%s", got, want)
 	}
-	// SELECT: the client's refusal and the command line's way, then the
-	// empty name, DEL and quit.
-	rest := strings.TrimPrefix(got, want)
-	lines := strings.Split(rest, "\n")
-	if len(lines) != 5 || !strings.Contains(lines[0], "SELECT: invalid argument: refused on the shared connection") ||
-		lines[1] != "respire: to use another database, pass -n (respire -n 1 ...)" ||
-		lines[2] != "p> (error) empty command name" || lines[3] != "p> (integer) 1" || lines[4] != "p> " {
-		t.Errorf("transcript after SELECT: %q", rest)
+	// SELECT runs on a connection of the mode's own (TestInteractSession),
+	// in database 1 from then on, where k does not exist; then the empty
+	// name, DEL and quit.
+	if rest, want := strings.TrimPrefix(got, want), "OK\np[1]> (error) empty command name\np[1]> (integer) 0\np[1]> "; rest != want {
+		t.Errorf("transcript after SELECT: %q, want %q", rest, want)
 	}
 }
 
@@ -212,5 +209,84 @@ func TestStdinIsTerminal(t *testing.T) {
 	defer file.Close()
 	if stdinIsTerminal(file) {
 		t.Error("a regular file is taken for a terminal")
+	}
+}
+
+// TestInteractSession: a command the shared connection refuses but a
+// connection of one's own serves (SELECT, MULTI) moves the mode to such a
+// connection, whose state lasts for the lines after it (the database, the
+// transaction) and shows in the prompt; a command refused there too
+// leaves it; when that connection fails, the mode says its state is gone
+// and goes back to the shared connection.
+func TestInteractSession(t *testing.T) {
+	srv := respiretest.NewServer(t)
+	srv.MustAddRule(t, respiretest.Rule{Command: "ECHO", Arg: "drop", Action: respiretest.DropBeforeForward})
+	c := connectEmbedded(t, srv)
+	in := strings.Join([]string{
+		"SET k db0",
+		"SELECT 2",
+		"GET k",
+		"SET k db2",
+		"MULTI",
+		"INCR n",
+		"INCR n",
+		"EXEC",
+		"SUBSCRIBE ch",
+		"GET k",
+		"ECHO drop",
+		"GET k",
+	}, "\n") + "\n"
+	var out strings.Builder
+	if ok := interact(context.Background(), c, strings.NewReader(in), &out, "p> "); ok {
+		t.Error("interact reported success, want failure (SUBSCRIBE was refused)")
+	}
+	want := []string{
+		"p> OK",
+		"p> OK",
+		"p[2]> (nil)",
+		"p[2]> OK",
+		"p[2]> OK",
+		"p[2]> QUEUED",
+		"p[2]> QUEUED",
+		"p[2]> 1) (integer) 1",
+		"2) (integer) 2",
+		"p[2]> respire: SUBSCRIBE: invalid argument: refused on a dedicated connection",
+		`respire: to print the messages of channels, run "respire subscribe CHANNEL..."`,
+		`p[2]> "db2"`,
+		"p[2]> respire: ECHO: ",
+		"respire: the session's own connection is gone, and with it its state (MULTI, WATCH, SELECT, ...); the next commands go to the shared connection",
+		`p> "db0"`,
+		"p> ", // the end of input: a newline after the prompt
+		"",
+	}
+	got := strings.Split(out.String(), "\n")
+	if len(got) != len(want) {
+		t.Fatalf("transcript:\n%s\nwant %d lines", out.String(), len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("line %d: %q, want it to start with %q", i+1, got[i], want[i])
+		}
+	}
+}
+
+// TestWithDB: the prompt shows the selected database in brackets, and
+// none for database 0; an empty prompt stays empty.
+func TestWithDB(t *testing.T) {
+	tests := []struct {
+		prompt string
+		db     int
+		want   string
+	}{
+		{"127.0.0.1:6379> ", 3, "127.0.0.1:6379[3]> "},
+		{"127.0.0.1:6379[3]> ", 0, "127.0.0.1:6379> "},
+		{"127.0.0.1:6379[3]> ", 12, "127.0.0.1:6379[12]> "},
+		{"[::1]:6379> ", 1, "[::1]:6379[1]> "},
+		{"", 4, ""},
+	}
+	for _, tt := range tests {
+		if got := withDB(tt.prompt, tt.db); got != tt.want {
+			t.Errorf("withDB(%q, %d) = %q, want %q", tt.prompt, tt.db, got, tt.want)
+		}
 	}
 }
