@@ -258,7 +258,7 @@ func (c *Conn) Submit(ctx context.Context, deadline time.Time, f *Frame) error {
 			c.writing = true
 			c.wakeReaderLocked()
 			c.mu.Unlock()
-			c.writeOwn(f)
+			c.writeOwn(f, nil)
 			return nil
 		}
 		c.admitLocked(f, size)
@@ -285,8 +285,9 @@ const ownWriteMaxPeak = 8
 // write completed and nothing was queued meanwhile, else to the writer
 // goroutine, which writes what the socket did not accept, then the queue,
 // and exits when the connection closed (shutdown does not wake a busy
-// writer).
-func (c *Conn) writeOwn(f *Frame) {
+// writer). A non-nil closed is the connection's failure, known before
+// the write: f is not written and fails as unwritten.
+func (c *Conn) writeOwn(f *Frame, closed error) {
 	f.pending = max(f.Replies, 1)
 	f.state.Store(stateSent)
 	seq := c.seq
@@ -298,7 +299,10 @@ func (c *Conn) writeOwn(f *Frame) {
 	// The reader may complete f once its last byte is written (or before,
 	// if the server misbehaves); nothing of f is touched after the write.
 	buf, replies := f.Buf, f.Replies
-	w, err := c.nc.tryWrite(buf)
+	w, err := 0, closed
+	if err == nil {
+		w, err = c.nc.tryWrite(buf)
+	}
 	switch {
 	case err != nil:
 		c.markLost(seq, []int{len(buf)}, []int{replies}, w, err)

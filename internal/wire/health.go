@@ -33,6 +33,7 @@ type meteredConn struct {
 	_      [56]byte // reads and writes belong to different goroutines
 	writes atomic.Uint64
 	try    nonBlockingWriter // nil: writes wait (see trywrite.go)
+	peer   peerCloseChecker  // nil: a close is seen only by a read
 }
 
 // Read reads from the socket and counts the call if it returned bytes.

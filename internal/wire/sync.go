@@ -102,7 +102,11 @@ func (c *Conn) exchange(f *Frame, deadline time.Time) {
 		_ = c.nc.SetReadDeadline(deadline)
 		c.rdDeadline = !deadline.IsZero()
 	}
-	c.writeOwn(f)
+	// Nobody has read the socket since the connection went idle: a close
+	// by the server meanwhile (a restart, CLIENT KILL, its idle timeout)
+	// is seen now, before f is written, so that f fails as never sent
+	// rather than as possibly executed.
+	c.writeOwn(f, c.nc.peerClosed())
 	for f.state.Load() != stateDone && c.readOne() {
 	}
 	c.mu.Lock()

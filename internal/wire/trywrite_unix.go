@@ -3,6 +3,8 @@
 package wire
 
 import (
+	"errors"
+	"io"
 	"net"
 	"syscall"
 )
@@ -27,6 +29,7 @@ func rawWriter(nc net.Conn) nonBlockingWriter {
 	}
 	w := &fdWriter{rc: rc}
 	w.fn = w.write // bound once: a closure per call would allocate
+	w.peekFn = w.peek
 	return w
 }
 
@@ -38,6 +41,12 @@ type fdWriter struct {
 	p   []byte
 	n   int
 	err error
+
+	// peekFn, peekBuf and peekErr serve peerClosed; they belong to the
+	// reader's role.
+	peekFn  func(fd uintptr) bool
+	peekBuf [1]byte
+	peekErr error
 }
 
 func (w *fdWriter) write(fd uintptr) bool {
@@ -62,4 +71,37 @@ func (w *fdWriter) tryWrite(p []byte) (int, error) {
 	n, err := w.n, w.err
 	w.p = nil
 	return n, err
+}
+
+// peerClosed looks at the socket's receive queue without waiting and
+// without taking a byte from it: a queued end of stream (the peer closed)
+// returns io.EOF, a failed socket its error; queued bytes, or none, nil.
+func (w *fdWriter) peerClosed() error {
+	w.peekErr = nil
+	if err := w.rc.Read(w.peekFn); err != nil {
+		if errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		return nil // the read deadline has passed: the peek did not run
+	}
+	err := w.peekErr
+	w.peekErr = nil
+	return err
+}
+
+func (w *fdWriter) peek(fd uintptr) bool {
+	for {
+		n, _, err := syscall.Recvfrom(int(fd), w.peekBuf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
+			// Nothing queued: open.
+		case err != nil:
+			w.peekErr = err
+		case n == 0:
+			w.peekErr = io.EOF
+		}
+		return true // never wait for readability
+	}
 }

@@ -1,0 +1,38 @@
+package respire
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestServerCloseOfIdleConnectionIsSeenBeforeTheWrite: a server that
+// closed an idle shared connection (a restart, CLIENT KILL, its timeout)
+// before the next command was written is noticed before that command is
+// written, so the command is known unsent: a retry policy may resend even
+// an INCR on a new connection, and the server runs it once. Without the
+// check, the command went out on the dead socket and failed as possibly
+// executed.
+func TestServerCloseOfIdleConnectionIsSeenBeforeTheWrite(t *testing.T) {
+	addr := standaloneAddr(t)
+	forEachProtocol(t, Options{RetryPolicy: &RetryPolicy{RetryableErrors: RetryOnConnectionLoss, InitialBackoff: NoBackoff}},
+		func(t *testing.T, c *Client) {
+			k := key(t, "counter")
+			ctx := testCtx(t)
+			if _, err := c.Do(ctx, NewCommand("INCR").WithRetryCategory(WriteAccumulating), k); err != nil {
+				t.Fatal(err)
+			}
+			// The health monitor's tick may read the close first (it
+			// resumes an idle connection's reads every 750 ms): the
+			// command is known unsent then too.
+			killClient(t, addr, clientID(t, c))
+			r, err := c.Do(ctx, NewCommand("INCR").WithRetryCategory(WriteAccumulating), k)
+			if err != nil {
+				var ce *ConnError
+				errors.As(err, &ce)
+				t.Fatalf("INCR after the server closed the idle connection: %v (ConnError %+v); want it sent once on a new connection", err, ce)
+			}
+			if n, _ := r.Int64(); n != 2 {
+				t.Errorf("INCR = %d, want 2: the server ran it once", n)
+			}
+		})
+}
