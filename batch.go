@@ -345,7 +345,7 @@ func (b *Batch) Execute(ctx context.Context) error {
 		return nil
 	}
 	if b.c.hooks != nil {
-		return b.executeHooked(ctx)
+		return b.executeHooked(ctx, nil)
 	}
 	return b.execute(ctx)
 }

@@ -707,6 +707,7 @@ func TestWatchAndWaitPassThroughHooks(t *testing.T) {
 	want := []string{
 		"h:before WATCH never", "h:after WATCH ok",
 		"h:before GET never", "h:after GET ok",
+		"h:batch SET,INCR", "h:batch done ok",
 		"h:before WAIT never", "h:after WAIT ok",
 	}
 	events = slices.DeleteFunc(events, func(e string) bool { return strings.HasPrefix(e, "h:dial ") })

@@ -148,31 +148,45 @@ func (c *Client) watchOnce(ctx context.Context, fn func(tx *Tx) error, keys []st
 				return err
 			}
 		}
-		f := q.frame(nil)
-		if err := conn.unit(ctx, f, "EXEC"); err != nil {
-			q.fail(err)
+		if c.hooks == nil {
+			committed, err = execWatched(ctx, conn, q)
 			return err
 		}
-		defer f.Release()
-		if last := f.Values[len(f.Values)-1]; last.IsNull() {
-			return nil // conflict: committed stays false, the next run queues afresh
-		}
-		if _, err := txFailure(f); err != nil {
-			if replies, ok := finalReplies(err); ok {
-				// EXEC ran: each member keeps its own reply. Watch never
-				// resends, so the selected error ends it.
-				committed = true
-				q.publish(nil, replies, f.Value)
-				q.servedBy(nil, conn.node)
-				return err
-			}
-			q.fail(err)
+		// The batch hooks see the transaction as they see a Batch's.
+		return q.executeHooked(ctx, func(ctx context.Context) error {
+			var err error
+			committed, err = execWatched(ctx, conn, q)
 			return err
-		}
-		committed = true
-		q.publish(nil, f.Value.Elems, f.Value)
-		q.servedBy(nil, conn.node)
-		return nil
+		})
 	})
 	return committed, err
+}
+
+// execWatched sends the validated, non-empty queue q of a Watch as MULTI
+// ... EXEC on conn, once, and publishes its results; committed is false
+// after a conflict.
+func execWatched(ctx context.Context, conn *Conn, q *Batch) (committed bool, err error) {
+	f := q.frame(nil)
+	if err := conn.unit(ctx, f, "EXEC"); err != nil {
+		q.fail(err)
+		return false, err
+	}
+	defer f.Release()
+	if last := f.Values[len(f.Values)-1]; last.IsNull() {
+		return false, nil // conflict: the next run queues afresh
+	}
+	if _, err := txFailure(f); err != nil {
+		if replies, ok := finalReplies(err); ok {
+			// EXEC ran: each member keeps its own reply. Watch never
+			// resends, so the selected error ends it.
+			q.publish(nil, replies, f.Value)
+			q.servedBy(nil, conn.node)
+			return true, err
+		}
+		q.fail(err)
+		return false, err
+	}
+	q.publish(nil, f.Value.Elems, f.Value)
+	q.servedBy(nil, conn.node)
+	return true, nil
 }
