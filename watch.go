@@ -14,6 +14,10 @@ import (
 // its EXEC on every attempt [Client.Watch] made: nothing was applied.
 var ErrTxConflict = errors.New("respire: watched keys changed before EXEC; the transaction was not applied")
 
+// errRunConflict is the result of the members of a Watch run whose EXEC
+// found a watched key changed: none was applied.
+var errRunConflict = errors.Join(ErrTxConflict, errors.New("respire: EXEC: this run's members were not applied"))
+
 // Watch limits: the callback runs at most maxWatchAttempts times, waiting
 // between runs from watchBackoff, doubling, up to watchMaxBackoff, with
 // full jitter.
@@ -72,7 +76,8 @@ func (tx *Tx) Queue() *Batch { return tx.queue }
 // Watch runs an optimistic transaction: on a dedicated connection it sends
 // WATCH keys, runs fn (which reads with tx and queues writes on
 // tx.Queue()), then sends the queue as MULTI ... EXEC. When a watched key
-// changed before EXEC, nothing is applied and the whole callback runs
+// changed before EXEC, nothing is applied (the members of that run fail
+// with an error matching [ErrTxConflict]) and the whole callback runs
 // again, at most 16 times with a short jittered backoff; after the last
 // conflict Watch returns an error matching [ErrTxConflict]. The client
 // never resends a watched transaction: a network failure, a timeout, a
@@ -173,7 +178,8 @@ func execWatched(ctx context.Context, conn *Conn, q *Batch) (committed bool, err
 	}
 	defer f.Release()
 	if last := f.Values[len(f.Values)-1]; last.IsNull() {
-		return false, nil // conflict: the next run queues afresh
+		q.fail(errRunConflict) // the next run queues afresh
+		return false, nil
 	}
 	if _, err := txFailure(f); err != nil {
 		if replies, ok := finalReplies(err); ok {
