@@ -785,3 +785,22 @@ func replicaScanPage(t *testing.T, c *Client, opts ScanOptions) ScanPage[string]
 	}
 	return page
 }
+
+// TestSentinelBatchOfReadsRunsOnPrimary: a Sentinel batch runs on the
+// primary whatever ReadFrom says, a batch of reads included (only a
+// Cluster group of reads follows the read policy): its first SCAN page
+// names the primary.
+func TestSentinelBatchOfReadsRunsOnPrimary(t *testing.T) {
+	c := sentinelClient(t, Options{ReadFrom: ReadReplica})
+	ctx := testCtx(t)
+	b := c.NewBatch()
+	page := b.Scan(ScanPage[string]{}, ScanOptions{Count: 1})
+	b.Get(keyPrefix(t) + "missing")
+	if err := b.Execute(ctx); err != nil {
+		t.Fatalf("Execute = %v", err)
+	}
+	primary := c.topo.Primaries()[0].Addr
+	if p, err := page.Result(); err != nil || p.Server != primary {
+		t.Errorf("first page = %+v, %v; want it served by the primary %s", p, err, primary)
+	}
+}
