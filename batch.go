@@ -345,7 +345,7 @@ func (b *Batch) Execute(ctx context.Context) error {
 		return nil
 	}
 	if b.c.hooks != nil {
-		return b.executeHooked(ctx)
+		return b.executeHooked(ctx, nil)
 	}
 	return b.execute(ctx)
 }
@@ -373,7 +373,8 @@ func (b *Batch) execute(ctx context.Context) error {
 // continuation: the server that issued the cursor, which must still be
 // the primary or a replica of the latest discovery (nil: no
 // continuation, or a standalone client). Continuations of two servers
-// cannot share the unit: that is an [ErrInvalidArgument].
+// cannot share the unit, nor a replica's continuation a member that is
+// not a read: each is an [ErrInvalidArgument].
 func (b *Batch) pinned() (*target, error) {
 	if b.c.topo == nil {
 		return nil, nil
@@ -392,6 +393,12 @@ func (b *Batch) pinned() (*target, error) {
 				r, err := b.c.topo.At(pin)
 				if err != nil || !r.Replica {
 					return nil, errInvalid("SCAN", "the cursor's server "+pin+" is no longer the primary or a replica")
+				}
+				for j := range b.members {
+					// The replica would refuse it (READONLY).
+					if m := &b.members[j]; !m.desc.Flags().Has(catalog.FlagReadOnly) {
+						return nil, errInvalid("SCAN", "the cursor's server "+pin+" is a replica, where the "+b.unitName()+" runs; it would refuse "+m.name)
+					}
 				}
 				n = r
 			}

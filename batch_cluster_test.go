@@ -785,3 +785,57 @@ func replicaScanPage(t *testing.T, c *Client, opts ScanOptions) ScanPage[string]
 	}
 	return page
 }
+
+// TestSentinelBatchOfReadsRunsOnPrimary: a Sentinel batch runs on the
+// primary whatever ReadFrom says, a batch of reads included (only a
+// Cluster group of reads follows the read policy): its first SCAN page
+// names the primary.
+func TestSentinelBatchOfReadsRunsOnPrimary(t *testing.T) {
+	c := sentinelClient(t, Options{ReadFrom: ReadReplica})
+	ctx := testCtx(t)
+	b := c.NewBatch()
+	page := b.Scan(ScanPage[string]{}, ScanOptions{Count: 1})
+	b.Get(keyPrefix(t) + "missing")
+	if err := b.Execute(ctx); err != nil {
+		t.Fatalf("Execute = %v", err)
+	}
+	primary := c.topo.Primaries()[0].Addr
+	if p, err := page.Result(); err != nil || p.Server != primary {
+		t.Errorf("first page = %+v, %v; want it served by the primary %s", p, err, primary)
+	}
+}
+
+// TestSentinelUnitWithWritesRefusesReplicaScan: a Sentinel batch or
+// transaction holding a SCAN page whose cursor a replica issued runs on
+// that replica, which refuses writes (READONLY; EXECABORT for a
+// transaction): a unit with a write fails before any I/O; one of reads
+// only runs on the replica.
+func TestSentinelUnitWithWritesRefusesReplicaScan(t *testing.T) {
+	c := sentinelClient(t, Options{ReadFrom: ReadReplica})
+	ctx := testCtx(t)
+	opts := ScanOptions{Count: 1}
+	page := replicaScanPage(t, c, opts)
+	execs, sets := commandSeen(t, page.Server, "exec"), commandSeen(t, page.Server, "set")
+	for _, b := range []*Batch{c.NewTransaction(), c.NewBatch()} {
+		next := b.Scan(page, opts)
+		set := b.Set(keyPrefix(t)+"w", "v")
+		if err := b.Execute(ctx); !errors.Is(err, ErrInvalidArgument) {
+			t.Fatalf("%s: Execute = %v, want ErrInvalidArgument before any I/O", b.unitName(), err)
+		}
+		if !errors.Is(next.Err(), ErrInvalidArgument) || !errors.Is(set.Err(), ErrInvalidArgument) {
+			t.Errorf("%s: members = %v, %v; want the unit's ErrInvalidArgument", b.unitName(), next.Err(), set.Err())
+		}
+	}
+	if n, m := commandSeen(t, page.Server, "exec")-execs, commandSeen(t, page.Server, "set")-sets; n != 0 || m != 0 {
+		t.Errorf("the replica saw %d EXEC and %d SET, want 0", n, m)
+	}
+	reads := c.NewTransaction()
+	next := reads.Scan(page, opts)
+	reads.Get(keyPrefix(t) + "missing")
+	if err := reads.Execute(ctx); err != nil {
+		t.Fatalf("a transaction of reads: Execute = %v", err)
+	}
+	if np, err := next.Result(); err != nil || np.Server != page.Server {
+		t.Errorf("continuation = %+v, %v; want a page from the replica %s", np, err, page.Server)
+	}
+}

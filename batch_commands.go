@@ -158,8 +158,9 @@ func (s ScanFuture) Err() error { return s.f.Err() }
 // keys are served elsewhere); on a Sentinel client the batch is pinned to
 // prev.Server (the primary, or a replica that served it under a replica
 // read policy), and fails before any I/O when that server is no longer
-// the primary or a replica of the latest discovery, or when another
-// continuation of the batch names another server. A first page goes
+// the primary or a replica of the latest discovery, when another
+// continuation of the batch names another server, or when that server is
+// a replica and a member is not a read (the replica would refuse it). A first page goes
 // where prev.Server says when set, else where the batch's keyless members
 // go; its Server tells where the next page must go (on a Cluster client
 // SCAN iterates one node: [Client.Scan] visits them all).

@@ -250,9 +250,14 @@ func (conn *Conn) doObserved(ctx context.Context, cmd Command, f *wire.Frame) (R
 	return r, err
 }
 
-// doRaw is Do for the client's own callers, with string arguments.
+// doRaw is Do for the client's own callers (Watch's WATCH, Conn.Wait),
+// with string arguments: hooked and measured as the caller's command.
 func (conn *Conn) doRaw(ctx context.Context, cmd Command, args []string) (Reply, error) {
-	return conn.doFrame(ctx, cmd, conn.c.rawFrame(cmd, args))
+	f := conn.c.rawFrame(cmd, args)
+	if conn.c.hooks == nil && conn.c.cmdMetrics == nil {
+		return conn.doFrame(ctx, cmd, f)
+	}
+	return conn.doObserved(ctx, cmd, f)
 }
 
 // doFrame runs the encoded command f of cmd on the connection.

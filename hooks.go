@@ -57,7 +57,9 @@ type DialHook func(ctx context.Context, network, addr string) (net.Conn, error)
 // pass through it; a [Dedicated] connection's commands do.
 type ProcessHook func(ctx context.Context, cmd *CommandInfo) error
 
-// ProcessBatchHook runs one [Batch.Execute] (a batch or a transaction).
+// ProcessBatchHook runs one [Batch.Execute] (a batch or a transaction),
+// and each MULTI ... EXEC a [Client.Watch] sends (a transaction, once per
+// run of its callback that queued members).
 type ProcessBatchHook func(ctx context.Context, batch *BatchInfo) error
 
 // CommandInfo describes the command a [ProcessHook] runs. It is valid
@@ -84,7 +86,8 @@ type BatchInfo struct {
 	// Transaction reports whether the unit is a MULTI/EXEC transaction.
 	Transaction bool
 	b           *Batch
-	self        *BatchInfo // the info the hooks were given: next refuses any other
+	run         func(ctx context.Context) error // nil: b.execute (a Watch runs its own)
+	self        *BatchInfo                      // the info the hooks were given: next refuses any other
 	next        nextGate
 	err         error
 }
@@ -236,7 +239,11 @@ func runBatch(ctx context.Context, i *BatchInfo) error {
 		return errHookNext
 	}
 	defer i.next.exit()
-	i.err = i.b.execute(ctx)
+	if i.run != nil {
+		i.err = i.run(ctx)
+	} else {
+		i.err = i.b.execute(ctx)
+	}
 	return i.err
 }
 
@@ -280,9 +287,10 @@ func (c *Client) processHooked(ctx context.Context, name string, cat RetryCatego
 	return err
 }
 
-// executeHooked is Batch.Execute through the batch hooks.
-func (b *Batch) executeHooked(ctx context.Context) error {
-	i := &BatchInfo{Transaction: b.tx, b: b}
+// executeHooked is Batch.Execute through the batch hooks; run, when not
+// nil, sends b instead of b.execute (a Watch's MULTI ... EXEC).
+func (b *Batch) executeHooked(ctx context.Context, run func(ctx context.Context) error) error {
+	i := &BatchInfo{Transaction: b.tx, b: b, run: run}
 	i.self = i
 	err := b.c.hooks.batch(ctx, i)
 	switch called := i.next.settle(); {

@@ -109,6 +109,7 @@ func TestHooksWrapInOrder(t *testing.T) {
 		"outer:before GET read_only", "inner:before GET read_only", "inner:after GET ok", "outer:after GET ok",
 		"outer:batch INCR,HGET", "inner:batch INCR,HGET", "inner:batch done ok", "outer:batch done ok",
 	}
+	events = slices.DeleteFunc(events, func(e string) bool { return strings.HasPrefix(e, "h:dial ") })
 	if !slices.Equal(events, want) {
 		t.Errorf("hook events:\n got %q\nwant %q", events, want)
 	}
@@ -674,5 +675,43 @@ func TestXAddFallbackIsOneOperation(t *testing.T) {
 	}
 	if want := []string{"h:before XADD write_checked", "h:after XADD ok"}; !slices.Equal(xadds, want) {
 		t.Errorf("hooks saw %q, want %q", xadds, want)
+	}
+}
+
+// TestWatchAndWaitPassThroughHooks: the commands a dedicated connection
+// sends for its caller are hooked like conn.Do's: Watch's WATCH and its
+// MULTI ... EXEC (a transaction to ProcessBatchHook), Conn.Wait's WAIT.
+func TestWatchAndWaitPassThroughHooks(t *testing.T) {
+	var events []string
+	c := newClient(t, Options{Hooks: []Hook{&recordingHook{tag: "h", events: &events}}})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	err := c.Watch(ctx, func(tx *Tx) error {
+		if _, err := tx.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+			return err
+		}
+		tx.Queue().Set(k, "v")
+		tx.Queue().Incr(k + "n")
+		return nil
+	}, k)
+	if err != nil {
+		t.Fatalf("Watch: %v", err)
+	}
+	err = c.Dedicated(ctx, func(conn *Conn) error {
+		_, err := conn.Wait(ctx, 0, 0)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	want := []string{
+		"h:before WATCH never", "h:after WATCH ok",
+		"h:before GET never", "h:after GET ok",
+		"h:batch SET,INCR", "h:batch done ok",
+		"h:before WAIT never", "h:after WAIT ok",
+	}
+	events = slices.DeleteFunc(events, func(e string) bool { return strings.HasPrefix(e, "h:dial ") })
+	if !slices.Equal(events, want) {
+		t.Errorf("hook events:\n got %q\nwant %q", events, want)
 	}
 }

@@ -247,7 +247,8 @@ func (s SentinelOptions) GoString() string {
 
 // ReadPolicy selects the nodes that serve read-only commands (those the
 // catalog marks read-only) on Sentinel and Cluster clients. Writes always
-// go to the primary. A read a replica serves is never retried: a replica
+// go to the primary, and so does a Sentinel batch or transaction, reads
+// included (a Cluster batch group made only of reads follows the policy). A read a replica serves is never retried: a replica
 // may lag, and a resend could observe time going backwards.
 type ReadPolicy uint8
 

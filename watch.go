@@ -14,6 +14,10 @@ import (
 // its EXEC on every attempt [Client.Watch] made: nothing was applied.
 var ErrTxConflict = errors.New("respire: watched keys changed before EXEC; the transaction was not applied")
 
+// errRunConflict is the result of the members of a Watch run whose EXEC
+// found a watched key changed: none was applied.
+var errRunConflict = errors.Join(ErrTxConflict, errors.New("respire: EXEC: this run's members were not applied"))
+
 // Watch limits: the callback runs at most maxWatchAttempts times, waiting
 // between runs from watchBackoff, doubling, up to watchMaxBackoff, with
 // full jitter.
@@ -72,7 +76,8 @@ func (tx *Tx) Queue() *Batch { return tx.queue }
 // Watch runs an optimistic transaction: on a dedicated connection it sends
 // WATCH keys, runs fn (which reads with tx and queues writes on
 // tx.Queue()), then sends the queue as MULTI ... EXEC. When a watched key
-// changed before EXEC, nothing is applied and the whole callback runs
+// changed before EXEC, nothing is applied (the members of that run fail
+// with an error matching [ErrTxConflict]) and the whole callback runs
 // again, at most 16 times with a short jittered backoff; after the last
 // conflict Watch returns an error matching [ErrTxConflict]. The client
 // never resends a watched transaction: a network failure, a timeout, a
@@ -148,31 +153,46 @@ func (c *Client) watchOnce(ctx context.Context, fn func(tx *Tx) error, keys []st
 				return err
 			}
 		}
-		f := q.frame(nil)
-		if err := conn.unit(ctx, f, "EXEC"); err != nil {
-			q.fail(err)
+		if c.hooks == nil {
+			committed, err = execWatched(ctx, conn, q)
 			return err
 		}
-		defer f.Release()
-		if last := f.Values[len(f.Values)-1]; last.IsNull() {
-			return nil // conflict: committed stays false, the next run queues afresh
-		}
-		if _, err := txFailure(f); err != nil {
-			if replies, ok := finalReplies(err); ok {
-				// EXEC ran: each member keeps its own reply. Watch never
-				// resends, so the selected error ends it.
-				committed = true
-				q.publish(nil, replies, f.Value)
-				q.servedBy(nil, conn.node)
-				return err
-			}
-			q.fail(err)
+		// The batch hooks see the transaction as they see a Batch's.
+		return q.executeHooked(ctx, func(ctx context.Context) error {
+			var err error
+			committed, err = execWatched(ctx, conn, q)
 			return err
-		}
-		committed = true
-		q.publish(nil, f.Value.Elems, f.Value)
-		q.servedBy(nil, conn.node)
-		return nil
+		})
 	})
 	return committed, err
+}
+
+// execWatched sends the validated, non-empty queue q of a Watch as MULTI
+// ... EXEC on conn, once, and publishes its results; committed is false
+// after a conflict.
+func execWatched(ctx context.Context, conn *Conn, q *Batch) (committed bool, err error) {
+	f := q.frame(nil)
+	if err := conn.unit(ctx, f, "EXEC"); err != nil {
+		q.fail(err)
+		return false, err
+	}
+	defer f.Release()
+	if last := f.Values[len(f.Values)-1]; last.IsNull() {
+		q.fail(errRunConflict) // the next run queues afresh
+		return false, nil
+	}
+	if _, err := txFailure(f); err != nil {
+		if replies, ok := finalReplies(err); ok {
+			// EXEC ran: each member keeps its own reply. Watch never
+			// resends, so the selected error ends it.
+			q.publish(nil, replies, f.Value)
+			q.servedBy(nil, conn.node)
+			return true, err
+		}
+		q.fail(err)
+		return false, err
+	}
+	q.publish(nil, f.Value.Elems, f.Value)
+	q.servedBy(nil, conn.node)
+	return true, nil
 }

@@ -29,6 +29,7 @@ func TestWatchGivesUpAfter16Conflicts(t *testing.T) {
 		other := retryMemClient(t, s, Options{})
 		ctx := context.Background()
 		var starts []time.Time
+		var set Future[struct{}]
 		err := c.Watch(ctx, func(tx *Tx) error {
 			starts = append(starts, time.Now())
 			if _, err := tx.Get(ctx, "k"); err != nil && !errors.Is(err, ErrNil) {
@@ -37,11 +38,14 @@ func TestWatchGivesUpAfter16Conflicts(t *testing.T) {
 			if err := other.Set(ctx, "k", "other "+strconv.Itoa(len(starts))); err != nil {
 				return err
 			}
-			tx.Queue().Set("k", "watched")
+			set = tx.Queue().Set("k", "watched")
 			return nil
 		}, "k")
 		if !errors.Is(err, ErrTxConflict) {
 			t.Fatalf("Watch = %v, want ErrTxConflict", err)
+		}
+		if err := set.Err(); !errors.Is(err, ErrTxConflict) {
+			t.Errorf("the last run's member = %v, want ErrTxConflict (its EXEC was sent and applied nothing)", err)
 		}
 		if len(starts) != 16 {
 			t.Fatalf("the callback ran %d times, want 16", len(starts))
