@@ -96,6 +96,10 @@ type grant struct {
 // which [Pool.Close] stops.
 func New(cfg Config) *Pool {
 	ctx, cancel := context.WithCancel(context.Background())
+	// An idle connection's reader keeps reading, so that a connection the
+	// server closed is dead before Get looks at it, rather than lent to
+	// fail its first command as possibly executed.
+	cfg.Wire.NoOwnRead = true
 	p := &Pool{
 		cfg:         cfg.Wire,
 		max:         max(cfg.Max, 1),
