@@ -226,6 +226,29 @@ func TestErrorValues(t *testing.T) {
 	}
 }
 
+// RESP3 streamed strings and aggregates ('?' lengths, ';' chunks, '.'
+// ends) are not supported, and the error says so rather than calling the
+// length invalid.
+func TestStreamedTypesAreNamedUnsupported(t *testing.T) {
+	for _, in := range []string{
+		"$?\r\n;4\r\nHell\r\n;0\r\n",
+		"=?\r\n;4\r\ntxt:\r\n;0\r\n",
+		"!?\r\n;3\r\nERR\r\n;0\r\n",
+		"*?\r\n:1\r\n.\r\n",
+		"%?\r\n+a\r\n:1\r\n.\r\n",
+		"~?\r\n:1\r\n.\r\n",
+		">?\r\n:1\r\n.\r\n",
+		"|?\r\n+a\r\n:1\r\n.\r\n:2\r\n",
+		"*1\r\n$?\r\n;1\r\nx\r\n;0\r\n",
+	} {
+		err := firstError(t, in, 0)
+		var pe *ProtocolError
+		if !errors.As(err, &pe) || !strings.Contains(pe.Reason, "streamed") || !strings.Contains(pe.Reason, "not supported") {
+			t.Errorf("%q: got %v, want a protocol error saying streamed values are not supported", in, err)
+		}
+	}
+}
+
 func firstError(t *testing.T, in string, maxBulk int64) error {
 	t.Helper()
 	r := NewReader(strings.NewReader(in))
