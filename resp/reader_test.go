@@ -612,6 +612,34 @@ func TestTruncatedAtEveryOffset(t *testing.T) {
 	}
 }
 
+// A stream of every sample value, with pushes and attributes between
+// replies and the RESP2 nulls, read in two pieces split at every byte
+// offset, decodes to the same values, raw bytes and end as read whole.
+func TestSplitAtEveryOffset(t *testing.T) {
+	var all []byte
+	for _, v := range sampleValues() {
+		if enc := AppendValue(nil, v, 3); len(enc) < 1000 {
+			all = append(all, enc...)
+		}
+	}
+	all = append(all, "$-1\r\n>2\r\n+invalidate\r\n*1\r\n$1\r\nk\r\n*-1\r\n|1\r\n+ttl\r\n:3\r\n:+5\r\n,1.50e+2\r\n"...)
+	whole := readAll(bytes.NewReader(all))
+	if n := len(whole); n < 30 || whole[n-1].err != io.EOF {
+		t.Fatalf("whole stream: %d results ending with %v, want many ending with EOF", n, whole[n-1].err)
+	}
+	for cut := 0; cut <= len(all); cut++ {
+		split := readAll(io.MultiReader(bytes.NewReader(all[:cut]), bytes.NewReader(all[cut:])))
+		if len(split) != len(whole) {
+			t.Fatalf("split at %d: %d results, whole %d", cut, len(split), len(whole))
+		}
+		for i := range whole {
+			if split[i].err != whole[i].err || !same(split[i].v, whole[i].v) || !bytes.Equal(split[i].raw, whole[i].raw) {
+				t.Fatalf("split at %d, result %d: %s %v, whole %s %v", cut, i, show(split[i].v), split[i].err, show(whole[i].v), whole[i].err)
+			}
+		}
+	}
+}
+
 func TestTruncatedLargeValue(t *testing.T) {
 	v := agg(Array, bulk(strings.Repeat("a", 50_000)), agg(Map, bulk("k"), bulk(strings.Repeat("b", 50_000))), integer(7))
 	enc := AppendValue(nil, v, 3)
