@@ -261,7 +261,9 @@ func (p *Pool) dial(ctx context.Context) (*wire.Conn, error) {
 // counts are unchanged and the connection is left as it is. That covers a
 // connection from elsewhere (the caller still owns it), a second Put or a
 // Put after Discard (the pool already holds or has closed it), and a Put
-// after [Pool.Close], which already closed every lent connection.
+// after [Pool.Close], which already closed every lent connection. It does
+// not cover a second Put after the connection was lent again: that hands
+// back the new borrower's connection (see the package doc).
 func (p *Pool) Put(c *wire.Conn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
