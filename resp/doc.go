@@ -14,5 +14,7 @@
 // [Reader.MaxBulk] and nesting deeper than [Reader.MaxDepth] are
 // [ErrProtocol] errors, and neither bulk nor aggregate headers make it
 // allocate more than the bytes that actually arrive justify. Malformed input
-// returns an error that wraps [ErrProtocol]; it never panics.
+// returns an error that wraps [ErrProtocol]; it never panics. RESP3
+// streamed strings and aggregates (a '?' length), which Redis never sends,
+// are not supported: they are protocol errors that say so.
 package resp

@@ -483,6 +483,9 @@ func (r *Reader) readValue(depth int) (Value, error) {
 func (r *Reader) readBulk(t Type, rest []byte) (Value, error) {
 	n, ok := parseInt(rest)
 	if !ok {
+		if len(rest) == 1 && rest[0] == '?' {
+			return Value{}, protocolError("streamed strings (length '?') are not supported")
+		}
 		return Value{}, protocolError("invalid bulk length")
 	}
 	if n == -1 && t == BulkString {
@@ -516,6 +519,9 @@ func (r *Reader) readBulk(t Type, rest []byte) (Value, error) {
 func (r *Reader) readAggregate(t Type, rest []byte, depth int) (Value, error) {
 	n, ok := parseInt(rest)
 	if !ok {
+		if len(rest) == 1 && rest[0] == '?' {
+			return Value{}, protocolError("streamed aggregates (length '?') are not supported")
+		}
 		return Value{}, protocolError("invalid aggregate length")
 	}
 	if n == -1 && (t == Array || t == Set || t == Map) {

@@ -226,6 +226,29 @@ func TestErrorValues(t *testing.T) {
 	}
 }
 
+// RESP3 streamed strings and aggregates ('?' lengths, ';' chunks, '.'
+// ends) are not supported, and the error says so rather than calling the
+// length invalid.
+func TestStreamedTypesAreNamedUnsupported(t *testing.T) {
+	for _, in := range []string{
+		"$?\r\n;4\r\nHell\r\n;0\r\n",
+		"=?\r\n;4\r\ntxt:\r\n;0\r\n",
+		"!?\r\n;3\r\nERR\r\n;0\r\n",
+		"*?\r\n:1\r\n.\r\n",
+		"%?\r\n+a\r\n:1\r\n.\r\n",
+		"~?\r\n:1\r\n.\r\n",
+		">?\r\n:1\r\n.\r\n",
+		"|?\r\n+a\r\n:1\r\n.\r\n:2\r\n",
+		"*1\r\n$?\r\n;1\r\nx\r\n;0\r\n",
+	} {
+		err := firstError(t, in, 0)
+		var pe *ProtocolError
+		if !errors.As(err, &pe) || !strings.Contains(pe.Reason, "streamed") || !strings.Contains(pe.Reason, "not supported") {
+			t.Errorf("%q: got %v, want a protocol error saying streamed values are not supported", in, err)
+		}
+	}
+}
+
 func firstError(t *testing.T, in string, maxBulk int64) error {
 	t.Helper()
 	r := NewReader(strings.NewReader(in))
@@ -584,6 +607,34 @@ func TestTruncatedAtEveryOffset(t *testing.T) {
 			}
 			if n != complete || err != want {
 				t.Fatalf("cut at %d of %d, %s: read %d values then %v, want %d then %v", cut, len(all), rk.name, n, err, complete, want)
+			}
+		}
+	}
+}
+
+// A stream of every sample value, with pushes and attributes between
+// replies and the RESP2 nulls, read in two pieces split at every byte
+// offset, decodes to the same values, raw bytes and end as read whole.
+func TestSplitAtEveryOffset(t *testing.T) {
+	var all []byte
+	for _, v := range sampleValues() {
+		if enc := AppendValue(nil, v, 3); len(enc) < 1000 {
+			all = append(all, enc...)
+		}
+	}
+	all = append(all, "$-1\r\n>2\r\n+invalidate\r\n*1\r\n$1\r\nk\r\n*-1\r\n|1\r\n+ttl\r\n:3\r\n:+5\r\n,1.50e+2\r\n"...)
+	whole := readAll(bytes.NewReader(all))
+	if n := len(whole); n < 30 || whole[n-1].err != io.EOF {
+		t.Fatalf("whole stream: %d results ending with %v, want many ending with EOF", n, whole[n-1].err)
+	}
+	for cut := 0; cut <= len(all); cut++ {
+		split := readAll(io.MultiReader(bytes.NewReader(all[:cut]), bytes.NewReader(all[cut:])))
+		if len(split) != len(whole) {
+			t.Fatalf("split at %d: %d results, whole %d", cut, len(split), len(whole))
+		}
+		for i := range whole {
+			if split[i].err != whole[i].err || !same(split[i].v, whole[i].v) || !bytes.Equal(split[i].raw, whole[i].raw) {
+				t.Fatalf("split at %d, result %d: %s %v, whole %s %v", cut, i, show(split[i].v), split[i].err, show(whole[i].v), whole[i].err)
 			}
 		}
 	}

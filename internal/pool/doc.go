@@ -21,7 +21,10 @@
 // until the caller hands it back with exactly one Put or Discard. Put and
 // Discard ignore a connection the pool does not currently lend (one it never
 // lent, or one already handed back), so a mistaken second call never
-// corrupts the counts in [Stats] nor closes a connection someone else holds.
+// corrupts the counts in [Stats]. The pool cannot tell loans apart, though:
+// once a connection handed back has been lent again, a late second Put or
+// Discard by its earlier borrower returns or closes the new borrower's
+// connection.
 //
 // No lock is held while dialing or closing a connection. Everything in this
 // package is safe for concurrent use.

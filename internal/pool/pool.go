@@ -96,6 +96,10 @@ type grant struct {
 // which [Pool.Close] stops.
 func New(cfg Config) *Pool {
 	ctx, cancel := context.WithCancel(context.Background())
+	// An idle connection's reader keeps reading, so that a connection the
+	// server closed is dead before Get looks at it, rather than lent to
+	// fail its first command as possibly executed.
+	cfg.Wire.NoOwnRead = true
 	p := &Pool{
 		cfg:         cfg.Wire,
 		max:         max(cfg.Max, 1),
@@ -257,7 +261,9 @@ func (p *Pool) dial(ctx context.Context) (*wire.Conn, error) {
 // counts are unchanged and the connection is left as it is. That covers a
 // connection from elsewhere (the caller still owns it), a second Put or a
 // Put after Discard (the pool already holds or has closed it), and a Put
-// after [Pool.Close], which already closed every lent connection.
+// after [Pool.Close], which already closed every lent connection. It does
+// not cover a second Put after the connection was lent again: that hands
+// back the new borrower's connection (see the package doc).
 func (p *Pool) Put(c *wire.Conn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

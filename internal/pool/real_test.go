@@ -59,8 +59,21 @@ func clientsNamed(t *testing.T, addr, name string) int {
 
 // TestRealServer lends, reuses, skips a connection the server killed,
 // discards and closes against the real standalone server, checking the
-// server's own client list.
+// server's own client list. It runs with and without an idle PING, the
+// client's dedicated pools having one: an idle connection with a health
+// monitor must see the server's close at once too, not at the monitor's
+// next tick (which IdlePing of an hour puts a quarter of an hour away),
+// or Get lends it and its first command fails as possibly executed.
 func TestRealServer(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		idlePing time.Duration
+	}{{"no monitor", 0}, {"idle ping", time.Hour}} {
+		t.Run(tc.name, func(t *testing.T) { testRealServer(t, tc.idlePing) })
+	}
+}
+
+func testRealServer(t *testing.T, idlePing time.Duration) {
 	addr := testenv.Standalone(t)
 	name := "respire-pool-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	var mu sync.Mutex
@@ -76,11 +89,11 @@ func TestRealServer(t *testing.T) {
 		return nc, err
 	}
 	p := New(Config{
-		Wire: wire.Config{Addr: addr, Dial: dial, DialTimeout: 5 * time.Second, ClientName: name},
+		Wire: wire.Config{Addr: addr, Dial: dial, DialTimeout: 5 * time.Second, ClientName: name, IdlePing: idlePing},
 		Max:  2,
 	})
 	defer p.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	mustGet := func() *wire.Conn {
 		t.Helper()
@@ -91,15 +104,37 @@ func TestRealServer(t *testing.T) {
 		return c
 	}
 
+	// ping runs one command on c, as a caller of a lent connection does
+	// before handing it back.
+	ping := func(c *wire.Conn) {
+		t.Helper()
+		f := wire.GetFrame()
+		f.Buf = resp.AppendBulkString(resp.AppendArrayHeader(f.Buf[:0], 1), "PING")
+		f.Want = wire.WantNone
+		if err := c.Submit(ctx, time.Time{}, f); err != nil {
+			t.Fatalf("PING: %v", err)
+		}
+		if err := f.Wait(ctx, time.Time{}); err != nil {
+			t.Fatalf("PING: %v", err)
+		}
+		if f.IsErr {
+			t.Fatal("PING: error reply")
+		}
+		f.Release()
+	}
+
 	a, b := mustGet(), mustGet()
 	if got := clientsNamed(t, addr, name); got != 2 {
 		t.Fatalf("server has %d clients named %s, want 2", got, name)
 	}
+	ping(a)
+	ping(b)
 	p.Put(a)
 	p.Put(b)
 	if got := mustGet(); got != b {
 		t.Fatal("Get did not reuse the most recently returned connection")
 	}
+	ping(b)
 	p.Put(b)
 
 	// The server kills b while it is idle: Get skips it.

@@ -140,7 +140,8 @@ type Conn struct {
 	reader   readerRole
 	readWake chan struct{} // wakes the parked reader goroutine
 	// syncOK: callers may read their own replies (the connection has a
-	// non-blocking write, no push handler and a health monitor).
+	// non-blocking write, no push handler and a health monitor, and not
+	// Config.NoOwnRead).
 	syncOK bool
 	// ownWait is Config.OwnReadWait, or its default.
 	ownWait time.Duration
@@ -195,7 +196,7 @@ func start(nc *meteredConn, rd *resp.Reader, proto int, cfg Config, onDead func(
 	// no push handler waiting for pushes while nobody reads, and the
 	// monitor's tick, which gives an idle connection back to the reader
 	// goroutine (so a server's close is seen before the next command).
-	c.syncOK = nc.canTryWrite() && c.onPush == nil && monitor
+	c.syncOK = nc.canTryWrite() && c.onPush == nil && monitor && !cfg.NoOwnRead
 	c.ownWait = cfg.OwnReadWait
 	if c.ownWait <= 0 {
 		c.ownWait = DefaultOwnReadWait

@@ -99,6 +99,13 @@ type Config struct {
 	// goroutine takes the reply over ([Conn.Do]): the latest such a
 	// caller sees its context end. 0 or less means [DefaultOwnReadWait].
 	OwnReadWait time.Duration
+	// NoOwnRead keeps the reader goroutine reading while the connection
+	// owes nothing, instead of parking it so that the next caller of
+	// [Conn.Do] reads its own reply: a server's close of the idle
+	// connection is then seen at once ([Conn.Alive] turns false), not at
+	// the health monitor's next tick. A pool's connections, used through
+	// Submit and idle between loans, set it.
+	NoOwnRead bool
 	// MaxPendingFrames bounds the frames a connection holds: submitted
 	// and not yet completed (queued, awaiting their reply, and abandoned
 	// ones until their reply is drained or the connection dies). Submit
