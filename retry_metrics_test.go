@@ -242,11 +242,7 @@ func TestRetryMetricsEndedDuringBackoffIsExhaustedAfterResend(t *testing.T) {
 				}
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				errc := make(chan error, 1)
-				go func() {
-					_, err := c.Get(ctx, "k")
-					errc <- err
-				}()
+				errc := getAsync(ctx, c, "k")
 				<-last.Received()
 				synctest.Wait() // the caller waits out the backoff after its last failure
 				if tt.closeClient {
