@@ -1080,6 +1080,55 @@ func TestFailoverExecuteCancellationDuringBackoffEndsWithCallersError(t *testing
 	})
 }
 
+// An operation that ends during a backoff (its context cancelled, or the
+// group closed) reports its one final outcome: exhausted once it has
+// resent, nothing when it ends before its first resend.
+func TestFailoverExecuteEndedDuringBackoffIsExhaustedAfterResend(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		endAt      time.Duration // attempts at 0 and 1 s; backoffs of 1 s, then 2 s
+		closeGroup bool
+		runs       int // times fn ran
+		want       retryCounts
+	}{
+		{"CancelledBeforeFirstResend", 500 * milli, false, 1, retryCounts{}},
+		{"CancelledAfterResend", 1500 * milli, false, 2, retryCounts{"read_only/attempted": 1, "read_only/exhausted": 1}},
+		{"ClosedAfterResend", 1500 * milli, true, 2, retryCounts{"read_only/attempted": 1, "read_only/exhausted": 1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				members, srv := memMembers(t, 0, 1)
+				srv[0].MustAddRule(t, respiretest.Rule{Command: "GET", Times: respiretest.Always, Action: respiretest.DropBeforeForward})
+				opts := bubbleOpts()
+				opts.RetryPolicy = &RetryPolicy{MaxAttempts: 10, InitialBackoff: time.Second, MaxBackoff: 10 * time.Second, Jitter: NoJitter}
+				reader := sdkmetric.NewManualReader()
+				opts.Metrics, opts.MeterProvider = MetricsResiliency, sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+				g := fakeGroup(t, members, opts, newFakeProbes(2).probe)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				time.AfterFunc(tt.endAt, func() {
+					if tt.closeGroup {
+						_ = g.Close()
+					} else {
+						cancel()
+					}
+				})
+				calls := 0
+				_, err := Execute(ctx, g, ReadOnly, func(ctx context.Context, c *Client) (string, error) {
+					calls++
+					return c.Get(ctx, "k")
+				})
+				if calls != tt.runs {
+					t.Fatalf("fn ran %d times, want %d (err %v)", calls, tt.runs, err)
+				}
+				if got := failoverCollect(t, reader).retries; !got.equal(tt.want) {
+					t.Errorf("retries %v, want %v", got, tt.want)
+				}
+			})
+		})
+	}
+}
+
 func TestFailoverExecuteBackoffThatCannotFitDeadlineKeepsLastFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		members, _ := memMembers(t, 0, 1)

@@ -434,11 +434,7 @@ func TestCommandMetricsCallEndedDuringRetryBackoff(t *testing.T) {
 				})
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				errc := make(chan error, 1)
-				go func() {
-					_, err := c.Get(ctx, "k")
-					errc <- err
-				}()
+				errc := getAsync(ctx, c, "k")
 				<-get.Received()
 				synctest.Wait() // waiting out the backoff
 				tt.end(c, cancel)

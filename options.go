@@ -350,14 +350,16 @@ type RetryPolicy struct {
 	// all five: connection loss, LOADING, TRYAGAIN, MASTERDOWN, READONLY.
 	RetryableErrors RetryableErrors
 	// InitialBackoff is the first retry's delay ceiling, at most 1 minute.
-	// [NoBackoff] (any negative value) disables delays. Defaults to 10 ms.
+	// 0 means the default, 10 ms; no delay at all is said with [NoBackoff]
+	// (any negative value).
 	InitialBackoff time.Duration
 	// MaxBackoff caps the ceiling, which doubles after each attempt. It
 	// must be at least InitialBackoff and at most 1 minute. Defaults to 1 s.
 	MaxBackoff time.Duration
-	// Jitter is the randomized fraction of each delay, from 0 through 1:
-	// the delay is uniform in [ceiling*(1-Jitter), ceiling]. [NoJitter]
-	// always waits the full ceiling. Defaults to 1.
+	// Jitter is the randomized fraction of each delay, finite, above 0
+	// through 1: the delay is uniform in [ceiling*(1-Jitter), ceiling].
+	// 0 means the default, 1 (from zero to the ceiling); a fraction of 0,
+	// always the full ceiling, is said with [NoJitter].
 	Jitter float64
 }
 

@@ -225,11 +225,7 @@ func TestRetryCancellationDuringBackoffStopsResend(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		start := time.Now()
-		errc := make(chan error, 1)
-		go func() {
-			_, err := c.Get(ctx, "k")
-			errc <- err
-		}()
+		errc := getAsync(ctx, c, "k")
 		<-get.Received()
 		synctest.Wait() // the caller is now waiting out the 1 s backoff
 		if got := time.Since(start); got != 0 {
@@ -435,11 +431,7 @@ func TestRetryCloseEndsBackoffAtOnce(t *testing.T) {
 			MaxAttempts: 5, InitialBackoff: time.Minute, MaxBackoff: time.Minute, Jitter: NoJitter,
 		}})
 		start := time.Now()
-		errc := make(chan error, 1)
-		go func() {
-			_, err := c.Get(context.Background(), "k")
-			errc <- err
-		}()
+		errc := getAsync(context.Background(), c, "k")
 		<-get.Received()
 		synctest.Wait() // the caller is waiting out its 1-minute backoff
 		if err := c.Close(); err != nil {

@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -211,6 +213,51 @@ func TestRetryMetricsAttemptedCountsAcceptedResends(t *testing.T) {
 			}
 		})
 	})
+}
+
+// An operation that ends during a backoff (its context cancelled, or the
+// client closed) reports its one final outcome: exhausted once it has
+// resent, nothing when it ends before its first resend.
+func TestRetryMetricsEndedDuringBackoffIsExhaustedAfterResend(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		resends     int // accepted resends before the backoff the call ends in
+		closeClient bool
+		want        retryCounts
+	}{
+		{"CancelledBeforeFirstResend", 0, false, retryCounts{}},
+		{"CancelledAfterResend", 1, false, retryCounts{"read_only/attempted": 1, "read_only/exhausted": 1}},
+		{"ClosedAfterResend", 1, true, retryCounts{"read_only/attempted": 1, "read_only/exhausted": 1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			retrySynctest(t, func(t *testing.T) {
+				s := respiretest.NewServer(t)
+				c, reader := retryMetricsClient(t, s, Options{CommandTimeout: NoTimeout, RetryPolicy: &RetryPolicy{
+					MaxAttempts: 5, InitialBackoff: time.Second, Jitter: NoJitter,
+				}})
+				var last *respiretest.RuleHandle
+				for n := 1; n <= tt.resends+1; n++ {
+					last = s.MustAddRule(t, respiretest.Rule{Command: "GET", Nth: n,
+						Action: respiretest.Inject(respiretest.ErrLoading)})
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				errc := getAsync(ctx, c, "k")
+				<-last.Received()
+				synctest.Wait() // the caller waits out the backoff after its last failure
+				if tt.closeClient {
+					_ = c.Close()
+				} else {
+					cancel()
+				}
+				err := <-errc
+				retryWantAttempts(t, err, tt.resends+1)
+				if got := retryCollect(t, reader); !got.equal(tt.want) {
+					t.Errorf("counts = %v, want %v", got, tt.want)
+				}
+			})
+		})
+	}
 }
 
 // panicProvider is a MeterProvider whose counter panics on every Add.

@@ -29,6 +29,17 @@ import (
 
 // retryMemClient connects a client to s through its in-memory dial (unless
 // opts.Dialer is set) and closes it when the test ends.
+// getAsync runs c.Get(ctx, key) on a goroutine of its own and returns
+// the channel that receives its error.
+func getAsync(ctx context.Context, c *Client, key string) <-chan error {
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Get(ctx, key)
+		errc <- err
+	}()
+	return errc
+}
+
 func retryMemClient(t testing.TB, s *respiretest.Server, opts Options) *Client {
 	t.Helper()
 	opts.Endpoints = []string{respiretest.MemoryAddr}
@@ -766,8 +777,7 @@ func TestRetryNeverRetriedFailures(t *testing.T) {
 			c := retryMemClient(t, s, Options{RetryPolicy: all})
 			held := s.MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.Hold})
 			ctx, cancel := context.WithCancel(bg)
-			errc := make(chan error, 1)
-			go func() { _, err := c.Get(ctx, "k"); errc <- err }()
+			errc := getAsync(ctx, c, "k")
 			<-held.Received()
 			cancel()
 			err := <-errc

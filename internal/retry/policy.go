@@ -26,15 +26,17 @@ type Settings struct {
 	// name, are invalid. Defaults to [DefaultErrors].
 	RetryableErrors Errors
 	// InitialBackoff is the first retry's delay ceiling, at most 1 minute.
-	// [NoBackoff] (any negative value) disables delays. Defaults to 10ms.
+	// 0 means the default, 10ms; [NoBackoff] (any negative value) disables
+	// delays.
 	InitialBackoff time.Duration
 	// MaxBackoff caps the delay ceiling. It must be at least the effective
 	// InitialBackoff and at most 1 minute; negative values are invalid.
 	// Defaults to 1s, so an InitialBackoff above 1s needs a MaxBackoff too.
 	MaxBackoff time.Duration
-	// Jitter is the randomized fraction of each delay ceiling, finite, from
-	// 0 through 1: the delay is uniform in [ceiling*(1-Jitter), ceiling].
-	// [NoJitter] (exactly -1) always waits the full ceiling. Defaults to 1.
+	// Jitter is the randomized fraction of each delay ceiling, finite,
+	// above 0 through 1: the delay is uniform in [ceiling*(1-Jitter),
+	// ceiling]. 0 means the default, 1; a fraction of 0 (always the full
+	// ceiling) is said with [NoJitter], exactly -1.
 	Jitter float64
 }
 
