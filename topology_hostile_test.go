@@ -677,3 +677,44 @@ func TestSentinelWatchSkipsADataServerAmongTheSentinels(t *testing.T) {
 		t.Fatal("the watch never came round to the data server")
 	}
 }
+
+// TestSentinelMalformedPrimaryAddress: a sentinel that answers SENTINEL
+// GET-MASTER-ADDR-BY-NAME with something other than a host and port (a
+// wrong type, a wrong length, a port out of range) fails discovery with
+// an error that names the query and what came back, not a Cluster
+// topology; another sentinel that answers well is used instead.
+func TestSentinelMalformedPrimaryAddress(t *testing.T) {
+	for name, tc := range map[string]struct {
+		v    resp.Value
+		want string
+	}{
+		"Integer":    {resp.Value{Type: resp.Integer, Int: 5}, "answered an integer"},
+		"Status":     {resp.Value{Type: resp.SimpleString, Str: []byte("OK")}, "answered a simple string"},
+		"Empty":      {resp.Value{Type: resp.Array}, "answered an array of 0 elements"},
+		"ThreeElems": {resp.Value{Type: resp.Array, Elems: []resp.Value{bulk("127.0.0.1"), bulk("1"), bulk("x")}}, "answered an array of 3 elements"},
+		"Nested":     {resp.Value{Type: resp.Array, Elems: []resp.Value{{Type: resp.Array}, bulk("6379")}}, `answered ":6379"`},
+		"Port0":      {resp.Value{Type: resp.Array, Elems: []resp.Value{bulk("127.0.0.1"), bulk("0")}}, `answered "127.0.0.1:0"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			pxs, addrs := proxiedSentinels(t)
+			pxs[0].MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always,
+				Action: respiretest.Reply(encode(tc.v))})
+			ctx := testCtx(t)
+			c, err := Connect(ctx, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs[:1]}})
+			if c != nil {
+				_ = c.Close()
+			}
+			if err == nil {
+				t.Fatal("Connect through the malformed sentinel succeeded")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "SENTINEL GET-MASTER-ADDR-BY-NAME "+tc.want) || strings.Contains(msg, "cluster") {
+				t.Errorf("Connect = %q, want it to say SENTINEL GET-MASTER-ADDR-BY-NAME %s (and no cluster topology)", msg, tc.want)
+			}
+			c = sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+			if got, want := c.topo.Primaries()[0].Addr, sentinelPrimary(t); got != want {
+				t.Errorf("primary = %s, want %s from the next sentinel", got, want)
+			}
+		})
+	}
+}

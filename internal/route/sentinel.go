@@ -301,11 +301,15 @@ func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replic
 		return "", nil, nil, &sentinelError{addr: addr, name: s.cfg.Name, err: errNotKnownHere}
 	}
 	if !v.Type.Aggregate() || len(v.Elems) != 2 {
-		return "", nil, nil, &sentinelError{addr: addr, err: ErrBadTopology}
+		got := withArticle(v.Type.String())
+		if v.Type.Aggregate() {
+			got += " of " + strconv.Itoa(len(v.Elems)) + " elements"
+		}
+		return "", nil, nil, &sentinelError{addr: addr, err: &badAddrReply{got: got}}
 	}
 	primary = net.JoinHostPort(v.Elems[0].Text(), v.Elems[1].Text())
-	if err := checkAddr(primary); err != nil {
-		return "", nil, nil, &sentinelError{addr: addr, err: err}
+	if checkAddr(primary) != nil {
+		return "", nil, nil, &sentinelError{addr: addr, err: &badAddrReply{got: strconv.Quote(primary)}}
 	}
 	if v, err := rawCall(nc, rd, "SENTINEL", "REPLICAS", s.cfg.Name); err == nil && v.Type.Aggregate() {
 		replicas = append(make([]string, 0, len(v.Elems)), instances(v, true)...)
@@ -580,6 +584,25 @@ func encode(args ...string) []byte {
 		b = resp.AppendBulkString(b, a)
 	}
 	return b
+}
+
+// badAddrReply reports a SENTINEL GET-MASTER-ADDR-BY-NAME reply that is
+// not a host and a port from 1 through 65535 (got says what it was). It
+// matches [ErrBadTopology].
+type badAddrReply struct{ got string }
+
+func (e *badAddrReply) Error() string {
+	return "SENTINEL GET-MASTER-ADDR-BY-NAME answered " + e.got + ", not a primary's host and port"
+}
+
+func (e *badAddrReply) Unwrap() error { return ErrBadTopology }
+
+// withArticle puts "a" or "an" before a type's name.
+func withArticle(name string) string {
+	if name != "" && strings.ContainsRune("aeiou", rune(name[0])) {
+		return "an " + name
+	}
+	return "a " + name
 }
 
 // sentinelError reports a failed discovery step.
