@@ -718,3 +718,47 @@ func TestSentinelMalformedPrimaryAddress(t *testing.T) {
 		})
 	}
 }
+
+// TestSentinelWatchSkipsSentinelNamingNoAddress: a sentinel whose SENTINEL
+// GET-MASTER-ADDR-BY-NAME answer is not an address (here an integer) does
+// not name the primary, so the watch does not subscribe there either, as
+// discovery passes it over (here the other sentinels refuse the
+// subscription, so the watch comes round to it, then back to them).
+func TestSentinelWatchSkipsSentinelNamingNoAddress(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	pxs[0].MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always,
+		Action: respiretest.Reply(encode(resp.Value{Type: resp.Integer, Int: 1}))})
+	subscribed := make(chan int, 64)
+	for i, px := range pxs {
+		// Only the configured sentinels, so the watch comes round to
+		// the first one instead of subscribing on a learnt one.
+		px.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "SENTINELS", Times: respiretest.Always,
+			Action: respiretest.Reply(encode(resp.Value{Type: resp.Array}))})
+		action := respiretest.Inject("NOPERM User default has no permissions to access the '+switch-master' channel")
+		if i == 0 {
+			action = respiretest.Pass
+		}
+		px.MustAddRule(t, respiretest.Rule{Command: "SUBSCRIBE", Times: respiretest.Always, Action: action,
+			OnReceive: func([]string) {
+				select { // never block the proxy (its Close waits for OnReceive)
+				case subscribed <- i:
+				default:
+				}
+			}})
+	}
+	sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+	rounds := map[int]int{}
+	for {
+		select {
+		case i := <-subscribed:
+			if i == 0 {
+				t.Fatal("the watch subscribed on the sentinel that named no address")
+			}
+			if rounds[i]++; rounds[i] == 2 {
+				return // a whole round went by without subscribing there
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the watch did not come round the sentinels")
+		}
+	}
+}

@@ -300,16 +300,8 @@ func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replic
 	if v.IsNull() {
 		return "", nil, nil, &sentinelError{addr: addr, name: s.cfg.Name, err: errNotKnownHere}
 	}
-	if !v.Type.Aggregate() || len(v.Elems) != 2 {
-		got := withArticle(v.Type.String())
-		if v.Type.Aggregate() {
-			got += " of " + strconv.Itoa(len(v.Elems)) + " elements"
-		}
-		return "", nil, nil, &sentinelError{addr: addr, err: &badAddrReply{got: got}}
-	}
-	primary = net.JoinHostPort(v.Elems[0].Text(), v.Elems[1].Text())
-	if checkAddr(primary) != nil {
-		return "", nil, nil, &sentinelError{addr: addr, err: &badAddrReply{got: strconv.Quote(primary)}}
+	if primary, err = primaryAddr(v); err != nil {
+		return "", nil, nil, &sentinelError{addr: addr, err: err}
 	}
 	if v, err := rawCall(nc, rd, "SENTINEL", "REPLICAS", s.cfg.Name); err == nil && v.Type.Aggregate() {
 		replicas = append(make([]string, 0, len(v.Elems)), instances(v, true)...)
@@ -318,6 +310,23 @@ func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replic
 		others = append(make([]string, 0, len(v.Elems)), instances(v, false)...)
 	}
 	return primary, replicas, others, nil
+}
+
+// primaryAddr returns the host:port of a SENTINEL GET-MASTER-ADDR-BY-NAME
+// reply that names one, else a *badAddrReply.
+func primaryAddr(v resp.Value) (string, error) {
+	if !v.Type.Aggregate() || len(v.Elems) != 2 {
+		got := withArticle(v.Type.String())
+		if v.Type.Aggregate() {
+			got += " of " + strconv.Itoa(len(v.Elems)) + " elements"
+		}
+		return "", &badAddrReply{got: got}
+	}
+	addr := net.JoinHostPort(v.Elems[0].Text(), v.Elems[1].Text())
+	if checkAddr(addr) != nil {
+		return "", &badAddrReply{got: strconv.Quote(addr)}
+	}
+	return addr, nil
 }
 
 // HealthyReplicas returns the replicas of a SENTINEL REPLICAS reply that
@@ -469,8 +478,11 @@ func (s *Sentinel) watchOne(addr string, resync bool) bool {
 	// Only a sentinel that monitors the primary publishes its
 	// +switch-master: a data server listed among the addresses, which
 	// accepts the SUBSCRIBE as well, or a sentinel that does not know the
-	// name would hold the watch with nothing to say.
-	if v, err := rawCall(nc, rd, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", s.cfg.Name); err != nil || v.IsNull() {
+	// name (or answers with no address) would hold the watch with nothing
+	// to say.
+	if v, err := rawCall(nc, rd, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", s.cfg.Name); err != nil {
+		return false
+	} else if _, err := primaryAddr(v); err != nil {
 		return false
 	}
 	if _, err := nc.Write(encode("SUBSCRIBE", "+switch-master")); err != nil {
