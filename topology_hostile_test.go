@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"runtime"
 	"slices"
@@ -760,5 +761,73 @@ func TestSentinelWatchSkipsSentinelNamingNoAddress(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the watch did not come round the sentinels")
 		}
+	}
+}
+
+// discoveryLog is a slog.Handler that signals every "topology discovered"
+// record of a changed topology (an installed discovery that changed it).
+type discoveryLog chan struct{}
+
+func (h discoveryLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h discoveryLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h discoveryLog) WithGroup(string) slog.Handler            { return h }
+func (h discoveryLog) Handle(_ context.Context, r slog.Record) error {
+	changed := false
+	r.Attrs(func(a slog.Attr) bool {
+		changed = changed || a.Key == "changed" && a.Value.Bool()
+		return true
+	})
+	if r.Message == "respire: topology discovered" && changed {
+		select {
+		case h <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// TestSentinelSwitchMessageAsksItsSentinelFirst: the rediscovery that a
+// +switch-master message starts asks the sentinel that published it
+// first. Another sentinel that answered last may not have switched yet
+// (sentinels switch up to ~0.1 s apart): asked first, it names the old
+// primary, still reachable, and the client stays there after the message.
+func TestSentinelSwitchMessageAsksItsSentinelFirst(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	primary := sentinelPrimary(t)
+	old := testenv.Standalone(t) // a reachable master that is not the group's primary
+	// The first sentinel has not switched: it names the old primary, and
+	// refuses the subscription, so the watch subscribes on the second.
+	namePrimary(t, pxs[0], old)
+	pxs[0].MustAddRule(t, respiretest.Rule{Command: "SUBSCRIBE", Times: respiretest.Always,
+		Action: respiretest.Inject("NOPERM User default has no permissions to access the '+switch-master' channel")})
+	// The second (a fake sentinel) has switched, and publishes it.
+	fake := respiretest.NewServer(t)
+	namePrimary(t, fake.Proxy, primary)
+	for _, sub := range []string{"REPLICAS", "SENTINELS"} {
+		fake.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: sub, Times: respiretest.Always,
+			Action: respiretest.Reply(encode(resp.Value{Type: resp.Array}))})
+	}
+	subscribed := fake.MustAddRule(t, respiretest.Rule{Command: "SUBSCRIBE", Times: respiretest.Always, Action: respiretest.Pass})
+	installs := make(discoveryLog, 1)
+	c := sentinelClient(t, Options{Logger: slog.New(installs),
+		Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: []string{addrs[0], fake.Addr()}}})
+	if got := c.topo.Primaries()[0].Addr; got != old {
+		t.Fatalf("primary at Connect = %s, want %s from the first sentinel", got, old)
+	}
+	<-subscribed.Received()
+	<-installs // Connect's discovery (a resynchronisation changes nothing)
+	oldHost, oldPort, _ := net.SplitHostPort(old)
+	newHost, newPort, _ := net.SplitHostPort(primary)
+	// The subscription may not be registered the moment SUBSCRIBE arrives.
+	for fake.Engine().Publish("+switch-master", strings.Join([]string{testenv.SentinelMaster(t), oldHost, oldPort, newHost, newPort}, " ")) == 0 {
+		runtime.Gosched()
+	}
+	select {
+	case <-installs:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the primary is still %s after the +switch-master message, want %s from the sentinel that published it", c.topo.Primaries()[0].Addr, primary)
+	}
+	if got := c.topo.Primaries()[0].Addr; got != primary {
+		t.Errorf("primary after the +switch-master message = %s, want %s", got, primary)
 	}
 }

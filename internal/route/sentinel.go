@@ -54,8 +54,9 @@ var errNotKnownHere = errors.New("this sentinel does not know the primary")
 
 // Sentinel follows the primary (and the replicas) a group of sentinels
 // reports: discovery asks the sentinels in order, starting with the one
-// that answered last; a subscription to +switch-master on one sentinel,
-// a lost primary connection and a READONLY reply trigger rediscovery.
+// that answered last (or that published a +switch-master message); a
+// subscription to +switch-master on one sentinel, a lost primary
+// connection and a READONLY reply trigger rediscovery.
 type Sentinel struct {
 	cfg   SentinelConfig
 	nodes *nodes
@@ -515,7 +516,7 @@ func (s *Sentinel) watchOne(addr string, resync bool) bool {
 				return true
 			}
 			lastRead.Store(time.Now().UnixNano())
-			s.watchMessage(ctx, v)
+			s.watchMessage(ctx, addr, v)
 		}
 	}
 	for {
@@ -523,13 +524,21 @@ func (s *Sentinel) watchOne(addr string, resync bool) bool {
 		if err != nil {
 			return true
 		}
-		s.watchMessage(ctx, v)
+		s.watchMessage(ctx, addr, v)
 	}
 }
 
-// watchMessage asks for rediscovery when v is a +switch-master message.
-func (s *Sentinel) watchMessage(ctx context.Context, v resp.Value) {
+// watchMessage asks for rediscovery when v is a +switch-master message
+// from the sentinel at addr, which the rediscovery asks first: the
+// sentinel that answered last may not have switched yet (sentinels switch
+// up to a tenth of a second apart) and would name the old primary.
+func (s *Sentinel) watchMessage(ctx context.Context, addr string, v resp.Value) {
 	if len(v.Elems) == 3 && v.Elems[0].Text() == "message" {
+		s.mu.Lock()
+		if i := slices.Index(s.sentinels, addr); i >= 0 {
+			s.good = i
+		}
+		s.mu.Unlock()
 		s.ref.request(ctx, false)
 	}
 }
