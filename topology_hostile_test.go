@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"runtime"
 	"slices"
@@ -675,5 +676,158 @@ func TestSentinelWatchSkipsADataServerAmongTheSentinels(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the watch never came round to the data server")
+	}
+}
+
+// TestSentinelMalformedPrimaryAddress: a sentinel that answers SENTINEL
+// GET-MASTER-ADDR-BY-NAME with something other than a host and port (a
+// wrong type, a wrong length, a port out of range) fails discovery with
+// an error that names the query and what came back, not a Cluster
+// topology; another sentinel that answers well is used instead.
+func TestSentinelMalformedPrimaryAddress(t *testing.T) {
+	for name, tc := range map[string]struct {
+		v    resp.Value
+		want string
+	}{
+		"Integer":    {resp.Value{Type: resp.Integer, Int: 5}, "answered an integer"},
+		"Status":     {resp.Value{Type: resp.SimpleString, Str: []byte("OK")}, "answered a simple string"},
+		"Empty":      {resp.Value{Type: resp.Array}, "answered an array of 0 elements"},
+		"ThreeElems": {resp.Value{Type: resp.Array, Elems: []resp.Value{bulk("127.0.0.1"), bulk("1"), bulk("x")}}, "answered an array of 3 elements"},
+		"Nested":     {resp.Value{Type: resp.Array, Elems: []resp.Value{{Type: resp.Array}, bulk("6379")}}, `answered ":6379"`},
+		"Port0":      {resp.Value{Type: resp.Array, Elems: []resp.Value{bulk("127.0.0.1"), bulk("0")}}, `answered "127.0.0.1:0"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			pxs, addrs := proxiedSentinels(t)
+			pxs[0].MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always,
+				Action: respiretest.Reply(encode(tc.v))})
+			ctx := testCtx(t)
+			c, err := Connect(ctx, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs[:1]}})
+			if c != nil {
+				_ = c.Close()
+			}
+			if err == nil {
+				t.Fatal("Connect through the malformed sentinel succeeded")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "SENTINEL GET-MASTER-ADDR-BY-NAME "+tc.want) || strings.Contains(msg, "cluster") {
+				t.Errorf("Connect = %q, want it to say SENTINEL GET-MASTER-ADDR-BY-NAME %s (and no cluster topology)", msg, tc.want)
+			}
+			c = sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+			if got, want := c.topo.Primaries()[0].Addr, sentinelPrimary(t); got != want {
+				t.Errorf("primary = %s, want %s from the next sentinel", got, want)
+			}
+		})
+	}
+}
+
+// TestSentinelWatchSkipsSentinelNamingNoAddress: a sentinel whose SENTINEL
+// GET-MASTER-ADDR-BY-NAME answer is not an address (here an integer) does
+// not name the primary, so the watch does not subscribe there either, as
+// discovery passes it over (here the other sentinels refuse the
+// subscription, so the watch comes round to it, then back to them).
+func TestSentinelWatchSkipsSentinelNamingNoAddress(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	pxs[0].MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always,
+		Action: respiretest.Reply(encode(resp.Value{Type: resp.Integer, Int: 1}))})
+	subscribed := make(chan int, 64)
+	for i, px := range pxs {
+		// Only the configured sentinels, so the watch comes round to
+		// the first one instead of subscribing on a learnt one.
+		px.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "SENTINELS", Times: respiretest.Always,
+			Action: respiretest.Reply(encode(resp.Value{Type: resp.Array}))})
+		action := respiretest.Inject("NOPERM User default has no permissions to access the '+switch-master' channel")
+		if i == 0 {
+			action = respiretest.Pass
+		}
+		px.MustAddRule(t, respiretest.Rule{Command: "SUBSCRIBE", Times: respiretest.Always, Action: action,
+			OnReceive: func([]string) {
+				select { // never block the proxy (its Close waits for OnReceive)
+				case subscribed <- i:
+				default:
+				}
+			}})
+	}
+	sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+	rounds := map[int]int{}
+	for {
+		select {
+		case i := <-subscribed:
+			if i == 0 {
+				t.Fatal("the watch subscribed on the sentinel that named no address")
+			}
+			if rounds[i]++; rounds[i] == 2 {
+				return // a whole round went by without subscribing there
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the watch did not come round the sentinels")
+		}
+	}
+}
+
+// discoveryLog is a slog.Handler that signals every "topology discovered"
+// record of a changed topology (an installed discovery that changed it).
+type discoveryLog chan struct{}
+
+func (h discoveryLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h discoveryLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h discoveryLog) WithGroup(string) slog.Handler            { return h }
+func (h discoveryLog) Handle(_ context.Context, r slog.Record) error {
+	changed := false
+	r.Attrs(func(a slog.Attr) bool {
+		changed = changed || a.Key == "changed" && a.Value.Bool()
+		return true
+	})
+	if r.Message == "respire: topology discovered" && changed {
+		select {
+		case h <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// TestSentinelSwitchMessageAsksItsSentinelFirst: the rediscovery that a
+// +switch-master message starts asks the sentinel that published it
+// first. Another sentinel that answered last may not have switched yet
+// (sentinels switch up to ~0.1 s apart): asked first, it names the old
+// primary, still reachable, and the client stays there after the message.
+func TestSentinelSwitchMessageAsksItsSentinelFirst(t *testing.T) {
+	pxs, addrs := proxiedSentinels(t)
+	primary := sentinelPrimary(t)
+	old := testenv.Standalone(t) // a reachable master that is not the group's primary
+	// The first sentinel has not switched: it names the old primary, and
+	// refuses the subscription, so the watch subscribes on the second.
+	namePrimary(t, pxs[0], old)
+	pxs[0].MustAddRule(t, respiretest.Rule{Command: "SUBSCRIBE", Times: respiretest.Always,
+		Action: respiretest.Inject("NOPERM User default has no permissions to access the '+switch-master' channel")})
+	// The second (a fake sentinel) has switched, and publishes it.
+	fake := respiretest.NewServer(t)
+	namePrimary(t, fake.Proxy, primary)
+	for _, sub := range []string{"REPLICAS", "SENTINELS"} {
+		fake.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: sub, Times: respiretest.Always,
+			Action: respiretest.Reply(encode(resp.Value{Type: resp.Array}))})
+	}
+	subscribed := fake.MustAddRule(t, respiretest.Rule{Command: "SUBSCRIBE", Times: respiretest.Always, Action: respiretest.Pass})
+	installs := make(discoveryLog, 1)
+	c := sentinelClient(t, Options{Logger: slog.New(installs),
+		Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: []string{addrs[0], fake.Addr()}}})
+	if got := c.topo.Primaries()[0].Addr; got != old {
+		t.Fatalf("primary at Connect = %s, want %s from the first sentinel", got, old)
+	}
+	<-subscribed.Received()
+	<-installs // Connect's discovery (a resynchronisation changes nothing)
+	oldHost, oldPort, _ := net.SplitHostPort(old)
+	newHost, newPort, _ := net.SplitHostPort(primary)
+	// The subscription may not be registered the moment SUBSCRIBE arrives.
+	for fake.Engine().Publish("+switch-master", strings.Join([]string{testenv.SentinelMaster(t), oldHost, oldPort, newHost, newPort}, " ")) == 0 {
+		runtime.Gosched()
+	}
+	select {
+	case <-installs:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the primary is still %s after the +switch-master message, want %s from the sentinel that published it", c.topo.Primaries()[0].Addr, primary)
+	}
+	if got := c.topo.Primaries()[0].Addr; got != primary {
+		t.Errorf("primary after the +switch-master message = %s, want %s", got, primary)
 	}
 }

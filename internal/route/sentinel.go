@@ -54,8 +54,9 @@ var errNotKnownHere = errors.New("this sentinel does not know the primary")
 
 // Sentinel follows the primary (and the replicas) a group of sentinels
 // reports: discovery asks the sentinels in order, starting with the one
-// that answered last; a subscription to +switch-master on one sentinel,
-// a lost primary connection and a READONLY reply trigger rediscovery.
+// that answered last (or that published a +switch-master message); a
+// subscription to +switch-master on one sentinel, a lost primary
+// connection and a READONLY reply trigger rediscovery.
 type Sentinel struct {
 	cfg   SentinelConfig
 	nodes *nodes
@@ -300,11 +301,7 @@ func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replic
 	if v.IsNull() {
 		return "", nil, nil, &sentinelError{addr: addr, name: s.cfg.Name, err: errNotKnownHere}
 	}
-	if !v.Type.Aggregate() || len(v.Elems) != 2 {
-		return "", nil, nil, &sentinelError{addr: addr, err: ErrBadTopology}
-	}
-	primary = net.JoinHostPort(v.Elems[0].Text(), v.Elems[1].Text())
-	if err := checkAddr(primary); err != nil {
+	if primary, err = primaryAddr(v); err != nil {
 		return "", nil, nil, &sentinelError{addr: addr, err: err}
 	}
 	if v, err := rawCall(nc, rd, "SENTINEL", "REPLICAS", s.cfg.Name); err == nil && v.Type.Aggregate() {
@@ -314,6 +311,23 @@ func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replic
 		others = append(make([]string, 0, len(v.Elems)), instances(v, false)...)
 	}
 	return primary, replicas, others, nil
+}
+
+// primaryAddr returns the host:port of a SENTINEL GET-MASTER-ADDR-BY-NAME
+// reply that names one, else a *badAddrReply.
+func primaryAddr(v resp.Value) (string, error) {
+	if !v.Type.Aggregate() || len(v.Elems) != 2 {
+		got := withArticle(v.Type.String())
+		if v.Type.Aggregate() {
+			got += " of " + strconv.Itoa(len(v.Elems)) + " elements"
+		}
+		return "", &badAddrReply{got: got}
+	}
+	addr := net.JoinHostPort(v.Elems[0].Text(), v.Elems[1].Text())
+	if checkAddr(addr) != nil {
+		return "", &badAddrReply{got: strconv.Quote(addr)}
+	}
+	return addr, nil
 }
 
 // HealthyReplicas returns the replicas of a SENTINEL REPLICAS reply that
@@ -465,8 +479,11 @@ func (s *Sentinel) watchOne(addr string, resync bool) bool {
 	// Only a sentinel that monitors the primary publishes its
 	// +switch-master: a data server listed among the addresses, which
 	// accepts the SUBSCRIBE as well, or a sentinel that does not know the
-	// name would hold the watch with nothing to say.
-	if v, err := rawCall(nc, rd, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", s.cfg.Name); err != nil || v.IsNull() {
+	// name (or answers with no address) would hold the watch with nothing
+	// to say.
+	if v, err := rawCall(nc, rd, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", s.cfg.Name); err != nil {
+		return false
+	} else if _, err := primaryAddr(v); err != nil {
 		return false
 	}
 	if _, err := nc.Write(encode("SUBSCRIBE", "+switch-master")); err != nil {
@@ -499,7 +516,7 @@ func (s *Sentinel) watchOne(addr string, resync bool) bool {
 				return true
 			}
 			lastRead.Store(time.Now().UnixNano())
-			s.watchMessage(ctx, v)
+			s.watchMessage(ctx, addr, v)
 		}
 	}
 	for {
@@ -507,13 +524,21 @@ func (s *Sentinel) watchOne(addr string, resync bool) bool {
 		if err != nil {
 			return true
 		}
-		s.watchMessage(ctx, v)
+		s.watchMessage(ctx, addr, v)
 	}
 }
 
-// watchMessage asks for rediscovery when v is a +switch-master message.
-func (s *Sentinel) watchMessage(ctx context.Context, v resp.Value) {
+// watchMessage asks for rediscovery when v is a +switch-master message
+// from the sentinel at addr, which the rediscovery asks first: the
+// sentinel that answered last may not have switched yet (sentinels switch
+// up to a tenth of a second apart) and would name the old primary.
+func (s *Sentinel) watchMessage(ctx context.Context, addr string, v resp.Value) {
 	if len(v.Elems) == 3 && v.Elems[0].Text() == "message" {
+		s.mu.Lock()
+		if i := slices.Index(s.sentinels, addr); i >= 0 {
+			s.good = i
+		}
+		s.mu.Unlock()
 		s.ref.request(ctx, false)
 	}
 }
@@ -580,6 +605,25 @@ func encode(args ...string) []byte {
 		b = resp.AppendBulkString(b, a)
 	}
 	return b
+}
+
+// badAddrReply reports a SENTINEL GET-MASTER-ADDR-BY-NAME reply that is
+// not a host and a port from 1 through 65535 (got says what it was). It
+// matches [ErrBadTopology].
+type badAddrReply struct{ got string }
+
+func (e *badAddrReply) Error() string {
+	return "SENTINEL GET-MASTER-ADDR-BY-NAME answered " + e.got + ", not a primary's host and port"
+}
+
+func (e *badAddrReply) Unwrap() error { return ErrBadTopology }
+
+// withArticle puts "a" or "an" before a type's name.
+func withArticle(name string) string {
+	if name != "" && strings.ContainsRune("aeiou", rune(name[0])) {
+		return "an " + name
+	}
+	return "a " + name
 }
 
 // sentinelError reports a failed discovery step.
