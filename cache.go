@@ -375,8 +375,9 @@ type cachedRead struct {
 // changed, the connection that tracked it ends, its TTL passes, or one of
 // its keys expires (a miss reads each key's PTTL with the read).
 // Concurrent callers of the same missing entry share one read (and its
-// retries, counted once); a caller whose ctx ends leaves the others
-// waiting, and the last one to leave cancels the read.
+// retries, counted once; its one [ProcessHook] call and duration record);
+// a caller whose ctx ends leaves the others waiting, and the last one to
+// leave cancels the read. A hit runs no hook and records nothing.
 //
 // cmd must be a catalog command that only reads keys and whose reply
 // depends on nothing else: GET, HGETALL, LRANGE, ZRANGE, SMEMBERS, MGET

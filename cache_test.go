@@ -8,13 +8,17 @@ package respire
 import (
 	"context"
 	"errors"
+	"maps"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/resp"
@@ -1020,4 +1024,44 @@ func TestCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 			t.Fatalf("%d entries, want MaxEntries 100", n)
 		}
 	})
+}
+
+// TestCachedHitRunsNoHookAndRecordsNoDuration: what the observers see of
+// cached reads. The read of a missing entry is one operation: one
+// ProcessHook call and one db.client.operation.duration record, named
+// after the read, with no error. A hit sends nothing: it runs no hook and
+// records no duration, however many there are.
+func TestCachedHitRunsNoHookAndRecordsNoDuration(t *testing.T) {
+	var events []string
+	h := &recordingHook{tag: "h", events: &events}
+	reader := sdkmetric.NewManualReader()
+	c, _ := cachedClient(t, Options{
+		Hooks:         []Hook{h},
+		Metrics:       MetricsCommands,
+		MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+	})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	if _, err := c.GetCached(ctx, k); !errors.Is(err, ErrNil) {
+		t.Fatalf("GetCached of a missing key = %v, want ErrNil", err)
+	}
+	for range 3 {
+		if _, err := c.GetCached(ctx, k); !errors.Is(err, ErrNil) {
+			t.Fatalf("GetCached hit = %v, want ErrNil", err)
+		}
+	}
+	if n := c.cache.len(); n != 1 {
+		t.Fatalf("%d entries, want 1 (the hits were not hits)", n)
+	}
+	h.mu.Lock()
+	got := slices.DeleteFunc(slices.Clone(events), func(e string) bool { return strings.HasPrefix(e, "h:dial ") })
+	h.mu.Unlock()
+	wantEvents := []string{"h:before GET read_only", "h:after GET ok"}
+	if !slices.Equal(got, wantEvents) {
+		t.Errorf("hook events = %q, want %q", got, wantEvents)
+	}
+	durations, _ := collectCommandMetrics(t, reader)
+	if want := map[string]uint64{"GET/": 1}; !maps.Equal(durations, want) {
+		t.Errorf("durations by operation/error.type = %v, want %v", durations, want)
+	}
 }
