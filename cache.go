@@ -28,7 +28,9 @@ type CacheOptions struct {
 	// TTL bounds how long a reply is served from the cache, whatever the
 	// server says: a safety net for an invalidation that never arrives
 	// (one lost with a connection is already handled: the whole cache is
-	// dropped). At least 1 ms, or [NoTimeout] to keep entries until the
+	// dropped once the client learns the connection ended, which for a
+	// silent one takes [Options.IdlePingInterval] plus
+	// [Options.HealthTimeout]). At least 1 ms, or [NoTimeout] to keep entries until the
 	// server invalidates them, one of their keys expires (its PTTL is
 	// read with the entry) or they are evicted. Defaults to 1 minute.
 	TTL time.Duration

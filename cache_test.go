@@ -1065,3 +1065,25 @@ func TestCachedHitRunsNoHookAndRecordsNoDuration(t *testing.T) {
 		t.Errorf("durations by operation/error.type = %v, want %v", durations, want)
 	}
 }
+
+// TestCacheDroppedWhenTrackingConnectionFallsSilent: a tracking
+// connection that dies silently (no byte crosses, nothing is closed) is
+// found by the idle PING and the health timeout, and the whole cache goes
+// with it: another client's write made meanwhile, whose invalidation the
+// partition holds, is read once the link returns. Until then the entry
+// was still served: IdlePingInterval plus HealthTimeout (and the probe)
+// bound that time.
+func TestCacheDroppedWhenTrackingConnectionFallsSilent(t *testing.T) {
+	c, px := cachedClient(t, Options{IdlePingInterval: 100 * time.Millisecond, HealthTimeout: 100 * time.Millisecond})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	must(t, c.Set(ctx, k, "before"))
+	mustGetCached(t, c, k, "before")
+	pt := px.Partition()
+	other := newAdmin(t, standaloneAddr(t))
+	defer other.Close()
+	must(t, other.Set(ctx, k, "after"))
+	waitCache(t, c, "the cache to be dropped", func(cc *clientCache) bool { return len(cc.entries) == 0 })
+	pt.Heal()
+	mustGetCached(t, c, k, "after")
+}
