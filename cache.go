@@ -22,8 +22,10 @@ import (
 type CacheOptions struct {
 	// MaxEntries bounds the replies held; a new entry beyond it evicts
 	// the least recently used of a few sampled entries (all of them up to
-	// 5 entries), as Redis's own maxmemory LRU does. Must not be negative.
-	// Defaults to 10000.
+	// 5 entries), as Redis's own maxmemory LRU does. It counts replies, not
+	// bytes: an entry holds its whole reply, however large (up to
+	// [Options.MaxBulk] a bulk string). Must not be negative. Defaults to
+	// 10000.
 	MaxEntries int
 	// TTL bounds how long a reply is served from the cache, whatever the
 	// server says: a safety net for an invalidation that never arrives
