@@ -389,7 +389,8 @@ type cachedRead struct {
 // time-dependent replies (SRANDMEMBER, TTL, OBJECT IDLETIME, XPENDING...),
 // blocking and cursor commands, and keyless commands fail with
 // [ErrInvalidArgument] before any I/O. Error replies are returned, never
-// cached. The returned Reply may be shared with other callers: do not
+// cached. A hash field's expiry (Redis 7.4) does not end an entry: see
+// docs/client-side-caching.md. The returned Reply may be shared with other callers: do not
 // modify the slices of its Value.
 func (c *Client) DoCached(ctx context.Context, cmd Command, args ...any) (Reply, error) {
 	var stack [256]byte // a hit's encoded command stays here
