@@ -514,8 +514,9 @@ func (c *Client) cachedGet(ctx context.Context, rd *cachedRead) (Reply, error) {
 		fl = &cacheFlight{key: string(rd.body), gen: cc.gen, done: make(chan struct{})}
 		visitKeys(rd.s.desc, rd.words, func(k []byte) { fl.deps = append(fl.deps, string(k)) })
 		// The read belongs to every waiter: it keeps ctx's values (for
-		// hooks) but not its cancellation, which only the last waiter
-		// leaving applies.
+		// hooks) but not its cancellation or deadline, nor the
+		// CommandTimeout (execResolved): only the last waiter leaving
+		// ends it.
 		var pctx context.Context
 		pctx, fl.cancel = context.WithCancel(context.WithoutCancel(ctx))
 		cc.flights[fl.key] = fl
@@ -525,11 +526,22 @@ func (c *Client) cachedGet(ctx context.Context, rd *cachedRead) (Reply, error) {
 	}
 	fl.waiters++
 	cc.mu.Unlock()
+	// The read has no deadline of its own: each waiter waits until its
+	// own, which is CommandTimeout when ctx has none, as for Do.
+	var timeout <-chan time.Time
+	if _, ok := ctx.Deadline(); !ok && c.cfg.commandTimeout > 0 {
+		timer := time.NewTimer(c.cfg.commandTimeout)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	timedOut := false
 	select {
 	case <-fl.done:
 		return fl.result()
 	case <-ctx.Done():
 	case <-c.done:
+	case <-timeout:
+		timedOut = true
 	}
 	select {
 	case <-fl.done: // it completed as well: the reply is the caller's
@@ -539,6 +551,9 @@ func (c *Client) cachedGet(ctx context.Context, rd *cachedRead) (Reply, error) {
 	cc.leave(fl)
 	if err := ctx.Err(); err != nil {
 		return Reply{}, &ContextError{Command: rd.s.name, Sent: true, Err: err}
+	}
+	if timedOut {
+		return Reply{}, &ContextError{Command: rd.s.name, Sent: true, Err: context.DeadlineExceeded}
 	}
 	return Reply{}, &ConnError{Command: rd.s.name, Err: ErrClosed}
 }

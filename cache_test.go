@@ -1087,3 +1087,43 @@ func TestCacheDroppedWhenTrackingConnectionFallsSilent(t *testing.T) {
 	pt.Heal()
 	mustGetCached(t, c, k, "after")
 }
+
+// TestCachedReadKeepsItsCallersDeadline: Options.CommandTimeout is the
+// deadline of a call whose context has none. A cached read whose caller
+// gave a longer deadline waits for it, as Do does, instead of failing at
+// the CommandTimeout that the shared read would otherwise take. The
+// receipt that the CommandTimeout has passed since the read was sent is
+// a plain GET, sent after it and held behind it, that times out.
+func TestCachedReadKeepsItsCallersDeadline(t *testing.T) {
+	c, px := cachedClient(t, Options{CommandTimeout: 50 * time.Millisecond})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	must(t, c.Set(ctx, k, "v"))
+	hold := px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.Hold})
+	got := make(chan error, 1)
+	go func() {
+		v, err := c.GetCached(ctx, k) // testCtx: a deadline seconds away
+		if err == nil && v != "v" {
+			err = errors.New("got " + v)
+		}
+		got <- err
+	}()
+	for hold.Applied() == 0 {
+		runtime.Gosched()
+	}
+	if _, err := c.Get(context.Background(), k); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a GET held behind the cached read, without a deadline = %v, want its CommandTimeout", err)
+	}
+	hold.Release()
+	if err := <-got; err != nil {
+		t.Fatalf("the cached read with a deadline seconds away = %v, want v: CommandTimeout is not its deadline", err)
+	}
+
+	// A caller without a deadline still has the CommandTimeout.
+	k2 := key(t, "k2")
+	hold2 := px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.Hold})
+	defer hold2.Release()
+	if _, err := c.GetCached(context.Background(), k2); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a cached read without a deadline = %v, want its CommandTimeout", err)
+	}
+}
