@@ -3,6 +3,7 @@ package respire
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -121,8 +122,8 @@ type cacheFlight struct {
 	dirty   bool  // a key of deps was invalidated while it was in flight
 	retired bool  // its last waiter left: it publishes nothing
 	waiters int
-	cancel  context.CancelFunc
-	done    chan struct{} // closed when r and err are set
+	cancel  context.CancelCauseFunc // the cause: why the last waiter left
+	done    chan struct{}           // closed when r and err are set
 	r       Reply
 	err     error
 	// panicked: a process hook's panic during the read, raised again in
@@ -275,7 +276,7 @@ func (cc *clientCache) close() {
 	cc.closed = true
 	for k, fl := range cc.flights {
 		fl.retired = true
-		fl.cancel()
+		fl.cancel(ErrClosed)
 		delete(cc.flights, k)
 	}
 	clear(cc.entries)
@@ -349,9 +350,10 @@ func (cc *clientCache) evictLocked() {
 	}
 }
 
-// leave is a waiter of fl giving up: the last one retires the flight and
-// cancels its read, so that the next caller starts a read of its own.
-func (cc *clientCache) leave(fl *cacheFlight) {
+// leave is a waiter of fl giving up for cause: the last one retires the
+// flight and cancels its read with that cause, so that the next caller
+// starts a read of its own.
+func (cc *clientCache) leave(fl *cacheFlight, cause error) {
 	cc.mu.Lock()
 	fl.waiters--
 	if fl.waiters == 0 && !fl.retired {
@@ -359,7 +361,7 @@ func (cc *clientCache) leave(fl *cacheFlight) {
 		if cc.flights[fl.key] == fl {
 			delete(cc.flights, fl.key)
 		}
-		fl.cancel()
+		fl.cancel(cause)
 	}
 	cc.mu.Unlock()
 }
@@ -518,7 +520,7 @@ func (c *Client) cachedGet(ctx context.Context, rd *cachedRead) (Reply, error) {
 		// CommandTimeout (execResolved): only the last waiter leaving
 		// ends it.
 		var pctx context.Context
-		pctx, fl.cancel = context.WithCancel(context.WithoutCancel(ctx))
+		pctx, fl.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 		cc.flights[fl.key] = fl
 		cc.wg.Add(1)
 		// The read's goroutine gets its own copy of the command.
@@ -548,14 +550,17 @@ func (c *Client) cachedGet(ctx context.Context, rd *cachedRead) (Reply, error) {
 		return fl.result()
 	default:
 	}
-	cc.leave(fl)
-	if err := ctx.Err(); err != nil {
-		return Reply{}, &ContextError{Command: rd.s.name, Sent: true, Err: err}
+	var err error
+	switch {
+	case ctx.Err() != nil:
+		err = &ContextError{Command: rd.s.name, Sent: true, Err: ctx.Err()}
+	case timedOut:
+		err = &ContextError{Command: rd.s.name, Sent: true, Err: context.DeadlineExceeded}
+	default:
+		err = &ConnError{Command: rd.s.name, Err: ErrClosed}
 	}
-	if timedOut {
-		return Reply{}, &ContextError{Command: rd.s.name, Sent: true, Err: context.DeadlineExceeded}
-	}
-	return Reply{}, &ConnError{Command: rd.s.name, Err: ErrClosed}
+	cc.leave(fl, err)
+	return Reply{}, err
 }
 
 // produce runs fl's read, with its CLIENT CACHING prelude, under the retry
@@ -563,7 +568,7 @@ func (c *Client) cachedGet(ctx context.Context, rd *cachedRead) (Reply, error) {
 // the reply and wakes the waiters.
 func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
 	defer c.cache.wg.Done()
-	defer fl.cancel()
+	defer fl.cancel(nil)
 	var began time.Time
 	if c.cmdMetrics != nil {
 		began = clock.Now()
@@ -589,6 +594,10 @@ func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
 			return err
 		})
 	}()
+	if err != nil && panicked == nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		// Its last waiter left at its deadline: the read timed out.
+		err = &ContextError{Command: rd.s.name, Sent: true, Err: context.DeadlineExceeded}
+	}
 	if c.cmdMetrics != nil {
 		c.recordCommand(&rd.s, began, err)
 	}

@@ -444,7 +444,7 @@ func TestCacheDroppedWhenTrackingConnectionEnds(t *testing.T) {
 func TestCacheInvalidationPushes(t *testing.T) {
 	cc := newClientCache(&CacheOptions{MaxEntries: 10})
 	fill := func(key string, deps ...string) {
-		fl := &cacheFlight{key: key, deps: deps, gen: cc.gen, r: Reply{v: resp.Value{Type: resp.BulkString, Str: []byte(key)}}, cancel: func() {}}
+		fl := &cacheFlight{key: key, deps: deps, gen: cc.gen, r: Reply{v: resp.Value{Type: resp.BulkString, Str: []byte(key)}}, cancel: func(error) {}}
 		cc.mu.Lock()
 		cc.publishLocked(fl, true)
 		cc.mu.Unlock()
@@ -456,7 +456,7 @@ func TestCacheInvalidationPushes(t *testing.T) {
 	fill("GET a", "a")
 	fill("MGET a b", "a", "b")
 	fill("GET b", "b")
-	inFlight := &cacheFlight{key: "GET c", deps: []string{"c"}, gen: cc.gen, cancel: func() {}}
+	inFlight := &cacheFlight{key: "GET c", deps: []string{"c"}, gen: cc.gen, cancel: func(error) {}}
 	cc.flights[inFlight.key] = inFlight
 
 	cc.onPush(resp.Value{Type: resp.Push, Elems: []resp.Value{bulk("message"), bulk("a")}})
@@ -474,7 +474,7 @@ func TestCacheInvalidationPushes(t *testing.T) {
 	if !inFlight.dirty {
 		t.Fatal("an invalidation of a read in flight's key did not dirty it")
 	}
-	other := &cacheFlight{key: "GET d", deps: []string{"d"}, gen: cc.gen, r: Reply{v: bulk("d")}, cancel: func() {}}
+	other := &cacheFlight{key: "GET d", deps: []string{"d"}, gen: cc.gen, r: Reply{v: bulk("d")}, cancel: func(error) {}}
 	cc.onPush(push(resp.Value{Type: resp.Null}))
 	if cc.len() != 0 || len(cc.byKey) != 0 {
 		t.Fatalf("a null invalidation left %d entries", cc.len())
@@ -720,7 +720,7 @@ func TestCacheAfterWriteDropsWrittenKeys(t *testing.T) {
 		cc.mu.Lock()
 		defer cc.mu.Unlock()
 		for _, k := range keys {
-			cc.publishLocked(&cacheFlight{key: "GET " + k, deps: []string{k}, gen: cc.gen, cancel: func() {}}, true)
+			cc.publishLocked(&cacheFlight{key: "GET " + k, deps: []string{k}, gen: cc.gen, cancel: func(error) {}}, true)
 		}
 	}
 	has := func(k string) bool {
@@ -746,7 +746,7 @@ func TestCacheAfterWriteDropsWrittenKeys(t *testing.T) {
 	if has("a") || !has("b") {
 		t.Fatal("SET a did not drop exactly a")
 	}
-	inFlight := &cacheFlight{key: "GET d", deps: []string{"d"}, gen: cc.gen, cancel: func() {}}
+	inFlight := &cacheFlight{key: "GET d", deps: []string{"d"}, gen: cc.gen, cancel: func(error) {}}
 	cc.flights[inFlight.key] = inFlight
 	tx := append(append(append(enc("MULTI"), enc("INCR", "b")...), enc("DEL", "c", "d")...), enc("EXEC")...)
 	cc.afterWrite(tx, Command{}, false)
@@ -1008,7 +1008,7 @@ func TestCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 	t.Run("Sampled", func(t *testing.T) {
 		cc := newClientCache(&CacheOptions{MaxEntries: 100})
 		fill := func(key string) {
-			fl := &cacheFlight{key: key, deps: []string{key}, gen: cc.gen, cancel: func() {}}
+			fl := &cacheFlight{key: key, deps: []string{key}, gen: cc.gen, cancel: func(error) {}}
 			cc.mu.Lock()
 			cc.publishLocked(fl, true)
 			cc.mu.Unlock()
@@ -1095,7 +1095,9 @@ func TestCacheDroppedWhenTrackingConnectionFallsSilent(t *testing.T) {
 // receipt that the CommandTimeout has passed since the read was sent is
 // a plain GET, sent after it and held behind it, that times out.
 func TestCachedReadKeepsItsCallersDeadline(t *testing.T) {
-	c, px := cachedClient(t, Options{CommandTimeout: 50 * time.Millisecond})
+	reader := sdkmetric.NewManualReader()
+	c, px := cachedClient(t, Options{CommandTimeout: 50 * time.Millisecond,
+		Metrics: MetricsCommands, MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
 	ctx := testCtx(t)
 	k := key(t, "k")
 	must(t, c.Set(ctx, k, "v"))
@@ -1122,8 +1124,15 @@ func TestCachedReadKeepsItsCallersDeadline(t *testing.T) {
 	// A caller without a deadline still has the CommandTimeout.
 	k2 := key(t, "k2")
 	hold2 := px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.Hold})
-	defer hold2.Release()
 	if _, err := c.GetCached(context.Background(), k2); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a cached read without a deadline = %v, want its CommandTimeout", err)
+	}
+	// Its read, abandoned by its only waiter at that deadline, is a
+	// timeout in the metrics, not a cancellation. Close waits for it.
+	hold2.Release()
+	must(t, c.Close())
+	durations, _ := collectCommandMetrics(t, reader)
+	if want := map[string]uint64{"SET/": 1, "GET/": 1, "GET/timeout": 2}; !maps.Equal(durations, want) {
+		t.Errorf("durations by operation/error.type = %v, want %v", durations, want)
 	}
 }
