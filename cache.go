@@ -3,6 +3,7 @@ package respire
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -22,13 +23,17 @@ import (
 type CacheOptions struct {
 	// MaxEntries bounds the replies held; a new entry beyond it evicts
 	// the least recently used of a few sampled entries (all of them up to
-	// 5 entries), as Redis's own maxmemory LRU does. Must not be negative.
-	// Defaults to 10000.
+	// 5 entries), as Redis's own maxmemory LRU does. It counts replies, not
+	// bytes: an entry holds its whole reply, however large (up to
+	// [Options.MaxBulk] a bulk string). Must not be negative. Defaults to
+	// 10000.
 	MaxEntries int
 	// TTL bounds how long a reply is served from the cache, whatever the
 	// server says: a safety net for an invalidation that never arrives
 	// (one lost with a connection is already handled: the whole cache is
-	// dropped). At least 1 ms, or [NoTimeout] to keep entries until the
+	// dropped once the client learns the connection ended, which for a
+	// silent one takes [Options.IdlePingInterval] plus
+	// [Options.HealthTimeout]). At least 1 ms, or [NoTimeout] to keep entries until the
 	// server invalidates them, one of their keys expires (its PTTL is
 	// read with the entry) or they are evicted. Defaults to 1 minute.
 	TTL time.Duration
@@ -117,8 +122,8 @@ type cacheFlight struct {
 	dirty   bool  // a key of deps was invalidated while it was in flight
 	retired bool  // its last waiter left: it publishes nothing
 	waiters int
-	cancel  context.CancelFunc
-	done    chan struct{} // closed when r and err are set
+	cancel  context.CancelCauseFunc // the cause: why the last waiter left
+	done    chan struct{}           // closed when r and err are set
 	r       Reply
 	err     error
 	// panicked: a process hook's panic during the read, raised again in
@@ -271,7 +276,7 @@ func (cc *clientCache) close() {
 	cc.closed = true
 	for k, fl := range cc.flights {
 		fl.retired = true
-		fl.cancel()
+		fl.cancel(ErrClosed)
 		delete(cc.flights, k)
 	}
 	clear(cc.entries)
@@ -345,9 +350,10 @@ func (cc *clientCache) evictLocked() {
 	}
 }
 
-// leave is a waiter of fl giving up: the last one retires the flight and
-// cancels its read, so that the next caller starts a read of its own.
-func (cc *clientCache) leave(fl *cacheFlight) {
+// leave is a waiter of fl giving up for cause: the last one retires the
+// flight and cancels its read with that cause, so that the next caller
+// starts a read of its own.
+func (cc *clientCache) leave(fl *cacheFlight, cause error) {
 	cc.mu.Lock()
 	fl.waiters--
 	if fl.waiters == 0 && !fl.retired {
@@ -355,7 +361,7 @@ func (cc *clientCache) leave(fl *cacheFlight) {
 		if cc.flights[fl.key] == fl {
 			delete(cc.flights, fl.key)
 		}
-		fl.cancel()
+		fl.cancel(cause)
 	}
 	cc.mu.Unlock()
 }
@@ -375,8 +381,9 @@ type cachedRead struct {
 // changed, the connection that tracked it ends, its TTL passes, or one of
 // its keys expires (a miss reads each key's PTTL with the read).
 // Concurrent callers of the same missing entry share one read (and its
-// retries, counted once); a caller whose ctx ends leaves the others
-// waiting, and the last one to leave cancels the read.
+// retries, counted once; its one [ProcessHook] call and duration record);
+// a caller whose ctx ends leaves the others waiting, and the last one to
+// leave cancels the read. A hit runs no hook and records nothing.
 //
 // cmd must be a catalog command that only reads keys and whose reply
 // depends on nothing else: GET, HGETALL, LRANGE, ZRANGE, SMEMBERS, MGET
@@ -384,7 +391,8 @@ type cachedRead struct {
 // time-dependent replies (SRANDMEMBER, TTL, OBJECT IDLETIME, XPENDING...),
 // blocking and cursor commands, and keyless commands fail with
 // [ErrInvalidArgument] before any I/O. Error replies are returned, never
-// cached. The returned Reply may be shared with other callers: do not
+// cached. A hash field's expiry (Redis 7.4) does not end an entry: see
+// docs/client-side-caching.md. The returned Reply may be shared with other callers: do not
 // modify the slices of its Value.
 func (c *Client) DoCached(ctx context.Context, cmd Command, args ...any) (Reply, error) {
 	var stack [256]byte // a hit's encoded command stays here
@@ -508,10 +516,11 @@ func (c *Client) cachedGet(ctx context.Context, rd *cachedRead) (Reply, error) {
 		fl = &cacheFlight{key: string(rd.body), gen: cc.gen, done: make(chan struct{})}
 		visitKeys(rd.s.desc, rd.words, func(k []byte) { fl.deps = append(fl.deps, string(k)) })
 		// The read belongs to every waiter: it keeps ctx's values (for
-		// hooks) but not its cancellation, which only the last waiter
-		// leaving applies.
+		// hooks) but not its cancellation or deadline, nor the
+		// CommandTimeout (execResolved): only the last waiter leaving
+		// ends it.
 		var pctx context.Context
-		pctx, fl.cancel = context.WithCancel(context.WithoutCancel(ctx))
+		pctx, fl.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 		cc.flights[fl.key] = fl
 		cc.wg.Add(1)
 		// The read's goroutine gets its own copy of the command.
@@ -519,22 +528,39 @@ func (c *Client) cachedGet(ctx context.Context, rd *cachedRead) (Reply, error) {
 	}
 	fl.waiters++
 	cc.mu.Unlock()
+	// The read has no deadline of its own: each waiter waits until its
+	// own, which is CommandTimeout when ctx has none, as for Do.
+	var timeout <-chan time.Time
+	if _, ok := ctx.Deadline(); !ok && c.cfg.commandTimeout > 0 {
+		timer := time.NewTimer(c.cfg.commandTimeout)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	timedOut := false
 	select {
 	case <-fl.done:
 		return fl.result()
 	case <-ctx.Done():
 	case <-c.done:
+	case <-timeout:
+		timedOut = true
 	}
 	select {
 	case <-fl.done: // it completed as well: the reply is the caller's
 		return fl.result()
 	default:
 	}
-	cc.leave(fl)
-	if err := ctx.Err(); err != nil {
-		return Reply{}, &ContextError{Command: rd.s.name, Sent: true, Err: err}
+	var err error
+	switch {
+	case ctx.Err() != nil:
+		err = &ContextError{Command: rd.s.name, Sent: true, Err: ctx.Err()}
+	case timedOut:
+		err = &ContextError{Command: rd.s.name, Sent: true, Err: context.DeadlineExceeded}
+	default:
+		err = &ConnError{Command: rd.s.name, Err: ErrClosed}
 	}
-	return Reply{}, &ConnError{Command: rd.s.name, Err: ErrClosed}
+	cc.leave(fl, err)
+	return Reply{}, err
 }
 
 // produce runs fl's read, with its CLIENT CACHING prelude, under the retry
@@ -542,7 +568,7 @@ func (c *Client) cachedGet(ctx context.Context, rd *cachedRead) (Reply, error) {
 // the reply and wakes the waiters.
 func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
 	defer c.cache.wg.Done()
-	defer fl.cancel()
+	defer fl.cancel(nil)
 	var began time.Time
 	if c.cmdMetrics != nil {
 		began = clock.Now()
@@ -568,6 +594,10 @@ func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
 			return err
 		})
 	}()
+	if err != nil && panicked == nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		// Its last waiter left at its deadline: the read timed out.
+		err = &ContextError{Command: rd.s.name, Sent: true, Err: context.DeadlineExceeded}
+	}
 	if c.cmdMetrics != nil {
 		c.recordCommand(&rd.s, began, err)
 	}

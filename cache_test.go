@@ -8,13 +8,17 @@ package respire
 import (
 	"context"
 	"errors"
+	"maps"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/resp"
@@ -440,7 +444,7 @@ func TestCacheDroppedWhenTrackingConnectionEnds(t *testing.T) {
 func TestCacheInvalidationPushes(t *testing.T) {
 	cc := newClientCache(&CacheOptions{MaxEntries: 10})
 	fill := func(key string, deps ...string) {
-		fl := &cacheFlight{key: key, deps: deps, gen: cc.gen, r: Reply{v: resp.Value{Type: resp.BulkString, Str: []byte(key)}}, cancel: func() {}}
+		fl := &cacheFlight{key: key, deps: deps, gen: cc.gen, r: Reply{v: resp.Value{Type: resp.BulkString, Str: []byte(key)}}, cancel: func(error) {}}
 		cc.mu.Lock()
 		cc.publishLocked(fl, true)
 		cc.mu.Unlock()
@@ -452,7 +456,7 @@ func TestCacheInvalidationPushes(t *testing.T) {
 	fill("GET a", "a")
 	fill("MGET a b", "a", "b")
 	fill("GET b", "b")
-	inFlight := &cacheFlight{key: "GET c", deps: []string{"c"}, gen: cc.gen, cancel: func() {}}
+	inFlight := &cacheFlight{key: "GET c", deps: []string{"c"}, gen: cc.gen, cancel: func(error) {}}
 	cc.flights[inFlight.key] = inFlight
 
 	cc.onPush(resp.Value{Type: resp.Push, Elems: []resp.Value{bulk("message"), bulk("a")}})
@@ -470,7 +474,7 @@ func TestCacheInvalidationPushes(t *testing.T) {
 	if !inFlight.dirty {
 		t.Fatal("an invalidation of a read in flight's key did not dirty it")
 	}
-	other := &cacheFlight{key: "GET d", deps: []string{"d"}, gen: cc.gen, r: Reply{v: bulk("d")}, cancel: func() {}}
+	other := &cacheFlight{key: "GET d", deps: []string{"d"}, gen: cc.gen, r: Reply{v: bulk("d")}, cancel: func(error) {}}
 	cc.onPush(push(resp.Value{Type: resp.Null}))
 	if cc.len() != 0 || len(cc.byKey) != 0 {
 		t.Fatalf("a null invalidation left %d entries", cc.len())
@@ -716,7 +720,7 @@ func TestCacheAfterWriteDropsWrittenKeys(t *testing.T) {
 		cc.mu.Lock()
 		defer cc.mu.Unlock()
 		for _, k := range keys {
-			cc.publishLocked(&cacheFlight{key: "GET " + k, deps: []string{k}, gen: cc.gen, cancel: func() {}}, true)
+			cc.publishLocked(&cacheFlight{key: "GET " + k, deps: []string{k}, gen: cc.gen, cancel: func(error) {}}, true)
 		}
 	}
 	has := func(k string) bool {
@@ -742,7 +746,7 @@ func TestCacheAfterWriteDropsWrittenKeys(t *testing.T) {
 	if has("a") || !has("b") {
 		t.Fatal("SET a did not drop exactly a")
 	}
-	inFlight := &cacheFlight{key: "GET d", deps: []string{"d"}, gen: cc.gen, cancel: func() {}}
+	inFlight := &cacheFlight{key: "GET d", deps: []string{"d"}, gen: cc.gen, cancel: func(error) {}}
 	cc.flights[inFlight.key] = inFlight
 	tx := append(append(append(enc("MULTI"), enc("INCR", "b")...), enc("DEL", "c", "d")...), enc("EXEC")...)
 	cc.afterWrite(tx, Command{}, false)
@@ -1004,7 +1008,7 @@ func TestCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 	t.Run("Sampled", func(t *testing.T) {
 		cc := newClientCache(&CacheOptions{MaxEntries: 100})
 		fill := func(key string) {
-			fl := &cacheFlight{key: key, deps: []string{key}, gen: cc.gen, cancel: func() {}}
+			fl := &cacheFlight{key: key, deps: []string{key}, gen: cc.gen, cancel: func(error) {}}
 			cc.mu.Lock()
 			cc.publishLocked(fl, true)
 			cc.mu.Unlock()
@@ -1020,4 +1024,115 @@ func TestCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 			t.Fatalf("%d entries, want MaxEntries 100", n)
 		}
 	})
+}
+
+// TestCachedHitRunsNoHookAndRecordsNoDuration: what the observers see of
+// cached reads. The read of a missing entry is one operation: one
+// ProcessHook call and one db.client.operation.duration record, named
+// after the read, with no error. A hit sends nothing: it runs no hook and
+// records no duration, however many there are.
+func TestCachedHitRunsNoHookAndRecordsNoDuration(t *testing.T) {
+	var events []string
+	h := &recordingHook{tag: "h", events: &events}
+	reader := sdkmetric.NewManualReader()
+	c, _ := cachedClient(t, Options{
+		Hooks:         []Hook{h},
+		Metrics:       MetricsCommands,
+		MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+	})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	if _, err := c.GetCached(ctx, k); !errors.Is(err, ErrNil) {
+		t.Fatalf("GetCached of a missing key = %v, want ErrNil", err)
+	}
+	for range 3 {
+		if _, err := c.GetCached(ctx, k); !errors.Is(err, ErrNil) {
+			t.Fatalf("GetCached hit = %v, want ErrNil", err)
+		}
+	}
+	if n := c.cache.len(); n != 1 {
+		t.Fatalf("%d entries, want 1 (the hits were not hits)", n)
+	}
+	h.mu.Lock()
+	got := slices.DeleteFunc(slices.Clone(events), func(e string) bool { return strings.HasPrefix(e, "h:dial ") })
+	h.mu.Unlock()
+	wantEvents := []string{"h:before GET read_only", "h:after GET ok"}
+	if !slices.Equal(got, wantEvents) {
+		t.Errorf("hook events = %q, want %q", got, wantEvents)
+	}
+	durations, _ := collectCommandMetrics(t, reader)
+	if want := map[string]uint64{"GET/": 1}; !maps.Equal(durations, want) {
+		t.Errorf("durations by operation/error.type = %v, want %v", durations, want)
+	}
+}
+
+// TestCacheDroppedWhenTrackingConnectionFallsSilent: a tracking
+// connection that dies silently (no byte crosses, nothing is closed) is
+// found by the idle PING and the health timeout, and the whole cache goes
+// with it: another client's write made meanwhile, whose invalidation the
+// partition holds, is read once the link returns. Until then the entry
+// was still served: IdlePingInterval plus HealthTimeout (and the probe)
+// bound that time.
+func TestCacheDroppedWhenTrackingConnectionFallsSilent(t *testing.T) {
+	c, px := cachedClient(t, Options{IdlePingInterval: 100 * time.Millisecond, HealthTimeout: 100 * time.Millisecond})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	must(t, c.Set(ctx, k, "before"))
+	mustGetCached(t, c, k, "before")
+	pt := px.Partition()
+	other := newAdmin(t, standaloneAddr(t))
+	defer other.Close()
+	must(t, other.Set(ctx, k, "after"))
+	waitCache(t, c, "the cache to be dropped", func(cc *clientCache) bool { return len(cc.entries) == 0 })
+	pt.Heal()
+	mustGetCached(t, c, k, "after")
+}
+
+// TestCachedReadKeepsItsCallersDeadline: Options.CommandTimeout is the
+// deadline of a call whose context has none. A cached read whose caller
+// gave a longer deadline waits for it, as Do does, instead of failing at
+// the CommandTimeout that the shared read would otherwise take. The
+// receipt that the CommandTimeout has passed since the read was sent is
+// a plain GET, sent after it and held behind it, that times out.
+func TestCachedReadKeepsItsCallersDeadline(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	c, px := cachedClient(t, Options{CommandTimeout: 50 * time.Millisecond,
+		Metrics: MetricsCommands, MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	must(t, c.Set(ctx, k, "v"))
+	hold := px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.Hold})
+	got := make(chan error, 1)
+	go func() {
+		v, err := c.GetCached(ctx, k) // testCtx: a deadline seconds away
+		if err == nil && v != "v" {
+			err = errors.New("got " + v)
+		}
+		got <- err
+	}()
+	for hold.Applied() == 0 {
+		runtime.Gosched()
+	}
+	if _, err := c.Get(context.Background(), k); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a GET held behind the cached read, without a deadline = %v, want its CommandTimeout", err)
+	}
+	hold.Release()
+	if err := <-got; err != nil {
+		t.Fatalf("the cached read with a deadline seconds away = %v, want v: CommandTimeout is not its deadline", err)
+	}
+
+	// A caller without a deadline still has the CommandTimeout.
+	k2 := key(t, "k2")
+	hold2 := px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.Hold})
+	if _, err := c.GetCached(context.Background(), k2); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a cached read without a deadline = %v, want its CommandTimeout", err)
+	}
+	// Its read, abandoned by its only waiter at that deadline, is a
+	// timeout in the metrics, not a cancellation. Close waits for it.
+	hold2.Release()
+	must(t, c.Close())
+	durations, _ := collectCommandMetrics(t, reader)
+	if want := map[string]uint64{"SET/": 1, "GET/": 1, "GET/timeout": 2}; !maps.Equal(durations, want) {
+		t.Errorf("durations by operation/error.type = %v, want %v", durations, want)
+	}
 }

@@ -227,7 +227,10 @@ func (c *Client) execFrame(ctx context.Context, f *wire.Frame, s *spec) error {
 // (for a unit, resolved from its members rather than from the frame); nil
 // sends it to the standalone server.
 func (c *Client) execResolved(ctx context.Context, f *wire.Frame, s *spec, t *target) error {
-	waitDL := c.waitDeadline(ctx)
+	var waitDL time.Time
+	if !s.tracked { // a cached read's waiters each keep their own deadline (cachedGet)
+		waitDL = c.waitDeadline(ctx)
+	}
 	r := c.attempt(ctx, f, waitDL, s, t)
 	if r.err == nil {
 		return nil

@@ -25,6 +25,8 @@ import (
 // for, and so must not call Close (it would wait for itself): a
 // DialHook, and the ProcessHook of a cached read ([Client.GetCached],
 // [Client.DoCached]), whose one read serves every caller waiting for it.
+// A cached read's hook runs once for the one read of a missing entry;
+// a cache hit sends nothing and runs no hook (nor records a duration).
 // The ProcessHook of a [FailoverGroup] member's PING probes runs on the
 // group's probe goroutine, which [FailoverGroup.Close] waits for; a panic
 // there fails the probe. A hook may
