@@ -3,6 +3,9 @@ package respire
 import (
 	"errors"
 	"testing"
+	"time"
+
+	"github.com/respire-go/respire/internal/wire"
 )
 
 // TestServerCloseOfIdleConnectionIsSeenBeforeTheWrite: a server that
@@ -11,7 +14,8 @@ import (
 // written, so the command is known unsent: a retry policy may resend even
 // an INCR on a new connection, and the server runs it once. Without the
 // check, the command went out on the dead socket and failed as possibly
-// executed.
+// executed. (TCP and Unix sockets; a connection idle for at least
+// wire.DefaultCloseCheckAfter.)
 func TestServerCloseOfIdleConnectionIsSeenBeforeTheWrite(t *testing.T) {
 	addr := standaloneAddr(t)
 	forEachProtocol(t, Options{RetryPolicy: &RetryPolicy{RetryableErrors: RetryOnConnectionLoss, InitialBackoff: NoBackoff}},
@@ -25,6 +29,11 @@ func TestServerCloseOfIdleConnectionIsSeenBeforeTheWrite(t *testing.T) {
 			// resumes an idle connection's reads every 750 ms): the
 			// command is known unsent then too.
 			killClient(t, addr, clientID(t, c))
+			// The check runs on a connection idle for longer than
+			// wire.DefaultCloseCheckAfter (a caller that follows the last
+			// reply closely skips it; internal/wire tests both sides).
+			// This wait sets up that idleness; it synchronises nothing.
+			time.Sleep(2 * wire.DefaultCloseCheckAfter)
 			r, err := c.Do(ctx, NewCommand("INCR").WithRetryCategory(WriteAccumulating), k)
 			if err != nil {
 				var ce *ConnError

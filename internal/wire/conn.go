@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/respire-go/respire/internal/clock"
 	"github.com/respire-go/respire/resp"
 )
 
@@ -139,12 +140,20 @@ type Conn struct {
 	// reader says who holds the reader's role; guarded by mu.
 	reader   readerRole
 	readWake chan struct{} // wakes the parked reader goroutine
+	// parkedAt is when the reader's role was last parked (a clock.NowStamp
+	// reading), set under mu by whoever parked it: the next caller that
+	// reads its own reply checks for the server's close first when the
+	// connection sat unread for long (see [Conn.exchange]).
+	parkedAt int64
 	// syncOK: callers may read their own replies (the connection has a
 	// non-blocking write, no push handler and a health monitor, and not
 	// Config.NoOwnRead).
 	syncOK bool
 	// ownWait is Config.OwnReadWait, or its default.
 	ownWait time.Duration
+	// checkAfter is Config.CloseCheckAfter, or its default, in
+	// nanoseconds.
+	checkAfter int64
 
 	loops  atomic.Int32
 	dead   chan struct{} // closed after cleanup: every frame has completed
@@ -200,6 +209,10 @@ func start(nc *meteredConn, rd *resp.Reader, proto int, cfg Config, onDead func(
 	c.ownWait = cfg.OwnReadWait
 	if c.ownWait <= 0 {
 		c.ownWait = DefaultOwnReadWait
+	}
+	c.checkAfter = int64(cfg.CloseCheckAfter)
+	if c.checkAfter == 0 {
+		c.checkAfter = int64(DefaultCloseCheckAfter)
 	}
 	c.readWake = make(chan struct{}, 1)
 	loops := int32(2)
@@ -572,6 +585,7 @@ func (c *Conn) park() bool {
 		return !closed
 	}
 	c.reader = readerParked
+	c.parkedAt = clock.NowStamp()
 	c.mu.Unlock()
 	<-c.readWake
 	if c.rdDeadline {

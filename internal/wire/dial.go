@@ -99,6 +99,12 @@ type Config struct {
 	// goroutine takes the reply over ([Conn.Do]): the latest such a
 	// caller sees its context end. 0 or less means [DefaultOwnReadWait].
 	OwnReadWait time.Duration
+	// CloseCheckAfter is how long a connection must have sat unread before
+	// a caller of [Conn.Do] that reads its own reply first checks whether
+	// the server closed it (one system call; see [Conn.exchange]). 0 means
+	// [DefaultCloseCheckAfter]; a negative value checks before every such
+	// write.
+	CloseCheckAfter time.Duration
 	// NoOwnRead keeps the reader goroutine reading while the connection
 	// owes nothing, instead of parking it so that the next caller of
 	// [Conn.Do] reads its own reply: a server's close of the idle

@@ -59,7 +59,7 @@ func startTCP(t *testing.T, cfg Config) (*Conn, *tcpPeer) {
 }
 
 // tcpPair returns both ends of a new loopback TCP connection.
-func tcpPair(t *testing.T) (client, server net.Conn) {
+func tcpPair(t testing.TB) (client, server net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
