@@ -45,3 +45,27 @@ func TestServerCloseOfIdleConnectionIsSeenBeforeTheWrite(t *testing.T) {
 			}
 		})
 }
+
+// TestServerCloseOfIdleConnectionIsSeenBeforeABatch: the same for a batch
+// written by its caller onto the idle connection (Submit, not Do).
+func TestServerCloseOfIdleConnectionIsSeenBeforeABatch(t *testing.T) {
+	addr := standaloneAddr(t)
+	forEachProtocol(t, Options{RetryPolicy: &RetryPolicy{RetryableErrors: RetryOnConnectionLoss, InitialBackoff: NoBackoff}},
+		func(t *testing.T, c *Client) {
+			k := key(t, "counter")
+			ctx := testCtx(t)
+			if _, err := c.Incr(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+			killClient(t, addr, clientID(t, c))
+			time.Sleep(2 * wire.DefaultCloseCheckAfter) // idleness, as above
+			b := c.NewBatch()
+			n := b.Incr(k)
+			if err := b.Execute(ctx); err != nil {
+				t.Fatalf("batch after the server closed the idle connection: %v; want it sent once on a new connection", err)
+			}
+			if v, err := n.Result(); err != nil || v != 2 {
+				t.Errorf("INCR in the batch = %d, %v; want 2: the server ran it once", v, err)
+			}
+		})
+}
