@@ -71,10 +71,10 @@ func limitError(kind *ProtocolError, detail string) error {
 type Reader struct {
 	// MaxBulk is the largest accepted bulk payload in bytes; larger
 	// announced lengths fail with [ErrBulkTooLarge] before anything is
-	// allocated. Zero means [DefaultMaxBulk].
+	// allocated. Zero or less means [DefaultMaxBulk].
 	MaxBulk int64
-	// MaxDepth is the deepest accepted nesting of aggregates. Zero means
-	// [DefaultMaxDepth].
+	// MaxDepth is the deepest accepted nesting of aggregates. Zero or less
+	// means [DefaultMaxDepth].
 	MaxDepth int
 
 	rd       io.Reader
