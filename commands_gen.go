@@ -2217,10 +2217,11 @@ func (b *Batch) ZLexCount(key, min, max string) Future[int64] {
 	return enqueue(b, b.client().cmdZLexCount(key, min, max))
 }
 
-// ZMPop removes and returns up to count members from the end end of the
-// first non-empty sorted set among keys, with its key (ZMPOP; Redis 7.0
-// or later); [ErrNil] when every one is empty. No keys, an undefined end
-// or a count below 1 fails with [ErrInvalidArgument]. On a Cluster client
+// ZMPop removes and returns up to count members (count 0: one, as the
+// server does by default) from the end end of the first non-empty sorted
+// set among keys, with its key (ZMPOP; Redis 7.0 or later); [ErrNil] when
+// every one is empty. No keys, an undefined end or a negative count fails
+// with [ErrInvalidArgument], as for [Client.LMPop]. On a Cluster client
 // the keys must share a slot. Its retry category is WriteAccumulating (a
 // resend pops more members).
 func (c *Client) ZMPop(ctx context.Context, end ZEnd, count int64, keys ...string) (ZMPopResult, error) {
