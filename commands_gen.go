@@ -1987,7 +1987,9 @@ func (b *Batch) XPendingExt(key, group string, opt XPendingExtOptions) Future[[]
 }
 
 // XRange returns entries with IDs from start to end ("-" and "+" for the
-// extremes); count > 0 limits how many. Its retry category is [ReadOnly].
+// extremes); count > 0 limits how many, 0 returns them all. A negative
+// count fails with [ErrInvalidArgument] before anything is sent. Its retry
+// category is [ReadOnly].
 func (c *Client) XRange(ctx context.Context, key, start, end string, count int64) ([]XMessage, error) {
 	return call(ctx, c, c.cmdXRange(key, start, end, count))
 }
@@ -2011,8 +2013,9 @@ func (b *Batch) XReadGroup(group, consumer string, opt XReadGroupOptions, stream
 }
 
 // XRevRange returns entries with IDs from end down to start ("+" and "-"
-// for the extremes), the newest first; count > 0 limits how many. Its
-// retry category is [ReadOnly].
+// for the extremes), the newest first; count > 0 limits how many, 0
+// returns them all. A negative count fails with [ErrInvalidArgument]
+// before anything is sent. Its retry category is [ReadOnly].
 func (c *Client) XRevRange(ctx context.Context, key, end, start string, count int64) ([]XMessage, error) {
 	return call(ctx, c, c.cmdXRevRange(key, end, start, count))
 }
