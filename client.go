@@ -22,7 +22,7 @@ import (
 // server, the primary (and replicas) of a Sentinel group, or a Cluster.
 // It holds one multiplexed, auto-pipelined connection per server, shared
 // by all goroutines and replaced after it dies. A Client is safe for
-// concurrent use.
+// concurrent use. Make one with [Connect]; the zero Client is not usable.
 type Client struct {
 	cfg      config
 	ep       *wire.Endpoint // standalone: the one server's shared connection; nil on a topology

@@ -356,13 +356,15 @@ func (r Reply) String() (string, error) {
 
 // Int64 converts an integer reply, a string holding a decimal integer,
 // or a double holding an integral value (a RESP3 double 1.5 fails, as
-// its RESP2 text "1.5" does).
+// its RESP2 text "1.5" does). Null returns [ErrNil].
 func (r Reply) Int64() (int64, error) { return convInt64(r.v) }
 
-// Float64 converts a double reply, or a string holding a number.
+// Float64 converts a double reply, or a string holding a number. Null
+// returns [ErrNil].
 func (r Reply) Float64() (float64, error) { return convFloat64(r.v) }
 
 // Bool converts a boolean or integer reply (non-zero is true), or "OK".
+// Null returns [ErrNil].
 func (r Reply) Bool() (bool, error) {
 	switch r.v.Type {
 	case resp.Boolean, resp.Integer:
@@ -379,12 +381,18 @@ func (r Reply) Bool() (bool, error) {
 // become "". A map converts to its flat key-value list, as RESP2 sends it.
 // An error element (a script's error_reply, a proxy's failure for one
 // key) is an error matching [ErrUnexpectedReply] that names the element,
-// as in [Reply.Int64s].
-func (r Reply) Strings() ([]string, error) { return toStrings(r.v) }
+// as in [Reply.Int64s]. A null reply returns nil and no error.
+func (r Reply) Strings() ([]string, error) {
+	if r.v.Type == 0 { // the zero Reply is null
+		return nil, nil
+	}
+	return toStrings(r.v)
+}
 
 // StringMap converts a map reply, a RESP2 flat array of pairs, or a
 // RESP3 array of [name, value] pairs (ZRANGE ... WITHSCORES), so that
-// both protocols give the same map; a null value becomes "".
+// both protocols give the same map; a null value becomes "". A null
+// reply returns an empty map.
 func (r Reply) StringMap() (map[string]string, error) { return toStringMap(r.v) }
 
 // Elements returns the elements of an aggregate reply.

@@ -1987,7 +1987,9 @@ func (b *Batch) XPendingExt(key, group string, opt XPendingExtOptions) Future[[]
 }
 
 // XRange returns entries with IDs from start to end ("-" and "+" for the
-// extremes); count > 0 limits how many. Its retry category is [ReadOnly].
+// extremes); count > 0 limits how many, 0 returns them all. A negative
+// count fails with [ErrInvalidArgument] before anything is sent. Its retry
+// category is [ReadOnly].
 func (c *Client) XRange(ctx context.Context, key, start, end string, count int64) ([]XMessage, error) {
 	return call(ctx, c, c.cmdXRange(key, start, end, count))
 }
@@ -2011,8 +2013,9 @@ func (b *Batch) XReadGroup(group, consumer string, opt XReadGroupOptions, stream
 }
 
 // XRevRange returns entries with IDs from end down to start ("+" and "-"
-// for the extremes), the newest first; count > 0 limits how many. Its
-// retry category is [ReadOnly].
+// for the extremes), the newest first; count > 0 limits how many, 0
+// returns them all. A negative count fails with [ErrInvalidArgument]
+// before anything is sent. Its retry category is [ReadOnly].
 func (c *Client) XRevRange(ctx context.Context, key, end, start string, count int64) ([]XMessage, error) {
 	return call(ctx, c, c.cmdXRevRange(key, end, start, count))
 }
@@ -2217,10 +2220,11 @@ func (b *Batch) ZLexCount(key, min, max string) Future[int64] {
 	return enqueue(b, b.client().cmdZLexCount(key, min, max))
 }
 
-// ZMPop removes and returns up to count members from the end end of the
-// first non-empty sorted set among keys, with its key (ZMPOP; Redis 7.0
-// or later); [ErrNil] when every one is empty. No keys, an undefined end
-// or a count below 1 fails with [ErrInvalidArgument]. On a Cluster client
+// ZMPop removes and returns up to count members (count 0: one, as the
+// server does by default) from the end end of the first non-empty sorted
+// set among keys, with its key (ZMPOP; Redis 7.0 or later); [ErrNil] when
+// every one is empty. No keys, an undefined end or a negative count fails
+// with [ErrInvalidArgument], as for [Client.LMPop]. On a Cluster client
 // the keys must share a slot. Its retry category is WriteAccumulating (a
 // resend pops more members).
 func (c *Client) ZMPop(ctx context.Context, end ZEnd, count int64, keys ...string) (ZMPopResult, error) {

@@ -140,6 +140,14 @@ var streamCases = []streamCase{
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			return c.XRevRange(ctx, k("s"), "3-1", "-", 2)
 		}},
+	{name: "XRangeNegativeCount", setup: seedStream, wantErr: ErrInvalidArgument,
+		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
+			return c.XRange(ctx, k("s"), "-", "+", -1)
+		}},
+	{name: "XRevRangeNegativeCount", setup: seedStream, wantErr: ErrInvalidArgument,
+		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
+			return c.XRevRange(ctx, k("s"), "+", "-", -1)
+		}},
 	{name: "XRevRangeMissingKey", want: []XMessage{},
 		do: func(ctx context.Context, c *Client, k func(string) string, _ func() []string) (any, error) {
 			return c.XRevRange(ctx, k("missing"), "+", "-", 0)

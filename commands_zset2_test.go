@@ -253,6 +253,16 @@ func TestZSet2Commands(t *testing.T) {
 				r, err := c.ZMPop(ctx, ZMax, 10, k)
 				return []any{strings.TrimPrefix(r.Key, k), r.Members}, err
 			}},
+		{name: "ZMPopZeroCountPopsOne", setup: zABC, want: []any{"", []Z{{1, "a"}}},
+			call: func(ctx context.Context, c *Client, k string) (any, error) {
+				r, err := c.ZMPop(ctx, ZMin, 0, k)
+				return []any{strings.TrimPrefix(r.Key, k), r.Members}, err
+			}},
+		{name: "BZMPopZeroCountPopsOne", setup: zABC, want: []any{"", []Z{{3, "c"}}},
+			call: func(ctx context.Context, c *Client, k string) (any, error) {
+				r, err := c.BZMPop(ctx, time.Second, ZMax, 0, k)
+				return []any{strings.TrimPrefix(r.Key, k), r.Members}, err
+			}},
 		{name: "ZMPopAllEmpty", err: ErrNil,
 			call: func(ctx context.Context, c *Client, k string) (any, error) { return c.ZMPop(ctx, ZMin, 1, two(k)...) }},
 		{name: "ZMPopWrongType", setup: set("v"), serverErr: true,
@@ -333,7 +343,7 @@ func TestZSet2BadInput(t *testing.T) {
 		{"ZInterCardNegativeLimit", "limit", func(ctx context.Context, c *Client) error { _, err := c.ZInterCard(ctx, -1, "a"); return err }},
 		{"ZMPopNoKeys", "keys", func(ctx context.Context, c *Client) error { _, err := c.ZMPop(ctx, ZMin, 1); return err }},
 		{"ZMPopUndefinedEnd", "end", func(ctx context.Context, c *Client) error { _, err := c.ZMPop(ctx, 2, 1, "a"); return err }},
-		{"ZMPopZeroCount", "count", func(ctx context.Context, c *Client) error { _, err := c.ZMPop(ctx, ZMax, 0, "a"); return err }},
+		{"ZMPopNegativeCount", "count", func(ctx context.Context, c *Client) error { _, err := c.ZMPop(ctx, ZMax, -1, "a"); return err }},
 		{"BZMPopNegativeTimeout", "timeout", func(ctx context.Context, c *Client) error {
 			_, err := c.BZMPop(ctx, -time.Second, ZMin, 1, "a")
 			return err
@@ -343,8 +353,8 @@ func TestZSet2BadInput(t *testing.T) {
 			return err
 		}},
 		{"BZMPopNoKeys", "keys", func(ctx context.Context, c *Client) error { _, err := c.BZMPop(ctx, time.Second, ZMin, 1); return err }},
-		{"BZMPopZeroCount", "count", func(ctx context.Context, c *Client) error {
-			_, err := c.BZMPop(ctx, time.Second, ZMin, 0, "a")
+		{"BZMPopNegativeCount", "count", func(ctx context.Context, c *Client) error {
+			_, err := c.BZMPop(ctx, time.Second, ZMin, -1, "a")
 			return err
 		}},
 		{"BatchZInterNoKeys", "keys", func(ctx context.Context, c *Client) error {

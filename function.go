@@ -117,6 +117,11 @@ func (fn *Function) command() Command {
 // Call calls the function with keys and args and returns its reply. On a
 // Cluster client every key must hash to one slot (checked before any I/O).
 // A nil c is an [ErrInvalidArgument].
+//
+// Call may send a library load and a second call, so a failed attempt
+// counts as possibly executed, also one that failed before sending: a
+// [*ConnError] from Call is never Unwritten, and [MayHaveExecuted]
+// reports true for it.
 func (fn *Function) Call(ctx context.Context, c *Client, keys []string, args ...string) (Reply, error) {
 	if fn.err != nil {
 		return Reply{}, fn.err

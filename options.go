@@ -287,7 +287,9 @@ func (p ReadPolicy) String() string {
 const NoBatchConnections = -1
 
 // NoTimeout as [Options.CommandTimeout] leaves commands without a deadline
-// unless their context has one.
+// unless their context has one. It also turns off [Options.HealthTimeout],
+// [Options.IdlePingInterval] and [ClusterOptions.RefreshInterval], and
+// keeps [CacheOptions.TTL] entries until the server invalidates them.
 const NoTimeout time.Duration = math.MaxInt64
 
 const (

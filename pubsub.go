@@ -332,7 +332,8 @@ func (s *Subscription) Channel() <-chan Message { return s.msgs }
 // returns the refusal as a [*ServerError]; its other channels are
 // subscribed. A write that ctx ends before it is out (a server that
 // stopped reading) replaces the connection, as a lost one is: a gap
-// event, then the whole set on the new one.
+// event, then the whole set on the new one. No channel, or an empty name,
+// is an [ErrInvalidArgument] and nothing is sent.
 func (s *Subscription) Subscribe(ctx context.Context, channels ...string) error {
 	return s.change(ctx, kindChannel, false, channels)
 }
@@ -344,7 +345,10 @@ func (s *Subscription) Subscribe(ctx context.Context, channels ...string) error 
 // already in [Subscription.Channel], up to [SubscriptionBuffer] of them,
 // and are still received after the call returns. A message of such a
 // channel that matches one of the subscription's patterns still arrives
-// through the pattern (with Pattern set).
+// through the pattern (with Pattern set). No channel, or an empty name,
+// is an [ErrInvalidArgument] and nothing is sent: unlike UNSUBSCRIBE
+// without arguments, it never means every channel (to end them all, use
+// [Subscription.Close]).
 func (s *Subscription) Unsubscribe(ctx context.Context, channels ...string) error {
 	return s.change(ctx, kindChannel, true, channels)
 }
@@ -359,7 +363,11 @@ func (s *Subscription) PUnsubscribe(ctx context.Context, patterns ...string) err
 	return s.change(ctx, kindPattern, true, patterns)
 }
 
-// SSubscribe adds shard channels, like [Subscription.Subscribe].
+// SSubscribe adds shard channels, like [Subscription.Subscribe]. On a
+// Cluster client only a subscription opened with [Client.SSubscribe] takes
+// shard channels, and only of its slot: others fail before anything is
+// sent, with an [ErrInvalidArgument] (a channel of another slot: a
+// [*RouteError] matching [ErrCrossSlot] too).
 func (s *Subscription) SSubscribe(ctx context.Context, shardChannels ...string) error {
 	return s.change(ctx, kindShard, false, shardChannels)
 }

@@ -1,6 +1,8 @@
 package respire
 
 import (
+	"errors"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -18,6 +20,34 @@ func TestReplyStringsFlattensMaps(t *testing.T) {
 		got, err := r.Strings()
 		if err != nil || !slices.Equal(got, want) {
 			t.Errorf("%v: Strings() = %q, %v; want %q, nil", typ, got, err, want)
+		}
+	}
+}
+
+// TestZeroReplyConvertsAsNull proves the documented "the zero Reply is an
+// absent value": every converter gives the zero Reply the result and the
+// error it gives a null reply.
+func TestZeroReplyConvertsAsNull(t *testing.T) {
+	null := Reply{v: resp.Value{Type: resp.Null}}
+	convs := map[string]func(Reply) (any, error){
+		"String":     func(r Reply) (any, error) { return r.String() },
+		"Int64":      func(r Reply) (any, error) { return r.Int64() },
+		"Float64":    func(r Reply) (any, error) { return r.Float64() },
+		"Bool":       func(r Reply) (any, error) { return r.Bool() },
+		"Strings":    func(r Reply) (any, error) { return r.Strings() },
+		"StringMap":  func(r Reply) (any, error) { return r.StringMap() },
+		"Int64s":     func(r Reply) (any, error) { return r.Int64s() },
+		"Float64s":   func(r Reply) (any, error) { return r.Float64s() },
+		"Int64Map":   func(r Reply) (any, error) { return r.Int64Map() },
+		"Float64Map": func(r Reply) (any, error) { return r.Float64Map() },
+		"Slice":      func(r Reply) (any, error) { return r.Slice() },
+		"Any":        func(r Reply) (any, error) { return r.Any() },
+	}
+	for name, conv := range convs {
+		got, err := conv(Reply{})
+		want, wantErr := conv(null)
+		if !reflect.DeepEqual(got, want) || !errors.Is(err, wantErr) {
+			t.Errorf("%s: zero Reply gives %#v, %v; a null reply gives %#v, %v", name, got, err, want, wantErr)
 		}
 	}
 }

@@ -109,6 +109,11 @@ func checkCategory(name string, cat RetryCategory) error {
 // Cluster client every key must hash to one slot (checked before any I/O),
 // and the script runs on that slot's node; a keyless script runs on any
 // primary. A nil c is an [ErrInvalidArgument].
+//
+// Run may send two commands (EVALSHA, then EVAL), so a failed attempt
+// counts as possibly executed, also one that failed before sending: a
+// [*ConnError] from Run is never Unwritten, and [MayHaveExecuted] reports
+// true for it.
 func (s *Script) Run(ctx context.Context, c *Client, keys []string, args ...string) (Reply, error) {
 	if s.err != nil {
 		return Reply{}, s.err

@@ -373,13 +373,18 @@ type XMessage struct {
 }
 
 // XRange returns entries with IDs from start to end ("-" and "+" for the
-// extremes); count > 0 limits how many. Its retry category is [ReadOnly].
+// extremes); count > 0 limits how many, 0 returns them all. A negative
+// count fails with [ErrInvalidArgument] before anything is sent. Its retry
+// category is [ReadOnly].
 func (c *Client) cmdXRange(key, start, end string, count int64) cmd[[]XMessage] {
 	return c.xrangeCmd(specXRANGE, key, start, end, count)
 }
 
 // xrangeCmd encodes "NAME key a b [COUNT count]" (XRANGE, XREVRANGE).
 func (c *Client) xrangeCmd(s *spec, key, a, b string, count int64) cmd[[]XMessage] {
+	if count < 0 {
+		return invalidCmd[[]XMessage](s, "negative count")
+	}
 	n := 4
 	if count > 0 {
 		n += 2

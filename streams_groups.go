@@ -45,8 +45,9 @@ var (
 )
 
 // XRevRange returns entries with IDs from end down to start ("+" and "-"
-// for the extremes), the newest first; count > 0 limits how many. Its
-// retry category is [ReadOnly].
+// for the extremes), the newest first; count > 0 limits how many, 0
+// returns them all. A negative count fails with [ErrInvalidArgument]
+// before anything is sent. Its retry category is [ReadOnly].
 func (c *Client) cmdXRevRange(key, end, start string, count int64) cmd[[]XMessage] {
 	return c.xrangeCmd(specXREVRANGE, key, end, start, count)
 }

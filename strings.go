@@ -51,8 +51,9 @@ func (c *Client) Get(ctx context.Context, key string) (string, error) {
 }
 
 // GetBytes appends the value of key to dst and returns the extended slice;
-// when key does not exist it returns dst unchanged and [ErrNil]. With a dst
-// of sufficient capacity it does not allocate.
+// when key does not exist it returns dst unchanged and [ErrNil], and on
+// any other error dst unchanged and that error. With a dst of sufficient
+// capacity it does not allocate.
 func (c *Client) GetBytes(ctx context.Context, key string, dst []byte) ([]byte, error) {
 	f := c.newFrame(2, "GET")
 	arg(f, key)

@@ -728,19 +728,22 @@ type ZMPopResult struct {
 }
 
 // zmpopFrame validates and encodes "NAME [timeout] numkeys keys...
-// MIN|MAX COUNT count" (timeout when secs is set).
+// MIN|MAX [COUNT count]" (timeout when secs is set; COUNT when count > 0).
 func (c *Client) zmpopFrame(s *spec, secs string, end ZEnd, count int64, keys []string) (*wire.Frame, error) {
 	switch {
 	case len(keys) == 0:
 		return nil, errInvalid(s.name, "no keys")
 	case end > ZMax:
 		return nil, errInvalid(s.name, "end must be ZMin or ZMax")
-	case count < 1:
-		return nil, errInvalid(s.name, "count must be at least 1")
+	case count < 0:
+		return nil, errInvalid(s.name, "negative count")
 	}
-	n := 5 + len(keys)
+	n := 3 + len(keys)
 	if secs != "" {
 		n++
+	}
+	if count > 0 {
+		n += 2
 	}
 	f := c.newFrame(n, s.name)
 	if secs != "" {
@@ -755,8 +758,10 @@ func (c *Client) zmpopFrame(s *spec, secs string, end ZEnd, count int64, keys []
 	} else {
 		arg(f, "MAX")
 	}
-	arg(f, "COUNT")
-	argInt(f, count)
+	if count > 0 {
+		arg(f, "COUNT")
+		argInt(f, count)
+	}
 	return f, nil
 }
 
@@ -775,10 +780,11 @@ func zmpopOf(v resp.Value) (ZMPopResult, error) {
 	return ZMPopResult{Key: string(v.Elems[0].TextBytes()), Members: members}, nil
 }
 
-// ZMPop removes and returns up to count members from the end end of the
-// first non-empty sorted set among keys, with its key (ZMPOP; Redis 7.0
-// or later); [ErrNil] when every one is empty. No keys, an undefined end
-// or a count below 1 fails with [ErrInvalidArgument]. On a Cluster client
+// ZMPop removes and returns up to count members (count 0: one, as the
+// server does by default) from the end end of the first non-empty sorted
+// set among keys, with its key (ZMPOP; Redis 7.0 or later); [ErrNil] when
+// every one is empty. No keys, an undefined end or a negative count fails
+// with [ErrInvalidArgument], as for [Client.LMPop]. On a Cluster client
 // the keys must share a slot. Its retry category is WriteAccumulating (a
 // resend pops more members).
 func (c *Client) cmdZMPop(end ZEnd, count int64, keys ...string) cmd[ZMPopResult] {
@@ -788,10 +794,10 @@ func (c *Client) cmdZMPop(end ZEnd, count int64, keys ...string) cmd[ZMPopResult
 
 // BZMPop is [Client.ZMPop] blocking up to timeout while every sorted set
 // among keys is empty (BZMPOP; 0 blocks until a member arrives or ctx
-// ends). When timeout passes first it returns [ErrNil]. A negative
-// timeout, or a positive one under a millisecond, fails with
-// [ErrInvalidArgument]. It runs on a dedicated connection and is never
-// resent.
+// ends). When timeout passes first it returns [ErrNil]. No keys, an
+// undefined end, a negative count, or a negative or sub-millisecond
+// timeout fails with [ErrInvalidArgument]. It runs on a dedicated
+// connection and is never resent.
 func (c *Client) BZMPop(ctx context.Context, timeout time.Duration, end ZEnd, count int64, keys ...string) (ZMPopResult, error) {
 	secs, err := timeoutSeconds("BZMPOP", timeout)
 	if err != nil {

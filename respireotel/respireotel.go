@@ -39,14 +39,16 @@ type config struct {
 	attrs    []attribute.KeyValue
 }
 
-// WithTracerProvider sets the provider of the tracer (default: the
-// global provider, otel.GetTracerProvider()).
+// WithTracerProvider sets the provider of the tracer (default, and for a
+// nil p: the global provider, otel.GetTracerProvider()).
 func WithTracerProvider(p trace.TracerProvider) Option {
 	return func(c *config) { c.provider = p }
 }
 
 // WithServer records server.address and server.port (from "host:port")
-// on every span: the endpoint the client was configured with.
+// on every span: the endpoint the client was configured with. An addr
+// that is not "host:port" is recorded whole as server.address, without a
+// port.
 func WithServer(addr string) Option {
 	return func(c *config) {
 		host, port, err := net.SplitHostPort(addr)

@@ -111,7 +111,8 @@ func Inject(text string) Action {
 
 // Reply answers the frame with raw, which must be exactly one encoded RESP
 // value (for example resp.AppendBulkString(nil, "x")), instead of
-// forwarding it. The bytes are copied.
+// forwarding it. The bytes are copied. Anything else (nothing, a
+// truncated value, or more than one) is an invalid rule.
 func Reply(raw []byte) Action {
 	rd := resp.NewReader(strings.NewReader(string(raw)))
 	if _, _, err := rd.ReadValueRaw(); err != nil {
