@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/respire-go/respire/internal/retry"
 	"github.com/respire-go/respire/internal/wire"
 )
 
@@ -93,6 +94,10 @@ type ConnError struct {
 	Unwritten bool
 	// Err is the underlying cause.
 	Err error
+	// lost: the transport lost the connection or could not dial, the
+	// failure a RetryPolicy selects with RetryOnConnectionLoss (closing,
+	// protocol errors and rejected handshakes are not).
+	lost bool
 }
 
 // Error describes the connection failure and its cause.
@@ -140,7 +145,9 @@ func (e *ConfigError) Unwrap() error { return e.cause }
 
 // RetryError is the final error of a command that was sent more than once,
 // or whose retry the caller's context or Close ended during a backoff
-// (then possibly after one attempt). It wraps the last failure.
+// (then possibly after one attempt), and of a [Client.Watch] that chose
+// to rerun its callback after a failure (Command "WATCH", each run an
+// attempt). It wraps the last failure.
 type RetryError struct {
 	// Command is the name of the command.
 	Command string
@@ -186,7 +193,7 @@ func connError(command string, e *wire.ConnError) error {
 			return &ConnError{Command: command, Unwritten: true, Err: se}
 		}
 	}
-	return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: e.Cause}
+	return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: e.Cause, lost: classifyConn(e) == retry.LostConnection}
 }
 
 // MayHaveExecuted reports whether the command that returned err may have

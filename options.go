@@ -337,7 +337,9 @@ const (
 //
 // A command is resent only when its failure is selected by RetryableErrors
 // and either the transport proved that the frame was never written, or the
-// command's category is at most MaxCommandRetryCategory. A RetryPolicy is
+// command's category is at most MaxCommandRetryCategory. A watched
+// transaction is never resent: [Client.Watch] reruns its whole callback
+// instead, only after a run that applied nothing. A RetryPolicy is
 // copied by [Connect]; changing it afterwards has no effect.
 type RetryPolicy struct {
 	// MaxAttempts is the number of sends allowed, including the first one,

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"math/rand/v2"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/retry"
 	"github.com/respire-go/respire/internal/route"
 )
 
@@ -35,6 +39,14 @@ const (
 type Tx struct {
 	conn  *Conn
 	queue *Batch
+	// wrote: a command that may change data (not a plain read) was given
+	// to Do; set before it is sent, so that a run that may have applied it
+	// is never rerun.
+	wrote atomic.Bool
+	// mu guards failed: the errors of the Tx's commands that failed in a
+	// way the client's RetryPolicy selects, as returned to the callback.
+	mu     sync.Mutex
+	failed []error
 }
 
 // Do runs cmd on the watched connection now (a read that decides what to
@@ -43,26 +55,90 @@ type Tx struct {
 // itself, and a MULTI sent by hand would queue the callback's reads and
 // run Watch's own MULTI ... EXEC inside it. UNWATCH (which would drop the
 // conflict check Watch promises) and SELECT (which would run the queue in
-// another database than the watched keys') fail the same way.
+// another database than the watched keys') fail the same way. Any other
+// command runs at once, outside the transaction: a run of the callback
+// that sent one that may change data (anything but a plain read, such as
+// GET or HGETALL) is never rerun after a failure.
 func (tx *Tx) Do(ctx context.Context, cmd Command, args ...any) (Reply, error) {
-	switch name := dispatchOf(cmd, nil).name; name { // "select 1" is SELECT
+	d := dispatchOf(cmd, nil)
+	switch d.name { // "select 1" is SELECT
 	case "MULTI", "EXEC", "DISCARD":
-		return Reply{}, errInvalid(name, "Watch sends MULTI and EXEC itself; queue the transaction's commands on Tx.Queue")
+		return Reply{}, errInvalid(d.name, "Watch sends MULTI and EXEC itself; queue the transaction's commands on Tx.Queue")
 	case "UNWATCH":
-		return Reply{}, errInvalid(name, "it would drop the conflict check of Watch; return an error from the callback to give up")
+		return Reply{}, errInvalid(d.name, "it would drop the conflict check of Watch; return an error from the callback to give up")
 	case "SELECT":
-		return Reply{}, errInvalid(name, "the transaction runs in the database of the watched keys; use a client with Options.DB")
+		return Reply{}, errInvalid(d.name, "the transaction runs in the database of the watched keys; use a client with Options.DB")
 	}
-	return tx.conn.Do(ctx, cmd, args...)
+	if !plainRead(d.flags) {
+		tx.wrote.Store(true)
+	}
+	r, err := tx.conn.Do(ctx, cmd, args...)
+	tx.note(err)
+	return r, err
+}
+
+// plainRead reports whether a command with flags only reads data: its
+// run changes nothing that a rerun of the callback would change again.
+func plainRead(flags catalog.Flag) bool {
+	return flags.Has(catalog.FlagReadOnly) &&
+		flags&(catalog.FlagWrite|catalog.FlagBlocking|catalog.FlagScripting|catalog.FlagPubSub|catalog.FlagAdmin) == 0
 }
 
 // Get reads key now on the watched connection; [ErrNil] when missing.
 func (tx *Tx) Get(ctx context.Context, key string) (string, error) {
 	r, err := tx.conn.Do(ctx, NewCommand("GET"), key)
+	tx.note(err)
 	if err != nil {
 		return "", err
 	}
 	return r.String()
+}
+
+// note records err, the error a Tx command returns to the callback, when
+// the client's RetryPolicy selects its failure: the callback returning it
+// asks Watch to rerun.
+func (tx *Tx) note(err error) {
+	if err == nil || !failureOf(err).Selected(tx.conn.c.cfg.policy.Retryable()) {
+		return
+	}
+	tx.mu.Lock()
+	tx.failed = append(tx.failed, err)
+	tx.mu.Unlock()
+}
+
+// failure returns the class of the Tx command's failure that fnErr, the
+// callback's error, is or wraps; [retry.Fatal] when it is none of them.
+func (tx *Tx) failure(fnErr error) retry.Failure {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	for _, err := range tx.failed {
+		if errors.Is(fnErr, err) {
+			return failureOf(err)
+		}
+	}
+	return retry.Fatal
+}
+
+// failureOf classifies the error of a call that the client did not retry
+// (a dedicated connection's) as the retry policy classifies a failed
+// attempt: a lost connection, a selectable error reply (LOADING,
+// TRYAGAIN, MASTERDOWN, READONLY), or [retry.Fatal] or
+// [retry.Unselectable] for anything else.
+func failureOf(err error) retry.Failure {
+	var ce *ConnError
+	var se *ServerError
+	switch {
+	case errors.As(err, &ce):
+		if ce.lost {
+			return retry.LostConnection
+		}
+		return retry.Fatal
+	case errors.As(err, new(*ContextError)), errors.As(err, new(*RouteError)), errors.Is(err, ErrInvalidConfig):
+		return retry.Fatal
+	case errors.As(err, &se):
+		return retry.ClassifyCode(se.Code)
+	}
+	return retry.Fatal
 }
 
 // Queue returns the transaction's queue: its members run between MULTI
@@ -79,16 +155,50 @@ func (tx *Tx) Queue() *Batch { return tx.queue }
 // changed before EXEC, nothing is applied (the members of that run fail
 // with an error matching [ErrTxConflict]) and the whole callback runs
 // again, at most 16 times with a short jittered backoff; after the last
-// conflict Watch returns an error matching [ErrTxConflict]. The client
-// never resends a watched transaction: a network failure, a timeout, a
-// cancellation, a server error or fn's own error ends Watch with that
-// error, and the retry policy does not apply. On a Cluster client every
-// key, watched or queued, must hash to one slot: a queued member of
-// another slot ends Watch with a [RouteError] matching [ErrCrossSlot]
-// (and [ErrInvalidArgument]) before MULTI is sent. A queued [Batch.Scan]
-// page that names another server than the watched connection's (Sentinel
-// and Cluster) ends Watch with an [ErrInvalidArgument] before MULTI too.
-// A nil fn or no keys is an [ErrInvalidArgument], and nothing is sent.
+// conflict Watch returns an error matching [ErrTxConflict]. Since fn may
+// run several times, it should read through tx and write only to
+// tx.Queue(): whatever else it does is done again on each run.
+//
+// The client never resends a watched transaction (its WATCH belongs to
+// the connection that failed); under [Options.RetryPolicy] Watch reruns
+// the whole callback instead, on a fresh dedicated connection with a
+// fresh WATCH, after a failure that the policy selects (RetryableErrors:
+// a lost connection, LOADING, TRYAGAIN, MASTERDOWN, READONLY) and only
+// when that run provably applied nothing:
+//
+//   - getting the connection or sending WATCH failed;
+//   - fn returned the error (or an error wrapping it) of one of its
+//     tx.Get or tx.Do calls that failed that way, and sent nothing
+//     through tx.Do but plain reads (a write runs at once, outside the
+//     transaction);
+//   - the MULTI ... EXEC frame was definitely never written (a
+//     [*ConnError] with Unwritten), with the same condition on tx.Do.
+//
+// The categories of the queued members do not matter then: none ran.
+// Once MULTI ... EXEC may have been written (its reply lost, a timeout or
+// a cancellation after the write, EXECABORT, an error inside the EXEC
+// array) Watch never reruns and returns the error: [MayHaveExecuted]
+// says whether the transaction may have been applied. fn's own errors,
+// a timeout, a cancellation and the failures the policy does not select
+// end Watch too, as does any failure without a policy. The policy's
+// MaxAttempts bounds the runs that end with such a failure (counted apart
+// from the conflicts), its backoff separates them, and a backoff that
+// cannot end before ctx's deadline ends Watch with the failure. Once a
+// failure was chosen for a rerun, the error that ends Watch is a
+// [*RetryError] of Command "WATCH" whose Attempts counts every run,
+// wrapping the last run's error or, when ctx or [Client.Close] ends a
+// backoff, a [*ContextError] whose Last is the failure or a [*ConnError]
+// of [ErrClosed] joined with it. These reruns resend nothing and record
+// nothing in respire.command.retries; the commands of each run are
+// measured and hooked as they are sent.
+//
+// On a Cluster client every key, watched or queued, must hash to one
+// slot: a queued member of another slot ends Watch with a [RouteError]
+// matching [ErrCrossSlot] (and [ErrInvalidArgument]) before MULTI is
+// sent. A queued [Batch.Scan] page that names another server than the
+// watched connection's (Sentinel and Cluster) ends Watch with an
+// [ErrInvalidArgument] before MULTI too. A nil fn or no keys is an
+// [ErrInvalidArgument], and nothing is sent.
 func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...string) error {
 	switch {
 	case fn == nil:
@@ -96,34 +206,78 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 	case len(keys) == 0:
 		return errInvalid("WATCH", "no keys")
 	}
-	for attempt := 1; ; attempt++ {
-		committed, err := c.watchOnce(ctx, fn, keys)
-		if err != nil || committed {
+	deadline, _ := ctx.Deadline()
+	runs, conflicts, failures := 0, 0, 0
+	retried := false // a failure was chosen for a rerun
+	// end returns err, which ends Watch: once a failure was chosen for a
+	// rerun, in a *RetryError counting every run. Earlier runs applied
+	// nothing, so only err's may have, unless it applied nothing either.
+	end := func(err error, unapplied bool) error {
+		if !retried {
 			return err
 		}
-		if attempt == maxWatchAttempts {
-			return errors.Join(ErrTxConflict, errors.New("respire: WATCH: "+strconv.Itoa(attempt)+" attempts"))
-		}
-		ceiling := min(watchBackoff<<min(attempt-1, 16), watchMaxBackoff)
-		if err := c.backoff(ctx, time.Duration(rand.Int64N(int64(ceiling))+1)); err != nil {
-			if err == ErrClosed {
-				return &ConnError{Command: "WATCH", Unwritten: true, Err: ErrClosed}
+		return &RetryError{Command: "WATCH", Attempts: runs, ran: !unapplied && MayHaveExecuted(err), Err: err}
+	}
+	for {
+		runs++
+		committed, unapplied, fl, err := c.watchOnce(ctx, fn, keys)
+		var delay time.Duration
+		var last error // the failure whose rerun the backoff delays
+		switch {
+		case err != nil:
+			if !unapplied {
+				return end(err, false)
 			}
-			return &ContextError{Command: "WATCH", Err: err}
+			failures++
+			if c.cfg.policy.Decide(retry.Input{
+				Category:  catalog.Always, // the run applied nothing
+				Failure:   fl,
+				Unwritten: true,
+				Attempts:  failures,
+			}) != retry.Retry {
+				return end(err, true)
+			}
+			if delay = c.cfg.policy.Delay(failures, rand.Float64()); !retry.Fits(time.Now(), deadline, delay) {
+				return end(err, true)
+			}
+			last = err
+		case committed:
+			return nil
+		default:
+			if conflicts++; conflicts == maxWatchAttempts {
+				return end(errors.Join(ErrTxConflict, errors.New("respire: WATCH: "+strconv.Itoa(conflicts)+" attempts")), true)
+			}
+			ceiling := min(watchBackoff<<min(conflicts-1, 16), watchMaxBackoff)
+			delay = time.Duration(rand.Int64N(int64(ceiling))) + 1
+		}
+		retried = retried || last != nil
+		if err := c.backoff(ctx, delay); err != nil {
+			if err != ErrClosed {
+				return end(&ContextError{Command: "WATCH", Err: err, Last: last}, true)
+			}
+			err = &ConnError{Command: "WATCH", Unwritten: true, Err: ErrClosed}
+			if last != nil {
+				err = errors.Join(err, last)
+			}
+			return end(err, true)
 		}
 	}
 }
 
 // watchOnce runs one WATCH, callback and EXEC; committed is false after a
-// conflict.
-func (c *Client) watchOnce(ctx context.Context, fn func(tx *Tx) error, keys []string) (committed bool, err error) {
+// conflict. On a failure, unapplied reports that the run provably applied
+// nothing (see Watch), and fl classifies the failure then.
+func (c *Client) watchOnce(ctx context.Context, fn func(tx *Tx) error, keys []string) (committed, unapplied bool, fl retry.Failure, err error) {
+	var tx *Tx
+	var fnErr, execErr error
+	sent := false // execWatched was called
 	err = c.Dedicated(ctx, func(conn *Conn) error {
 		if err := conn.watchKeys(ctx, keys); err != nil {
 			return err
 		}
-		tx := &Tx{conn: conn, queue: &Batch{c: c, tx: true, watched: true}}
-		if err := fn(tx); err != nil {
-			return err
+		tx = &Tx{conn: conn, queue: &Batch{c: c, tx: true, watched: true}}
+		if fnErr = fn(tx); fnErr != nil {
+			return fnErr
 		}
 		q := tx.queue
 		if !q.executed.CompareAndSwap(false, true) {
@@ -154,17 +308,39 @@ func (c *Client) watchOnce(ctx context.Context, fn func(tx *Tx) error, keys []st
 			}
 		}
 		if c.hooks == nil {
-			committed, err = execWatched(ctx, conn, q)
-			return err
+			sent = true
+			committed, execErr = execWatched(ctx, conn, q)
+			return execErr
 		}
 		// The batch hooks see the transaction as they see a Batch's.
 		return q.executeHooked(ctx, func(ctx context.Context) error {
-			var err error
-			committed, err = execWatched(ctx, conn, q)
-			return err
+			sent = true
+			committed, execErr = execWatched(ctx, conn, q)
+			return execErr
 		})
 	})
-	return committed, err
+	switch {
+	case err == nil:
+		return committed, false, 0, nil
+	case tx == nil:
+		// Getting the connection or WATCH failed: nothing else was sent.
+		return false, true, failureOf(err), err
+	case tx.wrote.Load():
+		// The callback sent what may have changed data. Dedicated has
+		// ended the loan: no command of the Tx runs any more.
+		return false, false, 0, err
+	case fnErr != nil:
+		return false, true, tx.failure(fnErr), err
+	case !sent:
+		// The queue was refused before MULTI, or a hook refused to send
+		// it: nothing reruns it.
+		return false, true, retry.Fatal, err
+	}
+	var ce *ConnError
+	if execErr != nil && errors.Is(err, execErr) && errors.As(execErr, &ce) && ce.Unwritten && ce.lost {
+		return false, true, retry.LostConnection, err // no byte of MULTI ... EXEC was written
+	}
+	return false, false, 0, err
 }
 
 // execWatched sends the validated, non-empty queue q of a Watch as MULTI

@@ -62,13 +62,16 @@ func TestWatchGivesUpAfter16Conflicts(t *testing.T) {
 	})
 }
 
-// TestWatchNeverRerunsOnFailure: a failure that is not a conflict ends
-// Watch after a single run of the callback, with that failure: a
-// connection lost before or after EXEC's reply (*ConnError), a timeout
-// or a cancellation while EXEC waits (*ContextError), a server error of
-// EXEC or of a queued command (*ServerError, LOADING, which the retry
-// policy would retry elsewhere), and the callback's own error.
-func TestWatchNeverRerunsOnFailure(t *testing.T) {
+// TestWatchNeverRerunsWhatMayHaveRun: a failure after MULTI ... EXEC may
+// have been written ends Watch after a single run of the callback, with
+// that failure, even under a retry policy that selects every failure and
+// permits every category: a connection lost before or after EXEC's reply
+// (*ConnError, not Unwritten), a timeout or a cancellation while EXEC
+// waits (*ContextError), a server error of EXEC or of a queued command
+// (*ServerError, LOADING, which the policy would retry elsewhere); each
+// says the transaction may have run. The callback's own error ends it
+// too. Without a policy, the same.
+func TestWatchNeverRerunsWhatMayHaveRun(t *testing.T) {
 	errOwn := errors.New("the callback's own error")
 	isConnError := func(err error) bool {
 		var ce *ConnError
@@ -104,37 +107,44 @@ func TestWatchNeverRerunsOnFailure(t *testing.T) {
 		{name: "CallbackError", fnErr: errOwn, want: func(err error) bool { return errors.Is(err, errOwn) }},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			retrySynctest(t, func(t *testing.T) {
-				s := respiretest.NewServer(t)
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				if tc.rule.Command != "" {
-					r := tc.rule
-					if tc.cancels {
-						r.OnReceive = func([]string) { cancel() }
+		for _, policy := range []*RetryPolicy{nil, {MaxCommandRetryCategory: ServerAdmin, InitialBackoff: NoBackoff}} {
+			t.Run(tc.name+map[bool]string{true: "/NoPolicy", false: "/Policy"}[policy == nil], func(t *testing.T) {
+				retrySynctest(t, func(t *testing.T) {
+					s := respiretest.NewServer(t)
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					if tc.rule.Command != "" {
+						r := tc.rule
+						if tc.cancels {
+							r.OnReceive = func([]string) { cancel() }
+						}
+						h := s.MustAddRule(t, r)
+						t.Cleanup(h.Release)
 					}
-					h := s.MustAddRule(t, r)
-					t.Cleanup(h.Release)
-				}
-				c := retryMemClient(t, s, tc.opts)
-				runs := 0
-				err := c.Watch(ctx, func(tx *Tx) error {
-					runs++
-					if _, err := tx.Get(ctx, "k"); err != nil && !errors.Is(err, ErrNil) {
-						return err
+					opts := tc.opts
+					opts.RetryPolicy = policy
+					c := retryMemClient(t, s, opts)
+					runs := 0
+					err := c.Watch(ctx, func(tx *Tx) error {
+						runs++
+						if _, err := tx.Get(ctx, "k"); err != nil && !errors.Is(err, ErrNil) {
+							return err
+						}
+						tx.Queue().Incr("k")
+						return tc.fnErr
+					}, "k")
+					if runs != 1 {
+						t.Errorf("the callback ran %d times, want 1", runs)
 					}
-					tx.Queue().Incr("k")
-					return tc.fnErr
-				}, "k")
-				if runs != 1 {
-					t.Errorf("the callback ran %d times, want 1", runs)
-				}
-				if err == nil || !tc.want(err) {
-					t.Errorf("Watch = %v (%T)", err, err)
-				}
+					if err == nil || !tc.want(err) {
+						t.Errorf("Watch = %v (%T)", err, err)
+					}
+					if tc.rule.Command != "" && !MayHaveExecuted(err) {
+						t.Errorf("MayHaveExecuted(%v) = false, want true: EXEC was sent", err)
+					}
+				})
 			})
-		})
+		}
 	}
 }
 
