@@ -804,7 +804,12 @@ func (b *Batch) execGroups(ctx context.Context) error {
 			continue
 		}
 		var se *ServerError
-		if errors.As(m.err, &se) && (se.Code == "MOVED" || se.Code == "ASK") && m.pin == "" && !b.continuation(m) && !b.ranRedirect(m, se) {
+		if errors.As(m.err, &se) && se.Code == "CLUSTERDOWN" {
+			// As for a command (attemptRouted): the node's map may no
+			// longer give it the slot. Requests are coalesced.
+			_ = c.topo.Refresh(ctx, false)
+		}
+		if se != nil && (se.Code == "MOVED" || se.Code == "ASK") && m.pin == "" && !b.continuation(m) && !b.ranRedirect(m, se) {
 			if !waitDL.IsZero() {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithDeadline(ctx, waitDL)

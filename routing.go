@@ -500,6 +500,15 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 				_ = c.topo.Refresh(ctx, false)
 			}
 		}
+		if r.failure == retry.Unselectable && c.isCluster() {
+			if se := serverError(r.err); se != nil && se.Code == "CLUSTERDOWN" {
+				// The node's map has no owner for the slot that the
+				// client's map gives it ("Hash slot not served"), or the
+				// cluster is failing over: learn the map it now has, as
+				// after a MOVED. The reply is the call's (not selectable).
+				_ = c.topo.Refresh(ctx, false)
+			}
+		}
 		return r
 	}
 }
