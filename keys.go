@@ -521,7 +521,9 @@ func (c *Client) cmdObjectRefCount(key string) cmd[int64] {
 }
 
 // RandomKey returns a random key of the database (RANDOMKEY), or [ErrNil]
-// when it is empty. On a Cluster client it comes from one node's keys. Its
+// when it is empty. On a Cluster client it asks the shard of slot 0,
+// where every keyless command goes, so the key is one of that shard's,
+// and [ErrNil] means only that this shard holds none: others may. Its
 // retry category is ReadOnly.
 func (c *Client) cmdRandomKey() cmd[string] {
 	return typedCmd(c.newFrame(1, "RANDOMKEY"), specRANDOMKEY, wire.WantBytes, strOf)
