@@ -155,14 +155,14 @@ func (c *Client) cmdGeoDist(key, member1, member2 string, unit GeoUnit) cmd[floa
 // geospatial index at key, in order (GEOHASH); a missing member's is "".
 // Its retry category is ReadOnly.
 func (c *Client) cmdGeoHash(key string, members ...string) cmd[[]string] {
-	return keyArgsCmd(c, specGEOHASH, key, members, strsOf)
+	return keyArgsCmd(c, specGEOHASH, key, members, countedOf(len(members), "array of one geohash per member", strsOf))
 }
 
 // GeoPos returns the position of each member of the geospatial index at
 // key, in order (GEOPOS); a missing member's is nil. Its retry category
 // is ReadOnly.
 func (c *Client) cmdGeoPos(key string, members ...string) cmd[[]*GeoPos] {
-	return keyArgsCmd(c, specGEOPOS, key, members, geoPosesOf)
+	return keyArgsCmd(c, specGEOPOS, key, members, countedOf(len(members), "array of one position per member", geoPosesOf))
 }
 
 // geoPosesOf converts GEOPOS's reply: per member a [longitude, latitude]
