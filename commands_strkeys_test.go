@@ -651,10 +651,8 @@ func TestStrKeysScriptedReplies(t *testing.T) {
 				queue: func(b *Batch) func() (any, error) { return fut(b.DelEx("k", ifDne)) }},
 			{name: "DelExWrongType", command: "DELEX", raw: "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
 				err: &ServerError{}, args: []string{"DELEX", "k", "IFEQ", "v"},
-				// No Batch row: a one-member batch whose member gets an
-				// error reply reports ErrNil today (batch.go's
-				// repliesOf reads f.Value, not the frame's error).
-				call: func(ctx context.Context, c *Client) (any, error) { return call1(c.DelEx(ctx, "k", ifEq)) }},
+				call:  func(ctx context.Context, c *Client) (any, error) { return call1(c.DelEx(ctx, "k", ifEq)) },
+				queue: func(b *Batch) func() (any, error) { return fut(b.DelEx("k", ifEq)) }},
 			{name: "Digest", command: "DIGEST", raw: "$16\r\n" + digest + "\r\n", want: digest, args: []string{"DIGEST", "k"},
 				call:  func(ctx context.Context, c *Client) (any, error) { return call1(c.Digest(ctx, "k")) },
 				queue: func(b *Batch) func() (any, error) { return fut(b.Digest("k")) }},
