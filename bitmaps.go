@@ -322,7 +322,7 @@ func (c *Client) cmdBitField(key string, ops ...BitFieldOp) cmd[[]*int64] {
 	if len(ops) == 0 {
 		return invalidCmd[[]*int64](specBITFIELD, "no ops")
 	}
-	n := 2
+	n, results := 2, 0
 	for _, op := range ops {
 		switch op.kind {
 		case bfOverflow:
@@ -339,6 +339,7 @@ func (c *Client) cmdBitField(key string, ops ...BitFieldOp) cmd[[]*int64] {
 		if why := op.field.valid(); why != "" {
 			return invalidCmd[[]*int64](specBITFIELD, why)
 		}
+		results++
 	}
 	f := c.newFrame(n, "BITFIELD")
 	arg(f, key)
@@ -360,7 +361,7 @@ func (c *Client) cmdBitField(key string, ops ...BitFieldOp) cmd[[]*int64] {
 			argInt(f, op.value)
 		}
 	}
-	return typedCmd(f, specBITFIELD, wire.WantValue, bitFieldOf)
+	return typedCmd(f, specBITFIELD, wire.WantValue, countedOf(results, "array of one result per GET, SET and INCRBY", bitFieldOf))
 }
 
 // bitFieldOf converts BITFIELD's array of integers and nulls.
@@ -403,5 +404,5 @@ func (c *Client) cmdBitFieldRO(key string, fields ...BitField) cmd[[]int64] {
 		arg(f, "GET")
 		x.args(f)
 	}
-	return typedCmd(f, specBITFIELDRO, wire.WantValue, int64sOf)
+	return typedCmd(f, specBITFIELDRO, wire.WantValue, countedOf(len(fields), "array of one value per field", int64sOf))
 }

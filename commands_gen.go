@@ -310,7 +310,8 @@ func (b *Batch) GeoPos(key string, members ...string) Future[[]*GeoPos] {
 
 // GeoSearch returns the members of the geospatial index at key inside
 // the area of q (GEOSEARCH; Redis 6.2 or later). An invalid query (no
-// shape or two, a negative Count, Any without Count, a center out of
+// shape or two, a negative, NaN or infinite Radius, Width or Height, a
+// negative Count, Any without Count, a center out of
 // range, an undefined unit or order) fails with [ErrInvalidArgument]
 // before anything is sent; a missing center member is the server's
 // error. Its retry category is ReadOnly.
@@ -1310,7 +1311,9 @@ func (b *Batch) RPushX(key string, values ...string) Future[int64] {
 }
 
 // RandomKey returns a random key of the database (RANDOMKEY), or [ErrNil]
-// when it is empty. On a Cluster client it comes from one node's keys. Its
+// when it is empty. On a Cluster client it asks the shard of slot 0,
+// where every keyless command goes, so the key is one of that shard's,
+// and [ErrNil] means only that this shard holds none: others may. Its
 // retry category is ReadOnly.
 func (c *Client) RandomKey(ctx context.Context) (string, error) {
 	return call(ctx, c, c.cmdRandomKey())

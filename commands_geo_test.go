@@ -205,6 +205,10 @@ var geoCases = []hlsCase{
 		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 			return c.GeoSearch(ctx, k("g"), GeoSearchQuery{Member: "Palermo", Radius: math.Inf(1)})
 		}},
+	{name: "GeoSearchRadiusWithNaNBox", wantErr: ErrInvalidArgument,
+		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
+			return c.GeoSearch(ctx, k("g"), GeoSearchQuery{Member: "Palermo", Radius: 1, Width: math.NaN(), Height: math.NaN()})
+		}},
 	{name: "GeoSearchUndefinedOrder", wantErr: ErrInvalidArgument,
 		do: func(ctx context.Context, c *Client, k func(string) string) (any, error) {
 			return c.GeoSearch(ctx, k("g"), GeoSearchQuery{Member: "Palermo", Radius: 1, Order: 5})

@@ -621,6 +621,13 @@ func TestParseInfo(t *testing.T) {
 	if _, err := infoOf(resp.Value{Type: resp.Array}); !errors.Is(err, ErrUnexpectedReply) {
 		t.Errorf("infoOf(array) = %v; want ErrUnexpectedReply", err)
 	}
+	// INFO modules writes one "module" line per module: the field keeps
+	// the last, as Info.Sections says, and Raw has them all.
+	modules := "# Modules\r\nmodule:name=a,ver=1\r\nmodule:name=b,ver=2\r\n"
+	info := parseInfo(modules)
+	if v, _ := info.Value("modules", "module"); v != "name=b,ver=2" || info.Raw() != modules {
+		t.Errorf("repeated field: Value = %q, Raw = %q; want the last line's value and the whole text", v, info.Raw())
+	}
 }
 
 // TestTimeOf: TIME's [seconds, microseconds], and malformed replies.

@@ -651,16 +651,38 @@ func TestStrKeysScriptedReplies(t *testing.T) {
 				queue: func(b *Batch) func() (any, error) { return fut(b.DelEx("k", ifDne)) }},
 			{name: "DelExWrongType", command: "DELEX", raw: "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
 				err: &ServerError{}, args: []string{"DELEX", "k", "IFEQ", "v"},
-				// No Batch row: a one-member batch whose member gets an
-				// error reply reports ErrNil today (batch.go's
-				// repliesOf reads f.Value, not the frame's error).
-				call: func(ctx context.Context, c *Client) (any, error) { return call1(c.DelEx(ctx, "k", ifEq)) }},
+				call:  func(ctx context.Context, c *Client) (any, error) { return call1(c.DelEx(ctx, "k", ifEq)) },
+				queue: func(b *Batch) func() (any, error) { return fut(b.DelEx("k", ifEq)) }},
 			{name: "Digest", command: "DIGEST", raw: "$16\r\n" + digest + "\r\n", want: digest, args: []string{"DIGEST", "k"},
 				call:  func(ctx context.Context, c *Client) (any, error) { return call1(c.Digest(ctx, "k")) },
 				queue: func(b *Batch) func() (any, error) { return fut(b.Digest("k")) }},
 			{name: "DigestMissing", command: "DIGEST", raw: null, err: ErrNil, args: []string{"DIGEST", "k"},
 				call:  func(ctx context.Context, c *Client) (any, error) { return call1(c.Digest(ctx, "k")) },
 				queue: func(b *Batch) func() (any, error) { return fut(b.Digest("k")) }},
+			// A reply with another count of results than the call asked
+			// for is unexpected, not silently short (as HMGET, SMISMEMBER).
+			{name: "GeoPosShort", command: "GEOPOS", raw: "*1\r\n" + null, err: ErrUnexpectedReply,
+				args:  []string{"GEOPOS", "k", "a", "b"},
+				call:  func(ctx context.Context, c *Client) (any, error) { return call1(c.GeoPos(ctx, "k", "a", "b")) },
+				queue: func(b *Batch) func() (any, error) { return fut(b.GeoPos("k", "a", "b")) }},
+			{name: "GeoHashLong", command: "GEOHASH", raw: "*2\r\n$1\r\nx\r\n$1\r\ny\r\n", err: ErrUnexpectedReply,
+				args:  []string{"GEOHASH", "k", "a"},
+				call:  func(ctx context.Context, c *Client) (any, error) { return call1(c.GeoHash(ctx, "k", "a")) },
+				queue: func(b *Batch) func() (any, error) { return fut(b.GeoHash("k", "a")) }},
+			{name: "BitFieldShort", command: "BITFIELD", raw: "*1\r\n:1\r\n", err: ErrUnexpectedReply,
+				args: []string{"BITFIELD", "k", "OVERFLOW", "FAIL", "GET", "u8", "0", "INCRBY", "u8", "0", "1"},
+				call: func(ctx context.Context, c *Client) (any, error) {
+					return call1(c.BitField(ctx, "k", BitFieldOverflowMode(OverflowFail), BitFieldGet(BitField{Bits: 8}), BitFieldIncrBy(BitField{Bits: 8}, 1)))
+				},
+				queue: func(b *Batch) func() (any, error) {
+					return fut(b.BitField("k", BitFieldOverflowMode(OverflowFail), BitFieldGet(BitField{Bits: 8}), BitFieldIncrBy(BitField{Bits: 8}, 1)))
+				}},
+			{name: "BitFieldROShort", command: "BITFIELD_RO", raw: "*0\r\n", err: ErrUnexpectedReply,
+				args: []string{"BITFIELD_RO", "k", "GET", "u8", "0"},
+				call: func(ctx context.Context, c *Client) (any, error) {
+					return call1(c.BitFieldRO(ctx, "k", BitField{Bits: 8}))
+				},
+				queue: func(b *Batch) func() (any, error) { return fut(b.BitFieldRO("k", BitField{Bits: 8})) }},
 			{name: "WaitAOF", command: "WAITAOF", raw: "*2\r\n:1\r\n:2\r\n", want: []int64{1, 2},
 				args: []string{"WAITAOF", "1", "2", "150"},
 				call: func(ctx context.Context, c *Client) (any, error) {

@@ -77,3 +77,16 @@ func toStringMap(v resp.Value) (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// countedOf wraps conv, the converter of an array of one result per
+// argument, to refuse a reply of another length than n: callers index
+// the results by their arguments, so a short or long reply is
+// unexpected (want names the array), as HMGET's and SMISMEMBER's are.
+func countedOf[T any](n int, want string, conv func(resp.Value) ([]T, error)) func(resp.Value) ([]T, error) {
+	return func(v resp.Value) ([]T, error) {
+		if !v.Type.Aggregate() || len(v.Elems) != n {
+			return nil, unexpected(want, v)
+		}
+		return conv(v)
+	}
+}

@@ -155,14 +155,14 @@ func (c *Client) cmdGeoDist(key, member1, member2 string, unit GeoUnit) cmd[floa
 // geospatial index at key, in order (GEOHASH); a missing member's is "".
 // Its retry category is ReadOnly.
 func (c *Client) cmdGeoHash(key string, members ...string) cmd[[]string] {
-	return keyArgsCmd(c, specGEOHASH, key, members, strsOf)
+	return keyArgsCmd(c, specGEOHASH, key, members, countedOf(len(members), "array of one geohash per member", strsOf))
 }
 
 // GeoPos returns the position of each member of the geospatial index at
 // key, in order (GEOPOS); a missing member's is nil. Its retry category
 // is ReadOnly.
 func (c *Client) cmdGeoPos(key string, members ...string) cmd[[]*GeoPos] {
-	return keyArgsCmd(c, specGEOPOS, key, members, geoPosesOf)
+	return keyArgsCmd(c, specGEOPOS, key, members, countedOf(len(members), "array of one position per member", geoPosesOf))
 }
 
 // geoPosesOf converts GEOPOS's reply: per member a [longitude, latitude]
@@ -247,8 +247,7 @@ func (q *GeoSearchQuery) args(f *wire.Frame) (int, string) {
 		return 0, "undefined unit"
 	case q.FromLonLat && !validPos(q.Longitude, q.Latitude):
 		return 0, "center out of range"
-	case circle == box || q.Width < 0 || q.Height < 0 || q.Radius < 0 || math.IsNaN(q.Radius) ||
-		math.IsInf(q.Radius, 0) || math.IsInf(q.Width, 0) || math.IsInf(q.Height, 0) ||
+	case circle == box || !validSize(q.Radius) || !validSize(q.Width) || !validSize(q.Height) ||
 		(q.Width > 0) != (q.Height > 0):
 		return 0, "want either a positive Radius or a positive Width and Height"
 	case q.Order > GeoDesc:
@@ -310,6 +309,10 @@ func (q *GeoSearchQuery) args(f *wire.Frame) (int, string) {
 	return n, ""
 }
 
+// validSize reports whether x may be a query's Radius, Width or Height:
+// finite and not negative (0 is unset).
+func validSize(x float64) bool { return x >= 0 && !math.IsInf(x, 0) }
+
 // GeoWith selects what [Client.GeoSearchLocations] returns besides each
 // member.
 type GeoWith struct {
@@ -365,7 +368,8 @@ func (c *Client) geoSearchFrame(key string, q *GeoSearchQuery, with GeoWith) (*w
 
 // GeoSearch returns the members of the geospatial index at key inside
 // the area of q (GEOSEARCH; Redis 6.2 or later). An invalid query (no
-// shape or two, a negative Count, Any without Count, a center out of
+// shape or two, a negative, NaN or infinite Radius, Width or Height, a
+// negative Count, Any without Count, a center out of
 // range, an undefined unit or order) fails with [ErrInvalidArgument]
 // before anything is sent; a missing center member is the server's
 // error. Its retry category is ReadOnly.

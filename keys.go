@@ -521,7 +521,9 @@ func (c *Client) cmdObjectRefCount(key string) cmd[int64] {
 }
 
 // RandomKey returns a random key of the database (RANDOMKEY), or [ErrNil]
-// when it is empty. On a Cluster client it comes from one node's keys. Its
+// when it is empty. On a Cluster client it asks the shard of slot 0,
+// where every keyless command goes, so the key is one of that shard's,
+// and [ErrNil] means only that this shard holds none: others may. Its
 // retry category is ReadOnly.
 func (c *Client) cmdRandomKey() cmd[string] {
 	return typedCmd(c.newFrame(1, "RANDOMKEY"), specRANDOMKEY, wire.WantBytes, strOf)
@@ -532,9 +534,10 @@ func (c *Client) cmdRandomKey() cmd[string] {
 // ascending.
 type SortOptions struct {
 	// By sorts by the values of the keys this pattern names, its first
-	// "*" replaced by each element (BY); "nosort" skips sorting. A
-	// Cluster server accepts only patterns in the key's slot. Defaults to
-	// none: the elements themselves.
+	// "*" replaced by each element (BY); "nosort" (any pattern without
+	// "*") skips sorting. A Cluster server refuses a pattern with "*"
+	// before Redis 7.4, which accepts one whose hash tag puts its keys
+	// in the key's slot. Defaults to none: the elements themselves.
 	By string
 	// Offset skips that many sorted elements (LIMIT). Must not be
 	// negative. Defaults to 0.
@@ -544,7 +547,9 @@ type SortOptions struct {
 	Count int64
 	// Get returns, for each element, the values the patterns name
 	// instead of the element ("#" is the element itself), one per
-	// pattern in order (GET); a missing value is "". Defaults to none.
+	// pattern in order (GET); a missing value is "". A Cluster server
+	// refuses GET before Redis 7.4, "#" included; 7.4 accepts patterns
+	// whose hash tag puts their keys in the key's slot. Defaults to none.
 	Get []string
 	// Desc sorts in descending order (DESC). Defaults to ascending.
 	Desc bool

@@ -30,7 +30,9 @@ type Info struct {
 	// are ("server", "clients", "keyspace", "commandstats"), to its
 	// fields: each "name:value" line of the section. A keyspace line such
 	// as "db0:keys=1,expires=0,avg_ttl=0" is field "db0" with the value
-	// after the colon.
+	// after the colon. A field repeated in a section keeps its last
+	// value (INFO modules writes one "module" line per module): read
+	// every line in [Info.Raw].
 	Sections map[string]map[string]string
 	raw      string
 }
