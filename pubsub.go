@@ -914,9 +914,10 @@ func (s *Subscription) refused(text []byte) *Message {
 	return ev
 }
 
-// reconnect waits out the backoff, dials and subscribes to the whole set
-// again, then delivers the gap event. It returns nil when the
-// subscription closed.
+// reconnect waits out the backoff, dials, starts writing the whole set
+// again and leaves the gap event for serve to deliver once the server
+// answered (see Subscription.gap). It returns nil when the subscription
+// closed.
 func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 	s.mu.Lock()
 	s.setConnLocked(nil)
@@ -992,13 +993,20 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 		// first would leave the name subscribed on the server).
 		s.wmu.Lock()
 		s.mu.Unlock()
-		var werr error
-		if len(b) > 0 {
-			werr = s.writeLocked(context.Background(), nc, b)
-		}
-		s.wmu.Unlock()
-		if werr != nil {
-			continue
+		if len(b) == 0 {
+			s.wmu.Unlock()
+		} else {
+			// Written while serve reads the answers: a set larger than
+			// the link buffers would otherwise wait for a server that
+			// stops reading while its replies wait (or drops the
+			// connection at its output limit). A failed write closes nc,
+			// and serve reconnects; the write lock goes with the write.
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				defer s.wmu.Unlock()
+				_ = s.writeLocked(context.Background(), nc, b)
+			}()
 		}
 		// The gap event waits for the server's answers to the names
 		// sent (read by serve): a message published once the consumer

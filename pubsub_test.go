@@ -1242,9 +1242,8 @@ func TestCloseWaitsWhileAnotherCloseRuns(t *testing.T) {
 
 // lagConn forwards its writes late once armed, as a slow link does: from
 // the first write holding a SUBSCRIBE on, writes are accepted at once but
-// reach the server only at release. The connection then goes on holding
-// once on lagging, and is signalled on reading when it is read while
-// writes wait.
+// reach the server only at release. The connection then goes on lagging,
+// and reading is signalled while the connection is read with writes held.
 type lagConn struct {
 	net.Conn
 	armed   *atomic.Bool
@@ -1253,6 +1252,7 @@ type lagConn struct {
 	mu      sync.Mutex
 	holding bool
 	queued  []byte
+	reads   int // Reads in progress
 }
 
 func (c *lagConn) Write(p []byte) (int, error) {
@@ -1264,6 +1264,7 @@ func (c *lagConn) Write(p []byte) (int, error) {
 	}
 	if c.holding {
 		c.queued = append(c.queued, p...)
+		c.signalLocked()
 		return len(p), nil
 	}
 	return c.Conn.Write(p)
@@ -1271,14 +1272,26 @@ func (c *lagConn) Write(p []byte) (int, error) {
 
 func (c *lagConn) Read(p []byte) (int, error) {
 	c.mu.Lock()
-	if c.holding {
+	c.reads++
+	c.signalLocked()
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.reads--
+		c.mu.Unlock()
+	}()
+	return c.Conn.Read(p)
+}
+
+// signalLocked signals reading when the connection is read with writes
+// held.
+func (c *lagConn) signalLocked() {
+	if c.holding && c.reads > 0 {
 		select {
 		case c.reading <- struct{}{}:
 		default:
 		}
 	}
-	c.mu.Unlock()
-	return c.Conn.Read(p)
 }
 
 // release sends the writes held so far, and the next ones at once.
@@ -1423,4 +1436,44 @@ func TestSubscriptionGapOnceForReconnectionsLostUnanswered(t *testing.T) {
 	if m := <-s.Channel(); m.Gap || m.Payload != "next" {
 		t.Fatalf("next event %+v, want the message (one gap only)", m)
 	}
+}
+
+// TestSubscriptionLargeSetResubscribes: a reconnection subscribes a set
+// whose commands and confirmations exceed what the link buffers. It wrote
+// every command before reading any confirmation, so against a server that
+// stops reading while its replies wait (here net.Pipe, which buffers
+// nothing; a real server's output limit drops the connection instead) the
+// resubscription never completed and no gap ever came.
+func TestSubscriptionLargeSetResubscribes(t *testing.T) {
+	retrySynctest(t, func(t *testing.T) {
+		s := respiretest.NewServer(t)
+		c := retryMemClient(t, s, Options{})
+		names := make([]string, 2000)
+		for i := range names {
+			names[i] = "channel-" + strconv.Itoa(i)
+		}
+		sub, err := c.Subscribe(bg, names...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		sub.mu.Lock()
+		_ = sub.conn.Close() // the subscription reconnects
+		sub.mu.Unlock()
+		select {
+		case m := <-sub.Channel():
+			if !m.Gap {
+				t.Fatalf("first event %+v, want the gap", m)
+			}
+		case <-time.After(time.Minute): // the bubble's clock
+			t.Fatal("no gap a minute after the connection was lost: the resubscription never completed")
+		}
+		last := names[len(names)-1]
+		if n, err := c.Publish(bg, last, "m"); err != nil || n != 1 {
+			t.Fatalf("PUBLISH to the last channel = %d, %v; want its 1 subscriber", n, err)
+		}
+		if m := <-sub.Channel(); m.Channel != last || m.Payload != "m" {
+			t.Fatalf("next event %+v, want the message on %s", m, last)
+		}
+	})
 }
