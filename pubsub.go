@@ -38,9 +38,13 @@ type Message struct {
 	Shard bool
 	// Gap reports that the subscription lost its connection, reconnected
 	// and subscribed again to everything: messages published in between
-	// may have been lost. A gap event carries only Err, the failure that
-	// ended the previous connection. A gap event that also names a
-	// Channel (Shard for a shard channel) or a Pattern reports that the
+	// may have been lost. It comes once the server has answered every
+	// name on the new connection, so a message published after the gap
+	// event was received is delivered; a new connection lost before
+	// that, having received nothing, adds no gap of its own (the next
+	// gap carries the first cause). A gap event carries only Err, the
+	// failure that ended the previous connection. A gap event that also
+	// names a Channel (Shard for a shard channel) or a Pattern reports that the
 	// server refused to subscribe to that name again on the new
 	// connection: the name left the subscription, and Err is the
 	// server's reply (a [*ServerError], such as NOPERM).
@@ -71,9 +75,10 @@ type Message struct {
 // retry policy's backoff (its defaults when the client has none; never
 // less than 10 ms between dials),
 // subscribes again to every channel, pattern and shard channel in its
-// set, and then delivers one event with Gap set before the messages of the
-// new connection. The connection sends a PING after
-// [Options.IdlePingInterval] without a message and is treated as lost
+// set, and, once the server has answered every one, delivers one event
+// with Gap set before the messages of the new connection (those that
+// arrive with the answers wait behind it). The connection sends a PING
+// after [Options.IdlePingInterval] without a message and is treated as lost
 // when, while the subscription waits for the server, nothing arrives for
 // IdlePingInterval plus [Options.HealthTimeout] (either set to
 // [NoTimeout] turns the check off). On a Sentinel or Cluster client each
@@ -137,6 +142,13 @@ type Subscription struct {
 	// dropped is, when the goroutine that reads closed the current
 	// connection itself (the slot moved), why: the cause its gap carries.
 	dropped error
+	// gap is the gap event of the last reconnection while the server has
+	// not yet answered every name it sent (resub, under mu, counts those
+	// still owed); held are the events read meanwhile, which follow it.
+	// Only the goroutine that reads uses them.
+	gap   *Message
+	held  []Message
+	resub int
 }
 
 // connBox holds a connection in an atomic pointer.
@@ -189,6 +201,7 @@ type confirmKey struct {
 type owedReply struct {
 	confirmKey
 	ping  bool
+	resub bool         // sent by a reconnection (see Subscription.gap)
 	waits []chan error // the calls waiting for it
 }
 
@@ -707,10 +720,10 @@ func (s *Subscription) dispatch(v resp.Value) bool {
 			s.dropForMove(s.redirect(v.Str))
 			return true
 		}
-		if ev := s.refused(v.Str); ev != nil {
-			return s.deliver(*ev)
+		if ev := s.refused(v.Str); ev != nil && !s.emit(*ev) {
+			return false
 		}
-		return true
+		return s.gapDue()
 	}
 	if !v.Type.Aggregate() {
 		if v.Type == resp.SimpleString && bytes.EqualFold(v.Str, []byte("PONG")) {
@@ -728,11 +741,11 @@ func (s *Subscription) dispatch(v resp.Value) bool {
 		s.answered(func(r *owedReply) bool { return r.ping })
 	case "message", "smessage":
 		if len(e) == 3 {
-			return s.deliver(Message{Channel: str(1), Payload: str(2), Shard: kind == "smessage"})
+			return s.emit(Message{Channel: str(1), Payload: str(2), Shard: kind == "smessage"})
 		}
 	case "pmessage":
 		if len(e) == 4 {
-			return s.deliver(Message{Pattern: str(1), Channel: str(2), Payload: str(3)})
+			return s.emit(Message{Pattern: str(1), Channel: str(2), Payload: str(3)})
 		}
 	case "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe":
 		if e[1].IsNull() || s.redirected {
@@ -746,8 +759,50 @@ func (s *Subscription) dispatch(v resp.Value) bool {
 			// slot moved. Reconnecting reaches the new owner, with a Gap.
 			s.dropForMove(errors.New("respire: the server unsubscribed shard channel " + strconv.Quote(k.name) + " on its own: its slot moved"))
 		}
+		return s.gapDue()
 	}
 	return true // anything unknown: not a message
+}
+
+// emit delivers m, or holds it while the gap it follows waits for the
+// server's answers to the reconnection.
+func (s *Subscription) emit(m Message) bool {
+	if s.gap != nil {
+		s.held = append(s.held, m)
+		return true
+	}
+	return s.deliver(m)
+}
+
+// gapDue delivers the pending gap event, and the events held behind it,
+// once the server has answered every name the reconnection sent; it
+// reports false when the subscription closed while delivering.
+func (s *Subscription) gapDue() bool {
+	if s.gap == nil {
+		return true
+	}
+	s.mu.Lock()
+	left := s.resub
+	s.mu.Unlock()
+	if left > 0 {
+		return true
+	}
+	return s.releaseGap()
+}
+
+// releaseGap delivers the pending gap event and the events held behind it.
+func (s *Subscription) releaseGap() bool {
+	ev, held := s.gap, s.held
+	s.gap, s.held = nil, nil
+	if !s.deliver(*ev) {
+		return false
+	}
+	for _, m := range held {
+		if !s.deliver(m) {
+			return false
+		}
+	}
+	return true
 }
 
 // deliver puts m on the channel, waiting while it is full.
@@ -816,6 +871,9 @@ func (s *Subscription) answered(is func(*owedReply) bool) bool {
 	for _, w := range s.owed[i].waits {
 		w <- nil
 	}
+	if s.owed[i].resub {
+		s.resub-- // the pings skipped before it are never a reconnection's
+	}
 	s.owed = s.owed[i+1:]
 	return true
 }
@@ -833,6 +891,9 @@ func (s *Subscription) refused(text []byte) *Message {
 	}
 	r := s.owed[0]
 	s.owed = s.owed[1:]
+	if r.resub {
+		s.resub--
+	}
 	err := newServerError(r.command(), text)
 	for _, w := range r.waits {
 		w <- err
@@ -861,13 +922,24 @@ func (s *Subscription) refused(text []byte) *Message {
 	return ev
 }
 
-// reconnect waits out the backoff, dials and subscribes to the whole set
-// again, then delivers the gap event. It returns nil when the
-// subscription closed.
+// reconnect waits out the backoff, dials, starts writing the whole set
+// again and leaves the gap event for serve to deliver once the server
+// answered (see Subscription.gap). It returns nil when the subscription
+// closed.
 func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 	s.mu.Lock()
 	s.setConnLocked(nil)
 	s.mu.Unlock()
+	if s.gap != nil {
+		// The previous reconnection's connection ended before the server
+		// answered it. When it delivered nothing, its gap is this one,
+		// with the first cause; otherwise its events go out first.
+		if len(s.held) == 0 {
+			cause, s.gap = s.gap.Err, nil
+		} else if !s.releaseGap() {
+			return nil, nil
+		}
+	}
 	policy := s.c.reconnectPolicy()
 	for attempt := 1; ; attempt++ {
 		t := time.NewTimer(max(policy.Delay(attempt, rand.Float64()), minReconnectDelay))
@@ -916,10 +988,11 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 		for kind, set := range s.sets {
 			for n := range set {
 				k := confirmKey{kind: subKind(kind), name: n}
-				s.owed = append(s.owed, owedReply{confirmKey: k, waits: carry[k]})
+				s.owed = append(s.owed, owedReply{confirmKey: k, resub: true, waits: carry[k]})
 				b = append(b, encodeCommand(subCommands[kind].sub, []string{n})...)
 			}
 		}
+		s.resub = len(s.owed)
 		s.setConnLocked(nc)
 		s.id = id
 		// As in change: the write lock is taken before mu is released,
@@ -928,15 +1001,26 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 		// first would leave the name subscribed on the server).
 		s.wmu.Lock()
 		s.mu.Unlock()
-		var werr error
-		if len(b) > 0 {
-			werr = s.writeLocked(context.Background(), nc, b)
+		if len(b) == 0 {
+			s.wmu.Unlock()
+		} else {
+			// Written while serve reads the answers: a set larger than
+			// the link buffers would otherwise wait for a server that
+			// stops reading while its replies wait (or drops the
+			// connection at its output limit). A failed write closes nc,
+			// and serve reconnects; the write lock goes with the write.
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				defer s.wmu.Unlock()
+				_ = s.writeLocked(context.Background(), nc, b)
+			}()
 		}
-		s.wmu.Unlock()
-		if werr != nil {
-			continue
-		}
-		if !s.deliver(Message{Gap: true, Err: cause}) {
+		// The gap event waits for the server's answers to the names
+		// sent (read by serve): a message published once the consumer
+		// has it is received.
+		s.gap = &Message{Gap: true, Err: cause}
+		if len(b) == 0 && !s.releaseGap() {
 			return nil, nil
 		}
 		return nc, rd

@@ -1239,3 +1239,241 @@ func TestCloseWaitsWhileAnotherCloseRuns(t *testing.T) {
 		}
 	})
 }
+
+// lagConn forwards its writes late once armed, as a slow link does: from
+// the first write holding a SUBSCRIBE on, writes are accepted at once but
+// reach the server only at release. The connection then goes on lagging,
+// and reading is signalled while the connection is read with writes held.
+type lagConn struct {
+	net.Conn
+	armed   *atomic.Bool
+	lagging chan<- *lagConn
+	reading chan<- struct{}
+	mu      sync.Mutex
+	holding bool
+	queued  []byte
+	reads   int // Reads in progress
+}
+
+func (c *lagConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.holding && c.armed.Load() && bytes.Contains(p, []byte("SUBSCRIBE")) {
+		c.holding = true
+		c.lagging <- c
+	}
+	if c.holding {
+		c.queued = append(c.queued, p...)
+		c.signalLocked()
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *lagConn) Read(p []byte) (int, error) {
+	c.mu.Lock()
+	c.reads++
+	c.signalLocked()
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.reads--
+		c.mu.Unlock()
+	}()
+	return c.Conn.Read(p)
+}
+
+// signalLocked signals reading when the connection is read with writes
+// held.
+func (c *lagConn) signalLocked() {
+	if c.holding && c.reads > 0 {
+		select {
+		case c.reading <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// release sends the writes held so far, and the next ones at once.
+func (c *lagConn) release() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.holding = false
+	_, err := c.Conn.Write(c.queued)
+	return err
+}
+
+// releaseFirst sends, of the writes held, the first of the commands
+// given, which must start them, and returns the command's argument.
+func (c *lagConn) releaseFirst(name string, args ...string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range args {
+		b := encodeCommand(name, []string{a})
+		if bytes.HasPrefix(c.queued, b) {
+			c.queued = c.queued[len(b):]
+			_, err := c.Conn.Write(b)
+			return a, err
+		}
+	}
+	return "", fmt.Errorf("the held writes start with none of %s %q", name, args)
+}
+
+// laggingSubscription subscribes to one channel of the test's through
+// lagConns; once armed is set, the next connection to write a SUBSCRIBE
+// holds it and is sent on lagging, and reading is signalled while such a
+// connection is read.
+func laggingSubscription(t *testing.T, protocol int) (c *Client, s *Subscription, ch string, armed *atomic.Bool, lagging <-chan *lagConn, reading <-chan struct{}) {
+	t.Helper()
+	armed = new(atomic.Bool)
+	lag, read := make(chan *lagConn, 1), make(chan struct{}, 1)
+	var d net.Dialer
+	c = newClient(t, Options{Protocol: protocol, Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &lagConn{Conn: nc, armed: armed, lagging: lag, reading: read}, nil
+	}})
+	ch = key(t, "ch")
+	s, err := c.Subscribe(testCtx(t), ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return c, s, ch, armed, lag, read
+}
+
+// TestSubscriptionGapComesOnceResubscribed: after a reconnection the gap
+// event comes only once the server has confirmed the subscription's set
+// on the new connection, so a message published once the consumer has
+// seen the gap (say, after reloading the state the gap made stale) is
+// delivered. It came as soon as the SUBSCRIBE commands were written: on a
+// slow link the server had not run them yet, and a message published
+// after the gap was lost with no event to say so.
+func TestSubscriptionGapComesOnceResubscribed(t *testing.T) {
+	for _, p := range protocols {
+		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
+			c, s, ch, armed, lagging, reading := laggingSubscription(t, p)
+			ctx := testCtx(t)
+			armed.Store(true)
+			killClient(t, standaloneAddr(t), strconv.FormatInt(subID(s), 10))
+			lc := <-lagging // the reconnection's SUBSCRIBE, held
+			<-reading       // and the subscription reads its new connection
+			select {
+			case m := <-s.Channel():
+				t.Fatalf("event %+v before the server ran the resubscription: a message published now is lost", m)
+			default:
+			}
+			if err := lc.release(); err != nil {
+				t.Fatal(err)
+			}
+			if m := <-s.Channel(); !m.Gap || !errors.Is(m.Err, ErrConnectionLost) {
+				t.Fatalf("after the kill: %+v, want the gap", m)
+			}
+			if n, err := c.Publish(ctx, ch, "after the gap"); err != nil || n != 1 {
+				t.Errorf("PUBLISH once the gap was received = %d, %v; want its 1 subscriber", n, err)
+			}
+			if m := <-s.Channel(); m.Gap || m.Payload != "after the gap" {
+				t.Fatalf("next event %+v, want the message published after the gap", m)
+			}
+		})
+	}
+}
+
+// TestSubscriptionMessagesAmidResubscriptionFollowTheGap: a message that
+// arrives between the confirmations of a reconnection (its channel was
+// already subscribed again) is delivered after the gap event, not lost.
+func TestSubscriptionMessagesAmidResubscriptionFollowTheGap(t *testing.T) {
+	for _, p := range protocols {
+		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
+			c, s, ch, armed, lagging, _ := laggingSubscription(t, p)
+			ctx := testCtx(t)
+			other := key(t, "other")
+			if err := s.Subscribe(ctx, other); err != nil {
+				t.Fatal(err)
+			}
+			armed.Store(true)
+			killClient(t, standaloneAddr(t), strconv.FormatInt(subID(s), 10))
+			lc := <-lagging
+			first, err := lc.releaseFirst("SUBSCRIBE", ch, other)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitSubscribers(t, c, first, 1)
+			if n, err := c.Publish(ctx, first, "amid"); err != nil || n != 1 {
+				t.Fatalf("PUBLISH between the confirmations = %d, %v; want 1", n, err)
+			}
+			if err := lc.release(); err != nil {
+				t.Fatal(err)
+			}
+			if m := <-s.Channel(); !m.Gap {
+				t.Fatalf("first event %+v, want the gap", m)
+			}
+			if m := <-s.Channel(); m.Gap || m.Channel != first || m.Payload != "amid" {
+				t.Fatalf("second event %+v, want the message published amid the resubscription", m)
+			}
+		})
+	}
+}
+
+// TestSubscriptionGapOnceForReconnectionsLostUnanswered: a new connection
+// lost before the server answered its resubscription received nothing,
+// so the reconnection after it reports one gap for both.
+func TestSubscriptionGapOnceForReconnectionsLostUnanswered(t *testing.T) {
+	c, s, ch, armed, lagging, _ := laggingSubscription(t, 3)
+	armed.Store(true)
+	killClient(t, standaloneAddr(t), strconv.FormatInt(subID(s), 10))
+	<-lagging // the reconnection's SUBSCRIBE, held
+	armed.Store(false)
+	killClient(t, standaloneAddr(t), strconv.FormatInt(subID(s), 10))
+	if m := <-s.Channel(); !m.Gap || !errors.Is(m.Err, ErrConnectionLost) {
+		t.Fatalf("after two kills: %+v, want a gap for the first", m)
+	}
+	if n, err := c.Publish(testCtx(t), ch, "next"); err != nil || n != 1 {
+		t.Errorf("PUBLISH after the gap = %d, %v; want its 1 subscriber", n, err)
+	}
+	if m := <-s.Channel(); m.Gap || m.Payload != "next" {
+		t.Fatalf("next event %+v, want the message (one gap only)", m)
+	}
+}
+
+// TestSubscriptionLargeSetResubscribes: a reconnection subscribes a set
+// whose commands and confirmations exceed what the link buffers. It wrote
+// every command before reading any confirmation, so against a server that
+// stops reading while its replies wait (here net.Pipe, which buffers
+// nothing; a real server's output limit drops the connection instead) the
+// resubscription never completed and no gap ever came.
+func TestSubscriptionLargeSetResubscribes(t *testing.T) {
+	retrySynctest(t, func(t *testing.T) {
+		s := respiretest.NewServer(t)
+		c := retryMemClient(t, s, Options{})
+		names := make([]string, 2000)
+		for i := range names {
+			names[i] = "channel-" + strconv.Itoa(i)
+		}
+		sub, err := c.Subscribe(bg, names...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		sub.mu.Lock()
+		_ = sub.conn.Close() // the subscription reconnects
+		sub.mu.Unlock()
+		select {
+		case m := <-sub.Channel():
+			if !m.Gap {
+				t.Fatalf("first event %+v, want the gap", m)
+			}
+		case <-time.After(time.Minute): // the bubble's clock
+			t.Fatal("no gap a minute after the connection was lost: the resubscription never completed")
+		}
+		last := names[len(names)-1]
+		if n, err := c.Publish(bg, last, "m"); err != nil || n != 1 {
+			t.Fatalf("PUBLISH to the last channel = %d, %v; want its 1 subscriber", n, err)
+		}
+		if m := <-sub.Channel(); m.Channel != last || m.Payload != "m" {
+			t.Fatalf("next event %+v, want the message on %s", m, last)
+		}
+	})
+}
