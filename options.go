@@ -741,8 +741,8 @@ func validateAddr(addr string) error {
 //
 // rediss+cluster:// and rediss+sentinel:// enable TLS (for the sentinels
 // too). read_from is primary, replica, primary-preferred or
-// replica-preferred. Unknown query parameters are errors, and so is a
-// fragment. An IPv6 address is written in brackets ([::1]:6379); a '/',
+// replica-preferred. The scheme is case-insensitive. Unknown query
+// parameters are errors, and so is a fragment. An IPv6 address is written in brackets ([::1]:6379); a '/',
 // '?', '#' or '@' in a user name or password is percent-encoded (%2F,
 // %3F, %23, %40), and an error never repeats a password.
 func ParseURL(raw string) (Options, error) {
@@ -751,6 +751,8 @@ func ParseURL(raw string) (Options, error) {
 	if !ok {
 		return o, &ConfigError{Field: "URL", Reason: "cannot parse (check its syntax)"}
 	}
+	// A scheme is case-insensitive (RFC 3986, section 3.1).
+	scheme = strings.ToLower(scheme)
 	topology, tlsOn := "", false
 	switch scheme {
 	case "redis", "redis+cluster", "redis+sentinel":

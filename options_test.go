@@ -161,6 +161,9 @@ func TestParseURL(t *testing.T) {
 		{url: "redis://[::1]", want: Options{Endpoints: []string{"[::1]:6379"}}},
 		{url: "redis://h?protocol=2&client_name=app&dial_timeout=1500ms&command_timeout=2s", want: Options{Endpoints: []string{"h:6379"}, Protocol: 2, ClientName: "app", DialTimeout: 1500 * time.Millisecond, CommandTimeout: 2 * time.Second}},
 		{url: "rediss://secure.example:6380", want: Options{Endpoints: []string{"secure.example:6380"}}, tls: true},
+		// A URL's scheme is case-insensitive (RFC 3986, section 3.1).
+		{url: "REDIS://h", want: Options{Endpoints: []string{"h:6379"}}},
+		{url: "Rediss://h", want: Options{Endpoints: []string{"h:6379"}}, tls: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.url, func(t *testing.T) {
@@ -176,6 +179,17 @@ func TestParseURL(t *testing.T) {
 				t.Errorf("ParseURL = %+v; want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestParseURLSchemeCaseSetsTopology checks that an upper-case topology
+// scheme still makes a Cluster or Sentinel client.
+func TestParseURLSchemeCaseSetsTopology(t *testing.T) {
+	if o, err := ParseURL("REDIS+CLUSTER://h"); err != nil || o.Cluster == nil {
+		t.Errorf("ParseURL(REDIS+CLUSTER://h) = Cluster %v, %v; want a Cluster client", o.Cluster, err)
+	}
+	if o, err := ParseURL("Rediss+Sentinel://h/m"); err != nil || o.Sentinel == nil || o.Sentinel.PrimaryName != "m" || o.TLS == nil {
+		t.Errorf("ParseURL(Rediss+Sentinel://h/m) = Sentinel %+v, TLS %v, %v; want a TLS Sentinel client for m", o.Sentinel, o.TLS != nil, err)
 	}
 }
 
