@@ -719,7 +719,9 @@ func queuedName(buf []byte, i int) string {
 // member answered with MOVED or ASK (the map changed between grouping and
 // sending) is sent again on its own within the same execution, and a
 // failure of that resend other than a server's reply is returned with the
-// groups' errors; other groups keep their results. One deadline (ctx's,
+// groups' errors; other groups keep their results. The members of a slot
+// that no node serves fail with ErrNoRoute unsent, once per slot in the
+// returned error, and the other groups run. One deadline (ctx's,
 // else CommandTimeout from the call) bounds the groups and the resends.
 func (b *Batch) execGroups(ctx context.Context) error {
 	c := b.c
@@ -729,6 +731,7 @@ func (b *Batch) execGroups(ctx context.Context) error {
 	clear(b.byNode)
 	clear(b.bySlot)
 	b.groups, b.keyless = b.groups[:0], b.keyless[:0]
+	var unserved []error // one per slot that no node serves
 	for i := range b.members {
 		m := &b.members[i]
 		var small [16][]byte
@@ -750,11 +753,25 @@ func (b *Batch) execGroups(ctx context.Context) error {
 			// The members of one slot go in one group, in queue order,
 			// whatever map a refresh or another caller's MOVED installs
 			// while the batch is grouped: two groups run in parallel.
-			if g, ok := b.bySlot[slot]; ok {
+			g, ok := b.bySlot[slot]
+			if !ok {
+				if n, err = c.topo.Pick(slot, false); err != nil {
+					// No node serves the slot (a map with gaps): its
+					// members fail unsent, as a group whose node cannot
+					// be reached would, and the other groups run.
+					g = -1
+					b.bySlot[slot] = g
+					unserved = append(unserved, routeErr(m.name, slot, err))
+				}
+			}
+			switch {
+			case g < 0:
+				m.err, m.done = routeErr(m.name, slot, route.ErrNoRoute), true
+				continue
+			case ok:
 				b.groups[g].ms = append(b.groups[g].ms, i)
 				continue
 			}
-			n, err = c.topo.Pick(slot, false)
 		}
 		if err != nil {
 			err = routeErr(m.name, slot, err)
@@ -792,7 +809,7 @@ func (b *Batch) execGroups(ctx context.Context) error {
 	// member needs a resend).
 	waitDL := c.waitDeadline(ctx)
 	b.runGroups(ctx)
-	var errs []error
+	errs := unserved
 	for i := range b.groups {
 		if err := b.groups[i].err; err != nil {
 			errs = append(errs, err)

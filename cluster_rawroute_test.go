@@ -3,7 +3,6 @@ package respire
 import (
 	"context"
 	"errors"
-	"reflect"
 	"testing"
 
 	"github.com/respire-go/respire/respiretest"
@@ -63,12 +62,7 @@ func TestClusterDownReplyAsksForARefresh(t *testing.T) {
 			k, _ := keyOn(t, c, a)
 			down := proxies[a].MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.Inject("CLUSTERDOWN Hash slot not served")})
 			defer down.Remove()
-			var asked []<-chan struct{}
-			for _, px := range proxies {
-				r := px.MustAddRule(t, respiretest.Rule{Command: "CLUSTER", Arg: "SHARDS", Action: respiretest.Pass})
-				defer r.Remove()
-				asked = append(asked, r.Received())
-			}
+			asked := awaitAsked(t, proxies)
 			err := get(ctx, c, k)
 			var se *ServerError
 			if !errors.As(err, &se) || se.Code != "CLUSTERDOWN" {
@@ -77,11 +71,7 @@ func TestClusterDownReplyAsksForARefresh(t *testing.T) {
 			if got := down.Applied(); got != 1 {
 				t.Errorf("the node answered CLUSTERDOWN %d times, want 1 (not retried)", got)
 			}
-			cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())}}
-			for _, ch := range asked {
-				cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)})
-			}
-			if i, _, _ := reflect.Select(cases); i == 0 {
+			if !asked(ctx) {
 				t.Fatal("no node was asked for the slot map after the CLUSTERDOWN reply")
 			}
 		})

@@ -2,10 +2,12 @@ package respire
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/respire-go/respire/internal/testenv"
+	"github.com/respire-go/respire/respiretest"
 )
 
 // clusterClient connects to the test script's Cluster (every node as a
@@ -60,4 +62,23 @@ func topologies(t *testing.T, opts Options, body func(t *testing.T, c *Client)) 
 func replicaTopologies(t *testing.T, opts Options, body func(t *testing.T, c *Client)) {
 	t.Run("Sentinel", func(t *testing.T) { body(t, sentinelClient(t, opts)) })
 	t.Run("Cluster", func(t *testing.T) { body(t, clusterClient(t, opts)) })
+}
+
+// awaitAsked watches every proxy of a Cluster's nodes for a CLUSTER SHARDS
+// query from now on (the rules go when the test ends) and returns a wait
+// that reports whether any proxy received one before ctx ended: the
+// client asked for a new slot map.
+func awaitAsked(t testing.TB, proxies map[string]*respiretest.Proxy) func(ctx context.Context) bool {
+	t.Helper()
+	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv}}
+	for _, px := range proxies {
+		r := px.MustAddRule(t, respiretest.Rule{Command: "CLUSTER", Arg: "SHARDS", Action: respiretest.Pass})
+		t.Cleanup(r.Remove)
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(r.Received())})
+	}
+	return func(ctx context.Context) bool {
+		cases[0].Chan = reflect.ValueOf(ctx.Done())
+		i, _, _ := reflect.Select(cases)
+		return i > 0
+	}
 }

@@ -2,7 +2,10 @@ package route_test
 
 import (
 	"context"
+	"errors"
 	"net"
+	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -199,5 +202,51 @@ func TestClusterMovedBurstCoalescesRefreshes(t *testing.T) {
 	// waited Refresh may join, or follow).
 	if got := answered.Applied() - before; got < 1 || got > 2 {
 		t.Errorf("500 MOVED during a refresh caused %d more refreshes, want 1 or 2", got)
+	}
+}
+
+// TestClusterMapWithGaps: a map that leaves slots unserved (a primary
+// failed under cluster-require-full-coverage no, a shard without slots)
+// is installed: an unserved slot has no route and asks for a new map, a
+// keyless command still reaches a primary though slot 0 is unserved,
+// and only the primaries that serve a slot are listed.
+func TestClusterMapWithGaps(t *testing.T) {
+	p1, p2, idle := newFakeNode(t), newFakeNode(t), newFakeNode(t)
+	shards := []resp.Value{
+		shardsEntry(false, []int64{1, 99, 300, 400}, master("p1", p1.host, p1.port)),
+		shardsEntry(false, []int64{500, 16382}, master("p2", p2.host, p2.port)),
+		shardsEntry(false, nil, master("idle", idle.host, idle.port)),
+	}
+	for _, n := range []*fakeNode{p1, p2, idle} {
+		n.answerShards(t, shards...)
+	}
+	c := newTestCluster(t, p1.Addr())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if got := nodeAddrs(c.Primaries()); len(got) != 2 || !slices.Contains(got, p1.Addr()) || !slices.Contains(got, p2.Addr()) {
+		t.Fatalf("primaries = %v, want the two that serve a slot", got)
+	}
+	for slot, want := range map[int]string{1: p1.Addr(), 350: p1.Addr(), 500: p2.Addr(), 16382: p2.Addr()} {
+		if n, err := c.Pick(slot, false); err != nil || n.Addr != want {
+			t.Errorf("Pick(%d) = %v, %v; want %s", slot, n, err, want)
+		}
+	}
+	if n, err := c.Pick(-1, false); err != nil || n.Addr != p1.Addr() {
+		t.Errorf("keyless Pick with slot 0 unserved = %v, %v; want the first shard's primary %s", n, err, p1.Addr())
+	}
+	for _, slot := range []int{0, 100, 299, 401, 499, 16383} {
+		var asked []reflect.SelectCase
+		for _, n := range []*fakeNode{p1, p2} {
+			r := n.MustAddRule(t, respiretest.Rule{Command: "CLUSTER", Arg: "SHARDS", Action: respiretest.Pass})
+			defer r.Remove()
+			asked = append(asked, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(r.Received())})
+		}
+		if n, err := c.Pick(slot, false); !errors.Is(err, route.ErrNoRoute) {
+			t.Errorf("Pick(%d) of an unserved slot = %v, %v; want ErrNoRoute", slot, n, err)
+		}
+		asked = append(asked, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
+		if i, _, _ := reflect.Select(asked); i == len(asked)-1 {
+			t.Fatalf("Pick(%d) of an unserved slot asked no node for a new map", slot)
+		}
 	}
 }
