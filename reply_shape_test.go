@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/respire-go/respire/respiretest"
 )
@@ -101,6 +102,81 @@ func TestSetWithOptionsReplyShape(t *testing.T) {
 					t.Fatalf("got %+v, %v; want %+v", got, err, tt.want)
 				}
 			})
+		}
+	}
+}
+
+// TestStatusReplyShape shows that every command whose reply is a status
+// (OK, or PONG for PING), as a Client method, a Batch member and a
+// transaction member, takes a status and reports any other reply (an
+// integer, an array, a null, a double) as ErrUnexpectedReply instead of
+// success.
+func TestStatusReplyShape(t *testing.T) {
+	k, k2 := key(t, "status"), key(t, "status2")
+	type status struct {
+		command string
+		client  func(context.Context, *Client) error
+		queue   func(*Batch) Future[struct{}]
+	}
+	commands := []status{
+		{"SET", func(ctx context.Context, c *Client) error { return c.Set(ctx, k, "v") },
+			func(b *Batch) Future[struct{}] { return b.Set(k, "v") }},
+		{"MSET", func(ctx context.Context, c *Client) error { return c.MSet(ctx, k, "v") },
+			func(b *Batch) Future[struct{}] { return b.MSet(k, "v") }},
+		{"PING", func(ctx context.Context, c *Client) error { return c.Ping(ctx) },
+			func(b *Batch) Future[struct{}] { return b.Ping() }},
+		{"SETEX", func(ctx context.Context, c *Client) error { return c.SetEx(ctx, k, "v", time.Minute) },
+			func(b *Batch) Future[struct{}] { return b.SetEx(k, "v", time.Minute) }},
+		{"PSETEX", func(ctx context.Context, c *Client) error { return c.PSetEx(ctx, k, "v", time.Minute) },
+			func(b *Batch) Future[struct{}] { return b.PSetEx(k, "v", time.Minute) }},
+		{"RENAME", func(ctx context.Context, c *Client) error { return c.Rename(ctx, k, k2) },
+			func(b *Batch) Future[struct{}] { return b.Rename(k, k2) }},
+		{"RESTORE", func(ctx context.Context, c *Client) error { return c.Restore(ctx, k, "data", RestoreOptions{}) },
+			func(b *Batch) Future[struct{}] { return b.Restore(k, "data", RestoreOptions{}) }},
+		{"LSET", func(ctx context.Context, c *Client) error { return c.LSet(ctx, k, 0, "v") },
+			func(b *Batch) Future[struct{}] { return b.LSet(k, 0, "v") }},
+		{"LTRIM", func(ctx context.Context, c *Client) error { return c.LTrim(ctx, k, 0, 1) },
+			func(b *Batch) Future[struct{}] { return b.LTrim(k, 0, 1) }},
+		{"PFMERGE", func(ctx context.Context, c *Client) error { return c.PFMerge(ctx, k, k) },
+			func(b *Batch) Future[struct{}] { return b.PFMerge(k, k) }},
+		{"XSETID", func(ctx context.Context, c *Client) error { return c.XSetID(ctx, k, "1-1", XSetIDOptions{}) },
+			func(b *Batch) Future[struct{}] { return b.XSetID(k, "1-1", XSetIDOptions{}) }},
+		{"XGROUP", func(ctx context.Context, c *Client) error {
+			return c.XGroupCreate(ctx, k, "g", "$", XGroupCreateOptions{})
+		}, func(b *Batch) Future[struct{}] { return b.XGroupCreate(k, "g", "$", XGroupCreateOptions{}) }},
+		{"XGROUP", func(ctx context.Context, c *Client) error {
+			return c.XGroupSetID(ctx, k, "g", "$", XGroupSetIDOptions{})
+		}, func(b *Batch) Future[struct{}] { return b.XGroupSetID(k, "g", "$", XGroupSetIDOptions{}) }},
+		{"XCFGSET", func(ctx context.Context, c *Client) error {
+			return c.XCfgSet(ctx, k, XCfgOptions{MaxSize: 10})
+		}, func(b *Batch) Future[struct{}] { return b.XCfgSet(k, XCfgOptions{MaxSize: 10}) }},
+	}
+	replies := []struct {
+		name  string
+		proto int
+		raw   string
+		err   error
+	}{
+		{"OK", 2, "+OK\r\n", nil},
+		{"PONG", 3, "+PONG\r\n", nil},
+		{"Integer", 2, ":1\r\n", ErrUnexpectedReply},
+		{"Array", 3, "*1\r\n+OK\r\n", ErrUnexpectedReply},
+		{"Null", 2, "$-1\r\n", ErrUnexpectedReply},
+		{"Double", 3, ",1\r\n", ErrUnexpectedReply},
+	}
+	for _, unit := range shapeUnits {
+		for _, cmd := range commands {
+			for _, r := range replies {
+				t.Run(unit+"/"+cmd.command+"/"+r.name, func(t *testing.T) {
+					c := shapeClient(t, unit, r.proto, cmd.command, r.raw)
+					_, err := runUnit(testCtx(t), c, unit,
+						func(ctx context.Context, c *Client) (struct{}, error) { return struct{}{}, cmd.client(ctx, c) },
+						cmd.queue)
+					if r.err == nil && err != nil || r.err != nil && !errors.Is(err, r.err) {
+						t.Fatalf("got %v; want %v", err, r.err)
+					}
+				})
+			}
 		}
 	}
 }
