@@ -59,6 +59,7 @@ type Batch struct {
 	tx       bool // a transaction: MULTI, the members, EXEC
 	buf      []byte
 	members  []member
+	refused  int         // the members refused when added: never sent, not counted by Len
 	err      error       // the first queueing error: Execute sends nothing
 	executed atomic.Bool // Execute claims the batch: a second one, even concurrent, sends nothing
 	watched  bool        // the queue of a Watch: Watch alone executes it, under WATCH
@@ -165,15 +166,17 @@ func (c *Client) NewBatch() *Batch { return &Batch{c: c} }
 // For optimistic locking with WATCH use [Client.Watch].
 func (c *Client) NewTransaction() *Batch { return &Batch{c: c, tx: true} }
 
-// Len returns the number of queued members.
-func (b *Batch) Len() int { return len(b.members) }
+// Len returns the number of queued members. A member refused when it was
+// added (an invalid argument, or added after Execute) is not queued and
+// not counted: only its Future reports the refusal.
+func (b *Batch) Len() int { return len(b.members) - b.refused }
 
 // Reset empties the batch for reuse, keeping its memory. Futures of the
 // previous use report [ErrBatchReset]; values they returned stay valid.
 func (b *Batch) Reset() {
 	clear(b.members)
 	b.members, b.buf = b.members[:0], b.buf[:0]
-	b.err = nil
+	b.refused, b.err = 0, nil
 	b.executed.Store(false)
 	b.gen++
 	if b.raw {
@@ -200,6 +203,7 @@ func (b *Batch) reject(name string, err error) int {
 		b.err = err
 	}
 	b.members = append(b.members, member{name: name, err: err, done: true})
+	b.refused++
 	return len(b.members) - 1
 }
 

@@ -42,7 +42,15 @@ func (b *Batch) keyValues(s *spec, key string, values []string, what string) Fut
 
 func strOf(v resp.Value) (string, error) { return Reply{v: v}.String() }
 
-func statusOf(v resp.Value) (struct{}, error) { return struct{}{}, nil }
+// statusOf converts a status reply (OK, or PONG for PING), for Client
+// methods, which read it with wire.WantNone, and for their members alike:
+// any other reply, null included, is [ErrUnexpectedReply].
+func statusOf(v resp.Value) (struct{}, error) {
+	if v.Type != resp.SimpleString {
+		return struct{}{}, unexpected("status", v)
+	}
+	return struct{}{}, nil
+}
 
 func intOf(v resp.Value) (int64, error) {
 	if v.IsNull() {

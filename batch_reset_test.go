@@ -132,3 +132,39 @@ func TestZeroBatchEveryMethodFailsClearly(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchLenCountsQueuedMembers proves that Len counts only the members
+// queued to be sent: a member refused when it was added (an invalid
+// argument, a member added after Execute) is not counted, though its
+// Future reports the refusal; Reset brings Len back to zero.
+func TestBatchLenCountsQueuedMembers(t *testing.T) {
+	c := newClient(t, Options{Endpoints: []string{standaloneAddr(t)}})
+	ctx := testCtx(t)
+	k := key(t, "len")
+	for _, b := range []*Batch{c.NewBatch(), c.NewTransaction()} {
+		b.Set(k, "v")
+		odd := b.MSet(k)
+		b.Get(k)
+		if n := b.Len(); n != 2 {
+			t.Errorf("Len with MSET refused between SET and GET = %d, want 2", n)
+		}
+		if err := odd.Err(); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("refused MSET = %v, want ErrInvalidArgument", err)
+		}
+		b.Reset()
+		if n := b.Len(); n != 0 {
+			t.Errorf("Len after Reset = %d, want 0", n)
+		}
+		b.Set(k, "v")
+		if err := b.Execute(ctx); err != nil {
+			t.Fatalf("Execute: %v", err)
+		}
+		late := b.Get(k)
+		if n := b.Len(); n != 1 {
+			t.Errorf("Len with a GET added after Execute = %d, want 1", n)
+		}
+		if err := late.Err(); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("GET added after Execute = %v, want ErrInvalidArgument", err)
+		}
+	}
+}

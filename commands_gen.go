@@ -1724,9 +1724,10 @@ func (b *Batch) Unlink(keys ...string) Future[int64] {
 
 // XAck acknowledges the entries with the given IDs in the group group of
 // the stream at key (removes them from its pending entries) and returns
-// how many were pending. No IDs fails with [ErrInvalidArgument] before
-// anything is sent. Its retry category is [WriteAccumulating]: a resend
-// after a lost reply counts 0 for the IDs acknowledged the first time.
+// how many were pending. An empty group or no IDs fail with
+// [ErrInvalidArgument] before anything is sent. Its retry category is
+// [WriteAccumulating]: a resend after a lost reply counts 0 for the IDs
+// acknowledged the first time.
 func (c *Client) XAck(ctx context.Context, key, group string, ids ...string) (int64, error) {
 	return call(ctx, c, c.cmdXAck(key, group, ids...))
 }
@@ -1739,9 +1740,9 @@ func (b *Batch) XAck(key, group string, ids ...string) Future[int64] {
 
 // XAckDel acknowledges the entries with the given IDs in the group group
 // of the stream at key and deletes them from the stream as policy says
-// (XACKDEL, Redis 8.2+), returning one result per ID in order. No IDs or
-// an unknown policy fail with [ErrInvalidArgument] before anything is
-// sent. Its retry category is [WriteAccumulating].
+// (XACKDEL, Redis 8.2+), returning one result per ID in order. An empty
+// group, no IDs or an unknown policy fail with [ErrInvalidArgument] before
+// anything is sent. Its retry category is [WriteAccumulating].
 func (c *Client) XAckDel(ctx context.Context, key, group string, policy XRefPolicy, ids ...string) ([]XDelResult, error) {
 	return call(ctx, c, c.cmdXAckDel(key, group, policy, ids...))
 }
@@ -1755,8 +1756,9 @@ func (b *Batch) XAckDel(key, group string, policy XRefPolicy, ids ...string) Fut
 // XAutoClaim gives consumer the ownership of up to opt.Count pending
 // entries of the group group of the stream at key idle at least
 // opt.MinIdle, scanning from opt.Start, and returns them with the cursor
-// to pass as the next Start. A negative Count, or a negative MinIdle or
-// one that is not a whole number of milliseconds, fails with [ErrInvalidArgument] before anything is sent.
+// to pass as the next Start. An empty group or consumer, a negative
+// Count, or a negative MinIdle or one that is not a whole number of
+// milliseconds, fails with [ErrInvalidArgument] before anything is sent.
 // Its retry category is [WriteAccumulating]: a resend counts another
 // delivery.
 func (c *Client) XAutoClaim(ctx context.Context, key, group, consumer string, opt XAutoClaimOptions) (XAutoClaimResult, error) {
@@ -1791,9 +1793,10 @@ func (b *Batch) XCfgSet(key string, opt XCfgOptions) Future[struct{}] {
 // XClaim gives consumer the ownership of the pending entries with the
 // given IDs of the group group of the stream at key that are idle at least
 // opt.MinIdle, and returns the claimed entries (deleted entries are left
-// out). No IDs, a negative duration or one that is not a whole number of
-// milliseconds, both Idle and Time, or a negative RetryCount fail with
-// [ErrInvalidArgument] before anything is sent. Its retry category is
+// out). An empty group or consumer, no IDs, a negative duration or one
+// that is not a whole number of milliseconds, both Idle and Time, or a
+// negative RetryCount fail with [ErrInvalidArgument] before anything is
+// sent. Its retry category is
 // [WriteAccumulating]: a resend counts another delivery.
 func (c *Client) XClaim(ctx context.Context, key, group, consumer string, opt XClaimOptions, ids ...string) ([]XMessage, error) {
 	return call(ctx, c, c.cmdXClaim(key, group, consumer, opt, ids...))
@@ -1852,8 +1855,9 @@ func (b *Batch) XGroupCreate(key, group, start string, opt XGroupCreateOptions) 
 }
 
 // XGroupCreateConsumer creates consumer in the group group of the stream
-// at key and reports whether it was new (false when it existed). Its
-// retry category is [WriteAccumulating].
+// at key and reports whether it was new (false when it existed). An empty
+// group or consumer fails with [ErrInvalidArgument] before anything is
+// sent. Its retry category is [WriteAccumulating].
 func (c *Client) XGroupCreateConsumer(ctx context.Context, key, group, consumer string) (bool, error) {
 	return call(ctx, c, c.cmdXGroupCreateConsumer(key, group, consumer))
 }
@@ -1866,8 +1870,9 @@ func (b *Batch) XGroupCreateConsumer(key, group, consumer string) Future[bool] {
 
 // XGroupDelConsumer deletes consumer from the group group of the stream
 // at key and returns how many entries it had pending (they are no longer
-// pending for anyone). Its retry category is [WriteAccumulating]: a
-// resend after a lost reply returns 0.
+// pending for anyone). An empty group or consumer fails with
+// [ErrInvalidArgument] before anything is sent. Its retry category is
+// [WriteAccumulating]: a resend after a lost reply returns 0.
 func (c *Client) XGroupDelConsumer(ctx context.Context, key, group, consumer string) (int64, error) {
 	return call(ctx, c, c.cmdXGroupDelConsumer(key, group, consumer))
 }
@@ -1879,7 +1884,9 @@ func (b *Batch) XGroupDelConsumer(key, group, consumer string) Future[int64] {
 }
 
 // XGroupDestroy deletes the consumer group group of the stream at key and
-// reports whether it existed. Its retry category is [WriteAccumulating].
+// reports whether it existed. An empty group fails with
+// [ErrInvalidArgument] before anything is sent. Its retry category is
+// [WriteAccumulating].
 func (c *Client) XGroupDestroy(ctx context.Context, key, group string) (bool, error) {
 	return call(ctx, c, c.cmdXGroupDestroy(key, group))
 }
@@ -1897,7 +1904,8 @@ func (b *Batch) XGroupSetID(key, group, id string, opt XGroupSetIDOptions) Futur
 }
 
 // XInfoConsumers describes the consumers of the group group of the
-// stream at key. A missing key or group is a server error. Its retry
+// stream at key. A missing key or group is a server error; an empty group
+// fails with [ErrInvalidArgument] before anything is sent. Its retry
 // category is [ReadOnly].
 func (c *Client) XInfoConsumers(ctx context.Context, key, group string) ([]XConsumerInfo, error) {
 	return call(ctx, c, c.cmdXInfoConsumers(key, group))
@@ -1962,7 +1970,8 @@ func (b *Batch) XLen(key string) Future[int64] {
 }
 
 // XPending returns the summary of the pending entries of the group group
-// of the stream at key; [Client.XPendingExt] lists them. Its retry
+// of the stream at key; [Client.XPendingExt] lists them. An empty group
+// fails with [ErrInvalidArgument] before anything is sent. Its retry
 // category is [ReadOnly].
 func (c *Client) XPending(ctx context.Context, key, group string) (XPendingSummary, error) {
 	return call(ctx, c, c.cmdXPending(key, group))
@@ -1975,10 +1984,10 @@ func (b *Batch) XPending(key, group string) Future[XPendingSummary] {
 }
 
 // XPendingExt lists the pending entries of the group group of the stream
-// at key as opt selects, in ID order. A Count that is not positive, or a
-// negative Idle or one that is not a whole number of milliseconds, fails
-// with [ErrInvalidArgument] before anything is sent. Its retry category is
-// [ReadOnly].
+// at key as opt selects, in ID order. An empty group, a Count that is not
+// positive, or a negative Idle or one that is not a whole number of
+// milliseconds, fails with [ErrInvalidArgument] before anything is sent.
+// Its retry category is [ReadOnly].
 func (c *Client) XPendingExt(ctx context.Context, key, group string, opt XPendingExtOptions) ([]XPendingEntry, error) {
 	return call(ctx, c, c.cmdXPendingExt(key, group, opt))
 }

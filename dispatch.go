@@ -106,8 +106,9 @@ func (c *Client) doStatus(ctx context.Context, f *wire.Frame, s *spec) error {
 	if err := c.exec(ctx, f, s); err != nil {
 		return err
 	}
+	_, err := statusOf(replyView(f))
 	f.Release()
-	return nil
+	return err
 }
 
 // doValue returns the owned reply value.

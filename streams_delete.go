@@ -57,10 +57,13 @@ const (
 
 // XAckDel acknowledges the entries with the given IDs in the group group
 // of the stream at key and deletes them from the stream as policy says
-// (XACKDEL, Redis 8.2+), returning one result per ID in order. No IDs or
-// an unknown policy fail with [ErrInvalidArgument] before anything is
-// sent. Its retry category is [WriteAccumulating].
+// (XACKDEL, Redis 8.2+), returning one result per ID in order. An empty
+// group, no IDs or an unknown policy fail with [ErrInvalidArgument] before
+// anything is sent. Its retry category is [WriteAccumulating].
 func (c *Client) cmdXAckDel(key, group string, policy XRefPolicy, ids ...string) cmd[[]XDelResult] {
+	if r := groupRefusal(group, "", false); r != "" {
+		return invalidCmd[[]XDelResult](specXACKDEL, r)
+	}
 	return c.xdelexCmd(specXACKDEL, key, group, policy, ids)
 }
 

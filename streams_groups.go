@@ -196,8 +196,10 @@ func (c *Client) XGroupCreate(ctx context.Context, key, group, start string, opt
 // respire:client manual
 func (c *Client) cmdXGroupCreate(key, group, start string, opt XGroupCreateOptions) cmd[struct{}] {
 	switch {
-	case group == "" || start == "":
-		return invalidCmd[struct{}](specXGROUPCREATE, "empty group or start ID")
+	case group == "":
+		return invalidCmd[struct{}](specXGROUPCREATE, groupRefusal(group, "", false))
+	case start == "":
+		return invalidCmd[struct{}](specXGROUPCREATE, "empty start ID")
 	case opt.EntriesRead < 0:
 		return invalidCmd[struct{}](specXGROUPCREATE, "EntriesRead must not be negative")
 	}
@@ -224,23 +226,36 @@ func (c *Client) cmdXGroupCreate(key, group, start string, opt XGroupCreateOptio
 }
 
 // XGroupCreateConsumer creates consumer in the group group of the stream
-// at key and reports whether it was new (false when it existed). Its
-// retry category is [WriteAccumulating].
+// at key and reports whether it was new (false when it existed). An empty
+// group or consumer fails with [ErrInvalidArgument] before anything is
+// sent. Its retry category is [WriteAccumulating].
 func (c *Client) cmdXGroupCreateConsumer(key, group, consumer string) cmd[bool] {
+	if r := groupRefusal(group, consumer, true); r != "" {
+		return invalidCmd[bool](specXGROUPCREATECONSUMER, r)
+	}
 	return subCmd(c, specXGROUPCREATECONSUMER, wire.WantInt, flagOf, key, group, consumer)
 }
 
 // XGroupDelConsumer deletes consumer from the group group of the stream
 // at key and returns how many entries it had pending (they are no longer
-// pending for anyone). Its retry category is [WriteAccumulating]: a
-// resend after a lost reply returns 0.
+// pending for anyone). An empty group or consumer fails with
+// [ErrInvalidArgument] before anything is sent. Its retry category is
+// [WriteAccumulating]: a resend after a lost reply returns 0.
 func (c *Client) cmdXGroupDelConsumer(key, group, consumer string) cmd[int64] {
+	if r := groupRefusal(group, consumer, true); r != "" {
+		return invalidCmd[int64](specXGROUPDELCONSUMER, r)
+	}
 	return subCmd(c, specXGROUPDELCONSUMER, wire.WantInt, intOf, key, group, consumer)
 }
 
 // XGroupDestroy deletes the consumer group group of the stream at key and
-// reports whether it existed. Its retry category is [WriteAccumulating].
+// reports whether it existed. An empty group fails with
+// [ErrInvalidArgument] before anything is sent. Its retry category is
+// [WriteAccumulating].
 func (c *Client) cmdXGroupDestroy(key, group string) cmd[bool] {
+	if r := groupRefusal(group, "", false); r != "" {
+		return invalidCmd[bool](specXGROUPDESTROY, r)
+	}
 	return subCmd(c, specXGROUPDESTROY, wire.WantInt, flagOf, key, group)
 }
 
@@ -266,8 +281,10 @@ func (c *Client) XGroupSetID(ctx context.Context, key, group, id string, opt XGr
 // respire:client manual
 func (c *Client) cmdXGroupSetID(key, group, id string, opt XGroupSetIDOptions) cmd[struct{}] {
 	switch {
-	case group == "" || id == "":
-		return invalidCmd[struct{}](specXGROUPSETID, "empty group or ID")
+	case group == "":
+		return invalidCmd[struct{}](specXGROUPSETID, groupRefusal(group, "", false))
+	case id == "":
+		return invalidCmd[struct{}](specXGROUPSETID, "empty ID")
 	case opt.EntriesRead < 0:
 		return invalidCmd[struct{}](specXGROUPSETID, "EntriesRead must not be negative")
 	}
@@ -286,10 +303,14 @@ func (c *Client) cmdXGroupSetID(key, group, id string, opt XGroupSetIDOptions) c
 
 // XAck acknowledges the entries with the given IDs in the group group of
 // the stream at key (removes them from its pending entries) and returns
-// how many were pending. No IDs fails with [ErrInvalidArgument] before
-// anything is sent. Its retry category is [WriteAccumulating]: a resend
-// after a lost reply counts 0 for the IDs acknowledged the first time.
+// how many were pending. An empty group or no IDs fail with
+// [ErrInvalidArgument] before anything is sent. Its retry category is
+// [WriteAccumulating]: a resend after a lost reply counts 0 for the IDs
+// acknowledged the first time.
 func (c *Client) cmdXAck(key, group string, ids ...string) cmd[int64] {
+	if r := groupRefusal(group, "", false); r != "" {
+		return invalidCmd[int64](specXACK, r)
+	}
 	if len(ids) == 0 {
 		return invalidCmd[int64](specXACK, "no IDs")
 	}
@@ -300,4 +321,17 @@ func (c *Client) cmdXAck(key, group string, ids ...string) cmd[int64] {
 		arg(f, id)
 	}
 	return typedCmd(f, specXACK, wire.WantInt, intOf)
+}
+
+// groupRefusal is why a command naming a consumer group is refused before
+// any I/O: an empty group, or, when it names a consumer (hasConsumer), an
+// empty consumer. It is "" when the names are set.
+func groupRefusal(group, consumer string, hasConsumer bool) string {
+	switch {
+	case group == "":
+		return "empty group"
+	case hasConsumer && consumer == "":
+		return "empty consumer"
+	}
+	return ""
 }

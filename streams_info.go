@@ -416,9 +416,13 @@ type XConsumerInfo struct {
 }
 
 // XInfoConsumers describes the consumers of the group group of the
-// stream at key. A missing key or group is a server error. Its retry
+// stream at key. A missing key or group is a server error; an empty group
+// fails with [ErrInvalidArgument] before anything is sent. Its retry
 // category is [ReadOnly].
 func (c *Client) cmdXInfoConsumers(key, group string) cmd[[]XConsumerInfo] {
+	if r := groupRefusal(group, "", false); r != "" {
+		return invalidCmd[[]XConsumerInfo](specXINFOCONSUMERS, r)
+	}
 	return subCmd(c, specXINFOCONSUMERS, wire.WantValue, xconsumerInfosOf, key, group)
 }
 

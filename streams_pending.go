@@ -29,9 +29,13 @@ type XPendingConsumer struct {
 }
 
 // XPending returns the summary of the pending entries of the group group
-// of the stream at key; [Client.XPendingExt] lists them. Its retry
+// of the stream at key; [Client.XPendingExt] lists them. An empty group
+// fails with [ErrInvalidArgument] before anything is sent. Its retry
 // category is [ReadOnly].
 func (c *Client) cmdXPending(key, group string) cmd[XPendingSummary] {
+	if r := groupRefusal(group, "", false); r != "" {
+		return invalidCmd[XPendingSummary](specXPENDING, r)
+	}
 	f := c.newFrame(3, "XPENDING")
 	arg(f, key)
 	arg(f, group)
@@ -114,11 +118,14 @@ type XPendingEntry struct {
 }
 
 // XPendingExt lists the pending entries of the group group of the stream
-// at key as opt selects, in ID order. A Count that is not positive, or a
-// negative Idle or one that is not a whole number of milliseconds, fails
-// with [ErrInvalidArgument] before anything is sent. Its retry category is
-// [ReadOnly].
+// at key as opt selects, in ID order. An empty group, a Count that is not
+// positive, or a negative Idle or one that is not a whole number of
+// milliseconds, fails with [ErrInvalidArgument] before anything is sent.
+// Its retry category is [ReadOnly].
 func (c *Client) cmdXPendingExt(key, group string, opt XPendingExtOptions) cmd[[]XPendingEntry] {
+	if r := groupRefusal(group, "", false); r != "" {
+		return invalidCmd[[]XPendingEntry](specXPENDING, r)
+	}
 	if opt.Count <= 0 {
 		return invalidCmd[[]XPendingEntry](specXPENDING, "Count must be positive")
 	}
@@ -228,9 +235,10 @@ type XClaimOptions struct {
 // XClaim gives consumer the ownership of the pending entries with the
 // given IDs of the group group of the stream at key that are idle at least
 // opt.MinIdle, and returns the claimed entries (deleted entries are left
-// out). No IDs, a negative duration or one that is not a whole number of
-// milliseconds, both Idle and Time, or a negative RetryCount fail with
-// [ErrInvalidArgument] before anything is sent. Its retry category is
+// out). An empty group or consumer, no IDs, a negative duration or one
+// that is not a whole number of milliseconds, both Idle and Time, or a
+// negative RetryCount fail with [ErrInvalidArgument] before anything is
+// sent. Its retry category is
 // [WriteAccumulating]: a resend counts another delivery.
 func (c *Client) cmdXClaim(key, group, consumer string, opt XClaimOptions, ids ...string) cmd[[]XMessage] {
 	f, err := c.xclaimFrame(key, group, consumer, opt, false, ids)
@@ -252,6 +260,9 @@ func (c *Client) cmdXClaimJustID(key, group, consumer string, opt XClaimOptions,
 }
 
 func (c *Client) xclaimFrame(key, group, consumer string, opt XClaimOptions, justID bool, ids []string) (*wire.Frame, error) {
+	if r := groupRefusal(group, consumer, true); r != "" {
+		return nil, xargReason(r)
+	}
 	if len(ids) == 0 {
 		return nil, xargReason("no IDs")
 	}
@@ -392,8 +403,9 @@ type XAutoClaimJustIDResult struct {
 // XAutoClaim gives consumer the ownership of up to opt.Count pending
 // entries of the group group of the stream at key idle at least
 // opt.MinIdle, scanning from opt.Start, and returns them with the cursor
-// to pass as the next Start. A negative Count, or a negative MinIdle or
-// one that is not a whole number of milliseconds, fails with [ErrInvalidArgument] before anything is sent.
+// to pass as the next Start. An empty group or consumer, a negative
+// Count, or a negative MinIdle or one that is not a whole number of
+// milliseconds, fails with [ErrInvalidArgument] before anything is sent.
 // Its retry category is [WriteAccumulating]: a resend counts another
 // delivery.
 func (c *Client) cmdXAutoClaim(key, group, consumer string, opt XAutoClaimOptions) cmd[XAutoClaimResult] {
@@ -416,6 +428,9 @@ func (c *Client) cmdXAutoClaimJustID(key, group, consumer string, opt XAutoClaim
 }
 
 func (c *Client) xautoclaimFrame(key, group, consumer string, opt XAutoClaimOptions, justID bool) (*wire.Frame, error) {
+	if r := groupRefusal(group, consumer, true); r != "" {
+		return nil, xargReason(r)
+	}
 	mi, err := streamMillis("MinIdle", opt.MinIdle)
 	if err != nil {
 		return nil, err

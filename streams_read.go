@@ -143,9 +143,11 @@ func (c *Client) cmdXReadGroup(group, consumer string, opt XReadGroupOptions, st
 func (c *Client) xreadFrame(s *spec, group, consumer string, count int64, block time.Duration, forever, noAck bool, streams []string) (*wire.Frame, blockTime, error) {
 	grouped := s == specXREADGROUP
 	var reason string
+	if grouped {
+		reason = groupRefusal(group, consumer, true)
+	}
 	switch {
-	case grouped && (group == "" || consumer == ""):
-		reason = "empty group or consumer"
+	case reason != "":
 	case len(streams) == 0 || len(streams)%2 != 0:
 		reason = "want stream-ID pairs"
 	case count < 0:

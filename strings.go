@@ -176,11 +176,15 @@ func (c *Client) setFrame(key, value string, opt SetOptions) (*wire.Frame, *spec
 }
 
 // setResult converts SET's reply under opt.
+// Without GET the reply is OK (written) or null (the condition did not
+// hold); with GET it is the old value as a string, or null. Any other
+// reply is [ErrUnexpectedReply].
 func setResult(v resp.Value, opt SetOptions) (SetResult, error) {
-
 	var r SetResult
 	if opt.Get {
-		if v.Type.Aggregate() {
+		switch v.Type {
+		case resp.BulkString, resp.Verbatim, resp.Null:
+		default:
 			return SetResult{}, unexpected("previous value", v)
 		}
 		// With GET the reply is the old value (or null); whether the
@@ -197,7 +201,13 @@ func setResult(v resp.Value, opt SetOptions) (SetResult, error) {
 		}
 		return r, nil
 	}
-	r.Written = !v.IsNull()
+	switch {
+	case v.IsNull():
+	case v.Type == resp.SimpleString && string(v.Str) == "OK":
+		r.Written = true
+	default:
+		return SetResult{}, unexpected("OK or null", v)
+	}
 	return r, nil
 }
 

@@ -802,6 +802,10 @@ func decode(f *Frame, v resp.Value, idx int) {
 		default:
 			f.Value = v.Clone() // unexpected shape: keep it for the caller's error
 		}
+	case WantNone:
+		if v.Type != resp.SimpleString && !f.Null {
+			f.Value = v.Clone() // unexpected shape: keep it for the caller's error
+		}
 	case WantValue:
 		if f.Replies > 1 {
 			var c resp.Value

@@ -102,6 +102,17 @@ func checkDecoded(t *testing.T, f *Frame, want resp.Value) {
 		if !f.Value.Equal(want) {
 			t.Fatalf("Value %v, want %v", f.Value, want)
 		}
+	case WantNone:
+		switch want.Type {
+		case resp.SimpleString, resp.Null:
+			if f.Value.Type != 0 {
+				t.Fatalf("status %v kept as %v", want, f.Value)
+			}
+		default:
+			if !f.Value.Equal(want) {
+				t.Fatalf("%v kept as %v", want, f.Value)
+			}
+		}
 	}
 }
 

@@ -72,6 +72,16 @@ func TestDecode(t *testing.T) {
 				t.Errorf("got %+v, want nothing kept", f)
 			}
 		}},
+		{"none integer kept", WantNone, 0, nil, ":1\r\n", func(t *testing.T, f *Frame) {
+			if want := (resp.Value{Type: resp.Integer, Int: 1}); !f.Value.Equal(want) || f.Null {
+				t.Errorf("got Value %+v Null %v, want the integer kept", f.Value, f.Null)
+			}
+		}},
+		{"none null", WantNone, 0, nil, "_\r\n", func(t *testing.T, f *Frame) {
+			if !f.Null || f.Value.Type != 0 {
+				t.Errorf("got Null %v Value %+v, want null and nothing kept", f.Null, f.Value)
+			}
+		}},
 		{"simple error", WantBytes, 0, nil, "-ERR wrong type\r\n", func(t *testing.T, f *Frame) {
 			if !f.IsErr || string(f.ErrReply) != "ERR wrong type" || f.ErrIndex != 0 || f.Err != nil {
 				t.Errorf("got IsErr %v ErrReply %q ErrIndex %d Err %v, want the error reply", f.IsErr, f.ErrReply, f.ErrIndex, f.Err)

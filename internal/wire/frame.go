@@ -44,7 +44,9 @@ const (
 	WantBytes
 	// WantInt stores an integer reply in Frame.Int; null sets Null.
 	WantInt
-	// WantNone discards the reply's content (a status such as OK).
+	// WantNone discards the content of a status reply such as OK; a reply
+	// of another type (but null, which sets Null) is kept in Frame.Value
+	// for the caller's error.
 	WantNone
 )
 
