@@ -393,7 +393,8 @@ func (c *Client) blockingValue(ctx context.Context, f *wire.Frame, s *spec, bt b
 	return v, nil
 }
 
-// ListSide names an end of a list.
+// ListSide names an end of a list. Its values are plain constants, safe for
+// concurrent use.
 type ListSide uint8
 
 // List ends.

@@ -19,7 +19,9 @@ import (
 )
 
 // CacheOptions configures server-assisted client-side caching
-// ([Options.ClientCache]).
+// ([Options.ClientCache]). It is copied when the client or group is made, so
+// changing it afterwards has no effect, and one value may serve concurrent
+// calls while nobody changes it.
 type CacheOptions struct {
 	// MaxEntries bounds the replies held; a new entry beyond it evicts
 	// the least recently used of a few sampled entries (all of them up to

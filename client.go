@@ -535,7 +535,8 @@ func waitBackoff(ctx context.Context, d time.Duration, done <-chan struct{}) err
 // ContextError reports a call ended by its context or by
 // [Options.CommandTimeout]. It wraps context.Canceled or
 // context.DeadlineExceeded; Sent reports whether the command had been
-// handed to the connection (it may then have run).
+// handed to the connection (it may then have run). The library does not
+// change it once returned, so it is safe for concurrent use.
 type ContextError struct {
 	// Command is the name of the command the call was running.
 	Command string

@@ -13,7 +13,8 @@ import (
 )
 
 // RetryCategory is a command's execution risk when resent after it may have
-// run; see [catalog.RetryCategory].
+// run; see [catalog.RetryCategory]. Its values are plain constants, safe for
+// concurrent use.
 type RetryCategory = catalog.RetryCategory
 
 // The retry categories, in increasing order of risk after Never.
@@ -29,7 +30,8 @@ const (
 )
 
 // Command describes a command for [Client.Do]: a generated descriptor from
-// package catalog (audited category), or one made with [NewCommand].
+// package catalog (audited category), or one made with [NewCommand]. A
+// Command is an immutable value, safe for concurrent use.
 type Command = catalog.Command
 
 // NewCommand returns a descriptor for any command name, such as a module

@@ -36,7 +36,8 @@ var (
 )
 
 // ServerError is an error reply from the server, such as
-// "LOADING Redis is loading the dataset in memory".
+// "LOADING Redis is loading the dataset in memory". The library does not
+// change it once returned, so it is safe for concurrent use.
 type ServerError struct {
 	// Code is the reply's first word: "ERR", "LOADING", "READONLY", "WRONGTYPE"...
 	Code string
@@ -85,7 +86,8 @@ func newServerError(command string, text []byte) *ServerError {
 
 // ConnError reports a command that did not get its reply because the
 // connection failed, could not be established, or was closed. It matches
-// [ErrConnectionLost].
+// [ErrConnectionLost]. The library does not change it once returned, so it
+// is safe for concurrent use.
 type ConnError struct {
 	// Command is the name of the command that failed.
 	Command string
@@ -123,7 +125,8 @@ func (e *ConnError) Is(target error) bool { return target == ErrConnectionLost }
 // ConfigError reports an invalid option. It matches [ErrInvalidConfig].
 // When a server's error reply showed the option wrong (Sentinel.Addrs
 // naming a server that is not a sentinel), it also wraps that
-// [*ServerError].
+// [*ServerError]. The library does not change it once returned, so it is
+// safe for concurrent use.
 type ConfigError struct {
 	// Field names the option, such as "Options.DialTimeout" or
 	// "RetryPolicy.Jitter".
@@ -147,7 +150,8 @@ func (e *ConfigError) Unwrap() error { return e.cause }
 // or whose retry the caller's context or Close ended during a backoff
 // (then possibly after one attempt), and of a [Client.Watch] that chose
 // to rerun its callback after a failure (Command "WATCH", each run an
-// attempt). It wraps the last failure.
+// attempt). It wraps the last failure. The library does not change it once
+// returned, so it is safe for concurrent use.
 type RetryError struct {
 	// Command is the name of the command.
 	Command string

@@ -23,7 +23,8 @@ import (
 const SubscriptionBuffer = 1024
 
 // Message is one event of a [Subscription]: a published message, or a
-// gap.
+// gap. It is a plain value that the library neither keeps nor changes once
+// returned: safe for concurrent reads.
 type Message struct {
 	// Channel is the channel (or shard channel) the message was published
 	// to.

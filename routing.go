@@ -34,7 +34,8 @@ var (
 
 // RouteError reports a command that Sentinel or Cluster routing could not
 // deliver: no node for its slot, keys in different slots, a malformed or
-// endless redirect. Nothing the command asked for ran.
+// endless redirect. Nothing the command asked for ran. The library does not
+// change it once returned, so it is safe for concurrent use.
 type RouteError struct {
 	// Command is the name of the command that could not be routed.
 	Command string
@@ -68,7 +69,8 @@ func (e *RouteError) Is(target error) bool {
 // SCRIPT LOAD, ...) that a Cluster client split into one command per slot
 // or per node, some of which failed. The parts are independent commands:
 // those that succeeded stay done (the split call is not atomic), and
-// each part followed the retry policy on its own.
+// each part followed the retry policy on its own. The library does not
+// change it once returned, so it is safe for concurrent use.
 type PartialError struct {
 	// Command is the name of the command that was split.
 	Command string
