@@ -143,6 +143,10 @@ func blockOption(name string, args []string) int {
 // once. On success the caller reads f's results and releases it; on error
 // execBlocking has released (or given up) the frame.
 func (c *Client) execBlocking(ctx context.Context, f *wire.Frame, s *spec, bt blockTime) error {
+	if ctx == nil {
+		f.Release()
+		return errNilContext(s.name)
+	}
 	if c.hooks != nil || c.cmdMetrics != nil {
 		return c.execObserved(ctx, f, s, &bt)
 	}

@@ -419,8 +419,11 @@ func (c *Client) GetCached(ctx context.Context, key string) (string, error) {
 // doCached is DoCached with the command encoded in body, which it does
 // not keep.
 func (c *Client) doCached(ctx context.Context, cmd Command, body []byte) (Reply, error) {
-	if c.cache == nil {
+	switch {
+	case c.cache == nil:
 		return Reply{}, errInvalid("DoCached", "the client has no Options.ClientCache")
+	case ctx == nil:
+		return Reply{}, errNilContext(cmd.FullName())
 	}
 	if r, ok := c.cache.hit(body); ok {
 		return r, nil // only validated reads are ever cached: body is one

@@ -332,6 +332,9 @@ func newFailoverGroup(ctx context.Context, members []FailoverMember, opts Failov
 	if err != nil {
 		return nil, err
 	}
+	if ctx == nil {
+		return nil, errNilContext("NewFailoverGroup")
+	}
 	ms, err := validateMembers(members)
 	if err != nil {
 		return nil, err
@@ -748,6 +751,8 @@ func Execute[T any](ctx context.Context, g *FailoverGroup, category RetryCategor
 		return zero, errOrphanGroup(executeCommand)
 	case fn == nil:
 		return zero, errInvalid(executeCommand, "nil operation")
+	case ctx == nil:
+		return zero, errNilContext(executeCommand)
 	case !category.Valid():
 		return zero, errInvalid(executeCommand, "the operation's retry category is required (declare the risk of repeating it; Never runs it once)")
 	}

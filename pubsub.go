@@ -251,6 +251,9 @@ func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*
 	if err := checkNames(name, names); err != nil {
 		return nil, err
 	}
+	if ctx == nil {
+		return nil, errNilContext(name)
+	}
 	if c.closed.Load() {
 		return nil, &ConnError{Command: name, Unwritten: true, Err: ErrClosed}
 	}
@@ -400,6 +403,9 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 	command := subCommands[kind].sub
 	if unsub {
 		command = subCommands[kind].unsub
+	}
+	if ctx == nil {
+		return errNilContext(command)
 	}
 	if err := checkNames(command, names); err != nil {
 		return err

@@ -238,6 +238,9 @@ type exchange struct {
 // run routes the exchange by its keys and runs it under the retry policy,
 // through the process hooks and the command duration metric.
 func (x *exchange) run(ctx context.Context) (Reply, error) {
+	if ctx == nil {
+		return Reply{}, errNilContext(x.s.name)
+	}
 	c := x.c
 	if c.hooks == nil && c.cmdMetrics == nil {
 		return x.runFrames(ctx)
