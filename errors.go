@@ -102,13 +102,24 @@ type ConnError struct {
 	lost bool
 }
 
-// Error describes the connection failure and its cause.
+// Error describes the connection failure and its cause: "could not
+// connect" for [Connect] (Command "connect"), "not sent" for a command
+// the client did not send because it was closed ([ErrClosed]) or the
+// server rejected the connection's handshake (a [*ServerError]), and
+// otherwise whether the connection was lost before or after the command
+// was sent.
 func (e *ConnError) Error() string {
-	s := "respire: " + e.Command + ": connection lost"
-	if e.Unwritten {
-		s += " before the command was sent"
-	} else {
-		s += "; the command may have been executed"
+	s := "respire: " + e.Command + ": "
+	var se *ServerError
+	switch {
+	case e.Command == "connect" && e.Unwritten:
+		s += "could not connect"
+	case e.Unwritten && (errors.Is(e.Err, ErrClosed) || errors.As(e.Err, &se)):
+		s += "not sent"
+	case e.Unwritten:
+		s += "connection lost before the command was sent"
+	default:
+		s += "connection lost; the command may have been executed"
 	}
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
