@@ -3,6 +3,7 @@ package respire
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -340,6 +341,21 @@ type Reply struct{ v resp.Value }
 
 // Value returns the underlying RESP value.
 func (r Reply) Value() resp.Value { return r.v }
+
+// Format prints the reply's value as [Reply.Any] returns it, with the
+// verb and flags given (a null reply is <nil>, an error reply its text),
+// so that fmt.Println(reply) shows what the server replied. As with Any,
+// the text may differ between RESP2 and RESP3 (a map, a double).
+func (r Reply) Format(f fmt.State, verb rune) {
+	v, err := r.Any()
+	if err != nil {
+		v = r.v.Text() // an error reply: its text
+		if !r.v.IsError() {
+			v = err // a reply Any cannot convert
+		}
+	}
+	fmt.Fprintf(f, fmt.FormatString(f, verb), v)
+}
 
 // IsNull reports whether the reply is null.
 func (r Reply) IsNull() bool { return r.v.Type == resp.Null || r.v.Type == 0 }
