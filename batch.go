@@ -333,6 +333,9 @@ func (b *Batch) Execute(ctx context.Context) error {
 		// connection, where no key is watched.
 		return errInvalid(unit, "the queue of a Watch is executed by Watch when the callback returns; do not call Execute on it")
 	}
+	if ctx == nil { // refused before the batch counts as executed: nothing is lost
+		return errNilContext(unit)
+	}
 	if !b.executed.CompareAndSwap(false, true) {
 		return errInvalid(unit, "executed already")
 	}

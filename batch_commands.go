@@ -142,7 +142,8 @@ func (b *Batch) XAdd(key string, opt XAddOptions, pairs ...string) Future[string
 	return future(b, b.addFrame("XADD", f, s, err), strOf)
 }
 
-// ScanFuture is the deferred result of [Batch.Scan].
+// ScanFuture is the deferred result of [Batch.Scan]. Like [Future], read it
+// after [Batch.Execute] returned; it is then safe for concurrent reads.
 type ScanFuture struct{ f Future[ScanPage[string]] }
 
 // Result returns the page, with the cursor of the page after it and the

@@ -22,7 +22,8 @@ var (
 // MiB).
 const maxBitOffset = 1<<32 - 1
 
-// BitUnit says how the ends of a [BitRange] count.
+// BitUnit says how the ends of a [BitRange] count. Its values are plain
+// constants, safe for concurrent use.
 type BitUnit uint8
 
 // Units of a bit range.
@@ -35,7 +36,9 @@ const (
 )
 
 // BitRange is a range of a string, both ends included; negative ends
-// count from the end of the string (-1 is the last byte or bit).
+// count from the end of the string (-1 is the last byte or bit). A call only
+// reads it and keeps no reference to it, so one value may serve concurrent
+// calls while nobody changes it.
 type BitRange struct {
 	Start, End int64
 	// Unit says whether Start and End count bytes or bits. Defaults to
@@ -76,7 +79,8 @@ func (c *Client) cmdBitCount(key string, rng *BitRange) cmd[int64] {
 }
 
 // BitPosOptions limit where [Client.BitPos] searches. The zero value
-// searches the whole string.
+// searches the whole string. A call only reads it and keeps no reference to
+// it, so one value may serve concurrent calls while nobody changes it.
 type BitPosOptions struct {
 	// Start is where the search begins; negative counts from the end.
 	// Defaults to 0.
@@ -164,7 +168,8 @@ func (c *Client) cmdSetBit(key string, offset int64, value bool) cmd[bool] {
 	return typedCmd(f, specSETBIT, wire.WantInt, flagOf)
 }
 
-// BitOperation is the operation of [Client.BitOp].
+// BitOperation is the operation of [Client.BitOp]. Its values are plain
+// constants, safe for concurrent use.
 type BitOperation uint8
 
 // Bitwise operations.
@@ -215,7 +220,8 @@ func (c *Client) cmdBitOp(op BitOperation, dest string, keys ...string) cmd[int6
 }
 
 // BitField is one integer field of a string for BITFIELD: its type and
-// where it starts.
+// where it starts. A call only reads it and keeps no reference to it, so one
+// value may serve concurrent calls while nobody changes it.
 type BitField struct {
 	// Signed makes the field a signed integer (iN) rather than an
 	// unsigned one (uN).
@@ -259,7 +265,8 @@ func (x BitField) args(f *wire.Frame) {
 }
 
 // BitFieldOverflow is how BITFIELD's SET and INCRBY treat a value that
-// does not fit their field.
+// does not fit their field. Its values are plain constants, safe for
+// concurrent use.
 type BitFieldOverflow uint8
 
 // Overflow behaviours.
@@ -283,7 +290,8 @@ const (
 
 // BitFieldOp is one operation of [Client.BitField]; make it with
 // [BitFieldGet], [BitFieldSet], [BitFieldIncrBy] or
-// [BitFieldOverflowMode].
+// [BitFieldOverflowMode]. A call only reads it and keeps no reference to it,
+// so one value may serve concurrent calls while nobody changes it.
 type BitFieldOp struct {
 	kind     bitFieldKind
 	field    BitField

@@ -143,6 +143,10 @@ func blockOption(name string, args []string) int {
 // once. On success the caller reads f's results and releases it; on error
 // execBlocking has released (or given up) the frame.
 func (c *Client) execBlocking(ctx context.Context, f *wire.Frame, s *spec, bt blockTime) error {
+	if ctx == nil {
+		f.Release()
+		return errNilContext(s.name)
+	}
 	if c.hooks != nil || c.cmdMetrics != nil {
 		return c.execObserved(ctx, f, s, &bt)
 	}
@@ -393,7 +397,8 @@ func (c *Client) blockingValue(ctx context.Context, f *wire.Frame, s *spec, bt b
 	return v, nil
 }
 
-// ListSide names an end of a list.
+// ListSide names an end of a list. Its values are plain constants, safe for
+// concurrent use.
 type ListSide uint8
 
 // List ends.

@@ -19,7 +19,9 @@ import (
 )
 
 // CacheOptions configures server-assisted client-side caching
-// ([Options.ClientCache]).
+// ([Options.ClientCache]). It is copied when the client or group is made, so
+// changing it afterwards has no effect, and one value may serve concurrent
+// calls while nobody changes it.
 type CacheOptions struct {
 	// MaxEntries bounds the replies held; a new entry beyond it evicts
 	// the least recently used of a few sampled entries (all of them up to
@@ -417,8 +419,11 @@ func (c *Client) GetCached(ctx context.Context, key string) (string, error) {
 // doCached is DoCached with the command encoded in body, which it does
 // not keep.
 func (c *Client) doCached(ctx context.Context, cmd Command, body []byte) (Reply, error) {
-	if c.cache == nil {
+	switch {
+	case c.cache == nil:
 		return Reply{}, errInvalid("DoCached", "the client has no Options.ClientCache")
+	case ctx == nil:
+		return Reply{}, errNilContext(cmd.FullName())
 	}
 	if r, ok := c.cache.hit(body); ok {
 		return r, nil // only validated reads are ever cached: body is one

@@ -50,11 +50,15 @@ type Client struct {
 // connection (HELLO, AUTH, SELECT, CLIENT SETNAME). An invalid option
 // fails with a [*ConfigError] naming it; a failed connection with a
 // [*ConnError] (whose Err is a [*ServerError] for a rejected handshake);
-// a context that has already ended with its error, before any dial.
+// a context that has already ended with its error, before any dial, and
+// a nil context with an error matching [ErrInvalidArgument].
 func Connect(ctx context.Context, opts Options) (*Client, error) {
 	cfg, err := opts.validate()
 	if err != nil {
 		return nil, err
+	}
+	if ctx == nil {
+		return nil, errNilContext("Connect")
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err // as a dial the context ends: nothing is dialed
@@ -187,6 +191,10 @@ type attemptResult struct {
 // On success the caller reads f's results and releases it; on error exec
 // has released (or given up) the frame.
 func (c *Client) exec(ctx context.Context, f *wire.Frame, s *spec) error {
+	if ctx == nil {
+		f.Release()
+		return errNilContext(s.name)
+	}
 	if c.hooks != nil || c.cmdMetrics != nil {
 		return c.execObserved(ctx, f, s, nil)
 	}
@@ -535,7 +543,8 @@ func waitBackoff(ctx context.Context, d time.Duration, done <-chan struct{}) err
 // ContextError reports a call ended by its context or by
 // [Options.CommandTimeout]. It wraps context.Canceled or
 // context.DeadlineExceeded; Sent reports whether the command had been
-// handed to the connection (it may then have run).
+// handed to the connection (it may then have run). The library does not
+// change it once returned, so it is safe for concurrent use.
 type ContextError struct {
 	// Command is the name of the command the call was running.
 	Command string

@@ -3,6 +3,7 @@ package respire
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 )
 
 // RetryCategory is a command's execution risk when resent after it may have
-// run; see [catalog.RetryCategory].
+// run; see [catalog.RetryCategory]. Its values are plain constants, safe for
+// concurrent use.
 type RetryCategory = catalog.RetryCategory
 
 // The retry categories, in increasing order of risk after Never.
@@ -29,7 +31,8 @@ const (
 )
 
 // Command describes a command for [Client.Do]: a generated descriptor from
-// package catalog (audited category), or one made with [NewCommand].
+// package catalog (audited category), or one made with [NewCommand]. A
+// Command is an immutable value, safe for concurrent use.
 type Command = catalog.Command
 
 // NewCommand returns a descriptor for any command name, such as a module
@@ -338,6 +341,21 @@ type Reply struct{ v resp.Value }
 
 // Value returns the underlying RESP value.
 func (r Reply) Value() resp.Value { return r.v }
+
+// Format prints the reply's value as [Reply.Any] returns it, with the
+// verb and flags given (a null reply is <nil>, an error reply its text),
+// so that fmt.Println(reply) shows what the server replied. As with Any,
+// the text may differ between RESP2 and RESP3 (a map, a double).
+func (r Reply) Format(f fmt.State, verb rune) {
+	v, err := r.Any()
+	if err != nil {
+		v = r.v.Text() // an error reply: its text
+		if !r.v.IsError() {
+			v = err // a reply Any cannot convert
+		}
+	}
+	fmt.Fprintf(f, fmt.FormatString(f, verb), v)
+}
 
 // IsNull reports whether the reply is null.
 func (r Reply) IsNull() bool { return r.v.Type == resp.Null || r.v.Type == 0 }

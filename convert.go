@@ -26,6 +26,10 @@ func errInvalid(command, reason string) error {
 
 type argError struct{ command, reason string }
 
+// errNilContext is the error of a call given a nil context, which it
+// refuses before anything is sent.
+func errNilContext(command string) error { return errInvalid(command, "nil context") }
+
 func (e *argError) Error() string { return "respire: " + e.command + ": invalid argument: " + e.reason }
 
 func (e *argError) Is(target error) bool { return target == ErrInvalidArgument }

@@ -98,8 +98,11 @@ const restoreWait = 5 * time.Second
 // A nil fn is an [ErrInvalidArgument]. Getting a connection may fail like
 // any call: [*ConnError], [*ContextError].
 func (c *Client) Dedicated(ctx context.Context, fn func(conn *Conn) error) error {
-	if fn == nil {
+	switch {
+	case fn == nil:
 		return errInvalid("Dedicated", "nil callback")
+	case ctx == nil:
+		return errNilContext("Dedicated")
 	}
 	s := &spec{name: "Dedicated", cat: Never}
 	if c.closed.Load() {
@@ -211,6 +214,9 @@ func (conn *Conn) Do(ctx context.Context, cmd Command, args ...any) (Reply, erro
 	if cmd.FullName() == "" {
 		return Reply{}, errInvalid("Do", "empty command name")
 	}
+	if ctx == nil {
+		return Reply{}, errNilContext(cmd.FullName())
+	}
 	f, err := conn.c.anyFrame(cmd, args)
 	if err != nil {
 		return Reply{}, err
@@ -253,6 +259,9 @@ func (conn *Conn) doObserved(ctx context.Context, cmd Command, f *wire.Frame) (R
 // doRaw is Do for the client's own callers (Watch's WATCH, Conn.Wait),
 // with string arguments: hooked and measured as the caller's command.
 func (conn *Conn) doRaw(ctx context.Context, cmd Command, args []string) (Reply, error) {
+	if ctx == nil {
+		return Reply{}, errNilContext(cmd.FullName())
+	}
 	f := conn.c.rawFrame(cmd, args)
 	if conn.c.hooks == nil && conn.c.cmdMetrics == nil {
 		return conn.doFrame(ctx, cmd, f)

@@ -33,10 +33,10 @@
 // connection selection, every send and every retry delay. A call sees
 // its context end at once, except while it reads its own reply on an
 // idle connection (a blocked read cannot watch a context): then at most
-// a millisecond later. As in the standard library, the context must not
-// be nil: pass
-// context.Background() or context.TODO() when there is none (a nil
-// context panics).
+// a millisecond later. Pass context.Background() or context.TODO() when
+// there is none: a nil context is bad input, refused before anything is
+// sent with an error matching [ErrInvalidArgument] (a batch so refused
+// may be executed again).
 //
 // # Errors
 //

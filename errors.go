@@ -36,7 +36,8 @@ var (
 )
 
 // ServerError is an error reply from the server, such as
-// "LOADING Redis is loading the dataset in memory".
+// "LOADING Redis is loading the dataset in memory". The library does not
+// change it once returned, so it is safe for concurrent use.
 type ServerError struct {
 	// Code is the reply's first word: "ERR", "LOADING", "READONLY", "WRONGTYPE"...
 	Code string
@@ -85,7 +86,8 @@ func newServerError(command string, text []byte) *ServerError {
 
 // ConnError reports a command that did not get its reply because the
 // connection failed, could not be established, or was closed. It matches
-// [ErrConnectionLost].
+// [ErrConnectionLost]. The library does not change it once returned, so it
+// is safe for concurrent use.
 type ConnError struct {
 	// Command is the name of the command that failed.
 	Command string
@@ -100,13 +102,24 @@ type ConnError struct {
 	lost bool
 }
 
-// Error describes the connection failure and its cause.
+// Error describes the connection failure and its cause: "could not
+// connect" for [Connect] (Command "connect"), "not sent" for a command
+// the client did not send because it was closed ([ErrClosed]) or the
+// server rejected the connection's handshake (a [*ServerError]), and
+// otherwise whether the connection was lost before or after the command
+// was sent.
 func (e *ConnError) Error() string {
-	s := "respire: " + e.Command + ": connection lost"
-	if e.Unwritten {
-		s += " before the command was sent"
-	} else {
-		s += "; the command may have been executed"
+	s := "respire: " + e.Command + ": "
+	var se *ServerError
+	switch {
+	case e.Command == "connect" && e.Unwritten:
+		s += "could not connect"
+	case e.Unwritten && (errors.Is(e.Err, ErrClosed) || errors.As(e.Err, &se)):
+		s += "not sent"
+	case e.Unwritten:
+		s += "connection lost before the command was sent"
+	default:
+		s += "connection lost; the command may have been executed"
 	}
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
@@ -122,8 +135,9 @@ func (e *ConnError) Is(target error) bool { return target == ErrConnectionLost }
 
 // ConfigError reports an invalid option. It matches [ErrInvalidConfig].
 // When a server's error reply showed the option wrong (Sentinel.Addrs
-// naming a server that is not a sentinel), it also wraps that
-// [*ServerError].
+// naming a server that is not a sentinel, a Cluster seed that is not in
+// cluster mode), it also wraps that [*ServerError]. The library does not change it once returned, so it is
+// safe for concurrent use.
 type ConfigError struct {
 	// Field names the option, such as "Options.DialTimeout" or
 	// "RetryPolicy.Jitter".
@@ -147,7 +161,8 @@ func (e *ConfigError) Unwrap() error { return e.cause }
 // or whose retry the caller's context or Close ended during a backoff
 // (then possibly after one attempt), and of a [Client.Watch] that chose
 // to rerun its callback after a failure (Command "WATCH", each run an
-// attempt). It wraps the last failure.
+// attempt). It wraps the last failure. The library does not change it once
+// returned, so it is safe for concurrent use.
 type RetryError struct {
 	// Command is the name of the command.
 	Command string

@@ -46,7 +46,9 @@ const (
 )
 
 // FailoverMember is one member of a [FailoverGroup]: the options of the
-// member's own [Client] and its priority.
+// member's own [Client] and its priority. It is copied when the client or
+// group is made, so changing it afterwards has no effect, and one value may
+// serve concurrent calls while nobody changes it.
 type FailoverMember struct {
 	// Options configures the member's Client exactly as for [Connect]:
 	// its endpoint (standalone, Sentinel or Cluster), its own RetryPolicy,
@@ -60,7 +62,9 @@ type FailoverMember struct {
 
 // FailoverGroupOptions configures a [FailoverGroup]. The zero value of
 // every field means its documented default; [NewFailoverGroup] rejects
-// out-of-range values with a [*ConfigError] naming the field.
+// out-of-range values with a [*ConfigError] naming the field. It is copied
+// when the client or group is made, so changing it afterwards has no effect,
+// and one value may serve concurrent calls while nobody changes it.
 type FailoverGroupOptions struct {
 	// RetryPolicy retries an [Execute] operation whose attempt failed with
 	// a connection failure (see [Execute]). Defaults to nil: every
@@ -113,7 +117,8 @@ type FailoverGroupOptions struct {
 }
 
 // FailoverMemberStatus describes one member of a [FailoverGroup] at one
-// moment.
+// moment. It is a plain value that the library neither keeps nor changes
+// once returned: safe for concurrent reads.
 type FailoverMemberStatus struct {
 	// Index is the member's position in the members given to
 	// [NewFailoverGroup].
@@ -326,6 +331,9 @@ func newFailoverGroup(ctx context.Context, members []FailoverMember, opts Failov
 	cfg, err := opts.validate()
 	if err != nil {
 		return nil, err
+	}
+	if ctx == nil {
+		return nil, errNilContext("NewFailoverGroup")
 	}
 	ms, err := validateMembers(members)
 	if err != nil {
@@ -743,6 +751,8 @@ func Execute[T any](ctx context.Context, g *FailoverGroup, category RetryCategor
 		return zero, errOrphanGroup(executeCommand)
 	case fn == nil:
 		return zero, errInvalid(executeCommand, "nil operation")
+	case ctx == nil:
+		return zero, errNilContext(executeCommand)
 	case !category.Valid():
 		return zero, errInvalid(executeCommand, "the operation's retry category is required (declare the risk of repeating it; Never runs it once)")
 	}

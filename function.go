@@ -9,7 +9,9 @@ import (
 	"github.com/respire-go/respire/internal/wire"
 )
 
-// FunctionOptions describe a Redis function (Redis 7+).
+// FunctionOptions describe a Redis function (Redis 7+). A call only reads it
+// and keeps no reference to it, so one value may serve concurrent calls
+// while nobody changes it.
 type FunctionOptions struct {
 	// ReadOnly calls it with FCALL_RO: the function must be declared
 	// no-writes, and under a replica read policy it may run on a replica.

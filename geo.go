@@ -24,19 +24,24 @@ const (
 	GeoLatitudeMax  = 85.05112878
 )
 
-// GeoPos is a position: longitude and latitude in degrees.
+// GeoPos is a position: longitude and latitude in degrees. It is a plain
+// value that the library neither keeps nor changes once returned: safe for
+// concurrent reads.
 type GeoPos struct {
 	Longitude, Latitude float64
 }
 
 // GeoMember is a member of a geospatial index with its position, for
-// [Client.GeoAdd].
+// [Client.GeoAdd]. A call only reads it and keeps no reference to it, so one
+// value may serve concurrent calls while nobody changes it.
 type GeoMember struct {
 	Member              string
 	Longitude, Latitude float64
 }
 
-// GeoAddOptions are GEOADD's options. The zero value is a plain GEOADD.
+// GeoAddOptions are GEOADD's options. The zero value is a plain GEOADD. A
+// call only reads it and keeps no reference to it, so one value may serve
+// concurrent calls while nobody changes it.
 type GeoAddOptions struct {
 	// Condition is NX (add new members only) or XX (update existing
 	// members only).
@@ -45,7 +50,8 @@ type GeoAddOptions struct {
 	Changed bool
 }
 
-// GeoUnit is the unit of a distance. The zero value is meters.
+// GeoUnit is the unit of a distance. The zero value is meters. Its values
+// are plain constants, safe for concurrent use.
 type GeoUnit uint8
 
 // Distance units.
@@ -71,7 +77,8 @@ func (u GeoUnit) word() string {
 	return ""
 }
 
-// GeoOrder sorts GEOSEARCH results by distance from the center.
+// GeoOrder sorts GEOSEARCH results by distance from the center. Its values
+// are plain constants, safe for concurrent use.
 type GeoOrder uint8
 
 // Result orders.
@@ -211,7 +218,8 @@ func geoPosOf(v resp.Value) (GeoPos, error) {
 // GeoSearchQuery is the area of a GEOSEARCH or GEOSEARCHSTORE: a center
 // (a member, or a position with FromLonLat) and a shape (a circle of
 // Radius, or a box of Width and Height), with how to order and limit the
-// results.
+// results. A call only reads it and keeps no reference to it, so one value
+// may serve concurrent calls while nobody changes it.
 type GeoSearchQuery struct {
 	// Member is the center (FROMMEMBER), unless FromLonLat is set.
 	Member string
@@ -314,7 +322,8 @@ func (q *GeoSearchQuery) args(f *wire.Frame) (int, string) {
 func validSize(x float64) bool { return x >= 0 && !math.IsInf(x, 0) }
 
 // GeoWith selects what [Client.GeoSearchLocations] returns besides each
-// member.
+// member. A call only reads it and keeps no reference to it, so one value
+// may serve concurrent calls while nobody changes it.
 type GeoWith struct {
 	// Coord returns each member's position (WITHCOORD).
 	Coord bool
@@ -327,7 +336,9 @@ type GeoWith struct {
 }
 
 // GeoLocation is one result of [Client.GeoSearchLocations]: a member and
-// what its GeoWith asked for (the other fields are zero).
+// what its GeoWith asked for (the other fields are zero). It is a plain
+// value that the library neither keeps nor changes once returned: safe for
+// concurrent reads.
 type GeoLocation struct {
 	Member string
 	// Dist is the distance from the center, in the query's unit.

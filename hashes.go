@@ -154,7 +154,9 @@ func (c *Client) HMGet(ctx context.Context, key string, fields ...string) (value
 
 // FieldValues holds one value per requested field, in order, as HMGET,
 // HGETDEL and HGETEX return them: Found[i] reports whether the i-th
-// field existed (Values[i] is "" when it did not).
+// field existed (Values[i] is "" when it did not). It is a plain value that
+// the library neither keeps nor changes once returned: safe for concurrent
+// reads.
 type FieldValues struct {
 	Values []string
 	Found  []bool
@@ -228,7 +230,7 @@ func (c *Client) cmdHRandField(key string, count int64) cmd[[]string] {
 // per field, in order.
 
 // HExpireCondition restricts which fields HEXPIRE and its variants
-// change.
+// change. Its values are plain constants, safe for concurrent use.
 type HExpireCondition uint8
 
 // Field expiry conditions.
@@ -247,7 +249,8 @@ const (
 	HExpireLT
 )
 
-// HExpireCode is the outcome of HEXPIRE and its variants for one field.
+// HExpireCode is the outcome of HEXPIRE and its variants for one field. Its
+// values are plain constants, safe for concurrent use.
 type HExpireCode int64
 
 // Per-field outcomes of [Client.HExpire] and its variants, as Redis sends
@@ -264,7 +267,8 @@ const (
 	HExpireDeleted HExpireCode = 2
 )
 
-// HPersistCode is the outcome of HPERSIST for one field.
+// HPersistCode is the outcome of HPERSIST for one field. Its values are
+// plain constants, safe for concurrent use.
 type HPersistCode int64
 
 // Per-field outcomes of [Client.HPersist], as Redis sends them.
@@ -483,7 +487,9 @@ func (c *Client) cmdHGetDel(key string, fields ...string) cmd[FieldValues] {
 }
 
 // HGetExOptions are HGETEX's options: at most one may be set. The zero
-// value leaves the fields' expiry unchanged.
+// value leaves the fields' expiry unchanged. A call only reads it and keeps
+// no reference to it, so one value may serve concurrent calls while nobody
+// changes it.
 type HGetExOptions struct {
 	// TTL sets a relative expiry: EX when a whole number of seconds,
 	// otherwise PX, truncated to the millisecond. Must be at least 1ms
@@ -520,7 +526,9 @@ func (c *Client) cmdHGetEx(key string, opt HGetExOptions, fields ...string) cmd[
 }
 
 // HSetExOptions are HSETEX's options. The zero value sets the fields and
-// clears their expiry, as HSET does.
+// clears their expiry, as HSET does. A call only reads it and keeps no
+// reference to it, so one value may serve concurrent calls while nobody
+// changes it.
 type HSetExOptions struct {
 	// Condition sets the fields only if none exists ([SetIfNotExists],
 	// FNX) or only if all exist ([SetIfExists], FXX).

@@ -49,23 +49,27 @@ type Hook interface {
 }
 
 // DialHook opens a network connection (every connection the client opens:
-// shared, dedicated, Sentinel and Cluster nodes).
+// shared, dedicated, Sentinel and Cluster nodes). The client calls it from
+// many goroutines at once, so it must be safe for concurrent use.
 type DialHook func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // ProcessHook runs one command: [Client.Do], a typed method, a blocking
 // command, a script or function call, a page of a SCAN-family iterator.
 // A [Subscription]'s commands (SUBSCRIBE, UNSUBSCRIBE and their kin) and
 // the client's own (handshakes, health PINGs, topology queries) do not
-// pass through it; a [Dedicated] connection's commands do.
+// pass through it; a [Dedicated] connection's commands do. The client calls
+// it from many goroutines at once, so it must be safe for concurrent use.
 type ProcessHook func(ctx context.Context, cmd *CommandInfo) error
 
 // ProcessBatchHook runs one [Batch.Execute] (a batch or a transaction),
 // and each MULTI ... EXEC a [Client.Watch] sends (a transaction, once per
-// run of its callback that queued members).
+// run of its callback that queued members). The client calls it from many
+// goroutines at once, so it must be safe for concurrent use.
 type ProcessBatchHook func(ctx context.Context, batch *BatchInfo) error
 
 // CommandInfo describes the command a [ProcessHook] runs. It is valid
-// until the hook returns.
+// until the hook returns. Each call has its own, which the library does not
+// change while a hook runs; it is not for use by other goroutines.
 type CommandInfo struct {
 	// Name is the command's full name in upper case ("GET", "CLIENT KILL").
 	Name string
@@ -83,7 +87,8 @@ type CommandInfo struct {
 }
 
 // BatchInfo describes the unit a [ProcessBatchHook] runs. It is valid
-// until the hook returns.
+// until the hook returns. Each call has its own, which the library does not
+// change while a hook runs; it is not for use by other goroutines.
 type BatchInfo struct {
 	// Transaction reports whether the unit is a MULTI/EXEC transaction.
 	Transaction bool

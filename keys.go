@@ -378,7 +378,9 @@ func (c *Client) cmdDump(key string) cmd[string] {
 }
 
 // RestoreOptions are RESTORE's options. The zero value creates a key
-// without expiry, and fails when key exists.
+// without expiry, and fails when key exists. A call only reads it and keeps
+// no reference to it, so one value may serve concurrent calls while nobody
+// changes it.
 type RestoreOptions struct {
 	// TTL sets a relative expiry, truncated to milliseconds. Must be at
 	// least 1ms when set. Defaults to none.
@@ -531,7 +533,8 @@ func (c *Client) cmdRandomKey() cmd[string] {
 
 // SortOptions are the options of [Client.Sort], [Client.SortRO] and
 // [Client.SortStore]. The zero value sorts the elements as numbers,
-// ascending.
+// ascending. A call only reads it and keeps no reference to it, so one value
+// may serve concurrent calls while nobody changes it.
 type SortOptions struct {
 	// By sorts by the values of the keys this pattern names, its first
 	// "*" replaced by each element (BY); "nosort" (any pattern without

@@ -241,7 +241,8 @@ func (c *Client) cmdRPopLPush(src, dst string) cmd[string] {
 
 // KeyElements is what [Client.LMPop] and [Client.BLMPop] return: the key
 // of the list the elements were popped from, and the elements in the
-// order they were popped.
+// order they were popped. It is a plain value that the library neither keeps
+// nor changes once returned: safe for concurrent reads.
 type KeyElements struct {
 	Key      string
 	Elements []string

@@ -22,7 +22,9 @@ import (
 
 // Options configures a [Client]. The zero value of every field means its
 // documented default; [Connect] rejects out-of-range values with a
-// [*ConfigError] naming the field.
+// [*ConfigError] naming the field. It is copied when the client or group is
+// made, so changing it afterwards has no effect, and one value may serve
+// concurrent calls while nobody changes it.
 type Options struct {
 	// Endpoints are "host:port" addresses. A standalone client uses the
 	// first one; a Cluster client uses them all as seeds, asking each in
@@ -161,7 +163,9 @@ type Options struct {
 
 // SentinelOptions configures discovery of the primary through Redis
 // Sentinel. The data connections use the Options' Username, Password and
-// TLS; these fields are for the sentinels themselves.
+// TLS; these fields are for the sentinels themselves. It is copied when the
+// client or group is made, so changing it afterwards has no effect, and one
+// value may serve concurrent calls while nobody changes it.
 type SentinelOptions struct {
 	// PrimaryName is the name the sentinels monitor the group under
 	// ("mymaster"). Required.
@@ -179,7 +183,9 @@ type SentinelOptions struct {
 	TLS *tls.Config
 }
 
-// ClusterOptions configures a Redis Cluster client.
+// ClusterOptions configures a Redis Cluster client. It is copied when the
+// client or group is made, so changing it afterwards has no effect, and one
+// value may serve concurrent calls while nobody changes it.
 type ClusterOptions struct {
 	// RefreshInterval is how often the slot map is refreshed when nothing
 	// (a MOVED reply, a lost node) asked for it sooner; each wait is
@@ -249,7 +255,8 @@ func (s SentinelOptions) GoString() string {
 // catalog marks read-only) on Sentinel and Cluster clients. Writes always
 // go to the primary, and so does a Sentinel batch or transaction, reads
 // included (a Cluster batch group made only of reads follows the policy). A read a replica serves is never retried: a replica
-// may lag, and a resend could observe time going backwards.
+// may lag, and a resend could observe time going backwards. Its values are
+// plain constants, safe for concurrent use.
 type ReadPolicy uint8
 
 // Read policies.
@@ -307,7 +314,8 @@ const (
 	dedicatedIdleTimeout = 30 * time.Second
 )
 
-// MetricGroups selects groups of metrics.
+// MetricGroups selects groups of metrics. Its values are plain constants,
+// safe for concurrent use.
 type MetricGroups uint32
 
 // Metric groups.
@@ -340,7 +348,9 @@ const (
 // command's category is at most MaxCommandRetryCategory. A watched
 // transaction is never resent: [Client.Watch] reruns its whole callback
 // instead, only after a run that applied nothing. A RetryPolicy is
-// copied by [Connect]; changing it afterwards has no effect.
+// copied by [Connect] and [NewFailoverGroup]; changing it afterwards has
+// no effect, and one value may serve concurrent calls while nobody changes
+// it.
 type RetryPolicy struct {
 	// MaxAttempts is the number of sends allowed, including the first one,
 	// from 1 through 100. 1 allows no retry. Defaults to 3.
@@ -367,7 +377,8 @@ type RetryPolicy struct {
 	Jitter float64
 }
 
-// RetryableErrors is a set of failures a [RetryPolicy] may retry.
+// RetryableErrors is a set of failures a [RetryPolicy] may retry. Its values
+// are plain bit sets, safe for concurrent use.
 type RetryableErrors = retry.Errors
 
 // The retryable failures.

@@ -23,7 +23,8 @@ import (
 const SubscriptionBuffer = 1024
 
 // Message is one event of a [Subscription]: a published message, or a
-// gap.
+// gap. It is a plain value that the library neither keeps nor changes once
+// returned: safe for concurrent reads.
 type Message struct {
 	// Channel is the channel (or shard channel) the message was published
 	// to.
@@ -250,6 +251,9 @@ func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*
 	if err := checkNames(name, names); err != nil {
 		return nil, err
 	}
+	if ctx == nil {
+		return nil, errNilContext(name)
+	}
 	if c.closed.Load() {
 		return nil, &ConnError{Command: name, Unwritten: true, Err: ErrClosed}
 	}
@@ -399,6 +403,9 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 	command := subCommands[kind].sub
 	if unsub {
 		command = subCommands[kind].unsub
+	}
+	if ctx == nil {
+		return errNilContext(command)
 	}
 	if err := checkNames(command, names); err != nil {
 		return err

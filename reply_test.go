@@ -2,6 +2,7 @@ package respire
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -48,6 +49,31 @@ func TestZeroReplyConvertsAsNull(t *testing.T) {
 		want, wantErr := conv(null)
 		if !reflect.DeepEqual(got, want) || !errors.Is(err, wantErr) {
 			t.Errorf("%s: zero Reply gives %#v, %v; a null reply gives %#v, %v", name, got, err, want, wantErr)
+		}
+	}
+}
+
+// TestReplyFormatPrintsTheValue: fmt prints a Reply as its value (what
+// Any returns; null as <nil>, an error reply as its text), not as the
+// struct's internals, with the verb's flags applied.
+func TestReplyFormatPrintsTheValue(t *testing.T) {
+	bulk := func(s string) resp.Value { return resp.Value{Type: resp.BulkString, Str: []byte(s)} }
+	for _, tt := range []struct {
+		r      Reply
+		format string
+		want   string
+	}{
+		{Reply{v: bulk("hello")}, "%v", "hello"},
+		{Reply{v: bulk("hello")}, "%q", `"hello"`},
+		{Reply{v: resp.Value{Type: resp.Integer, Int: 58}}, "%v", "58"},
+		{Reply{v: resp.Value{Type: resp.Integer, Int: 58}}, "%5d", "   58"},
+		{Reply{v: resp.Value{Type: resp.Array, Elems: []resp.Value{bulk("a"), bulk("b")}}}, "%v", "[a b]"},
+		{Reply{v: resp.Value{Type: resp.Null}}, "%v", "<nil>"},
+		{Reply{}, "%v", "<nil>"},
+		{Reply{v: resp.Value{Type: resp.SimpleError, Str: []byte("ERR unknown command")}}, "%v", "ERR unknown command"},
+	} {
+		if got := fmt.Sprintf(tt.format, tt.r); got != tt.want {
+			t.Errorf("Sprintf(%q, %v reply) = %q, want %q", tt.format, tt.r.v.Type, got, tt.want)
 		}
 	}
 }

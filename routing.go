@@ -34,7 +34,8 @@ var (
 
 // RouteError reports a command that Sentinel or Cluster routing could not
 // deliver: no node for its slot, keys in different slots, a malformed or
-// endless redirect. Nothing the command asked for ran.
+// endless redirect. Nothing the command asked for ran. The library does not
+// change it once returned, so it is safe for concurrent use.
 type RouteError struct {
 	// Command is the name of the command that could not be routed.
 	Command string
@@ -68,7 +69,8 @@ func (e *RouteError) Is(target error) bool {
 // SCRIPT LOAD, ...) that a Cluster client split into one command per slot
 // or per node, some of which failed. The parts are independent commands:
 // those that succeeded stay done (the split call is not atomic), and
-// each part followed the retry policy on its own.
+// each part followed the retry policy on its own. The library does not
+// change it once returned, so it is safe for concurrent use.
 type PartialError struct {
 	// Command is the name of the command that was split.
 	Command string
@@ -173,12 +175,7 @@ func (c *Client) connectTopology(ctx context.Context) error {
 		if errors.Is(err, route.ErrNotSentinel) {
 			// An address answered, but not as a sentinel: a wrong address
 			// (such as a data server's), not a lost connection.
-			ce := &ConfigError{Field: "Options.Sentinel.Addrs", Reason: err.Error()}
-			var re *wire.ReplyError
-			if errors.As(err, &re) {
-				ce.cause = newServerError(re.Command, []byte(re.Text))
-			}
-			return ce
+			return notTopology("Options.Sentinel.Addrs", err)
 		}
 		if err != nil {
 			return &ConnError{Command: "connect", Unwritten: true, Err: withRejection(err)}
@@ -195,7 +192,7 @@ func (c *Client) connectTopology(ctx context.Context) error {
 			OnMoved:      onMoved,
 		})
 		if errors.Is(err, route.ErrNotCluster) {
-			return &ConfigError{Field: "Options.Cluster", Reason: err.Error()}
+			return notTopology("Options.Cluster", err)
 		}
 		if err != nil {
 			return &ConnError{Command: "connect", Unwritten: true, Err: withRejection(err)}
@@ -222,6 +219,19 @@ func (c *Client) connectTopology(ctx context.Context) error {
 		return connError("connect", we)
 	}
 	return first
+}
+
+// notTopology is the error of a Connect whose servers answered but are
+// not the topology configured in field (a data server given as a
+// sentinel, a standalone server as a Cluster seed): a *ConfigError that
+// wraps the server's reply as a *ServerError.
+func notTopology(field string, err error) error {
+	ce := &ConfigError{Field: field, Reason: err.Error()}
+	var re *wire.ReplyError
+	if errors.As(err, &re) {
+		ce.cause = newServerError(re.Command, []byte(re.Text))
+	}
+	return ce
 }
 
 // dialPrimaries connects the shared connection of the primaries of the

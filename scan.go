@@ -13,7 +13,9 @@ import (
 )
 
 // ScanOptions filter a SCAN-family iteration. The zero value matches
-// everything with the server's default page size.
+// everything with the server's default page size. A call only reads it and
+// keeps no reference to it, so one value may serve concurrent calls while
+// nobody changes it.
 type ScanOptions struct {
 	// Match is a glob pattern (MATCH); "" matches every element.
 	Match string
@@ -28,7 +30,9 @@ type ScanOptions struct {
 }
 
 // ScanPage is one reply of a SCAN-family command: the elements it
-// returned and the cursor of the next page ("0" after the last page).
+// returned and the cursor of the next page ("0" after the last page). It is
+// a plain value that the library neither keeps nor changes once returned:
+// safe for concurrent reads.
 type ScanPage[T any] struct {
 	Items  []T
 	Cursor string
@@ -39,7 +43,9 @@ type ScanPage[T any] struct {
 	Server string
 }
 
-// FieldValue is one field of a hash and its value, as HSCAN returns them.
+// FieldValue is one field of a hash and its value, as HSCAN returns them. It
+// is a plain value that the library neither keeps nor changes once returned:
+// safe for concurrent reads.
 type FieldValue struct {
 	Field, Value string
 }

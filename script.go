@@ -16,7 +16,9 @@ import (
 	"github.com/respire-go/respire/resp"
 )
 
-// ScriptOptions describe a Lua script.
+// ScriptOptions describe a Lua script. A call only reads it and keeps no
+// reference to it, so one value may serve concurrent calls while nobody
+// changes it.
 type ScriptOptions struct {
 	// ReadOnly runs the script with EVALSHA_RO/EVAL_RO: the server refuses
 	// its writes, and under a replica read policy ([Options.ReadFrom]) it
@@ -236,6 +238,9 @@ type exchange struct {
 // run routes the exchange by its keys and runs it under the retry policy,
 // through the process hooks and the command duration metric.
 func (x *exchange) run(ctx context.Context) (Reply, error) {
+	if ctx == nil {
+		return Reply{}, errNilContext(x.s.name)
+	}
 	c := x.c
 	if c.hooks == nil && c.cmdMetrics == nil {
 		return x.runFrames(ctx)

@@ -24,7 +24,8 @@ var (
 )
 
 // Info is the reply of INFO: the text the server sent, and its fields by
-// section.
+// section. It is a plain value that the library neither keeps nor changes
+// once returned: safe for concurrent reads.
 type Info struct {
 	// Sections maps a section's name, lower-cased as INFO's arguments
 	// are ("server", "clients", "keyspace", "commandstats"), to its
@@ -139,7 +140,9 @@ func (c *Client) cmdDBSize() cmd[int64] {
 }
 
 // MemoryUsageOptions are MEMORY USAGE's options. The zero value samples
-// as the server does by default (5 elements of a collection).
+// as the server does by default (5 elements of a collection). A call only
+// reads it and keeps no reference to it, so one value may serve concurrent
+// calls while nobody changes it.
 type MemoryUsageOptions struct {
 	// Samples, when positive, is how many elements of a collection to
 	// sample (SAMPLES count).

@@ -34,7 +34,8 @@ var (
 // Redis keeps an identity only within the stream's IDMP-DURATION and
 // among the producer's IDMP-MAXSIZE most recent ones (see
 // [Client.XCfgSet]): a resend that arrives after its identity expired or
-// was evicted appends again.
+// was evicted appends again. A call only reads it and keeps no reference to
+// it, so one value may serve concurrent calls while nobody changes it.
 type XAddIdempotency struct {
 	// ProducerID identifies the producer (IDMP/IDMPAUTO producer-id).
 	ProducerID string
@@ -50,7 +51,9 @@ type XAddIdempotency struct {
 //
 // Retry categories: a plain XADD is WriteAccumulating (a resend after a
 // lost reply duplicates the entry); with Idempotency it is WriteChecked.
-// [Client.XAdd] may attach an identity by itself; see there.
+// [Client.XAdd] may attach an identity by itself; see there. A call only
+// reads it and keeps no reference to it, so one value may serve concurrent
+// calls while nobody changes it.
 type XAddOptions struct {
 	// NoMkStream does not create a missing stream (NOMKSTREAM); the call
 	// then returns [ErrNil].
@@ -364,7 +367,8 @@ func (c *Client) xaddFrame(key string, opt XAddOptions, pairs []string) (*wire.F
 	return f, s, nil
 }
 
-// XMessage is one stream entry.
+// XMessage is one stream entry. It is a plain value that the library neither
+// keeps nor changes once returned: safe for concurrent reads.
 type XMessage struct {
 	// ID is the entry's ID ("<ms>-<seq>").
 	ID string
@@ -422,7 +426,8 @@ func (c *Client) cmdXLen(key string) cmd[int64] {
 
 // XCfgOptions are XCFGSET's settings of a stream's IDMP deduplication
 // (Redis 8.6+). A zero field leaves that setting unchanged; at least one
-// must be set.
+// must be set. A call only reads it and keeps no reference to it, so one
+// value may serve concurrent calls while nobody changes it.
 type XCfgOptions struct {
 	// Duration is how long the stream remembers each idempotent ID
 	// (IDMP-DURATION), in whole seconds; Redis accepts 1 s through 86400 s

@@ -8,7 +8,8 @@ import (
 )
 
 // XRefPolicy says what XACKDEL, XDELEX and XTRIM (Redis 8.2+) do with the
-// references that consumer groups hold to the entries they delete.
+// references that consumer groups hold to the entries they delete. Its
+// values are plain constants, safe for concurrent use.
 type XRefPolicy uint8
 
 // Reference policies.
@@ -40,7 +41,8 @@ func (p XRefPolicy) arg() (string, bool) {
 	return "", false
 }
 
-// XDelResult is what XACKDEL or XDELEX did with one ID.
+// XDelResult is what XACKDEL or XDELEX did with one ID. Its values are plain
+// constants, safe for concurrent use.
 type XDelResult int64
 
 // Results of XACKDEL and XDELEX, one per ID.

@@ -63,7 +63,8 @@ func (c *Client) cmdXDel(key string, ids ...string) cmd[int64] {
 }
 
 // XTrimOptions say how [Client.XTrim] trims: exactly one of MaxLen and
-// MinID must be set.
+// MinID must be set. A call only reads it and keeps no reference to it, so
+// one value may serve concurrent calls while nobody changes it.
 type XTrimOptions struct {
 	// MaxLen keeps the newest MaxLen entries (MAXLEN); it must be
 	// positive when set. To empty a stream but keep it (and its groups),
@@ -117,7 +118,9 @@ func (c *Client) cmdXTrim(key string, opt XTrimOptions) cmd[int64] {
 	return typedCmd(f, specXTRIM, wire.WantInt, intOf)
 }
 
-// XSetIDOptions are XSETID's optional arguments (Redis 7.0+).
+// XSetIDOptions are XSETID's optional arguments (Redis 7.0+). A call only
+// reads it and keeps no reference to it, so one value may serve concurrent
+// calls while nobody changes it.
 type XSetIDOptions struct {
 	// EntriesAdded sets the count of entries ever added (ENTRIESADDED);
 	// 0 leaves it unchanged. Must not be negative.
@@ -168,7 +171,9 @@ func (c *Client) cmdXSetID(key, lastID string, opt XSetIDOptions) cmd[struct{}] 
 	return typedCmd(f, specXSETID, wire.WantNone, statusOf)
 }
 
-// XGroupCreateOptions are XGROUP CREATE's optional arguments.
+// XGroupCreateOptions are XGROUP CREATE's optional arguments. A call only
+// reads it and keeps no reference to it, so one value may serve concurrent
+// calls while nobody changes it.
 type XGroupCreateOptions struct {
 	// MkStream creates the stream, empty, when it does not exist
 	// (MKSTREAM); without it a missing stream is an error.
@@ -259,7 +264,9 @@ func (c *Client) cmdXGroupDestroy(key, group string) cmd[bool] {
 	return subCmd(c, specXGROUPDESTROY, wire.WantInt, flagOf, key, group)
 }
 
-// XGroupSetIDOptions are XGROUP SETID's optional arguments.
+// XGroupSetIDOptions are XGROUP SETID's optional arguments. A call only
+// reads it and keeps no reference to it, so one value may serve concurrent
+// calls while nobody changes it.
 type XGroupSetIDOptions struct {
 	// EntriesRead is the number of entries the group has read (ENTRIESREAD,
 	// Redis 7.0+); 0 leaves it to the server. Must not be negative.

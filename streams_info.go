@@ -10,7 +10,9 @@ import (
 )
 
 // XStreamInfo is what XINFO STREAM reports of a stream. Fields a server
-// does not report (the Redis 7.0 ones on an older server) stay zero.
+// does not report (the Redis 7.0 ones on an older server) stay zero. It is a
+// plain value that the library neither keeps nor changes once returned: safe
+// for concurrent reads.
 type XStreamInfo struct {
 	XStreamState
 	// Groups is the number of consumer groups.
@@ -21,7 +23,8 @@ type XStreamInfo struct {
 }
 
 // XStreamState is what XINFO STREAM reports of a stream with or without
-// FULL: its size and IDs.
+// FULL: its size and IDs. It is a plain value that the library neither keeps
+// nor changes once returned: safe for concurrent reads.
 type XStreamState struct {
 	// Length is the number of entries.
 	Length int64
@@ -110,7 +113,9 @@ func xoptMessage(v resp.Value) (*XMessage, error) {
 }
 
 // XStreamFullInfo is what XINFO STREAM FULL reports of a stream: its
-// entries and every group's pending entries and consumers.
+// entries and every group's pending entries and consumers. It is a plain
+// value that the library neither keeps nor changes once returned: safe for
+// concurrent reads.
 type XStreamFullInfo struct {
 	XStreamState
 	// Entries are the stream's entries, from the first, as many as the
@@ -120,7 +125,9 @@ type XStreamFullInfo struct {
 	Groups []XGroupFullInfo
 }
 
-// XGroupFullInfo is one consumer group in an [XStreamFullInfo].
+// XGroupFullInfo is one consumer group in an [XStreamFullInfo]. It is a
+// plain value that the library neither keeps nor changes once returned: safe
+// for concurrent reads.
 type XGroupFullInfo struct {
 	Name            string
 	LastDeliveredID string
@@ -134,7 +141,9 @@ type XGroupFullInfo struct {
 	Consumers []XConsumerFullInfo
 }
 
-// XConsumerFullInfo is one consumer in an [XGroupFullInfo].
+// XConsumerFullInfo is one consumer in an [XGroupFullInfo]. It is a plain
+// value that the library neither keeps nor changes once returned: safe for
+// concurrent reads.
 type XConsumerFullInfo struct {
 	Name string
 	// SeenTime is the consumer's last attempted interaction.
@@ -148,7 +157,9 @@ type XConsumerFullInfo struct {
 	Pending  []XStreamPendingEntry
 }
 
-// XStreamPendingEntry is one pending entry in an [XStreamFullInfo].
+// XStreamPendingEntry is one pending entry in an [XStreamFullInfo]. It is a
+// plain value that the library neither keeps nor changes once returned: safe
+// for concurrent reads.
 type XStreamPendingEntry struct {
 	ID string
 	// Consumer owns the entry.
@@ -333,7 +344,9 @@ func xconsumerPendingOf(v resp.Value) (XStreamPendingEntry, error) {
 	return xpendingTail(v.Elems[0], v.Elems[1], v.Elems[2])
 }
 
-// XGroupInfo is what XINFO GROUPS reports of one consumer group.
+// XGroupInfo is what XINFO GROUPS reports of one consumer group. It is a
+// plain value that the library neither keeps nor changes once returned: safe
+// for concurrent reads.
 type XGroupInfo struct {
 	Name string
 	// Consumers is the number of consumers.
@@ -403,7 +416,9 @@ func xoptInt(v resp.Value) (int64, error) {
 	return convInt64(v)
 }
 
-// XConsumerInfo is what XINFO CONSUMERS reports of one consumer.
+// XConsumerInfo is what XINFO CONSUMERS reports of one consumer. It is a
+// plain value that the library neither keeps nor changes once returned: safe
+// for concurrent reads.
 type XConsumerInfo struct {
 	Name string
 	// Pending is the number of entries pending for the consumer.

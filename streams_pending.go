@@ -10,7 +10,8 @@ import (
 )
 
 // XPendingSummary is the summary form of XPENDING: a group's pending
-// entries in total and per consumer.
+// entries in total and per consumer. It is a plain value that the library
+// neither keeps nor changes once returned: safe for concurrent reads.
 type XPendingSummary struct {
 	// Count is the number of pending entries.
 	Count int64
@@ -22,7 +23,9 @@ type XPendingSummary struct {
 	Consumers []XPendingConsumer
 }
 
-// XPendingConsumer is one consumer of an [XPendingSummary].
+// XPendingConsumer is one consumer of an [XPendingSummary]. It is a plain
+// value that the library neither keeps nor changes once returned: safe for
+// concurrent reads.
 type XPendingConsumer struct {
 	Name    string
 	Pending int64
@@ -93,7 +96,8 @@ func xoptText(v resp.Value) (string, error) {
 }
 
 // XPendingExtOptions select the pending entries [Client.XPendingExt]
-// lists.
+// lists. A call only reads it and keeps no reference to it, so one value may
+// serve concurrent calls while nobody changes it.
 type XPendingExtOptions struct {
 	// Idle lists only entries idle at least this long (IDLE, Redis 6.2+),
 	// in whole milliseconds; 0 lists all.
@@ -107,7 +111,9 @@ type XPendingExtOptions struct {
 	Consumer string
 }
 
-// XPendingEntry is one pending entry of a consumer group.
+// XPendingEntry is one pending entry of a consumer group. It is a plain
+// value that the library neither keeps nor changes once returned: safe for
+// concurrent reads.
 type XPendingEntry struct {
 	ID       string
 	Consumer string
@@ -211,7 +217,8 @@ type xargReason string
 func (e xargReason) Error() string { return string(e) }
 
 // XClaimOptions are XCLAIM's arguments besides the group, consumer and
-// IDs.
+// IDs. A call only reads it and keeps no reference to it, so one value may
+// serve concurrent calls while nobody changes it.
 type XClaimOptions struct {
 	// MinIdle claims only the entries idle at least this long, in whole
 	// milliseconds; 0 claims them whatever their idle time.
@@ -366,7 +373,8 @@ func xmessageOf(e resp.Value) (XMessage, error) {
 }
 
 // XAutoClaimOptions are XAUTOCLAIM's arguments besides the group and
-// consumer.
+// consumer. A call only reads it and keeps no reference to it, so one value
+// may serve concurrent calls while nobody changes it.
 type XAutoClaimOptions struct {
 	// MinIdle claims only the entries idle at least this long, in whole
 	// milliseconds.
@@ -379,7 +387,9 @@ type XAutoClaimOptions struct {
 	Count int64
 }
 
-// XAutoClaimResult is the result of [Client.XAutoClaim].
+// XAutoClaimResult is the result of [Client.XAutoClaim]. It is a plain value
+// that the library neither keeps nor changes once returned: safe for
+// concurrent reads.
 type XAutoClaimResult struct {
 	// Next is the cursor of the next call ("0-0" when the scan is done).
 	Next string
@@ -390,7 +400,9 @@ type XAutoClaimResult struct {
 	Deleted []string
 }
 
-// XAutoClaimJustIDResult is the result of [Client.XAutoClaimJustID].
+// XAutoClaimJustIDResult is the result of [Client.XAutoClaimJustID]. It is a
+// plain value that the library neither keeps nor changes once returned: safe
+// for concurrent reads.
 type XAutoClaimJustIDResult struct {
 	// Next is the cursor of the next call ("0-0" when the scan is done).
 	Next string

@@ -10,13 +10,17 @@ import (
 	"github.com/respire-go/respire/resp"
 )
 
-// XStream is the entries read from one stream by XREAD or XREADGROUP.
+// XStream is the entries read from one stream by XREAD or XREADGROUP. It is
+// a plain value that the library neither keeps nor changes once returned:
+// safe for concurrent reads.
 type XStream struct {
 	Stream   string
 	Messages []XMessage
 }
 
-// XReadOptions are XREAD's optional arguments.
+// XReadOptions are XREAD's optional arguments. A call only reads it and
+// keeps no reference to it, so one value may serve concurrent calls while
+// nobody changes it.
 type XReadOptions struct {
 	// Count is the most entries to return per stream (COUNT); 0 means no
 	// limit. Must not be negative.
@@ -30,7 +34,9 @@ type XReadOptions struct {
 	BlockForever bool
 }
 
-// XReadGroupOptions are XREADGROUP's optional arguments.
+// XReadGroupOptions are XREADGROUP's optional arguments. A call only reads
+// it and keeps no reference to it, so one value may serve concurrent calls
+// while nobody changes it.
 type XReadGroupOptions struct {
 	// Count, Block and BlockForever are as in [XReadOptions].
 	Count        int64

@@ -69,7 +69,8 @@ func (c *Client) Set(ctx context.Context, key, value string) error {
 	return c.doStatus(ctx, f, specSETLastWins)
 }
 
-// SetCondition restricts when SET writes.
+// SetCondition restricts when SET writes. Its values are plain constants,
+// safe for concurrent use.
 type SetCondition uint8
 
 // SET conditions.
@@ -87,7 +88,9 @@ const (
 // Retry categories: no option or [SetIfExists] alone is WriteLastWins;
 // [SetIfNotExists] alone is WriteChecked (a resend re-checks the condition,
 // so it may report "not set" for a write the first attempt made). Any
-// expiry, KeepTTL or Get keeps the conservative WriteAccumulating.
+// expiry, KeepTTL or Get keeps the conservative WriteAccumulating. A call
+// only reads it and keeps no reference to it, so one value may serve
+// concurrent calls while nobody changes it.
 type SetOptions struct {
 	// Condition is NX or XX.
 	Condition SetCondition
@@ -105,7 +108,9 @@ type SetOptions struct {
 	Get bool
 }
 
-// SetResult is the outcome of [Client.SetWithOptions].
+// SetResult is the outcome of [Client.SetWithOptions]. It is a plain value
+// that the library neither keeps nor changes once returned: safe for
+// concurrent reads.
 type SetResult struct {
 	// Written reports whether the value was written (false when the
 	// condition did not hold).
@@ -360,7 +365,9 @@ func (c *Client) cmdSetNX(key, value string) cmd[bool] {
 }
 
 // GetExOptions are GETEX's options: at most one of them may be set. The
-// zero value leaves the expiry unchanged.
+// zero value leaves the expiry unchanged. A call only reads it and keeps no
+// reference to it, so one value may serve concurrent calls while nobody
+// changes it.
 type GetExOptions struct {
 	// TTL sets a relative expiry: EX when a whole number of seconds,
 	// otherwise PX, truncated to the millisecond. Must be at least 1ms
@@ -475,10 +482,14 @@ func (c *Client) cmdLCSLen(key1, key2 string) cmd[int64] {
 	return typedCmd(f, specLCS, wire.WantInt, intOf)
 }
 
-// LCSRange is a range of bytes, both ends included.
+// LCSRange is a range of bytes, both ends included. It is a plain value that
+// the library neither keeps nor changes once returned: safe for concurrent
+// reads.
 type LCSRange struct{ Start, End int64 }
 
-// LCSMatch is one run of bytes that the strings of [Client.LCSIdx] share.
+// LCSMatch is one run of bytes that the strings of [Client.LCSIdx] share. It
+// is a plain value that the library neither keeps nor changes once returned:
+// safe for concurrent reads.
 type LCSMatch struct {
 	// Key1 and Key2 are where the run lies in the first and the second
 	// string.
@@ -487,7 +498,9 @@ type LCSMatch struct {
 	Len int64
 }
 
-// LCSResult is the reply of [Client.LCSIdx].
+// LCSResult is the reply of [Client.LCSIdx]. It is a plain value that the
+// library neither keeps nor changes once returned: safe for concurrent
+// reads.
 type LCSResult struct {
 	// Matches are the runs of the longest common subsequence, from the
 	// last one to the first, as Redis lists them.
@@ -636,7 +649,9 @@ func (c *Client) PSetEx(ctx context.Context, key, value string, ttl time.Duratio
 }
 
 // MSetExOptions are MSETEX's options. The zero value writes every key
-// unconditionally and clears their expiry, as MSET does.
+// unconditionally and clears their expiry, as MSET does. A call only reads
+// it and keeps no reference to it, so one value may serve concurrent calls
+// while nobody changes it.
 type MSetExOptions struct {
 	// Condition writes only when no key exists (SetIfNotExists, NX) or
 	// when every key exists (SetIfExists, XX). Defaults to SetAlways.
@@ -694,7 +709,8 @@ func (c *Client) cmdMSetEx(opt MSetExOptions, pairs ...string) cmd[bool] {
 	return typedCmd(f, specMSETEX, wire.WantInt, flagOf)
 }
 
-// DelExCondition is the condition of [Client.DelEx].
+// DelExCondition is the condition of [Client.DelEx]. Its values are plain
+// constants, safe for concurrent use.
 type DelExCondition uint8
 
 // DELEX conditions.
@@ -716,7 +732,8 @@ const (
 )
 
 // DelExOptions are DELEX's options. The zero value deletes the key
-// unconditionally.
+// unconditionally. A call only reads it and keeps no reference to it, so one
+// value may serve concurrent calls while nobody changes it.
 type DelExOptions struct {
 	// Condition says when the key is deleted. Defaults to DelExAlways.
 	Condition DelExCondition

@@ -56,7 +56,8 @@ func TestConnectTopologyRejectsBadOptions(t *testing.T) {
 
 // TestConnectTopologyFailsOnWrongServers: a primary name no sentinel
 // knows and a seed that is not in cluster mode fail Connect with an error
-// naming the option; nothing stays open (TestMain checks goroutines).
+// naming the option (the seed's reply reachable as a *ServerError);
+// nothing stays open (TestMain checks goroutines).
 func TestConnectTopologyFailsOnWrongServers(t *testing.T) {
 	ctx := testCtx(t)
 	_, err := Connect(ctx, Options{Sentinel: &SentinelOptions{PrimaryName: "no-such-primary", Addrs: testenv.SentinelAddrs(t)}})
@@ -75,6 +76,11 @@ func TestConnectTopologyFailsOnWrongServers(t *testing.T) {
 	_, err = Connect(ctx, Options{Endpoints: []string{standaloneAddr(t)}, Cluster: &ClusterOptions{}})
 	if !errors.As(err, &ce) || ce.Field != "Options.Cluster" {
 		t.Errorf("standalone seed: err = %v, want a *ConfigError for Options.Cluster", err)
+	}
+	// As for a Sentinel address that is not a sentinel, the server's
+	// reply is reachable.
+	if se := (*ServerError)(nil); !errors.As(err, &se) || !strings.Contains(se.Message, "cluster support disabled") {
+		t.Errorf("standalone seed: err = %v, want the server's reply as a *ServerError", err)
 	}
 	_, err = Connect(ctx, Options{Endpoints: []string{"127.0.0.1:1"}, Cluster: &ClusterOptions{}, DialTimeout: 200 * time.Millisecond})
 	if !errors.As(err, &ne) {

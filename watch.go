@@ -203,6 +203,8 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 	switch {
 	case fn == nil:
 		return errInvalid("WATCH", "nil callback")
+	case ctx == nil:
+		return errNilContext("WATCH")
 	case len(keys) == 0:
 		return errInvalid("WATCH", "no keys")
 	}

@@ -47,13 +47,16 @@ var (
 	specZREVRANGEBYLEX   = specOf(catalog.SortedSet.ZREVRANGEBYLEX())
 )
 
-// Z is a sorted-set member with its score.
+// Z is a sorted-set member with its score. A call only reads it and keeps no
+// reference to it, so one value may serve concurrent calls while nobody
+// changes it.
 type Z struct {
 	Score  float64
 	Member string
 }
 
-// ZCompare restricts ZADD updates by comparing scores.
+// ZCompare restricts ZADD updates by comparing scores. Its values are plain
+// constants, safe for concurrent use.
 type ZCompare uint8
 
 // ZADD comparisons.
@@ -70,7 +73,9 @@ const (
 //
 // Retry categories: Condition [SetIfExists] alone (XX) is WriteLastWins;
 // [SetIfNotExists] alone (NX) is WriteChecked. A plain ZADD, or any use of
-// Compare, Changed or ZAddIncr, keeps the conservative WriteAccumulating.
+// Compare, Changed or ZAddIncr, keeps the conservative WriteAccumulating. A
+// call only reads it and keeps no reference to it, so one value may serve
+// concurrent calls while nobody changes it.
 type ZAddOptions struct {
 	// Condition is NX (add only) or XX (update only).
 	Condition SetCondition
@@ -376,7 +381,8 @@ func (c *Client) cmdZRevRangeWithScores(key string, start, stop int64) cmd[[]Z] 
 	return typedCmd(c.rankRangeFrame(specZREVRANGE, key, start, stop, true), specZREVRANGE, wire.WantValue, toZs)
 }
 
-// ZRangeBy says how [Client.ZRangeArgs] reads its start and stop.
+// ZRangeBy says how [Client.ZRangeArgs] reads its start and stop. Its values
+// are plain constants, safe for concurrent use.
 type ZRangeBy uint8
 
 // ZRANGE interpretations of start and stop.
@@ -394,7 +400,8 @@ const (
 
 // ZRangeOptions are the options of [Client.ZRangeArgs],
 // [Client.ZRangeArgsWithScores] and [Client.ZRangeStore]. The zero value
-// is a plain ZRANGE by rank.
+// is a plain ZRANGE by rank. A call only reads it and keeps no reference to
+// it, so one value may serve concurrent calls while nobody changes it.
 type ZRangeOptions struct {
 	// By says how start and stop are read. Defaults to ZByRank.
 	By ZRangeBy
@@ -516,7 +523,9 @@ func (c *Client) zrangeArgsFrame(s *spec, destination, key, start, stop string, 
 
 // ZLimit is the LIMIT of [Client.ZRangeByScore] and the other ranges by
 // score or lex: skip Offset members of the range and return at most
-// Count. The zero value is no limit.
+// Count. The zero value is no limit. A call only reads it and keeps no
+// reference to it, so one value may serve concurrent calls while nobody
+// changes it.
 type ZLimit struct {
 	// Offset skips that many members. Must not be negative. Defaults to 0.
 	Offset int64
@@ -709,7 +718,8 @@ func (c *Client) cmdZRandMemberWithScores(key string, count int64) cmd[[]Z] {
 	return typedCmd(f, specZRANDMEMBER, wire.WantValue, zsOrEmpty)
 }
 
-// ZEnd names the end of a sorted set that ZMPOP and BZMPOP pop from.
+// ZEnd names the end of a sorted set that ZMPOP and BZMPOP pop from. Its
+// values are plain constants, safe for concurrent use.
 type ZEnd uint8
 
 // Sorted-set ends.
@@ -721,7 +731,9 @@ const (
 )
 
 // ZMPopResult is what [Client.ZMPop] and [Client.BZMPop] popped: the key
-// of the sorted set and its members, in pop order.
+// of the sorted set and its members, in pop order. It is a plain value that
+// the library neither keeps nor changes once returned: safe for concurrent
+// reads.
 type ZMPopResult struct {
 	Key     string
 	Members []Z

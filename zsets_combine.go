@@ -9,7 +9,8 @@ import (
 	"github.com/respire-go/respire/internal/wire"
 )
 
-// ZAggregate says how ZINTER and ZUNION combine a member's scores.
+// ZAggregate says how ZINTER and ZUNION combine a member's scores. Its
+// values are plain constants, safe for concurrent use.
 type ZAggregate uint8
 
 // Score aggregations.
@@ -24,7 +25,8 @@ const (
 
 // ZCombineOptions are the options of [Client.ZInter], [Client.ZUnion]
 // and their WithScores and Store forms. The zero value sums the scores of
-// every key with weight 1.
+// every key with weight 1. A call only reads it and keeps no reference to
+// it, so one value may serve concurrent calls while nobody changes it.
 type ZCombineOptions struct {
 	// Weights multiplies the scores of each key by its weight (WEIGHTS):
 	// one weight per key, in order, none NaN. Defaults to nil (every

@@ -45,7 +45,9 @@ var (
 	ErrLineTooLong  = &ProtocolError{Reason: "line longer than 64 KiB"}
 )
 
-// ProtocolError describes malformed input. It matches [ErrProtocol].
+// ProtocolError describes malformed input. It matches [ErrProtocol]. The
+// library does not change it once returned, so it is safe for concurrent
+// use.
 type ProtocolError struct {
 	Reason string
 	kind   *ProtocolError

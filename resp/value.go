@@ -6,7 +6,8 @@ import (
 	"unsafe"
 )
 
-// Type is a RESP type, spelled as its leading byte on the wire.
+// Type is a RESP type, spelled as its leading byte on the wire. Its values
+// are plain constants, safe for concurrent use.
 type Type byte
 
 // The RESP2 and RESP3 types.
@@ -84,7 +85,9 @@ func (t Type) Aggregate() bool {
 // attribute map that preceded the value, if any.
 //
 // A Value returned by a [Reader] borrows the reader's memory until the
-// reader's next Read call; [Value.Clone] makes an independent copy.
+// reader's next Read call; [Value.Clone] makes an independent copy. A Value
+// is not safe for concurrent use while its reader may still reuse its
+// memory; a clone is safe for concurrent reads.
 type Value struct {
 	Type  Type
 	Str   []byte

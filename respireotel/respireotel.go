@@ -31,7 +31,8 @@ import (
 // tracerName is the instrumentation scope: this module's import path.
 const tracerName = "github.com/respire-go/respire/respireotel"
 
-// Option configures [NewHook].
+// Option configures [NewHook]. An Option is a plain function value, safe for
+// concurrent use.
 type Option func(*config)
 
 type config struct {
@@ -73,7 +74,8 @@ func WithAttributes(kv ...attribute.KeyValue) Option {
 	return func(c *config) { c.attrs = append(c.attrs, kv...) }
 }
 
-// Hook is the tracing [respire.Hook]. Make one with [NewHook].
+// Hook is the tracing [respire.Hook]. Make one with [NewHook]. A Hook is
+// safe for concurrent use: the client calls it from many goroutines at once.
 type Hook struct {
 	tracer trace.Tracer
 	attrs  []attribute.KeyValue

@@ -10,7 +10,8 @@ import (
 	"sync/atomic"
 )
 
-// DialFunc dials a connection, like net.Dialer.DialContext.
+// DialFunc dials a connection, like net.Dialer.DialContext. The proxy calls
+// it from many goroutines at once, so it must be safe for concurrent use.
 type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // MemoryAddr is what [Proxy.Addr] returns for a proxy without a listener
@@ -18,7 +19,8 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 // MemoryAddr and Dial as its dialer reaches the proxy.
 const MemoryAddr = "respiretest.memory:6379"
 
-// Option configures [NewProxy] and [NewServer].
+// Option configures [NewProxy] and [NewServer]. An Option is a plain
+// function value, safe for concurrent use.
 type Option func(*config)
 
 type config struct {
@@ -47,7 +49,8 @@ func WithBackendDialer(dial DialFunc) Option {
 func WithIDMP(on bool) Option { return func(c *config) { c.idmp = &on } }
 
 // CommandStats counts the frames of one command name that went through a
-// [Proxy].
+// [Proxy]. It is a plain value that the library neither keeps nor changes
+// once returned: safe for concurrent reads.
 type CommandStats struct {
 	// Received counts complete frames that arrived from clients.
 	Received int64
@@ -250,7 +253,9 @@ func (p *Proxy) MustAddRule(tb TB, r Rule) *RuleHandle {
 	return h
 }
 
-// TB is the part of testing.TB the kit uses.
+// TB is the part of testing.TB the kit uses. A *testing.T or *testing.B
+// satisfies it; the kit calls it only on the goroutine that called the
+// kit's function, as Fatalf requires.
 type TB interface {
 	Helper()
 	Fatalf(format string, args ...any)

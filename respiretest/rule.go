@@ -64,7 +64,8 @@ const (
 
 // Action is what a [Rule] does to the frames it applies to. The zero Action
 // is no action: [Proxy.AddRule] rejects it. Build actions with the
-// variables and functions below.
+// variables and functions below. An Action is an immutable value, safe for
+// concurrent use.
 type Action struct {
 	kind  actionKind
 	reply []byte // actInject: the encoded reply
@@ -166,7 +167,8 @@ const Always = -1
 // A frame matches when its command name equals Command (case-insensitive;
 // "" matches every command) and, if Arg is not "", its first argument
 // equals Arg (case-sensitive, like a key). The rule applies to the matching
-// frames number Nth to Nth+Times-1, counted from 1 per rule.
+// frames number Nth to Nth+Times-1, counted from 1 per rule. [Proxy.AddRule]
+// copies it, so one Rule value may be added from several goroutines.
 type Rule struct {
 	// Command is the command name to match, such as "GET". "" matches any.
 	// It is one word: a subcommand, such as CLIENT SETNAME, is matched

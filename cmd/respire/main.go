@@ -108,6 +108,9 @@ func run(ctx context.Context, a invocation) int {
 	if j, _, _ := findCommand(rest); j >= 0 {
 		topic := rest[j]
 		if fs := subcommandFlags(topic, new(connFlags), stdout); fs != nil && topic != "" {
+			if add := ownFlags[topic]; add != nil {
+				add(fs)
+			}
 			fs.Usage()
 			return exitOK
 		}
@@ -177,6 +180,14 @@ var subcommands = map[string]struct{ synopsis, addr string }{
 	"do":        {"respire do [flags] COMMAND [ARG...]", defaultAddr},
 	"scan":      {"respire scan [flags] [--match pattern] [--count n] [--type t]", defaultAddr},
 	"subscribe": {"respire subscribe [flags] [--pattern] [--count n] CHANNEL...", defaultAddr},
+}
+
+// ownFlags adds a subcommand's own flags, bound to values nobody reads,
+// so that "help COMMAND" lists them as "COMMAND --help" does.
+var ownFlags = map[string]func(*flag.FlagSet){
+	"demo":      func(fs *flag.FlagSet) { newDemoFlags().register(fs) },
+	"scan":      func(fs *flag.FlagSet) { scanFlags(fs, new(respire.ScanOptions)) },
+	"subscribe": func(fs *flag.FlagSet) { subscribeFlags(fs, new(int), new(bool)) },
 }
 
 // subcommandFlags returns the flag set of subcommand name bound to f,

@@ -48,6 +48,10 @@ func TestUsage(t *testing.T) {
 		{name: "help of a command", args: []string{"help", "do"}, wantCode: exitOK, wantOut: "Usage: respire do [flags] COMMAND [ARG...]"},
 		{name: "help after flags", args: []string{"-p", "1", "help", "scan"}, wantCode: exitOK, wantOut: "Usage: respire scan"},
 		{name: "help of a command after flags", args: []string{"help", "-n", "1", "ping"}, wantCode: exitOK, wantOut: "Usage: respire ping"},
+		// help COMMAND lists the command's own flags, as COMMAND --help does.
+		{name: "help of scan lists its flags", args: []string{"help", "scan"}, wantCode: exitOK, wantOut: "only keys matching the glob pattern"},
+		{name: "help of subscribe lists its flags", args: []string{"help", "subscribe"}, wantCode: exitOK, wantOut: "the arguments are glob patterns"},
+		{name: "help of demo lists its flags", args: []string{"help", "demo"}, wantCode: exitOK, wantOut: "kind of deployment at --addr"},
 		{name: "empty command", args: []string{""}, wantCode: exitUsage, wantErr: "missing COMMAND"},
 		{name: "help of an unknown command", args: []string{"help", "nope"}, wantCode: exitUsage, wantErr: `unknown command "nope"`},
 		{name: "unknown flag", args: []string{"ping", "--nope"}, wantCode: exitUsage, wantErr: "flag provided but not defined: -nope"},

@@ -15,11 +15,7 @@ import (
 func runScan(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	var f connFlags
 	var opts respire.ScanOptions
-	rest, code, ok := parse("scan", &f, args, stderr, false, func(fs *flag.FlagSet) {
-		fs.StringVar(&opts.Match, "match", "", "only keys matching the glob `pattern`")
-		fs.Int64Var(&opts.Count, "count", 0, "keys the server examines per page, a `hint` (default: the server's)")
-		fs.StringVar(&opts.Type, "type", "", "only keys of this `type` (string, list, hash, ...)")
-	})
+	rest, code, ok := parse("scan", &f, args, stderr, false, func(fs *flag.FlagSet) { scanFlags(fs, &opts) })
 	if !ok {
 		return code
 	}
@@ -39,4 +35,11 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		fmt.Fprintln(stdout, field(key, false))
 	}
 	return exitOK
+}
+
+// scanFlags adds scan's own flags to fs, bound to opts.
+func scanFlags(fs *flag.FlagSet, opts *respire.ScanOptions) {
+	fs.StringVar(&opts.Match, "match", "", "only keys matching the glob `pattern`")
+	fs.Int64Var(&opts.Count, "count", 0, "keys the server examines per page, a `hint` (default: the server's)")
+	fs.StringVar(&opts.Type, "type", "", "only keys of this `type` (string, list, hash, ...)")
 }

@@ -17,10 +17,7 @@ func runSubscribe(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	var f connFlags
 	var count int
 	var pattern bool
-	channels, code, ok := parse("subscribe", &f, args, stderr, false, func(fs *flag.FlagSet) {
-		fs.IntVar(&count, "count", 0, "exit after `n` messages (default: until interrupted)")
-		fs.BoolVar(&pattern, "pattern", false, "the arguments are glob patterns (PSUBSCRIBE)")
-	})
+	channels, code, ok := parse("subscribe", &f, args, stderr, false, func(fs *flag.FlagSet) { subscribeFlags(fs, &count, &pattern) })
 	if !ok {
 		return code
 	}
@@ -59,6 +56,13 @@ func runSubscribe(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		}
 	}
 	return exitOK
+}
+
+// subscribeFlags adds subscribe's own flags to fs, bound to count and
+// pattern.
+func subscribeFlags(fs *flag.FlagSet, count *int, pattern *bool) {
+	fs.IntVar(count, "count", 0, "exit after `n` messages (default: until interrupted)")
+	fs.BoolVar(pattern, "pattern", false, "the arguments are glob patterns (PSUBSCRIBE)")
 }
 
 // messageLine returns the line subscribe prints for a message, "channel:

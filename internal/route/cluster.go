@@ -335,7 +335,7 @@ func (c *Cluster) refreshFrom(ctx context.Context, addr string) error {
 	v, err := call(qctx, n.EP, "CLUSTER", "SHARDS")
 	var re *wire.ReplyError
 	if errors.As(err, &re) && strings.Contains(re.Text, "cluster support disabled") {
-		return &topologyError{addr: addr, err: ErrNotCluster, text: re.Text}
+		return &topologyError{addr: addr, err: ErrNotCluster, text: re.Text, reply: re}
 	}
 	// CLUSTER SLOTS serves a server before 7.0, and a user whose ACL
 	// allows only CLUSTER SLOTS (rules written for older clients).
@@ -456,9 +456,10 @@ func movedSlots(old, s *clusterSnap) []int {
 
 // topologyError reports a node whose topology reply was rejected.
 type topologyError struct {
-	addr string
-	err  error
-	text string
+	addr  string
+	err   error
+	text  string
+	reply *wire.ReplyError // the reply that showed err, if any
 }
 
 func (e *topologyError) Error() string {
@@ -469,4 +470,9 @@ func (e *topologyError) Error() string {
 	return s
 }
 
-func (e *topologyError) Unwrap() error { return e.err }
+func (e *topologyError) Unwrap() []error {
+	if e.reply == nil {
+		return []error{e.err}
+	}
+	return []error{e.err, e.reply}
+}
