@@ -136,8 +136,8 @@ func (e *ConnError) Is(target error) bool { return target == ErrConnectionLost }
 // ConfigError reports an invalid option. It matches [ErrInvalidConfig].
 // When a server's error reply showed the option wrong (Sentinel.Addrs
 // naming a server that is not a sentinel, a Cluster seed that is not in
-// cluster mode), it also wraps that [*ServerError]. The library does not change it once returned, so it is
-// safe for concurrent use.
+// cluster mode), it also wraps that [*ServerError]. The library does not
+// change it once returned, so it is safe for concurrent use.
 type ConfigError struct {
 	// Field names the option, such as "Options.DialTimeout" or
 	// "RetryPolicy.Jitter".
