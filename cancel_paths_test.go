@@ -1,0 +1,516 @@
+package respire
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/resp"
+	"github.com/respire-go/respire/respiretest"
+)
+
+// endedPathOps are the public paths of a client, each called with ctx.
+// They are the paths a caller reaches with a context of its own: the
+// commands, units, callbacks, iterators, blocking commands, scripts,
+// functions, cached reads and subscriptions.
+func endedPathOps(t *testing.T, c *Client, sub *Subscription) map[string]func(ctx context.Context) error {
+	k := key(t, "k")
+	first := func(seq func(func(string, error) bool)) error {
+		for _, err := range seq {
+			return err
+		}
+		return errors.New("no value")
+	}
+	return map[string]func(ctx context.Context) error{
+		"Get":       func(ctx context.Context) error { _, err := c.Get(ctx, k); return err },
+		"Set":       func(ctx context.Context) error { return c.Set(ctx, k, "v") },
+		"Do":        func(ctx context.Context) error { _, err := c.Do(ctx, NewCommand("ECHO"), "x"); return err },
+		"Ping":      func(ctx context.Context) error { return c.Ping(ctx) },
+		"Publish":   func(ctx context.Context) error { _, err := c.Publish(ctx, k, "m"); return err },
+		"GetCached": func(ctx context.Context) error { _, err := c.GetCached(ctx, k); return err },
+		"DoCached":  func(ctx context.Context) error { _, err := c.DoCached(ctx, NewCommand("GET"), k); return err },
+		"Batch":     func(ctx context.Context) error { b := c.NewBatch(); b.Get(k); return b.Execute(ctx) },
+		"Tx":        func(ctx context.Context) error { b := c.NewTransaction(); b.Incr(k); return b.Execute(ctx) },
+		"Watch":     func(ctx context.Context) error { return c.Watch(ctx, func(*Tx) error { return nil }, k) },
+		"Dedicated": func(ctx context.Context) error { return c.Dedicated(ctx, func(*Conn) error { return nil }) },
+		"BLPop":     func(ctx context.Context) error { _, _, err := c.BLPop(ctx, 0, k); return err },
+		"BLMove": func(ctx context.Context) error {
+			_, err := c.BLMove(ctx, k, k, ListLeft, ListRight, 0)
+			return err
+		},
+		"BZPopMin": func(ctx context.Context) error { _, _, err := c.BZPopMin(ctx, 0, k); return err },
+		"XRead": func(ctx context.Context) error {
+			_, err := c.XRead(ctx, XReadOptions{BlockForever: true}, k, "$")
+			return err
+		},
+		"Do BLPOP": func(ctx context.Context) error { _, err := c.Do(ctx, catalog.List.BLPOP(), k, "0"); return err },
+		"Scan":     func(ctx context.Context) error { return first(c.Scan(ctx, ScanOptions{})) },
+		"SScan":    func(ctx context.Context) error { return first(c.SScan(ctx, k, ScanOptions{})) },
+		"Script.Run": func(ctx context.Context) error {
+			_, err := NewScript("return 1", ScriptOptions{}).Run(ctx, c, []string{k})
+			return err
+		},
+		"Script.Load": func(ctx context.Context) error { return NewScript("return 2", ScriptOptions{}).Load(ctx, c) },
+		"Function.Call": func(ctx context.Context) error {
+			_, err := NewFunction("respirecancel", "f", FunctionOptions{
+				Source: "#!lua name=respirecancel\nredis.register_function('f', function() return 1 end)",
+			}).Call(ctx, c, []string{k})
+			return err
+		},
+		"Subscribe":       func(ctx context.Context) error { _, err := c.Subscribe(ctx, k); return err },
+		"sub.Subscribe":   func(ctx context.Context) error { return sub.Subscribe(ctx, k+":other") },
+		"sub.Unsubscribe": func(ctx context.Context) error { return sub.Unsubscribe(ctx, k) },
+	}
+}
+
+// TestEveryPathWithEndedContextSendsNothing: a context that has already
+// ended, cancelled or past its deadline, sends nothing and dials nothing
+// on every public path, and the error matches the context's. The client
+// goes on serving each caller its own reply afterwards.
+func TestEveryPathWithEndedContextSendsNothing(t *testing.T) {
+	c, px := proxiedStandalone(t, Options{ClientCache: &CacheOptions{}})
+	ctx := testCtx(t)
+	sub, err := c.Subscribe(ctx, key(t, "ch"))
+	must(t, err)
+	defer sub.Close()
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	expired, cancel2 := context.WithDeadline(ctx, time.Now().Add(-time.Second))
+	defer cancel2()
+	ends := []struct {
+		name string
+		ctx  context.Context
+		want error
+	}{{"cancelled", cancelled, context.Canceled}, {"expired", expired, context.DeadlineExceeded}}
+	for _, end := range ends {
+		for name, op := range endedPathOps(t, c, sub) {
+			sessions, sent := px.Sessions(), framesSent(px)
+			err := op(end.ctx)
+			if !errors.Is(err, end.want) {
+				t.Errorf("%s with a %s context = %v, want an error matching %v", name, end.name, err, end.want)
+			}
+			if got := framesSent(px); got != sent {
+				t.Errorf("%s with a %s context sent %d frames, want none", name, end.name, got-sent)
+			}
+			if got := px.Sessions(); got != sessions {
+				t.Errorf("%s with a %s context opened %d connections, want none", name, end.name, got-sessions)
+			}
+		}
+	}
+	checkOwnReplies(t, c, 8)
+}
+
+// checkOwnReplies runs n goroutines that each set and read back a value of
+// their own through the shared connection, a batch and a transaction: every
+// reply must be its caller's.
+func checkOwnReplies(t *testing.T, c *Client, n int) {
+	t.Helper()
+	ctx := testCtx(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 3*n)
+	for i := range n {
+		wg.Go(func() {
+			k, v := key(t, "own", strconv.Itoa(i)), "value-"+strconv.Itoa(i)
+			if err := c.Set(ctx, k, v); err != nil {
+				errs <- err
+				return
+			}
+			if got, err := c.Get(ctx, k); err != nil || got != v {
+				errs <- errors.New("Get " + k + " = " + got + ", want " + v + " (" + errOrNil(err) + ")")
+			}
+			msg := "echo-" + strconv.Itoa(i)
+			b := c.NewBatch()
+			e := b.Echo(msg)
+			g := b.Get(k)
+			if err := b.Execute(ctx); err != nil {
+				errs <- err
+				return
+			}
+			if got, err := e.Result(); err != nil || got != msg {
+				errs <- errors.New("batch ECHO = " + got + ", want " + msg + " (" + errOrNil(err) + ")")
+			}
+			if got, err := g.Result(); err != nil || got != v {
+				errs <- errors.New("batch GET = " + got + ", want " + v + " (" + errOrNil(err) + ")")
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func errOrNil(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return err.Error()
+}
+
+// holdNext makes px hold the reply of the next frame of command (and
+// every reply after it on that connection) until the returned release
+// runs; arrived is closed when the frame reached the proxy.
+func holdNext(t *testing.T, px *respiretest.Proxy, command, arg string) (h *respiretest.RuleHandle) {
+	t.Helper()
+	h = px.MustAddRule(t, respiretest.Rule{Command: command, Arg: arg, Action: respiretest.Hold})
+	t.Cleanup(h.Release)
+	return h
+}
+
+// TestScriptFallbackCancelledBetweenCommands: a Script.Run whose context
+// ends after its EVALSHA was answered NOSCRIPT never sends the EVAL; one
+// whose context ends after the EVAL was written returns a ContextError
+// that says it may have run, the script runs exactly once, and its late
+// reply reaches nobody: the next callers get their own replies.
+func TestScriptFallbackCancelledBetweenCommands(t *testing.T) {
+	addr := standaloneAddr(t)
+	script := NewScript("redis.call('INCR', KEYS[1]) return ARGV[1] -- "+t.Name(), ScriptOptions{})
+	t.Run("before EVAL", func(t *testing.T) {
+		c, px := proxiedStandalone(t, Options{})
+		k := key(t, "n")
+		ctx, cancel := context.WithCancel(testCtx(t))
+		px.MustAddRule(t, respiretest.Rule{Command: "EVALSHA", Action: respiretest.Inject("NOSCRIPT No matching script."),
+			OnReceive: func([]string) { cancel() }})
+		_, err := script.Run(ctx, c, []string{k}, "mine")
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run cancelled at NOSCRIPT = %v, want an error matching context.Canceled", err)
+		}
+		if n := px.Stats("EVAL").Received; n != 0 {
+			t.Errorf("the proxy received %d EVAL after the context ended, want none", n)
+		}
+		if _, err := c.Get(testCtx(t), k); !errors.Is(err, ErrNil) {
+			t.Errorf("GET of the script's counter = %v, want ErrNil: the script ran", err)
+		}
+		checkOwnReplies(t, c, 4)
+	})
+	t.Run("after EVAL written", func(t *testing.T) {
+		c, px := proxiedStandalone(t, Options{})
+		k := key(t, "n")
+		px.MustAddRule(t, respiretest.Rule{Command: "EVALSHA", Action: respiretest.Inject("NOSCRIPT No matching script.")})
+		held := holdNext(t, px, "EVAL", "")
+		evals := commandCalls(t, addr, "eval")
+		ctx, cancel := context.WithCancel(testCtx(t))
+		errc := make(chan error, 1)
+		go func() { _, err := script.Run(ctx, c, []string{k}, "mine"); errc <- err }()
+		<-held.Received()
+		cancel()
+		err := <-errc
+		var ce *ContextError
+		if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) || !MayHaveExecuted(err) {
+			t.Fatalf("Run cancelled after EVAL was written = %v, want a *ContextError matching context.Canceled that may have run", err)
+		}
+		held.Release()
+		checkOwnReplies(t, c, 4)
+		if got, err := c.Get(testCtx(t), k); err != nil || got != "1" {
+			t.Errorf("the script's counter = %q, %v; want 1: it ran once", got, err)
+		}
+		if n := commandCalls(t, addr, "eval") - evals; n != 1 {
+			t.Errorf("the server ran EVAL %d times, want 1", n)
+		}
+	})
+}
+
+// TestWatchReadCancelledThenCallbackGoesOn: a Tx read whose context ends
+// while its reply is owed breaks the watched connection; a callback that
+// ignores that error and queues a write still gets an error matching the
+// context's from Watch, and nothing is applied.
+func TestWatchReadCancelledThenCallbackGoesOn(t *testing.T) {
+	addr := standaloneAddr(t)
+	c, px := proxiedStandalone(t, Options{})
+	k := key(t, "k")
+	execs := commandCalls(t, addr, "exec")
+	held := holdNext(t, px, "GET", k)
+	ctx, cancel := context.WithCancel(testCtx(t))
+	var readErr error
+	err := c.Watch(ctx, func(tx *Tx) error {
+		go func() { <-held.Received(); cancel() }()
+		_, readErr = tx.Get(ctx, k)
+		tx.Queue().Incr(k)
+		return nil // the callback goes on as if the read had not failed
+	}, k)
+	held.Release()
+	if !errors.Is(readErr, context.Canceled) {
+		t.Fatalf("the cancelled Tx.Get = %v, want an error matching context.Canceled", readErr)
+	}
+	if !errors.Is(err, context.Canceled) || MayHaveExecuted(err) {
+		t.Errorf("Watch after the cancelled read = %v, want an error matching context.Canceled that did not run", err)
+	}
+	if n := commandCalls(t, addr, "exec") - execs; n != 0 {
+		t.Errorf("the server ran EXEC %d times, want none", n)
+	}
+	if s := c.blocking.Stats(); s.Lent != 0 {
+		t.Errorf("dedicated connections after Watch: %+v, want none lent", s)
+	}
+	checkOwnReplies(t, c, 4)
+}
+
+// TestDedicatedHandshakeCancelled: a context that ends while a dedicated
+// connection's handshake (HELLO) waits for its reply ends the call that
+// dialed it (Dedicated, a blocking command) with an error matching
+// context.Canceled before its own command is sent; the half-open
+// connection is closed and its slot freed, and the next call dials afresh.
+func TestDedicatedHandshakeCancelled(t *testing.T) {
+	calls := map[string]func(ctx context.Context, c *Client, k string) error{
+		"Dedicated": func(ctx context.Context, c *Client, k string) error {
+			return c.Dedicated(ctx, func(conn *Conn) error {
+				_, err := conn.Do(ctx, NewCommand("RPUSH"), k, "never")
+				return err
+			})
+		},
+		"BLPop": func(ctx context.Context, c *Client, k string) error { _, _, err := c.BLPop(ctx, 0, k); return err },
+		"Watch": func(ctx context.Context, c *Client, k string) error {
+			return c.Watch(ctx, func(tx *Tx) error { tx.Queue().RPush(k, "never"); return nil }, k)
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			c, px := proxiedStandalone(t, Options{BlockingPoolSize: 1})
+			k := key(t, "list")
+			held := holdNext(t, px, "HELLO", "")
+			ctx, cancel := context.WithCancel(testCtx(t))
+			errc := make(chan error, 1)
+			go func() { errc <- call(ctx, c, k) }()
+			<-held.Received()
+			cancel()
+			err := <-errc
+			if !errors.Is(err, context.Canceled) || MayHaveExecuted(err) {
+				t.Fatalf("%s cancelled in the handshake = %v, want an error matching context.Canceled that did not run", name, err)
+			}
+			held.Release()
+			if s := c.blocking.Stats(); s.Open != 0 {
+				t.Errorf("dedicated connections after the cancelled handshake: %+v, want none", s)
+			}
+			for _, cmd := range []string{"RPUSH", "BLPOP", "WATCH"} {
+				if n := px.Stats(cmd).Received; n != 0 {
+					t.Errorf("the proxy received %d %s, want none", n, cmd)
+				}
+			}
+			// The slot is free: the next call dials and runs.
+			must(t, c.Dedicated(testCtx(t), func(conn *Conn) error {
+				r, err := conn.Do(testCtx(t), NewCommand("ECHO"), "after")
+				if got, _ := r.String(); err == nil && got != "after" {
+					t.Errorf("ECHO on the next dedicated connection = %q, want after", got)
+				}
+				return err
+			}))
+			checkOwnReplies(t, c, 4)
+		})
+	}
+}
+
+// TestSubscriptionChangeCancelledKeepsItsReplies: a Subscribe whose
+// context ends while its confirmation is owed leaves the name in the set
+// and its confirmation in its place: the Unsubscribe and Subscribe that
+// follow on the same subscription are answered by their own
+// confirmations, and messages arrive for exactly the names subscribed.
+func TestSubscriptionChangeCancelledKeepsItsReplies(t *testing.T) {
+	ctx := testCtx(t)
+	a, b, d := key(t, "a"), key(t, "b"), key(t, "d")
+	g := &replyGate{written: make(chan string, 16)}
+	c := newClient(t, Options{Dialer: g.dial})
+	sub, err := c.Subscribe(ctx, a)
+	must(t, err)
+	defer sub.Close()
+	release := g.holdAfter("SUBSCRIBE", b)
+	defer release()
+	cctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- sub.Subscribe(cctx, b) }()
+	g.waitWritten(t, b)
+	cancel()
+	err = <-errc
+	var ce *ContextError
+	if !errors.As(err, &ce) || !ce.Sent || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Subscribe cancelled before its confirmation = %v, want a *ContextError (Sent) matching context.Canceled", err)
+	}
+	// Both are written behind the held confirmation, and answered once
+	// it comes, each by its own.
+	unsub := make(chan error, 1)
+	go func() { unsub <- sub.Unsubscribe(ctx, a) }()
+	g.waitWritten(t, a)
+	resub := make(chan error, 1)
+	go func() { resub <- sub.Subscribe(ctx, d) }()
+	g.waitWritten(t, d)
+	release()
+	must(t, <-unsub)
+	must(t, <-resub)
+	for _, ch := range []string{a, b, d} {
+		if _, err := c.Publish(ctx, ch, "to "+ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]bool{}
+	for len(got) < 2 {
+		select {
+		case m := <-sub.Channel():
+			if m.Gap || m.Channel == a {
+				t.Fatalf("message %+v: want the messages of %s and %s only, no gap", m, b, d)
+			}
+			got[m.Channel] = true
+		case <-ctx.Done():
+			t.Fatalf("received %v, want the messages of %s and %s", got, b, d)
+		}
+	}
+	checkOwnReplies(t, c, 4)
+}
+
+// replyGate is an Options.Dialer to the standalone server whose
+// connections report each command name and first argument they write
+// (on written) and, once holdAfter's command was written on one of them,
+// hold what that connection reads until the release.
+type replyGate struct {
+	written chan string
+	mu      sync.Mutex
+	command string        // the command whose write starts the hold
+	arg     string        // its first argument
+	hold    chan struct{} // closed by the release
+	on      net.Conn      // the connection that holds, once written
+}
+
+func (g *replyGate) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &gatedConn{Conn: nc, g: g}, nil
+}
+
+// holdAfter arms the gate; the returned release (idempotent) ends it.
+func (g *replyGate) holdAfter(command, arg string) (release func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.command, g.arg, g.hold = command, arg, make(chan struct{})
+	var once sync.Once
+	hold := g.hold
+	return func() { once.Do(func() { close(hold) }) }
+}
+
+// waitWritten waits until a command whose first argument is arg was
+// written on a gated connection.
+func (g *replyGate) waitWritten(t *testing.T, arg string) {
+	t.Helper()
+	for {
+		select {
+		case got := <-g.written:
+			if got == arg {
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no command with argument %s was written", arg)
+		}
+	}
+}
+
+type gatedConn struct {
+	net.Conn
+	g *replyGate
+}
+
+func (c *gatedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	rd := resp.NewReader(bytes.NewReader(p[:n]))
+	for {
+		args, _, rerr := rd.ReadCommand(nil)
+		if rerr != nil {
+			break
+		}
+		if len(args) < 2 {
+			continue
+		}
+		g := c.g
+		g.mu.Lock()
+		if g.hold != nil && g.on == nil && strings.EqualFold(string(args[0]), g.command) && string(args[1]) == g.arg {
+			g.on = c
+		}
+		g.mu.Unlock()
+		select {
+		case g.written <- string(args[1]):
+		default:
+		}
+	}
+	return n, err
+}
+
+func (c *gatedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.g.mu.Lock()
+	hold := c.g.hold
+	held := c.g.on == c
+	c.g.mu.Unlock()
+	if held {
+		<-hold
+	}
+	return n, err
+}
+
+// TestScanCancelledMidIteration: an iterator whose context ends while a
+// page's reply is owed yields an error matching context.Canceled and
+// stops; the late page reaches nobody.
+func TestScanCancelledMidIteration(t *testing.T) {
+	c, px := proxiedStandalone(t, Options{})
+	ctx := testCtx(t)
+	for i := range 30 {
+		must(t, c.Set(ctx, key(t, "s", strconv.Itoa(i)), "x"))
+	}
+	h := px.MustAddRule(t, respiretest.Rule{Command: "SCAN", Nth: 2, Action: respiretest.Hold})
+	t.Cleanup(h.Release)
+	sctx, cancel := context.WithCancel(ctx)
+	go func() { <-h.Received(); cancel() }()
+	var errs []error
+	for _, err := range c.Scan(sctx, ScanOptions{Match: keyPrefix(t) + "*", Count: 2}) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	h.Release()
+	if len(errs) != 1 || !errors.Is(errs[0], context.Canceled) {
+		t.Errorf("Scan's errors after its context ended = %v, want one matching context.Canceled", errs)
+	}
+	if n := px.Stats("SCAN").Received; n != 2 {
+		t.Errorf("the proxy received %d SCAN, want 2: none after the context ended", n)
+	}
+	checkOwnReplies(t, c, 4)
+}
+
+// TestDedicatedCommandAfterCancelledOne: after a command whose context
+// ended while its reply was owed, the next command of the callback with
+// that same context fails with an error matching the context's, sending
+// nothing, rather than with the broken connection's error; the callback's
+// error ends the loan and the connection is never pooled.
+func TestDedicatedCommandAfterCancelledOne(t *testing.T) {
+	c, px := proxiedStandalone(t, Options{})
+	held := holdNext(t, px, "ECHO", "held")
+	ctx, cancel := context.WithCancel(testCtx(t))
+	var first, second error
+	err := c.Dedicated(ctx, func(conn *Conn) error {
+		go func() { <-held.Received(); cancel() }()
+		_, first = conn.Do(ctx, NewCommand("ECHO"), "held")
+		_, second = conn.Do(ctx, NewCommand("ECHO"), "next")
+		return second
+	})
+	held.Release()
+	if !errors.Is(first, context.Canceled) || !MayHaveExecuted(first) {
+		t.Errorf("the cancelled ECHO = %v, want an error matching context.Canceled that may have run", first)
+	}
+	if !errors.Is(second, context.Canceled) || MayHaveExecuted(second) {
+		t.Errorf("the ECHO after it = %v, want an error matching context.Canceled that did not run", second)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Dedicated = %v, want the callback's error", err)
+	}
+	if n := px.Stats("ECHO").Received; n != 1 {
+		t.Errorf("the proxy received %d ECHO, want 1", n)
+	}
+	if s := c.blocking.Stats(); s.Open != 0 {
+		t.Errorf("dedicated connections after the loan: %+v, want the broken one closed", s)
+	}
+	checkOwnReplies(t, c, 4)
+}
