@@ -514,3 +514,155 @@ func TestDedicatedCommandAfterCancelledOne(t *testing.T) {
 	}
 	checkOwnReplies(t, c, 4)
 }
+
+// TestWatchCancelledAtEachStep: under a RetryPolicy, a Watch whose
+// context ends while the reply of its WATCH, or of its MULTI ... EXEC, is
+// owed ends with an error matching context.Canceled, is never rerun, and
+// its connection is never pooled; a Watch cancelled after EXEC was written
+// says it may have run, and ran exactly once. (One cancelled at its WATCH
+// may say so too: WATCH itself was sent.)
+func TestWatchCancelledAtEachStep(t *testing.T) {
+	addr := standaloneAddr(t)
+	for _, step := range []string{"WATCH", "EXEC"} {
+		t.Run(step, func(t *testing.T) {
+			c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{MaxCommandRetryCategory: WriteAccumulating}})
+			k := key(t, "n")
+			held := holdNext(t, px, step, "")
+			watches, execs := commandCalls(t, addr, "watch"), commandCalls(t, addr, "exec")
+			ctx, cancel := context.WithCancel(testCtx(t))
+			go func() { <-held.Received(); cancel() }()
+			runs := 0
+			err := c.Watch(ctx, func(tx *Tx) error {
+				runs++
+				tx.Queue().Incr(k)
+				return nil
+			}, k)
+			held.Release()
+			var ce *ContextError
+			if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) || (step == "EXEC" && !MayHaveExecuted(err)) {
+				t.Errorf("Watch cancelled at its %s = %v, want a *ContextError matching context.Canceled", step, err)
+			}
+			if want := map[string]int{"WATCH": 0, "EXEC": 1}[step]; runs != want {
+				t.Errorf("the callback ran %d times, want %d", runs, want)
+			}
+			if s := c.blocking.Stats(); s.Open != 0 {
+				t.Errorf("dedicated connections after Watch: %+v, want the cancelled one closed", s)
+			}
+			checkOwnReplies(t, c, 4)
+			if n := commandCalls(t, addr, "watch") - watches; n != 1 {
+				t.Errorf("the server ran WATCH %d times, want 1", n)
+			}
+			wantExec := map[string]int{"WATCH": 0, "EXEC": 1}[step]
+			if n := commandCalls(t, addr, "exec") - execs; n != wantExec {
+				t.Errorf("the server ran EXEC %d times, want %d", n, wantExec)
+			}
+			want := map[string]string{"WATCH": "", "EXEC": "1"}[step]
+			if got, err := c.Get(testCtx(t), k); got != want || (want == "" && !errors.Is(err, ErrNil)) {
+				t.Errorf("the counter = %q, %v; want %q", got, err, want)
+			}
+		})
+	}
+}
+
+// TestClusterAskFollowedThenCancelled: a command that follows an ASK
+// redirect travels with its ASKING in one frame; cancelled while that
+// frame's replies are owed, it fails with a ContextError that says it may
+// have run, both replies are drained, and the target's shared connection
+// serves the next callers their own replies.
+func TestClusterAskFollowedThenCancelled(t *testing.T) {
+	c, proxies := proxiedCluster(t, Options{})
+	primaries := c.topo.Primaries()
+	from, to := primaries[0].Addr, primaries[1].Addr
+	k, slot := keyOn(t, c, from)
+	t.Cleanup(func() { _, _ = c.Del(context.Background(), k) })
+	must(t, c.Set(testCtx(t), k, "v"))
+	proxies[from].MustAddRule(t, respiretest.Rule{Command: "GET", Arg: k, Action: respiretest.Inject(respiretest.Ask(slot, to))})
+	held := holdNext(t, proxies[to], "GET", k)
+	ctx, cancel := context.WithCancel(testCtx(t))
+	go func() { <-held.Received(); cancel() }()
+	_, err := c.Get(ctx, k)
+	held.Release()
+	var ce *ContextError
+	if !errors.As(err, &ce) || !ce.Sent || !errors.Is(err, context.Canceled) {
+		t.Fatalf("GET cancelled after its ASK was followed = %v, want a *ContextError (Sent) matching context.Canceled", err)
+	}
+	if n := proxies[to].Stats("ASKING").Received; n != 1 {
+		t.Errorf("the ASK target received %d ASKING, want 1", n)
+	}
+	// The target's shared connection serves its keys' callers their own.
+	kt, _ := keyOn(t, c, to)
+	t.Cleanup(func() { _, _ = c.Del(context.Background(), kt) })
+	must(t, c.Set(testCtx(t), kt, "w"))
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			msg := "m-" + strconv.Itoa(i)
+			b := c.NewBatch()
+			g := b.Get(kt)
+			e := b.Do(NewCommand("ECHO"), msg)
+			if err := b.Execute(testCtx(t)); err != nil {
+				t.Error(err)
+				return
+			}
+			r, err := e.Result()
+			if got, _ := r.String(); err != nil || got != msg {
+				t.Errorf("ECHO = %q, %v; want %q", got, err, msg)
+			}
+			if got, err := g.Result(); err != nil || got != "w" {
+				t.Errorf("GET = %q, %v; want w", got, err)
+			}
+			if got, err := c.Get(testCtx(t), kt); err != nil || got != "w" {
+				t.Errorf("Get = %q, %v; want w", got, err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestBlockingCancelledWhileSharedConnectionHeld: a blocking call whose
+// context ends while the shared connection (which carries its CLIENT
+// UNBLOCK) owes another caller a held reply is still stopped on the
+// server: it fails with a ContextError, pops nothing for nobody, and the
+// other caller gets its own reply once it comes, the late UNBLOCK reply
+// going to nobody.
+func TestBlockingCancelledWhileSharedConnectionHeld(t *testing.T) {
+	name := blockingName(t)
+	c, px := proxiedStandalone(t, Options{ClientName: name})
+	addr := standaloneAddr(t)
+	list, other := key(t, "list"), key(t, "other")
+	must(t, c.Set(testCtx(t), other, "mine"))
+	held := holdNext(t, px, "GET", other)
+	got := make(chan string, 1)
+	go func() {
+		v, err := c.Get(testCtx(t), other)
+		if err != nil {
+			v = err.Error()
+		}
+		got <- v
+	}()
+	<-held.Received()
+	ctx, cancel := context.WithCancel(testCtx(t))
+	errc := make(chan error, 1)
+	go func() { _, _, err := c.BLPop(ctx, 0, list); errc <- err }()
+	waitNamedBlocked(t, name)
+	cancel()
+	err := <-errc
+	var ce *ContextError
+	if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("BLPop cancelled while the shared connection is held = %v, want a *ContextError matching context.Canceled", err)
+	}
+	held.Release()
+	if v := <-got; v != "mine" {
+		t.Errorf("the held GET = %q, want its own value", v)
+	}
+	if _, err := admin(t, addr, "RPUSH", list, "later").Int64(); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := admin(t, addr, "LLEN", list).Int64(); n != 1 {
+		t.Errorf("LLEN = %d after the caller left, want 1: the element was popped for nobody", n)
+	}
+	if k, v, err := c.BLPop(testCtx(t), time.Second, list); err != nil || k != list || v != "later" {
+		t.Errorf("BLPop after the stopped call = %q, %q, %v; want the element", k, v, err)
+	}
+	checkOwnReplies(t, c, 4)
+}
