@@ -666,3 +666,50 @@ func TestBlockingCancelledWhileSharedConnectionHeld(t *testing.T) {
 	}
 	checkOwnReplies(t, c, 4)
 }
+
+// TestClusterPathsWithEndedContextSendNothing: on a Cluster client the
+// paths that split a command by slot, fan it out to every primary, group a
+// batch by node or pin a subscription to a slot send nothing and dial
+// nothing with a context that has already ended, and fail with its error.
+func TestClusterPathsWithEndedContextSendNothing(t *testing.T) {
+	c, proxies := proxiedCluster(t, Options{ClientCache: &CacheOptions{}})
+	ctx := testCtx(t)
+	sub, err := c.Subscribe(ctx, keyPrefix(t)+"ch")
+	must(t, err)
+	defer sub.Close()
+	ops := endedPathOps(t, c, sub)
+	delete(ops, "Function.Call") // its library would need loading on every primary
+	a, b := keyPrefix(t)+"a", keyPrefix(t)+"b" // two slots
+	ops["MGet"] = func(ctx context.Context) error { _, _, err := c.MGet(ctx, a, b); return err }
+	ops["Del"] = func(ctx context.Context) error { _, err := c.Del(ctx, a, b); return err }
+	ops["DBSize"] = func(ctx context.Context) error { _, err := c.DBSize(ctx); return err }
+	ops["Keys"] = func(ctx context.Context) error { _, err := c.Keys(ctx, keyPrefix(t)+"*"); return err }
+	ops["SPublish"] = func(ctx context.Context) error { _, err := c.SPublish(ctx, a, "m"); return err }
+	ops["SSubscribe"] = func(ctx context.Context) error { _, err := c.SSubscribe(ctx, a); return err }
+	ops["Batch of two slots"] = func(ctx context.Context) error {
+		bt := c.NewBatch()
+		bt.Get(a)
+		bt.Get(b)
+		bt.Do(NewCommand("ECHO"), "x")
+		return bt.Execute(ctx)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	counts := func() (frames, sessions int) {
+		for _, px := range proxies {
+			frames += framesSent(px) - px.Forwarded("CLUSTER")
+			sessions += px.Sessions()
+		}
+		return frames, sessions
+	}
+	for name, op := range ops {
+		frames, sessions := counts()
+		err := op(cancelled)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a cancelled context = %v, want an error matching context.Canceled", name, err)
+		}
+		if f, s := counts(); f != frames || s != sessions {
+			t.Errorf("%s with a cancelled context sent %d frames on %d new connections, want none", name, f-frames, s-sessions)
+		}
+	}
+}
