@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -713,3 +714,82 @@ func TestClusterPathsWithEndedContextSendNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestContextEndedAsDedicatedDialCompletesSendsNothing: a context that
+// ends after a dedicated connection's handshake succeeded but before the
+// call got the connection (here: while the dial reports the connection
+// opened) sends nothing: a blocking pop fails with the context's error and
+// pops nothing, and a Dedicated callback's first command sends nothing.
+// The connection is kept for the next caller.
+func TestContextEndedAsDedicatedDialCompletesSendsNothing(t *testing.T) {
+	addr := standaloneAddr(t)
+	calls := map[string]func(ctx context.Context, c *Client, list string) error{
+		"BLPop": func(ctx context.Context, c *Client, list string) error {
+			_, _, err := c.BLPop(ctx, 0, list)
+			return err
+		},
+		"Do BLPOP": func(ctx context.Context, c *Client, list string) error {
+			_, err := c.Do(ctx, catalog.List.BLPOP(), list, "0")
+			return err
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			var opened onOpened
+			c := newClient(t, Options{Logger: slog.New(&opened)})
+			list := key(t, "list")
+			if _, err := c.RPush(testCtx(t), list, "x"); err != nil {
+				t.Fatal(err)
+			}
+			pops := commandCalls(t, addr, "blpop")
+			ctx, cancel := context.WithCancel(testCtx(t))
+			opened.arm(cancel)
+			err := call(ctx, c, list)
+			if !errors.Is(err, context.Canceled) || MayHaveExecuted(err) {
+				t.Errorf("%s whose context ended as its connection opened = %v, want an error matching context.Canceled that did not run", name, err)
+			}
+			if n, _ := admin(t, addr, "LLEN", list).Int64(); n != 1 {
+				t.Errorf("LLEN = %d, want 1: the element was popped for a caller that had left", n)
+			}
+			if n := commandCalls(t, addr, "blpop") - pops; n != 0 {
+				t.Errorf("the server ran BLPOP %d times, want none", n)
+			}
+			if s := c.blocking.Stats(); s.Lent != 0 || s.Idle != 1 {
+				t.Errorf("dedicated connections: %+v, want the new one idle", s)
+			}
+		})
+	}
+}
+
+// onOpened is a slog.Handler that, once armed, calls its function when
+// the client logs a connection opened.
+type onOpened struct {
+	mu sync.Mutex
+	fn func()
+}
+
+func (h *onOpened) arm(fn func()) {
+	h.mu.Lock()
+	h.fn = fn
+	h.mu.Unlock()
+}
+
+func (h *onOpened) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *onOpened) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "respire: connection opened" {
+		return nil
+	}
+	h.mu.Lock()
+	fn := h.fn
+	h.fn = nil
+	h.mu.Unlock()
+	if fn != nil {
+		fn()
+	}
+	return nil
+}
+
+func (h *onOpened) WithAttrs([]slog.Attr) slog.Handler { return h }
+
+func (h *onOpened) WithGroup(string) slog.Handler { return h }
