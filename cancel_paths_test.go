@@ -679,7 +679,7 @@ func TestClusterPathsWithEndedContextSendNothing(t *testing.T) {
 	must(t, err)
 	defer sub.Close()
 	ops := endedPathOps(t, c, sub)
-	delete(ops, "Function.Call") // its library would need loading on every primary
+	delete(ops, "Function.Call")               // its library would need loading on every primary
 	a, b := keyPrefix(t)+"a", keyPrefix(t)+"b" // two slots
 	ops["MGet"] = func(ctx context.Context) error { _, _, err := c.MGet(ctx, a, b); return err }
 	ops["Del"] = func(ctx context.Context) error { _, err := c.Del(ctx, a, b); return err }
@@ -761,31 +761,15 @@ func TestContextEndedAsDedicatedDialCompletesSendsNothing(t *testing.T) {
 	}
 }
 
-// onOpened is a slog.Handler that, once armed, calls its function when
-// the client logs a connection opened.
-type onOpened struct {
-	mu sync.Mutex
-	fn func()
-}
-
-func (h *onOpened) arm(fn func()) {
-	h.mu.Lock()
-	h.fn = fn
-	h.mu.Unlock()
-}
+// onOpened is a slog.Handler that, once armed (beforeHook.arm), calls
+// its function when the client logs a connection opened.
+type onOpened struct{ beforeHook }
 
 func (h *onOpened) Enabled(context.Context, slog.Level) bool { return true }
 
 func (h *onOpened) Handle(_ context.Context, r slog.Record) error {
-	if r.Message != "respire: connection opened" {
-		return nil
-	}
-	h.mu.Lock()
-	fn := h.fn
-	h.fn = nil
-	h.mu.Unlock()
-	if fn != nil {
-		fn()
+	if r.Message == "respire: connection opened" {
+		h.fire()
 	}
 	return nil
 }
