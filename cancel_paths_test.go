@@ -777,3 +777,26 @@ func (h *onOpened) Handle(_ context.Context, r slog.Record) error {
 func (h *onOpened) WithAttrs([]slog.Attr) slog.Handler { return h }
 
 func (h *onOpened) WithGroup(string) slog.Handler { return h }
+
+// TestClusterDedicatedContextEndedAsBindDialCompletes: a Cluster Conn's
+// first command, which dials the connection of its keys' node, is not
+// sent when its context ended as that dial completed.
+func TestClusterDedicatedContextEndedAsBindDialCompletes(t *testing.T) {
+	var opened onOpened
+	c := clusterClient(t, Options{Logger: slog.New(&opened)})
+	k := keyPrefix(t) + "list"
+	t.Cleanup(func() { _, _ = c.Del(context.Background(), k) })
+	ctx, cancel := context.WithCancel(testCtx(t))
+	opened.arm(cancel)
+	var doErr error
+	err := c.Dedicated(ctx, func(conn *Conn) error {
+		_, doErr = conn.Do(ctx, NewCommand("RPUSH"), k, "x")
+		return doErr
+	})
+	if !errors.Is(doErr, context.Canceled) || MayHaveExecuted(doErr) || !errors.Is(err, context.Canceled) {
+		t.Errorf("RPUSH whose context ended as its connection opened = %v (Dedicated: %v), want an error matching context.Canceled that did not run", doErr, err)
+	}
+	if n, err := c.LLen(testCtx(t), k); err != nil || n != 0 {
+		t.Errorf("LLEN = %d, %v; want 0: the command was sent", n, err)
+	}
+}
