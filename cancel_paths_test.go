@@ -800,3 +800,28 @@ func TestClusterDedicatedContextEndedAsBindDialCompletes(t *testing.T) {
 		t.Errorf("LLEN = %d, %v; want 0: the command was sent", n, err)
 	}
 }
+
+// TestSentinelPathsWithEndedContextSendNothing: on a Sentinel client every
+// public path sends nothing to the primary and dials nothing with a
+// context that has already ended, and fails with its error.
+func TestSentinelPathsWithEndedContextSendNothing(t *testing.T) {
+	primary := sentinelPrimary(t)
+	px := realProxy(t, primary)
+	c := sentinelClient(t, Options{ClientCache: &CacheOptions{}, Dialer: rewriteDialer(map[string]string{primary: px.Addr()})})
+	ctx := testCtx(t)
+	sub, err := c.Subscribe(ctx, keyPrefix(t)+"ch")
+	must(t, err)
+	defer sub.Close()
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	for name, op := range endedPathOps(t, c, sub) {
+		frames, sessions := framesSent(px), px.Sessions()
+		err := op(cancelled)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a cancelled context = %v, want an error matching context.Canceled", name, err)
+		}
+		if f, s := framesSent(px), px.Sessions(); f != frames || s != sessions {
+			t.Errorf("%s with a cancelled context sent %d frames on %d new connections, want none", name, f-frames, s-sessions)
+		}
+	}
+}
