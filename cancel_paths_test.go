@@ -825,3 +825,42 @@ func TestSentinelPathsWithEndedContextSendNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestFunctionReloadCancelled: a Function.Call whose context ends when
+// its FCALL found no function never loads the library; one whose context
+// ends while the library load's reply is owed never sends the second
+// FCALL; both fail with the context's error and, under a retry policy
+// that would resend them, are not resent. The next callers get their own
+// replies.
+func TestFunctionReloadCancelled(t *testing.T) {
+	for _, step := range []string{"at the missing function", "during the load"} {
+		t.Run(step, func(t *testing.T) {
+			fx := newFunctionFixture(t)
+			fn := NewFunction(fx.lib, fx.name, FunctionOptions{ReadOnly: true, Source: fx.src}).WithRetryCategory(ReadOnly)
+			ctx, cancel := context.WithCancel(fx.ctx)
+			var held *respiretest.RuleHandle
+			if step == "during the load" {
+				held = holdNext(t, fx.px, "FUNCTION", "LOAD")
+				go func() { <-held.Received(); cancel() }()
+			} else {
+				fx.px.MustAddRule(t, respiretest.Rule{Command: "FCALL_RO", Action: respiretest.Inject("ERR Function not found"),
+					OnReceive: func([]string) { cancel() }})
+			}
+			_, err := fn.Call(ctx, fx.c, []string{fx.k})
+			if held != nil {
+				held.Release()
+			}
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("Call cancelled %s = %v, want an error matching context.Canceled", step, err)
+			}
+			wantLoads := map[string]int64{"at the missing function": 0, "during the load": 1}[step]
+			if n := fx.px.Stats("FUNCTION").Received; n != wantLoads {
+				t.Errorf("the proxy received %d FUNCTION LOAD, want %d", n, wantLoads)
+			}
+			if n := fx.px.Stats("FCALL_RO").Received; n != 1 {
+				t.Errorf("the proxy received %d FCALL_RO, want 1: none after the context ended", n)
+			}
+			checkOwnReplies(t, fx.c, 4)
+		})
+	}
+}
