@@ -413,10 +413,12 @@ func (conn *Conn) unit(ctx context.Context, f *wire.Frame, name string) error {
 		return &ContextError{Command: name, Err: err}
 	}
 	defer conn.unlock()
-	unusable := &ConnError{Command: name, Unwritten: true, Err: errors.New("the dedicated connection cannot be used")}
-	if conn.finished {
+	unusable := func() error {
 		f.Release()
-		return unusable
+		return &ConnError{Command: name, Unwritten: true, Err: errors.New("the dedicated connection cannot be used")}
+	}
+	if conn.finished {
+		return unusable()
 	}
 	if err := ctx.Err(); err != nil {
 		// A context that has already ended sends nothing: a transaction
@@ -428,8 +430,7 @@ func (conn *Conn) unit(ctx context.Context, f *wire.Frame, name string) error {
 		return &ContextError{Command: name, Err: err}
 	}
 	if conn.broken || conn.wc == nil {
-		f.Release()
-		return unusable
+		return unusable()
 	}
 	userCtx := ctx
 	ctx, stop := conn.start(ctx)

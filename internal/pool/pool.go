@@ -135,8 +135,8 @@ func (p *Pool) closedErrorLocked() error {
 // slot for the next waiter); ctx ending, while waiting or dialing, returns
 // ctx.Err(), also when a connection was dialed or handed over as it ended
 // (the connection then goes to the next caller, so that a caller that has
-// left never sends); a closed pool, before or during the wait or dial, returns a
-// *wire.ConnError with Reason [wire.Closed], Evidence [wire.Unwritten] and
+// left never sends); a closed pool, before or during the wait or dial,
+// returns a *wire.ConnError with Reason [wire.Closed], Evidence [wire.Unwritten] and
 // Cause [wire.ErrClosed] (a retired pool: Reason [wire.DialFailed] and the
 // cause given to [Pool.Retire]).
 //
