@@ -290,10 +290,15 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 			f.Release() // refused before the connection got it
 		}
 	}()
-	switch {
-	case conn.finished:
+	if conn.finished {
 		return Reply{}, &ConnError{Command: name, Unwritten: true, Err: errCallbackReturned}
-	case conn.broken:
+	}
+	if err := ctx.Err(); err != nil {
+		// Before the state: a command that the same context ended may
+		// have broken the connection, and the caller learns why.
+		return Reply{}, &ContextError{Command: name, Err: err}
+	}
+	if conn.broken {
 		return Reply{}, &ConnError{Command: name, Unwritten: true,
 			Err: errors.New("an earlier command on this dedicated connection failed; its state is unknown")}
 	}
@@ -310,9 +315,6 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 		}
 	} else if c.cfg.commandTimeout > 0 {
 		waitDL = time.Now().Add(c.cfg.commandTimeout)
-	}
-	if err := ctx.Err(); err != nil {
-		return Reply{}, &ContextError{Command: name, Err: err}
 	}
 	userCtx := ctx
 	ctx, stop := conn.start(ctx)
@@ -420,15 +422,24 @@ func (conn *Conn) unit(ctx context.Context, f *wire.Frame, name string) error {
 		return &ContextError{Command: name, Err: err}
 	}
 	defer conn.unlock()
-	if conn.finished || conn.broken || conn.wc == nil {
+	unusable := func() error {
 		f.Release()
 		return &ConnError{Command: name, Unwritten: true, Err: errors.New("the dedicated connection cannot be used")}
 	}
+	if conn.finished {
+		return unusable()
+	}
 	if err := ctx.Err(); err != nil {
 		// A context that has already ended sends nothing: a transaction
-		// whose caller left while the callback ran is not applied.
+		// whose caller left while the callback ran is not applied. It is
+		// checked before the connection's state: a read of the callback
+		// that the same context ended has broken the connection, and the
+		// caller learns why.
 		f.Release()
 		return &ContextError{Command: name, Err: err}
+	}
+	if conn.broken || conn.wc == nil {
+		return unusable()
 	}
 	userCtx := ctx
 	ctx, stop := conn.start(ctx)

@@ -302,14 +302,19 @@ func (h *beforeHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook {
 func (h *beforeHook) ProcessHook(next ProcessHook) ProcessHook {
 	return func(ctx context.Context, cmd *CommandInfo) error {
 		if cmd.Name == h.name {
-			h.mu.Lock()
-			fn := h.fn
-			h.fn = nil
-			h.mu.Unlock()
-			if fn != nil {
-				fn()
-			}
+			h.fire()
 		}
 		return next(ctx, cmd)
+	}
+}
+
+// fire calls the armed function, once, and disarms the hook.
+func (h *beforeHook) fire() {
+	h.mu.Lock()
+	fn := h.fn
+	h.fn = nil
+	h.mu.Unlock()
+	if fn != nil {
+		fn()
 	}
 }

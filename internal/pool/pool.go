@@ -133,8 +133,10 @@ func (p *Pool) closedErrorLocked() error {
 //
 // A failed dial returns the *wire.ConnError of [wire.Dial] (and frees its
 // slot for the next waiter); ctx ending, while waiting or dialing, returns
-// ctx.Err(); a closed pool, before or during the wait or dial, returns a
-// *wire.ConnError with Reason [wire.Closed], Evidence [wire.Unwritten] and
+// ctx.Err(), also when a connection was dialed or handed over as it ended
+// (the connection then goes to the next caller, so that a caller that has
+// left never sends); a closed pool, before or during the wait or dial,
+// returns a *wire.ConnError with Reason [wire.Closed], Evidence [wire.Unwritten] and
 // Cause [wire.ErrClosed] (a retired pool: Reason [wire.DialFailed] and the
 // cause given to [Pool.Retire]).
 //
@@ -187,6 +189,11 @@ func (p *Pool) Get(ctx context.Context) (*wire.Conn, error) {
 		switch {
 		case g.err != nil:
 			return nil, g.err
+		case ctx.Err() != nil:
+			// Granted as ctx ended: the caller must not send; the
+			// grant goes on to the next waiter.
+			p.refuse(g)
+			return nil, ctx.Err()
 		case g.c == nil:
 			return p.dial(ctx)
 		}
@@ -249,6 +256,13 @@ func (p *Pool) dial(ctx context.Context) (*wire.Conn, error) {
 		return nil, err
 	}
 	p.lent[c] = struct{}{}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		// The caller left as the dial completed: it must not send on
+		// the connection, which goes to the next caller.
+		p.putLocked(c)
+		p.mu.Unlock()
+		return nil, ctxErr
+	}
 	p.mu.Unlock()
 	return c, nil
 }

@@ -249,6 +249,64 @@ func TestGrantAfterCancellation(t *testing.T) {
 	}
 }
 
+// TestGrantAsContextEnds hands a waiter a connection whose select has
+// resolved to the grant, then ends the waiter's context before it
+// returns: the waiter must not get a connection it would send on after
+// its context ended; it returns ctx.Err() and the connection goes to the
+// next waiter. Holding the pool's lock makes the order certain.
+func TestGrantAsContextEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFakeServer(t)
+		p := newPool(t, s.config(1))
+		a := get(t, p)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		first := getAsync(ctx, p)
+		synctest.Wait()
+		second := getAsync(context.Background(), p)
+		synctest.Wait()
+
+		p.mu.Lock()
+		p.putLocked(a) // grants a to the first waiter, whose select takes it
+		cancel()
+		p.mu.Unlock()
+		if r := <-first; !errors.Is(r.err, context.Canceled) || r.c != nil {
+			t.Fatalf("waiter whose context ended as it was granted: connection %v, error %v; want context.Canceled", r.c != nil, r.err)
+		}
+		if r := <-second; r.err != nil || r.c != a {
+			t.Fatalf("second waiter = %v, %v; want the granted connection", r.c, r.err)
+		}
+		checkStats(t, p, Stats{Open: 1, Lent: 1})
+	})
+}
+
+// TestDialCompletingAsContextEnds ends the caller's context after the
+// handshake succeeded, before Get returns (when the connection reports
+// itself opened): Get returns ctx.Err() and keeps the connection idle for
+// the next caller, which gets it without a dial.
+func TestDialCompletingAsContextEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFakeServer(t)
+		cfg := s.config(1)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		cfg.Wire.OnEvent = func(e wire.Event) {
+			if e.Kind == wire.EventOpened {
+				cancel()
+			}
+		}
+		p := newPool(t, cfg)
+		if c, err := p.Get(ctx); !errors.Is(err, context.Canceled) || c != nil {
+			t.Fatalf("Get whose context ended as its dial completed: connection %v, error %v; want context.Canceled", c != nil, err)
+		}
+		checkStats(t, p, Stats{Open: 1, Idle: 1})
+		p.Put(get(t, p))
+		if got := s.dialCount(); got != 1 {
+			t.Errorf("dials = %d, want 1: the next caller gets the dialed connection", got)
+		}
+	})
+}
+
 func TestFailedDialFreesSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newFakeServer(t)
