@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -13,10 +14,20 @@ import (
 )
 
 // ErrHealthTimeout is the cause of frames failed because their connection
-// was retired as unresponsive: it owed replies, received nothing for
+// was retired as unresponsive: it owed replies and received nothing for
 // Config.HealthTimeout, and a probe on a new connection got no reply
-// either. The frames fail with Reason Lost and their own evidence.
-var ErrHealthTimeout = errors.New("no reply within the health timeout and the server did not answer a probe")
+// either; or the server answered the probe but not the connection's own
+// idle PING, which was first in line; or the silence lasted
+// Config.SilenceLimit. The frames fail with Reason Lost and their own
+// evidence. The errors of each case match it with errors.Is.
+var ErrHealthTimeout = errors.New("health check: no reply on the connection")
+
+// The causes of the three ways a connection is retired as unresponsive.
+var (
+	errProbeUnanswered = fmt.Errorf("%w within the health timeout, and none to a probe on a new connection", ErrHealthTimeout)
+	errPingUnanswered  = fmt.Errorf("%w to its idle PING within the health timeout, while the server answered a probe on a new connection: the connection alone is lost", ErrHealthTimeout)
+	errSilenceLimit    = fmt.Errorf("%w for the silence limit, while the server answered probes on new connections: the connection alone is lost", ErrHealthTimeout)
+)
 
 // pingCmd is PING encoded as a RESP array.
 var pingCmd = []byte("*1\r\n$4\r\nPING\r\n")
@@ -74,7 +85,11 @@ func healthTick(cfg Config) time.Duration {
 //     read nothing in between. After HealthTimeout of silence it probes the
 //     server on a new connection (bounded by HealthTimeout). A probe reply,
 //     or any byte read meanwhile, restarts the silence; otherwise the
-//     connection is shut down with [ErrHealthTimeout].
+//     connection is shut down with [ErrHealthTimeout]. A probe reply while
+//     the connection's own idle PING is still unanswered shuts it down too
+//     (the PING was first in line: only a lost connection leaves it
+//     unanswered while the server answers others), and so does silence
+//     lasting Config.SilenceLimit, however many probes were answered.
 //   - idleness: the connection owed nothing and neither read nor wrote.
 //     After IdlePing of idleness it sends an internal PING frame, which is
 //     owed like any other (so HealthTimeout covers it) and whose reply is
@@ -102,12 +117,24 @@ func (c *Conn) healthLoop(cfg Config) {
 	if cfg.IdlePing > 0 {
 		ping = &Frame{Buf: bytes.Clone(pingCmd), Want: WantNone, done: make(chan struct{}, 1), pool: new(FramePool)}
 	}
+	// pingDone reports whether the submitted ping has completed, noting it.
+	pingDone := func() bool {
+		select {
+		case <-ping.done:
+			pinging = false
+			return true
+		default:
+			return false
+		}
+	}
 
 	t := time.NewTicker(healthTick(cfg))
 	defer t.Stop()
 	reads, writes := c.nc.reads.Load(), c.nc.writes.Load()
 	now := time.Now()
-	quietSince, idleSince := now, now
+	// quietSince starts the silence a probe restarts; silentSince the one
+	// only a byte read (or owing nothing) ends, for Config.SilenceLimit.
+	quietSince, idleSince, silentSince := now, now, now
 	owing := false
 	for {
 		select {
@@ -115,9 +142,17 @@ func (c *Conn) healthLoop(cfg Config) {
 			return
 		case alive := <-probeResult:
 			endProbe()
-			if !alive && c.nc.reads.Load() == reads && c.owed.Load() != 0 {
-				c.shutdown(Lost, ErrHealthTimeout)
-				return
+			if c.nc.reads.Load() == reads && c.owed.Load() != 0 {
+				if !alive {
+					c.shutdown(Lost, errProbeUnanswered)
+					return
+				}
+				if pinging && !pingDone() {
+					// The PING went out when nothing was owed: a live
+					// connection answers it before anything sent after it.
+					c.shutdown(Lost, errPingUnanswered)
+					return
+				}
 			}
 			quietSince = time.Now()
 			continue
@@ -130,9 +165,13 @@ func (c *Conn) healthLoop(cfg Config) {
 		heard, wrote := r != reads, w != writes
 		reads, writes = r, w
 		if heard || owed == 0 || !owing {
-			quietSince = now
+			quietSince, silentSince = now, now
 		}
 		owing = owed > 0
+		if cfg.SilenceLimit > 0 && owing && now.Sub(silentSince) >= cfg.SilenceLimit {
+			c.shutdown(Lost, errSilenceLimit)
+			return
+		}
 		if probeResult != nil && (heard || !owing) {
 			endProbe() // alive, or nothing left to answer for
 		}
@@ -148,11 +187,7 @@ func (c *Conn) healthLoop(cfg Config) {
 		}
 		if ping != nil && !owing && now.Sub(idleSince) >= cfg.IdlePing {
 			if pinging {
-				select {
-				case <-ping.done:
-					pinging = false
-				default: // its reply is being handed over; next tick
-				}
+				pingDone() // if not yet, its reply is being handed over; next tick
 			}
 			if !pinging {
 				ping.Reset()
