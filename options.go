@@ -117,7 +117,13 @@ type Options struct {
 	// so long (a write that CLIENT PAUSE WRITE holds longer fails as
 	// connection loss that may have run). Dedicated connections (blocking
 	// commands, [Client.Dedicated]) have none, since BLPOP with a timeout
-	// of 0 is rightly silent for ever.
+	// of 0 is rightly silent for ever (while it blocks, its silence makes
+	// the client probe the server every HealthTimeout or so, and a probe
+	// without an answer fails it): one lent to a caller that dies alone
+	// while the server answers probes is found only by TCP keepalive (the
+	// default dialer's; not through a proxy that keeps the socket open)
+	// or by the caller's context. A finite block time, called in a loop,
+	// bounds that wait.
 	HealthTimeout time.Duration
 	// IdlePingInterval sends a PING on a connection that owes nothing and
 	// has been idle this long, so that a dead peer is found (through
@@ -503,13 +509,14 @@ func (o *Options) validateTopology(c *config) error {
 
 // dedicatedWire is the configuration of a dedicated connection: a caller
 // holds it alone, and a blocking command may rightly keep it silent for
-// as long as it blocks, so it has no health timeout, no silence limit and
-// no pending bounds. Idle pings still find a dead peer while it waits in
-// the pool; while it is lent (Dedicated) they are held
-// (wire.Conn.HoldIdlePing).
+// as long as it blocks, so it has no silence limit and no pending bounds.
+// Its health timeout still retires it when the server answers no probe
+// either (a partition, a dead host), which is what ends a BLPOP key 0 on
+// a dead peer. Idle pings find a dead peer while it waits in the pool;
+// while it is lent (Dedicated) they are held (wire.Conn.HoldIdlePing).
 func (c *config) dedicatedWire() wire.Config {
 	w := c.wire
-	w.HealthTimeout, w.SilenceLimit = 0, 0
+	w.SilenceLimit = 0
 	w.MaxPendingFrames, w.MaxPendingBytes = 0, 0
 	w.BatchLanes = 0
 	w.WantID = true // a stopped blocking call is unblocked by id

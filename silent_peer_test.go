@@ -1,17 +1,83 @@
 package respire
 
 // A peer that falls silent without closing the connection, against the
-// real server through the fault proxy: a shared connection that died
-// alone (the server still answers new connections) is replaced, and the
-// client-side cache it tracked is dropped with it.
+// real server through the fault proxy: a blocking call that waits forever
+// is failed by the health check when the server is unreachable, and a
+// shared connection that died alone (the server still answers new
+// connections) is replaced, and the client-side cache it tracked is
+// dropped with it.
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/respire-go/respire/respiretest"
 )
+
+// TestBlockForeverFailsWhenThePeerFallsSilent: BLPOP key 0 and XREAD
+// BLOCK 0 have no deadline of their own (their caller's context has none
+// either), yet a partition that keeps their connection open and silent
+// fails them through the health check, as connection loss that may have
+// run (the command was sent), instead of holding the caller forever; once
+// the link returns, the next blocking call works.
+func TestBlockForeverFailsWhenThePeerFallsSilent(t *testing.T) {
+	for _, tc := range []struct {
+		name, cmd string
+		block     func(c *Client, k string) error
+		wake      func(t *testing.T, c *Client, k string)
+	}{
+		{"BLPOP", "BLPOP",
+			func(c *Client, k string) error { _, _, err := c.BLPop(context.Background(), 0, k); return err },
+			func(t *testing.T, c *Client, k string) {
+				_, err := c.RPush(testCtx(t), k, "v")
+				must(t, err)
+			}},
+		{"XREAD", "XREAD",
+			func(c *Client, k string) error {
+				_, err := c.XRead(context.Background(), XReadOptions{BlockForever: true}, k, "$")
+				return err
+			},
+			func(t *testing.T, c *Client, k string) {
+				_, err := c.XAdd(testCtx(t), k, XAddOptions{}, "f", "v")
+				must(t, err)
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			px := realProxy(t, standaloneAddr(t))
+			c := newClient(t, Options{Endpoints: []string{px.Addr()}, HealthTimeout: 100 * time.Millisecond,
+				DialTimeout: 500 * time.Millisecond})
+			sent := px.MustAddRule(t, respiretest.Rule{Command: tc.cmd, Times: 1, Action: respiretest.Pass})
+			got := make(chan error, 1)
+			go func() { got <- tc.block(c, key(t, "before")) }()
+			<-sent.Received() // the server holds the call
+			pt := px.Partition()
+			defer pt.Heal()
+			var err error
+			select {
+			case err = <-got:
+			case <-time.After(30 * time.Second): // a safety net, never the expected path
+				t.Fatalf("%s 0 still waits 30 s into a partition: a silent peer holds it forever", tc.cmd)
+			}
+			if !errors.Is(err, ErrConnectionLost) || !errors.Is(err, ErrHealthTimeout) || !MayHaveExecuted(err) {
+				t.Fatalf("%s 0 through a partition = %v, want connection loss by the health check that may have run", tc.cmd, err)
+			}
+			pt.Heal()
+			// A fresh key: the server may still hold the first call until
+			// it sees its connection close.
+			after := key(t, "after")
+			again := make(chan error, 1)
+			gate := px.MustAddRule(t, respiretest.Rule{Command: tc.cmd, Times: 1, Action: respiretest.Pass})
+			go func() { again <- tc.block(c, after) }()
+			<-gate.Received()
+			tc.wake(t, c, after)
+			if err := <-again; err != nil {
+				t.Fatalf("%s 0 after the heal = %v, want the element", tc.cmd, err)
+			}
+		})
+	}
+}
 
 // TestSharedConnectionLostAloneIsReplaced: the shared connection goes
 // silent while the server keeps answering new connections (the proxy
