@@ -10,6 +10,8 @@ package respire
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -60,7 +62,7 @@ func TestBlockForeverFailsWhenThePeerFallsSilent(t *testing.T) {
 			case <-time.After(30 * time.Second): // a safety net, never the expected path
 				t.Fatalf("%s 0 still waits 30 s into a partition: a silent peer holds it forever", tc.cmd)
 			}
-			if !errors.Is(err, ErrConnectionLost) || !errors.Is(err, ErrHealthTimeout) || !MayHaveExecuted(err) {
+			if !lostToHealthCheck(err) {
 				t.Fatalf("%s 0 through a partition = %v, want connection loss by the health check that may have run", tc.cmd, err)
 			}
 			pt.Heal()
@@ -113,7 +115,7 @@ func TestSharedConnectionLostAloneIsReplaced(t *testing.T) {
 			<-hold.Received()
 			got, err := c.Get(ctx, next) // queued behind the held reply
 			if tc.policy == nil {
-				if !errors.Is(err, ErrConnectionLost) || !errors.Is(err, ErrHealthTimeout) || !MayHaveExecuted(err) {
+				if !lostToHealthCheck(err) {
 					t.Fatalf("GET behind the silent connection = %q, %v; want connection loss by the health check that may have run", got, err)
 				}
 			} else if err != nil || got != "n" {
@@ -154,4 +156,139 @@ func TestCacheDroppedWhenTrackingConnectionDiesAlone(t *testing.T) {
 		t.Errorf("the proxy received %d PINGs, want the held one and the probe's", got)
 	}
 	mustGetCached(t, c, k, "v") // on the replacement
+}
+
+// TestClusterSilentNodeLeavesOthersWorking: one Cluster primary falls
+// silent behind its proxy (nothing closed, no failover). A call for its
+// slots fails as connection loss by the health check, calls for the
+// other primaries' slots go on succeeding meanwhile, and once the link
+// returns the silent node's slots are served again.
+func TestClusterSilentNodeLeavesOthersWorking(t *testing.T) {
+	c, proxies := proxiedCluster(t, Options{HealthTimeout: 100 * time.Millisecond, DialTimeout: 500 * time.Millisecond})
+	ctx := testCtx(t)
+	primaries := c.topo.Primaries()
+	a, b := primaries[0].Addr, primaries[1].Addr
+	ka, _ := keyOn(t, c, a)
+	kb, _ := keyOn(t, c, b)
+	must(t, c.Set(ctx, ka, "a"))
+	must(t, c.Set(ctx, kb, "b"))
+	pt := proxies[a].Partition()
+	defer pt.Heal()
+	silent := make(chan error, 1)
+	go func() {
+		_, err := c.Get(ctx, ka)
+		silent <- err
+	}()
+	// Meanwhile another node serves.
+	if got, err := c.Get(ctx, kb); err != nil || got != "b" {
+		t.Fatalf("GET on another primary during the partition = %q, %v; want b", got, err)
+	}
+	err := <-silent
+	if !errors.Is(err, ErrConnectionLost) || !errors.Is(err, ErrHealthTimeout) {
+		t.Fatalf("GET on the silent primary = %v, want connection loss by the health check", err)
+	}
+	if got, err := c.Get(ctx, kb); err != nil || got != "b" {
+		t.Fatalf("GET on another primary after the silent one was retired = %q, %v; want b", got, err)
+	}
+	pt.Heal()
+	if got, err := c.Get(ctx, ka); err != nil || got != "a" {
+		t.Fatalf("GET on the healed primary = %q, %v; want a", got, err)
+	}
+}
+
+// TestLargeUnitsFailWhenThePeerFallsSilent: batches and transactions of
+// 8 KiB or more travel on the batch connections, which the health check
+// watches like the shared one: through a partition the unit fails as
+// connection loss by the health check, every member holding that error,
+// and after the heal the same kind of unit runs.
+func TestLargeUnitsFailWhenThePeerFallsSilent(t *testing.T) {
+	for _, tx := range []bool{false, true} {
+		name := "Batch"
+		if tx {
+			name = "Transaction"
+		}
+		t.Run(name, func(t *testing.T) {
+			c, px := proxiedStandalone(t, Options{HealthTimeout: 100 * time.Millisecond, DialTimeout: 500 * time.Millisecond,
+				BatchConnections: 1}) // one, so that warming it up dials the one the unit takes
+			ctx := testCtx(t)
+			value := string(make([]byte, 200))
+			unit := func() (*Batch, []Future[struct{}]) {
+				b := c.NewBatch()
+				if tx {
+					b = c.NewTransaction()
+				}
+				var fs []Future[struct{}]
+				for i := range 64 { // 64 x 200 bytes: a large unit
+					fs = append(fs, b.Set(key(t, name, strconv.Itoa(i)), value))
+				}
+				return b, fs
+			}
+			warm, _ := unit()
+			must(t, warm.Execute(ctx)) // a batch connection is up
+			pt := px.Partition()
+			defer pt.Heal()
+			b, fs := unit()
+			err := b.Execute(ctx)
+			if !lostToHealthCheck(err) {
+				t.Fatalf("a large %s through a partition = %v, want connection loss by the health check that may have run", name, err)
+			}
+			for i, f := range fs {
+				if err := f.Err(); !errors.Is(err, ErrHealthTimeout) {
+					t.Fatalf("member %d = %v, want the unit's health-check error", i, err)
+				}
+			}
+			pt.Heal()
+			b, fs = unit()
+			must(t, b.Execute(ctx))
+			for i, f := range fs {
+				if err := f.Err(); err != nil {
+					t.Fatalf("member %d after the heal = %v", i, err)
+				}
+			}
+		})
+	}
+}
+
+// TestDedicatedCommandFailsWhenThePeerFallsSilent: with CommandTimeout
+// off and a context without a deadline, a command of a Dedicated callback
+// that meets a partition has no deadline at all; the health check of the
+// dedicated connection still fails it as connection loss, and after the
+// heal a new loan works.
+func TestDedicatedCommandFailsWhenThePeerFallsSilent(t *testing.T) {
+	px := realProxy(t, standaloneAddr(t))
+	c := newClient(t, Options{Endpoints: []string{px.Addr()}, HealthTimeout: 100 * time.Millisecond,
+		DialTimeout: 500 * time.Millisecond, CommandTimeout: NoTimeout})
+	k := key(t, "k")
+	must(t, c.Set(testCtx(t), k, "v"))
+	get := NewCommand("GET")
+	var pt *respiretest.Partition
+	err := c.Dedicated(context.Background(), func(conn *Conn) error {
+		pt = px.Partition()
+		_, err := conn.Do(context.Background(), get, k)
+		return err
+	})
+	defer pt.Heal()
+	if !lostToHealthCheck(err) {
+		t.Fatalf("a Dedicated GET through a partition = %v, want connection loss by the health check that may have run", err)
+	}
+	pt.Heal()
+	err = c.Dedicated(testCtx(t), func(conn *Conn) error {
+		r, err := conn.Do(testCtx(t), get, k)
+		if err != nil {
+			return err
+		}
+		if s, err := r.String(); err != nil || s != "v" {
+			return fmt.Errorf("got %q, %v", s, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("a Dedicated GET after the heal = %v, want v", err)
+	}
+}
+
+// lostToHealthCheck reports whether err is a connection loss caused by
+// the health check, for a command that was sent (it may have run).
+func lostToHealthCheck(err error) bool {
+	return errors.Is(err, ErrConnectionLost) && errors.Is(err, ErrHealthTimeout) && MayHaveExecuted(err)
 }
