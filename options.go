@@ -117,13 +117,13 @@ type Options struct {
 	// so long (a write that CLIENT PAUSE WRITE holds longer fails as
 	// connection loss that may have run). Dedicated connections (blocking
 	// commands, [Client.Dedicated]) have none, since BLPOP with a timeout
-	// of 0 is rightly silent for ever (while it blocks, its silence makes
-	// the client probe the server every HealthTimeout or so, and a probe
-	// without an answer fails it): one lent to a caller that dies alone
-	// while the server answers probes is found only by TCP keepalive (the
-	// default dialer's; not through a proxy that keeps the socket open)
-	// or by the caller's context. A finite block time, called in a loop,
-	// bounds that wait.
+	// of 0 is rightly silent for ever (while connections block, their
+	// silence makes the client probe the server about once per
+	// HealthTimeout, and a probe without an answer fails them): one lent
+	// to a caller that dies alone while the server answers probes is
+	// found only by TCP keepalive (the default dialer's; not through a
+	// proxy that keeps the socket open) or by the caller's context. A
+	// finite block time, called in a loop, bounds that wait.
 	HealthTimeout time.Duration
 	// IdlePingInterval sends a PING on a connection that owes nothing and
 	// has been idle this long, so that a dead peer is found (through
@@ -659,6 +659,9 @@ func (o *Options) validate() (config, error) {
 		return c, err
 	}
 	if ht := c.wire.HealthTimeout; ht > 0 {
+		// Every connection of the client shares the answered probes:
+		// dedicated connections blocked at once probe a server together.
+		c.wire.Probes = wire.NewProbeShare()
 		c.wire.SilenceLimit = NoTimeout // ten times a huge HealthTimeout
 		if ht <= NoTimeout/silenceLimitFactor {
 			c.wire.SilenceLimit = max(silenceLimitFactor*ht, c.commandTimeout)

@@ -98,6 +98,11 @@ type Config struct {
 	// where no command may rightly keep the connection silent that long
 	// (never where blocking commands run). 0 disables it.
 	SilenceLimit time.Duration
+	// Probes, when not nil, is shared by the connections of one client:
+	// a probe of an address answered after a connection to it fell
+	// silent stands for that connection's own probe (see
+	// [NewProbeShare]). nil: each connection probes for itself.
+	Probes *ProbeShare
 	// IdlePing sends a PING on a connection that owes nothing and has
 	// neither read nor written for IdlePing, so that a dead peer is found
 	// (by the write, or by HealthTimeout, which covers the PING) before a

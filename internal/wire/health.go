@@ -83,7 +83,9 @@ func healthTick(cfg Config) time.Duration {
 //
 //   - silence: the connection owed frames at this tick and the last one and
 //     read nothing in between. After HealthTimeout of silence it probes the
-//     server on a new connection (bounded by HealthTimeout). A probe reply,
+//     server on a new connection (bounded by HealthTimeout), unless
+//     Config.Probes holds a probe of the address answered during the
+//     silence, which then stands for it. A probe reply,
 //     or any byte read meanwhile, restarts the silence; otherwise the
 //     connection is shut down with [ErrHealthTimeout]. A probe reply while
 //     the connection's own idle PING is still unanswered shuts it down too
@@ -179,7 +181,17 @@ func (c *Conn) healthLoop(cfg Config) {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.HealthTimeout)
 			res := make(chan bool, 1)
 			probeCancel, probeResult = cancel, res
-			probes.Go(func() { res <- probe(ctx, cfg) })
+			if cfg.Probes != nil && cfg.Probes.answeredSince(cfg.Addr, quietSince) {
+				res <- true // another connection's probe, answered during this silence
+			} else {
+				probes.Go(func() {
+					alive := probe(ctx, cfg)
+					if alive && cfg.Probes != nil {
+						cfg.Probes.answered(cfg.Addr, time.Now())
+					}
+					res <- alive
+				})
+			}
 		}
 
 		if heard || wrote || owing {
@@ -223,6 +235,38 @@ func (c *Conn) submitInternal(f *Frame) bool {
 	c.admitLocked(f, int64(len(f.Buf)))
 	c.mu.Unlock()
 	return true
+}
+
+// ProbeShare lets the connections of one client share their health
+// probes: each address's latest answered probe is kept, and a connection
+// that fell silent after that answer takes it for its own probe, so that
+// many connections silent at once (dedicated connections blocked in
+// BLPOP key 0) probe a live server about once per HealthTimeout in all
+// rather than each. An unanswered probe is never shared: each connection
+// retires itself only on its own evidence. Its methods are safe for
+// concurrent use.
+type ProbeShare struct {
+	mu    sync.Mutex
+	alive map[string]time.Time // address -> when a probe of it was last answered
+}
+
+// NewProbeShare returns an empty ProbeShare.
+func NewProbeShare() *ProbeShare { return &ProbeShare{alive: make(map[string]time.Time)} }
+
+// answeredSince reports whether a probe of addr was answered after since.
+func (s *ProbeShare) answeredSince(addr string, since time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.alive[addr].After(since)
+}
+
+// answered records that a probe of addr was answered at.
+func (s *ProbeShare) answered(addr string, at time.Time) {
+	s.mu.Lock()
+	if at.After(s.alive[addr]) {
+		s.alive[addr] = at
+	}
+	s.mu.Unlock()
 }
 
 // probe reports whether the server at cfg.Addr answers a PING on a new

@@ -158,3 +158,55 @@ func dialAndGet(t *testing.T, cfg Config) (*Conn, *Frame, time.Time) {
 	submit(t, c, f)
 	return c, f, start
 }
+
+// TestProbeSharedByConnectionsToOneAddress proves, in virtual time, that
+// connections sharing a Config.Probes answer each other's probes: a probe
+// answered after a connection fell silent stands for that connection's
+// own, so two connections blocked on a live server (as dedicated
+// connections in BLPOP key 0 are) probe it about as often as one would,
+// instead of once per HealthTimeout each.
+func TestProbeSharedByConnectionsToOneAddress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ht = time.Second
+		fp := new(FramePool)
+		s := newFakeServer(t, blockedOnly)
+		cfg := Config{Addr: "fake:6379", Dial: s.dial, HealthTimeout: ht, Probes: NewProbeShare()}
+		var conns []*Conn
+		var frames []*Frame
+		for range 2 {
+			c, err := Dial(context.Background(), cfg, nil)
+			if err != nil {
+				t.Fatalf("Dial: %v", err)
+			}
+			f := frameIn(fp, WantBytes, "BLPOP", "k", "0")
+			submit(t, c, f)
+			conns, frames = append(conns, c), append(frames, f)
+			time.Sleep(ht / 2) // the second falls silent half a HealthTimeout later
+		}
+		s.mu.Lock()
+		before := s.dials
+		s.mu.Unlock()
+		const periods = 20
+		time.Sleep(periods * ht)
+		synctest.Wait()
+		s.mu.Lock()
+		probes := s.dials - before
+		s.mu.Unlock()
+		// One connection alone probes about once per HealthTimeout plus
+		// a sampling period: at most 20 times in 20 s; two unshared, up
+		// to 40.
+		if probes > periods {
+			t.Errorf("two silent connections probed %d times in %d HealthTimeouts, want at most %d: the probes are not shared", probes, periods, periods)
+		}
+		if probes == 0 {
+			t.Error("no probe at all")
+		}
+		for i, c := range conns {
+			if !c.Alive() {
+				t.Errorf("a connection blocked on a live server was retired: %v", c.causeOf())
+			}
+			_ = c.Close()
+			frames[i].Release()
+		}
+	})
+}
