@@ -225,10 +225,12 @@ func (c *Conn) HoldIdlePing(hold bool) {
 // submitInternal queues a frame of the connection's own, outside the
 // pending bounds (it is sent only when nothing is pending) but counted as
 // owed. It reports whether the frame was queued: not when the connection
-// closed or holds its idle PINGs.
+// closed or holds its idle PINGs, nor when a frame came since the
+// monitor's sample (the frame is then never behind another, which the
+// health check's unanswered-PING rule relies on).
 func (c *Conn) submitInternal(f *Frame) bool {
 	c.mu.Lock()
-	if c.closed || c.idleHeld {
+	if c.closed || c.idleHeld || c.owed.Load() != 0 {
 		c.mu.Unlock()
 		return false
 	}

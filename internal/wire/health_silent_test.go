@@ -210,3 +210,29 @@ func TestProbeSharedByConnectionsToOneAddress(t *testing.T) {
 		}
 	})
 }
+
+// TestIdlePingNeverQueuedBehindAFrame proves that the idle PING is queued
+// only first in line: when a frame arrived between the monitor's sample
+// (nothing owed) and the PING's submission, as a BLPOP on a connection
+// just taken from a pool may, the PING is not sent, so that an answered
+// probe never takes a PING waiting behind a blocked command for a lost
+// connection.
+func TestIdlePingNeverQueuedBehindAFrame(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := new(FramePool)
+		s := newFakeServer(t, blockedOnly)
+		c, err := Dial(context.Background(), Config{Addr: "fake:6379", Dial: s.dial}, nil)
+		if err != nil {
+			t.Fatalf("Dial: %v", err)
+		}
+		f := frameIn(fp, WantBytes, "BLPOP", "k", "0")
+		submit(t, c, f)
+		ping := frameIn(fp, WantNone, "PING")
+		if c.submitInternal(ping) {
+			t.Error("the idle PING was queued behind a BLPOP")
+		}
+		_ = c.Close()
+		f.Release()
+		ping.Release()
+	})
+}
