@@ -18,7 +18,8 @@ import (
 // dedicated connections ([Options.BlockingPoolSize]), one call per
 // connection at a time, and are never resent. A call waits for the
 // server-side block time plus [Options.CommandTimeout] as a network
-// budget (a block time of 0, "forever", waits as long as ctx allows).
+// budget (a block time of 0, "forever", waits as long as ctx allows; the
+// health check still ends it when the server falls silent).
 //
 // A caller whose context or budget ends while the server still blocks for
 // it is stopped on the server: the client sends CLIENT UNBLOCK for that
@@ -342,11 +343,14 @@ func (c *Client) popFrame(name string, keys []string, timeout time.Duration) (*w
 // connection and is never resent.
 //
 // It waits for timeout plus [Options.CommandTimeout] (a timeout of 0 as
-// long as ctx allows). When ctx or that budget ends while the server
-// still blocks, the call is stopped on the server (CLIENT UNBLOCK, sent
-// on the shared connection) and its reply taken: an element the server
-// popped meanwhile is returned as a success, otherwise the call returns
-// a [*ContextError]. When the server cannot be told (no permission for
+// long as ctx allows, while the health check, [Options.HealthTimeout],
+// still fails it as connection loss when the server falls silent and
+// answers no probe either; see there for a connection that dies alone).
+// When ctx or that budget ends while the server still blocks, the call
+// is stopped on the server (CLIENT UNBLOCK, sent on the shared
+// connection) and its reply taken: an element the server popped
+// meanwhile is returned as a success, otherwise the call returns a
+// [*ContextError]. When the server cannot be told (no permission for
 // CLIENT UNBLOCK, no answer within a second), the dedicated connection
 // is closed instead (the server may then still pop one element for it
 // until it sees the close). The other blocking commands wait the same way.

@@ -34,8 +34,9 @@ type CacheOptions struct {
 	// server says: a safety net for an invalidation that never arrives
 	// (one lost with a connection is already handled: the whole cache is
 	// dropped once the client learns the connection ended, which for a
-	// silent one takes [Options.IdlePingInterval] plus
-	// [Options.HealthTimeout]). At least 1 ms, or [NoTimeout] to keep entries until the
+	// silent one, or one that died alone, takes
+	// [Options.IdlePingInterval] plus [Options.HealthTimeout] and the
+	// probe). At least 1 ms, or [NoTimeout] to keep entries until the
 	// server invalidates them, one of their keys expires (its PTTL is
 	// read with the entry) or they are evicted. Defaults to 1 minute.
 	TTL time.Duration

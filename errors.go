@@ -31,7 +31,10 @@ var (
 	// ErrHealthTimeout is the cause inside a [*ConnError] when the client
 	// retired a silent connection: it owed replies, received nothing for
 	// [Options.HealthTimeout], and a probe on a new connection got no
-	// answer either.
+	// answer either; or the probe was answered but not the connection's
+	// own idle PING, or its silence outlasted the limit of a shared
+	// connection (see [Options.HealthTimeout]). A [Subscription] whose
+	// server fell silent reports it too.
 	ErrHealthTimeout = wire.ErrHealthTimeout
 )
 

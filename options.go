@@ -108,6 +108,24 @@ type Options struct {
 	// check. Defaults to 3 seconds, so a silent peer is retired after 3
 	// to 6 seconds while a server busy for 2 seconds (DEBUG SLEEP 2, a
 	// slow script) is never mistaken for a dead one.
+	//
+	// A connection that died alone (a NAT or a proxy dropped it without
+	// a reset) while the server answers the probes is retired too: at
+	// once when an answered probe finds the connection's idle PING (see
+	// IdlePingInterval) still unanswered, and otherwise once its silence
+	// lasts ten HealthTimeouts, or CommandTimeout if that is longer (30
+	// seconds by default). That limit applies to the shared and batch
+	// connections, where no command may rightly keep a connection silent
+	// so long (a write that CLIENT PAUSE WRITE holds longer fails as
+	// connection loss that may have run). Dedicated connections (blocking
+	// commands, [Client.Dedicated]) have none, since BLPOP with a timeout
+	// of 0 is rightly silent for ever (while connections block, their
+	// silence makes the client probe the server about once per
+	// HealthTimeout, and a probe without an answer fails them): one lent
+	// to a caller that dies alone while the server answers probes is
+	// found only by TCP keepalive (the default dialer's; not through a
+	// proxy that keeps the socket open) or by the caller's context. A
+	// finite block time, called in a loop, bounds that wait.
 	HealthTimeout time.Duration
 	// IdlePingInterval sends a PING on a connection that owes nothing and
 	// has been idle this long, so that a dead peer is found (through
@@ -310,6 +328,10 @@ const (
 	defaultBatchConnections   = 4
 	maxBatchConnections       = 16
 	minHealthInterval         = 100 * time.Millisecond
+	// silenceLimitFactor times HealthTimeout (or CommandTimeout, if
+	// longer) is the silence after which a shared connection is retired
+	// although the server answers the probes.
+	silenceLimitFactor = 10
 	// dedicatedIdleTimeout closes a dedicated connection unused this long.
 	dedicatedIdleTimeout = 30 * time.Second
 )
@@ -498,12 +520,14 @@ func (o *Options) validateTopology(c *config) error {
 
 // dedicatedWire is the configuration of a dedicated connection: a caller
 // holds it alone, and a blocking command may rightly keep it silent for
-// as long as it blocks, so it has no health timeout and no pending
-// bounds. Idle pings still find a dead peer while it waits in the pool;
+// as long as it blocks, so it has no silence limit and no pending bounds.
+// Its health timeout still retires it when the server answers no probe
+// either (a partition, a dead host), which is what ends a BLPOP key 0 on
+// a dead peer. Idle pings find a dead peer while it waits in the pool;
 // while it is lent (Dedicated) they are held (wire.Conn.HoldIdlePing).
 func (c *config) dedicatedWire() wire.Config {
 	w := c.wire
-	w.HealthTimeout = 0
+	w.SilenceLimit = 0
 	w.MaxPendingFrames, w.MaxPendingBytes = 0, 0
 	w.BatchLanes = 0
 	w.WantID = true // a stopped blocking call is unblocked by id
@@ -644,6 +668,15 @@ func (o *Options) validate() (config, error) {
 	}
 	if c.wire.IdlePing, err = interval("Options.IdlePingInterval", o.IdlePingInterval, defaultIdlePingInterval); err != nil {
 		return c, err
+	}
+	if ht := c.wire.HealthTimeout; ht > 0 {
+		// Every connection of the client shares the answered probes:
+		// dedicated connections blocked at once probe a server together.
+		c.wire.Probes = wire.NewProbeShare()
+		c.wire.SilenceLimit = NoTimeout // ten times a huge HealthTimeout
+		if ht <= NoTimeout/silenceLimitFactor {
+			c.wire.SilenceLimit = max(silenceLimitFactor*ht, c.commandTimeout)
+		}
 	}
 	if c.blockingPoolSize, err = count("Options.BlockingPoolSize", o.BlockingPoolSize, defaultBlockingPoolSize); err != nil {
 		return c, err

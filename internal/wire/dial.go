@@ -85,8 +85,24 @@ type Config struct {
 	// its own evidence and the cause [ErrHealthTimeout]. A silent peer is
 	// thus retired between HealthTimeout and twice HealthTimeout (plus a
 	// quarter of the shortest interval set here, the sampling period); a
-	// slow but live server never is. 0 disables it.
+	// slow but live server never is. With IdlePing, a connection whose
+	// idle PING is still unanswered when the probe is answered is retired
+	// too: a live connection answers the PING before anything sent after
+	// it. 0 disables it.
 	HealthTimeout time.Duration
+	// SilenceLimit, with HealthTimeout, retires a connection that owes
+	// replies and has received no byte for SilenceLimit even though the
+	// server answers the probes: something between the client and the
+	// server dropped this connection alone (a NAT or a proxy that lost it
+	// without a reset). Its frames fail as for HealthTimeout. Set it only
+	// where no command may rightly keep the connection silent that long
+	// (never where blocking commands run). 0 disables it.
+	SilenceLimit time.Duration
+	// Probes, when not nil, is shared by the connections of one client:
+	// a probe of an address answered after a connection to it fell
+	// silent stands for that connection's own probe (see
+	// [NewProbeShare]). nil: each connection probes for itself.
+	Probes *ProbeShare
 	// IdlePing sends a PING on a connection that owes nothing and has
 	// neither read nor written for IdlePing, so that a dead peer is found
 	// (by the write, or by HealthTimeout, which covers the PING) before a

@@ -55,7 +55,10 @@
 //     within HealthTimeout, the connection is retired: its frames fail as
 //     [Lost] with their own evidence and the cause [ErrHealthTimeout], and
 //     the [Endpoint] dials a replacement. With [Config].IdlePing, an idle
-//     connection sends a PING of its own (never delivered to a caller).
+//     connection sends a PING of its own (never delivered to a caller),
+//     and is retired when the probe is answered but that PING is not.
+//     [Config].SilenceLimit retires a connection silent that long even
+//     though the probes are answered.
 //   - Backpressure. [Config].MaxPendingFrames and [Config].MaxPendingBytes
 //     bound the frames a connection holds; [Conn.Submit] waits for room
 //     within the caller's context and deadline, oldest first.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -13,10 +14,20 @@ import (
 )
 
 // ErrHealthTimeout is the cause of frames failed because their connection
-// was retired as unresponsive: it owed replies, received nothing for
+// was retired as unresponsive: it owed replies and received nothing for
 // Config.HealthTimeout, and a probe on a new connection got no reply
-// either. The frames fail with Reason Lost and their own evidence.
-var ErrHealthTimeout = errors.New("no reply within the health timeout and the server did not answer a probe")
+// either; or the server answered the probe but not the connection's own
+// idle PING, which was first in line; or the silence lasted
+// Config.SilenceLimit. The frames fail with Reason Lost and their own
+// evidence. The errors of each case match it with errors.Is.
+var ErrHealthTimeout = errors.New("health check: no reply on the connection")
+
+// The causes of the three ways a connection is retired as unresponsive.
+var (
+	errProbeUnanswered = fmt.Errorf("%w within the health timeout, and none to a probe on a new connection", ErrHealthTimeout)
+	errPingUnanswered  = fmt.Errorf("%w to its idle PING within the health timeout, while the server answered a probe on a new connection: the connection alone is lost", ErrHealthTimeout)
+	errSilenceLimit    = fmt.Errorf("%w for the silence limit, while the server answered probes on new connections: the connection alone is lost", ErrHealthTimeout)
+)
 
 // pingCmd is PING encoded as a RESP array.
 var pingCmd = []byte("*1\r\n$4\r\nPING\r\n")
@@ -72,9 +83,15 @@ func healthTick(cfg Config) time.Duration {
 //
 //   - silence: the connection owed frames at this tick and the last one and
 //     read nothing in between. After HealthTimeout of silence it probes the
-//     server on a new connection (bounded by HealthTimeout). A probe reply,
+//     server on a new connection (bounded by HealthTimeout), unless
+//     Config.Probes holds a probe of the address answered during the
+//     silence, which then stands for it. A probe reply,
 //     or any byte read meanwhile, restarts the silence; otherwise the
-//     connection is shut down with [ErrHealthTimeout].
+//     connection is shut down with [ErrHealthTimeout]. A probe reply while
+//     the connection's own idle PING is still unanswered shuts it down too
+//     (the PING was first in line: only a lost connection leaves it
+//     unanswered while the server answers others), and so does silence
+//     lasting Config.SilenceLimit, however many probes were answered.
 //   - idleness: the connection owed nothing and neither read nor wrote.
 //     After IdlePing of idleness it sends an internal PING frame, which is
 //     owed like any other (so HealthTimeout covers it) and whose reply is
@@ -102,12 +119,24 @@ func (c *Conn) healthLoop(cfg Config) {
 	if cfg.IdlePing > 0 {
 		ping = &Frame{Buf: bytes.Clone(pingCmd), Want: WantNone, done: make(chan struct{}, 1), pool: new(FramePool)}
 	}
+	// pingDone reports whether the submitted ping has completed, noting it.
+	pingDone := func() bool {
+		select {
+		case <-ping.done:
+			pinging = false
+			return true
+		default:
+			return false
+		}
+	}
 
 	t := time.NewTicker(healthTick(cfg))
 	defer t.Stop()
 	reads, writes := c.nc.reads.Load(), c.nc.writes.Load()
 	now := time.Now()
-	quietSince, idleSince := now, now
+	// quietSince starts the silence a probe restarts; silentSince the one
+	// only a byte read (or owing nothing) ends, for Config.SilenceLimit.
+	quietSince, idleSince, silentSince := now, now, now
 	owing := false
 	for {
 		select {
@@ -115,9 +144,17 @@ func (c *Conn) healthLoop(cfg Config) {
 			return
 		case alive := <-probeResult:
 			endProbe()
-			if !alive && c.nc.reads.Load() == reads && c.owed.Load() != 0 {
-				c.shutdown(Lost, ErrHealthTimeout)
-				return
+			if c.nc.reads.Load() == reads && c.owed.Load() != 0 {
+				if !alive {
+					c.shutdown(Lost, errProbeUnanswered)
+					return
+				}
+				if pinging && !pingDone() {
+					// The PING went out when nothing was owed: a live
+					// connection answers it before anything sent after it.
+					c.shutdown(Lost, errPingUnanswered)
+					return
+				}
 			}
 			quietSince = time.Now()
 			continue
@@ -130,9 +167,13 @@ func (c *Conn) healthLoop(cfg Config) {
 		heard, wrote := r != reads, w != writes
 		reads, writes = r, w
 		if heard || owed == 0 || !owing {
-			quietSince = now
+			quietSince, silentSince = now, now
 		}
 		owing = owed > 0
+		if cfg.SilenceLimit > 0 && owing && now.Sub(silentSince) >= cfg.SilenceLimit {
+			c.shutdown(Lost, errSilenceLimit)
+			return
+		}
 		if probeResult != nil && (heard || !owing) {
 			endProbe() // alive, or nothing left to answer for
 		}
@@ -140,7 +181,17 @@ func (c *Conn) healthLoop(cfg Config) {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.HealthTimeout)
 			res := make(chan bool, 1)
 			probeCancel, probeResult = cancel, res
-			probes.Go(func() { res <- probe(ctx, cfg) })
+			if cfg.Probes != nil && cfg.Probes.answeredSince(cfg.Addr, quietSince) {
+				res <- true // another connection's probe, answered during this silence
+			} else {
+				probes.Go(func() {
+					alive := probe(ctx, cfg)
+					if alive && cfg.Probes != nil {
+						cfg.Probes.answered(cfg.Addr, time.Now())
+					}
+					res <- alive
+				})
+			}
 		}
 
 		if heard || wrote || owing {
@@ -148,11 +199,7 @@ func (c *Conn) healthLoop(cfg Config) {
 		}
 		if ping != nil && !owing && now.Sub(idleSince) >= cfg.IdlePing {
 			if pinging {
-				select {
-				case <-ping.done:
-					pinging = false
-				default: // its reply is being handed over; next tick
-				}
+				pingDone() // if not yet, its reply is being handed over; next tick
 			}
 			if !pinging {
 				ping.Reset()
@@ -178,16 +225,50 @@ func (c *Conn) HoldIdlePing(hold bool) {
 // submitInternal queues a frame of the connection's own, outside the
 // pending bounds (it is sent only when nothing is pending) but counted as
 // owed. It reports whether the frame was queued: not when the connection
-// closed or holds its idle PINGs.
+// closed or holds its idle PINGs, nor when a frame came since the
+// monitor's sample (the frame is then never behind another, which the
+// health check's unanswered-PING rule relies on).
 func (c *Conn) submitInternal(f *Frame) bool {
 	c.mu.Lock()
-	if c.closed || c.idleHeld {
+	if c.closed || c.idleHeld || c.owed.Load() != 0 {
 		c.mu.Unlock()
 		return false
 	}
 	c.admitLocked(f, int64(len(f.Buf)))
 	c.mu.Unlock()
 	return true
+}
+
+// ProbeShare lets the connections of one client share their health
+// probes: each address's latest answered probe is kept, and a connection
+// that fell silent after that answer takes it for its own probe, so that
+// many connections silent at once (dedicated connections blocked in
+// BLPOP key 0) probe a live server about once per HealthTimeout in all
+// rather than each. An unanswered probe is never shared: each connection
+// retires itself only on its own evidence. Its methods are safe for
+// concurrent use.
+type ProbeShare struct {
+	mu    sync.Mutex
+	alive map[string]time.Time // address -> when a probe of it was last answered
+}
+
+// NewProbeShare returns an empty ProbeShare.
+func NewProbeShare() *ProbeShare { return &ProbeShare{alive: make(map[string]time.Time)} }
+
+// answeredSince reports whether a probe of addr was answered after since.
+func (s *ProbeShare) answeredSince(addr string, since time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.alive[addr].After(since)
+}
+
+// answered records that a probe of addr was answered at.
+func (s *ProbeShare) answered(addr string, at time.Time) {
+	s.mu.Lock()
+	if at.After(s.alive[addr]) {
+		s.alive[addr] = at
+	}
+	s.mu.Unlock()
 }
 
 // probe reports whether the server at cfg.Addr answers a PING on a new

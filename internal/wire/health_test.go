@@ -184,18 +184,9 @@ func TestHealthKeepsSlowServer(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				fp := new(FramePool)
 				s := newFakeServer(t, delayed(tt.delay, []byte(tt.pong)))
 				d := &probeDialer{s: s, probe: "answer"}
-				c, err := Dial(context.Background(), Config{Addr: "fake:6379", Dial: d.dial, HealthTimeout: tt.ht}, nil)
-				if err != nil {
-					t.Fatalf("Dial: %v", err)
-				}
-				defer c.Close()
-				f := frameIn(fp, WantBytes, "GET", "k")
-				time.Sleep(10 * time.Millisecond) // submit between two samples of the monitor
-				start := time.Now()
-				submit(t, c, f)
+				c, f, start := dialAndGet(t, Config{Addr: "fake:6379", Dial: d.dial, HealthTimeout: tt.ht})
 				waitOK(t, f)
 				if f.Err != nil || string(f.Bytes) != "slow k" {
 					t.Fatalf("got %v %q, want the slow reply", f.Err, f.Bytes)

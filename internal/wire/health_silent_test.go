@@ -1,0 +1,238 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// splitDialer sends the first dial (the connection under test) to dead
+// and every later one (the health probes, replacements) to live: the
+// server answers on new connections while the first one has fallen
+// silent, as when a NAT or a proxy dropped that connection alone without
+// a reset.
+type splitDialer struct {
+	dead, live *fakeServer
+	dials      atomic.Int64
+}
+
+func (d *splitDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if d.dials.Add(1) == 1 {
+		return d.dead.dial(ctx, network, addr)
+	}
+	return d.live.dial(ctx, network, addr)
+}
+
+// cause returns the error the connection was shut down with.
+func (c *Conn) causeOf() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cause
+}
+
+// TestIdlePingUnansweredWhileProbeAnsweredRetires proves, in virtual time,
+// that a connection whose own idle PING goes unanswered for HealthTimeout
+// while the server answers a probe on a new connection is retired: the
+// PING was first in line, so a live connection would have answered it at
+// once. (A connection owing a caller's slow reply is kept instead: see
+// TestHealthKeepsSlowServer.) This is what finds a pooled dedicated
+// connection that died alone before it is lent.
+func TestIdlePingUnansweredWhileProbeAnsweredRetires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const idle, ht = time.Second, time.Second
+		d := &splitDialer{dead: newFakeServer(t, silentAfterHandshake), live: newFakeServer(t, defaultReply)}
+		c, err := Dial(context.Background(), Config{Addr: "fake:6379", Dial: d.dial, IdlePing: idle, HealthTimeout: ht}, nil)
+		if err != nil {
+			t.Fatalf("Dial: %v", err)
+		}
+		defer c.Close()
+		start := time.Now()
+		select {
+		case <-c.Dead():
+		case <-time.After(time.Minute):
+			t.Fatal("the connection whose PING went unanswered is still alive a minute later, while the server answers probes")
+		}
+		// The PING at 1 s, silence counted from 1.25 s, a probe from
+		// 2.25 s answered at once.
+		if got, hi := time.Since(start), idle+ht+ht/2; got > hi || got < idle+ht {
+			t.Errorf("retired after %v, want between %v and %v", got, idle+ht, hi)
+		}
+		if cause := c.causeOf(); !errors.Is(cause, ErrHealthTimeout) {
+			t.Errorf("cause %v, want ErrHealthTimeout", cause)
+		}
+	})
+}
+
+// TestSilenceLimitRetiresDespiteAnsweredProbes proves, in virtual time,
+// that Config.SilenceLimit retires a connection that owes a caller's
+// reply and has read nothing for that long although every probe was
+// answered: the frame fails as Lost, PossiblyExecuted, caused by
+// ErrHealthTimeout, within one sampling period of the limit.
+func TestSilenceLimitRetiresDespiteAnsweredProbes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ht, limit = time.Second, 10 * time.Second
+		d := &splitDialer{dead: newFakeServer(t, silentAfterHandshake), live: newFakeServer(t, defaultReply)}
+		_, f, start := dialAndGet(t, Config{Addr: "fake:6379", Dial: d.dial, HealthTimeout: ht, SilenceLimit: limit})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := f.Wait(ctx, time.Time{}); err != nil {
+			t.Fatalf("the GET on the silent connection is still unanswered a minute later (probes answered): %v", err)
+		}
+		if got, hi := time.Since(start), limit+ht/4; got < limit || got > hi {
+			t.Errorf("retired after %v, want between %v and %v", got, limit, hi)
+		}
+		if f.Err == nil || f.Err.Reason != Lost || f.Err.Evidence != PossiblyExecuted || !errors.Is(f.Err, ErrHealthTimeout) {
+			t.Fatalf("got %v, want *ConnError Lost PossiblyExecuted caused by ErrHealthTimeout", f.Err)
+		}
+		f.Release()
+		if n := d.dials.Load(); n < 5 {
+			t.Errorf("%d dials, want the connection and several answered probes", n)
+		}
+	})
+}
+
+// blockedOnly answers everything at once except BLPOP, which blocks
+// forever (a live server with nothing to pop).
+func blockedOnly(args []string) []byte {
+	if args[0] == "BLPOP" {
+		return nil
+	}
+	return defaultReply(args)
+}
+
+// TestAnsweredIdlePingThenBlockedCommandIsKept proves that the rule of
+// the unanswered idle PING does not take a blocking command for one: a
+// connection whose PING was answered, then lent to a BLPOP that the live
+// server holds, stays alive however many probes its silence causes.
+func TestAnsweredIdlePingThenBlockedCommandIsKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const idle, ht = time.Second, time.Second
+		fp := new(FramePool)
+		s := newFakeServer(t, blockedOnly)
+		c, err := Dial(context.Background(), Config{Addr: "fake:6379", Dial: s.dial, IdlePing: idle, HealthTimeout: ht}, nil)
+		if err != nil {
+			t.Fatalf("Dial: %v", err)
+		}
+		defer c.Close()
+		time.Sleep(idle + idle/2) // an idle PING, answered
+		synctest.Wait()
+		c.HoldIdlePing(true) // lent, as Client.Dedicated and blocking calls do
+		f := frameIn(fp, WantBytes, "BLPOP", "k", "0")
+		submit(t, c, f)
+		time.Sleep(30 * ht)
+		synctest.Wait()
+		if !c.Alive() {
+			t.Fatalf("a connection blocked on a live server was retired: %v", c.causeOf())
+		}
+		s.mu.Lock()
+		dials := s.dials
+		s.mu.Unlock()
+		if dials < 5 {
+			t.Errorf("%d dials, want the probes of a silent connection", dials)
+		}
+		_ = c.Close()
+		if f.Err == nil || f.Err.Reason != Closed {
+			t.Errorf("BLPOP after Close: %v, want Closed", f.Err)
+		}
+		f.Release()
+	})
+}
+
+// dialAndGet dials cfg (the connection closes when the test ends) and
+// submits GET k between two samples of its health monitor. It returns the
+// connection, the frame and when it was submitted.
+func dialAndGet(t *testing.T, cfg Config) (*Conn, *Frame, time.Time) {
+	t.Helper()
+	c, err := Dial(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	f := frameIn(new(FramePool), WantBytes, "GET", "k")
+	time.Sleep(10 * time.Millisecond) // submit between two samples of the monitor
+	start := time.Now()
+	submit(t, c, f)
+	return c, f, start
+}
+
+// TestProbeSharedByConnectionsToOneAddress proves, in virtual time, that
+// connections sharing a Config.Probes answer each other's probes: a probe
+// answered after a connection fell silent stands for that connection's
+// own, so two connections blocked on a live server (as dedicated
+// connections in BLPOP key 0 are) probe it about as often as one would,
+// instead of once per HealthTimeout each.
+func TestProbeSharedByConnectionsToOneAddress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ht = time.Second
+		fp := new(FramePool)
+		s := newFakeServer(t, blockedOnly)
+		cfg := Config{Addr: "fake:6379", Dial: s.dial, HealthTimeout: ht, Probes: NewProbeShare()}
+		var conns []*Conn
+		var frames []*Frame
+		for range 2 {
+			c, err := Dial(context.Background(), cfg, nil)
+			if err != nil {
+				t.Fatalf("Dial: %v", err)
+			}
+			f := frameIn(fp, WantBytes, "BLPOP", "k", "0")
+			submit(t, c, f)
+			conns, frames = append(conns, c), append(frames, f)
+			time.Sleep(ht / 2) // the second falls silent half a HealthTimeout later
+		}
+		s.mu.Lock()
+		before := s.dials
+		s.mu.Unlock()
+		const periods = 20
+		time.Sleep(periods * ht)
+		synctest.Wait()
+		s.mu.Lock()
+		probes := s.dials - before
+		s.mu.Unlock()
+		// One connection alone probes about once per HealthTimeout plus
+		// a sampling period: at most 20 times in 20 s; two unshared, up
+		// to 40.
+		if probes > periods {
+			t.Errorf("two silent connections probed %d times in %d HealthTimeouts, want at most %d: the probes are not shared", probes, periods, periods)
+		}
+		if probes == 0 {
+			t.Error("no probe at all")
+		}
+		for i, c := range conns {
+			if !c.Alive() {
+				t.Errorf("a connection blocked on a live server was retired: %v", c.causeOf())
+			}
+			_ = c.Close()
+			frames[i].Release()
+		}
+	})
+}
+
+// TestIdlePingNeverQueuedBehindAFrame proves that the idle PING is queued
+// only first in line: when a frame arrived between the monitor's sample
+// (nothing owed) and the PING's submission, as a BLPOP on a connection
+// just taken from a pool may, the PING is not sent, so that an answered
+// probe never takes a PING waiting behind a blocked command for a lost
+// connection.
+func TestIdlePingNeverQueuedBehindAFrame(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fp := new(FramePool)
+		s := newFakeServer(t, blockedOnly)
+		c, err := Dial(context.Background(), Config{Addr: "fake:6379", Dial: s.dial}, nil)
+		if err != nil {
+			t.Fatalf("Dial: %v", err)
+		}
+		f := frameIn(fp, WantBytes, "BLPOP", "k", "0")
+		submit(t, c, f)
+		ping := frameIn(fp, WantNone, "PING")
+		if c.submitInternal(ping) {
+			t.Error("the idle PING was queued behind a BLPOP")
+		}
+		_ = c.Close()
+		f.Release()
+		ping.Release()
+	})
+}
