@@ -88,9 +88,10 @@ func healthTick(cfg Config) time.Duration {
 //     silence, which then stands for it. A probe reply,
 //     or any byte read meanwhile, restarts the silence; otherwise the
 //     connection is shut down with [ErrHealthTimeout]. A probe reply while
-//     the connection's own idle PING is still unanswered shuts it down too
-//     (the PING was first in line: only a lost connection leaves it
-//     unanswered while the server answers others), and so does silence
+//     the connection's own idle PING is still unanswered, and still so a
+//     tick later with nothing read, shuts it down too (the PING was first
+//     in line: only a lost connection leaves it unanswered while the
+//     server answers others), and so does silence
 //     lasting Config.SilenceLimit, however many probes were answered.
 //   - idleness: the connection owed nothing and neither read nor wrote.
 //     After IdlePing of idleness it sends an internal PING frame, which is
@@ -130,8 +131,13 @@ func (c *Conn) healthLoop(cfg Config) {
 		}
 	}
 
-	t := time.NewTicker(healthTick(cfg))
+	tick := healthTick(cfg)
+	t := time.NewTicker(tick)
 	defer t.Stop()
+	// suspect: a probe was answered while the idle PING was not; the
+	// connection is retired if, a tick later, it still has read nothing
+	// since (suspectReads) and the PING is still unanswered.
+	suspect, suspectAt, suspectReads := false, time.Time{}, uint64(0)
 	reads, writes := c.nc.reads.Load(), c.nc.writes.Load()
 	now := time.Now()
 	// quietSince starts the silence a probe restarts; silentSince the one
@@ -152,13 +158,22 @@ func (c *Conn) healthLoop(cfg Config) {
 				if pinging && !pingDone() {
 					// The PING went out when nothing was owed: a live
 					// connection answers it before anything sent after it.
-					c.shutdown(Lost, errPingUnanswered)
-					return
+					// A server that stalled answers both at once, and
+					// this connection may read its reply a moment after
+					// the probe's: the verdict waits for a whole tick.
+					suspect, suspectAt, suspectReads = true, time.Now(), reads
 				}
 			}
 			quietSince = time.Now()
 			continue
 		case now = <-t.C:
+		}
+		if suspect && now.Sub(suspectAt) >= tick {
+			suspect = false
+			if c.nc.reads.Load() == suspectReads && pinging && !pingDone() {
+				c.shutdown(Lost, errPingUnanswered)
+				return
+			}
 		}
 		if c.syncOK {
 			c.resumeReader()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -57,7 +58,7 @@ func TestIdlePingUnansweredWhileProbeAnsweredRetires(t *testing.T) {
 			t.Fatal("the connection whose PING went unanswered is still alive a minute later, while the server answers probes")
 		}
 		// The PING at 1 s, silence counted from 1.25 s, a probe from
-		// 2.25 s answered at once.
+		// 2.25 s answered at once, and the verdict a tick later, 2.5 s.
 		if got, hi := time.Since(start), idle+ht+ht/2; got > hi || got < idle+ht {
 			t.Errorf("retired after %v, want between %v and %v", got, idle+ht, hi)
 		}
@@ -234,5 +235,46 @@ func TestIdlePingNeverQueuedBehindAFrame(t *testing.T) {
 		_ = c.Close()
 		f.Release()
 		ping.Release()
+	})
+}
+
+// stalledUntil answers like defaultReply, except that a PING received
+// before end is answered at end plus late: a server that stalled (a slow
+// script, a large DEL) and then answered every connection at once, with
+// this connection's reply read a moment after another's.
+func stalledUntil(end time.Time, late time.Duration) func([]string) []byte {
+	return func(args []string) []byte {
+		if strings.EqualFold(args[0], "PING") && time.Now().Before(end) {
+			time.Sleep(time.Until(end) + late)
+		}
+		return defaultReply(args)
+	}
+}
+
+// TestIdlePingAnsweredJustAfterProbeIsKept proves, in virtual time, that
+// the rule of the unanswered idle PING leaves a live connection alone when
+// a stalled server answers the probe a moment before the connection's own
+// PING: the two replies left the server together, and the connection
+// that reads its own a millisecond later is not lost.
+func TestIdlePingAnsweredJustAfterProbeIsKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const idle, ht = time.Second, time.Second
+		// The PING goes out at 1 s, the probe at 2.25 s; the stall ends
+		// at 3 s, before the probe's own timeout.
+		end := time.Now().Add(3 * time.Second)
+		d := &splitDialer{dead: newFakeServer(t, stalledUntil(end, time.Millisecond)), live: newFakeServer(t, stalledUntil(end, 0))}
+		c, err := Dial(context.Background(), Config{Addr: "fake:6379", Dial: d.dial, IdlePing: idle, HealthTimeout: ht}, nil)
+		if err != nil {
+			t.Fatalf("Dial: %v", err)
+		}
+		defer c.Close()
+		select {
+		case <-c.Dead():
+			t.Fatalf("the connection was retired (%v) although its PING was answered 1 ms after the probe", c.causeOf())
+		case <-time.After(10 * time.Second):
+		}
+		if n := d.dials.Load(); n < 2 {
+			t.Fatalf("%d dials, want the connection and a probe (the stall did not cause one)", n)
+		}
 	})
 }
