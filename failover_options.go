@@ -6,9 +6,92 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/respire-go/respire/internal/retry"
 )
+
+// Defaults and bounds of [FailoverGroupOptions].
+const (
+	defaultProbeInterval    = time.Second
+	minProbeInterval        = 10 * time.Millisecond
+	maxGroupDuration        = time.Hour
+	defaultFailureThreshold = 3
+	maxFailureThreshold     = 100
+	defaultCircuitOpen      = 5 * time.Second
+	defaultFailbackGrace    = 10 * time.Second
+)
+
+// FailoverGroupOptions configures a [FailoverGroup]. The zero value of
+// every field means its documented default; [NewFailoverGroup] rejects
+// out-of-range values with a [*ConfigError] naming the field. It is copied
+// when the client or group is made, so changing it afterwards has no effect,
+// and one value may serve concurrent calls while nobody changes it.
+type FailoverGroupOptions struct {
+	// RetryPolicy retries an [Execute] operation whose attempt failed with
+	// a connection failure (see [Execute]). Defaults to nil: every
+	// operation runs once. Members keep their own Options.RetryPolicy,
+	// which acts first, inside an attempt.
+	RetryPolicy *RetryPolicy
+	// ProbeInterval is how often each member is probed with PING, from
+	// 10 ms through 1 hour. Defaults to 1 second.
+	ProbeInterval time.Duration
+	// ProbeTimeout bounds one probe (and the first connection of a
+	// member that could not connect at start). It must be positive and at
+	// most ProbeInterval. Defaults to half of ProbeInterval.
+	ProbeTimeout time.Duration
+	// FailureThreshold is the number of consecutive failed probes that
+	// opens a member's circuit, from 1 through 100. Defaults to 3. A
+	// member's circuit therefore opens at most
+	// FailureThreshold*ProbeInterval + ProbeTimeout after its server stops
+	// answering.
+	FailureThreshold int
+	// CircuitOpenDuration is how long an open circuit stays open before
+	// a probe may close it: a member is not probed while its circuit is
+	// open; after this duration one probe decides (success closes the
+	// circuit, failure keeps it open for another CircuitOpenDuration).
+	// At most 1 hour; must not be negative. Defaults to 5 seconds.
+	CircuitOpenDuration time.Duration
+	// FailbackGrace is how long a member preferred to the active one must
+	// stay healthy (its circuit closed) before it becomes active again.
+	// It applies only to preempting a healthy active member: when the
+	// active member fails, the best healthy member takes over at once.
+	// At most 1 hour; [NoFailbackGrace] fails back at once; other negative
+	// values are invalid. Defaults to 10 seconds.
+	FailbackGrace time.Duration
+	// OnSwitch, when set, is called each time the active member changes
+	// after NewFailoverGroup returned, with the indexes (into the members
+	// given to NewFailoverGroup) of the previous and the new active
+	// member; -1 means none. Calls are made one at a time, in the order of
+	// the changes, on the group's probe goroutines: OnSwitch must not
+	// block and must not call [FailoverGroup.Close]; a panic in OnSwitch
+	// is recovered and changes nothing. Defaults to nil.
+	OnSwitch func(from, to int)
+	// Metrics selects the metric groups the group records (its own retries
+	// on respire.command.retries, respire.failover.probes and
+	// respire.failover.switches, all in [MetricsResiliency]). Members record
+	// their own metrics only as their Options select. Defaults to none.
+	Metrics MetricGroups
+	// MeterProvider provides the meter "github.com/respire-go/respire"
+	// when Metrics selects any group. Defaults to none (nothing is
+	// recorded): pass otel.GetMeterProvider() for the global provider.
+	MeterProvider metric.MeterProvider
+}
+
+// groupConfig is the validated, defaulted form of FailoverGroupOptions.
+type groupConfig struct {
+	policy    retry.Policy // zero: disabled
+	interval  time.Duration
+	timeout   time.Duration
+	threshold int
+	openFor   time.Duration
+	grace     time.Duration
+	onSwitch  func(from, to int)
+	metrics   MetricGroups
+	mp        metric.MeterProvider
+}
 
 // validate checks the options and applies their defaults.
 func (o *FailoverGroupOptions) validate() (groupConfig, error) {
