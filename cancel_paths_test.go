@@ -416,8 +416,10 @@ type gatedConn struct {
 }
 
 func (c *gatedConn) Write(p []byte) (int, error) {
-	n, err := c.Conn.Write(p)
-	rd := resp.NewReader(bytes.NewReader(p[:n]))
+	// The hold starts before the bytes leave: a reply read between the
+	// write and the hold's start would reach the client unheld.
+	var written []string
+	rd := resp.NewReader(bytes.NewReader(p))
 	for {
 		args, _, rerr := rd.ReadCommand(nil)
 		if rerr != nil {
@@ -432,8 +434,12 @@ func (c *gatedConn) Write(p []byte) (int, error) {
 			g.on = c
 		}
 		g.mu.Unlock()
+		written = append(written, string(args[1]))
+	}
+	n, err := c.Conn.Write(p)
+	for _, arg := range written {
 		select {
-		case g.written <- string(args[1]):
+		case c.g.written <- arg:
 		default:
 		}
 	}
