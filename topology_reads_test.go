@@ -286,6 +286,13 @@ func TestTopologyLifetime(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { _, err := c.Get(ctx, k); done <- err }()
 		// The READONLY reply made the client ask a sentinel: cancel then.
+		// (A background discovery may have reached a sentinel first, so
+		// the GET's arrival is awaited on its own.)
+		select {
+		case <-ro.Received():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the GET never reached the primary")
+		}
 		select {
 		case <-holds[0].Received():
 		case <-holds[1].Received():
