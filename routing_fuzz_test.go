@@ -1,0 +1,114 @@
+package respire
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/resp"
+)
+
+// fuzzWords splits data at NUL bytes into the arguments that follow a
+// command's name (and subcommand). Every argument is a view of one
+// buffer with a distinct capacity, so that argIndex can tell which
+// argument a key is, empty ones included.
+func fuzzWords(desc catalog.Command, data []byte) [][]byte {
+	head := []string{desc.Name()}
+	if sub := desc.Subcommand(); sub != "" {
+		head = append(head, sub)
+	}
+	buf := []byte(strings.Join(head, "\x00"))
+	if len(data) > 0 || len(head) > 1 {
+		buf = append(buf, 0)
+	}
+	buf = append(append(buf, data...), 0) // a last byte: no view is empty-capacity
+	var args [][]byte
+	start := 0
+	for i, b := range buf[:len(buf)-1] {
+		if b == 0 {
+			args = append(args, buf[start:i])
+			start = i + 1
+		}
+	}
+	return append(args, buf[start:len(buf)-1])
+}
+
+// argIndex returns the position in args of k, a view fuzzWords made.
+func argIndex(args [][]byte, k []byte) int {
+	for i, a := range args {
+		if cap(a) == cap(k) {
+			return i
+		}
+	}
+	return -1
+}
+
+// FuzzKeySlot: the key extraction of every catalog command, on any
+// arguments (numkeys negative, huge, not a number, beyond the arguments;
+// STREAMS, KEYS, STORE anywhere), never panics, visits only the
+// arguments that follow the command's name, and returns the slot of one
+// of them; the arguments encoded as a frame split back into themselves.
+func FuzzKeySlot(f *testing.F) {
+	for i := range catalog.Len() {
+		f.Add(uint16(i), []byte("k\x00v\x00k2"))
+	}
+	seeds := []struct {
+		cmd  catalog.Command
+		args string
+	}{
+		{catalog.Scripting.EVAL(), "s\x00-1\x00a"},
+		{catalog.Scripting.EVAL(), "s\x0099999999999999999999\x00a\x00b"},
+		{catalog.Scripting.EVALSHA(), "s\x00x\x00a"},
+		{catalog.Scripting.FCALL(), "f\x005\x00a"},
+		{catalog.SortedSet.ZUNIONSTORE(), "d\x002\x00a"},
+		{catalog.List.LMPOP(), "1\x00a\x00LEFT"},
+		{catalog.String.MSETEX(), "2\x00a\x00v\x00b"},
+		{catalog.Stream.XREAD(), "COUNT\x001\x00STREAMS\x00a\x00b\x00c"},
+		{catalog.Stream.XREADGROUP(), "GROUP\x00g\x00STREAMS"},
+		{catalog.Generic.MIGRATE(), "h\x001\x00\x000\x001\x00AUTH\x00KEYS\x00a\x00b"},
+		{catalog.Generic.MIGRATE(), "h\x001\x00\x000\x001\x00AUTH2\x00u"},
+		{catalog.Generic.SORT(), "a\x00BY\x00p\x00LIMIT\x000\x00STORE"},
+		{catalog.Geo.GEORADIUS(), "a\x001\x002\x003\x00km\x00STORE"},
+		{catalog.Cluster.CLUSTER_COUNTKEYSINSLOT(), "16384"},
+	}
+	for _, s := range seeds {
+		f.Add(uint16(s.cmd.Index()), []byte(s.args))
+	}
+	all := catalog.All()
+	f.Fuzz(func(t *testing.T, i uint16, data []byte) {
+		desc := all[int(i)%len(all)]
+		args := fuzzWords(desc, data)
+		visitKeys(desc, args, func(k []byte) {
+			if at := argIndex(args, k); at < desc.ArgPrefix() {
+				t.Fatalf("%s %q: key at position %d, not an argument", desc.FullName(), args, at)
+			}
+		})
+		slot, cross := keySlot(desc, args)
+		if slot < -1 || slot >= route.Slots {
+			t.Fatalf("%s %q: slot %d", desc.FullName(), args, slot)
+		}
+		if slot >= 0 && desc.Name() != "CLUSTER" &&
+			!slices.ContainsFunc(args, func(a []byte) bool { return route.SlotBytes(a) == slot }) {
+			t.Fatalf("%s %q: slot %d is no argument's", desc.FullName(), args, slot)
+		}
+		if cross && slot < 0 {
+			t.Fatalf("%s %q: cross-slot without a slot", desc.FullName(), args)
+		}
+		frame := resp.AppendArrayHeader(nil, len(args))
+		for _, a := range args {
+			frame = resp.AppendBulk(frame, a)
+		}
+		words, n := nextCommand(frame, nil)
+		if n != len(frame) || len(words) != len(args) {
+			t.Fatalf("%q split into %q (%d of %d bytes)", frame, words, n, len(frame))
+		}
+		for j := range words {
+			if !bytes.Equal(words[j], args[j]) {
+				t.Fatalf("%q split into %q", frame, words)
+			}
+		}
+	})
+}
