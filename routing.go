@@ -624,11 +624,14 @@ func nextCommand(buf []byte, dst [][]byte) ([][]byte, int) {
 	return dst, i
 }
 
-// readLen reads a decimal length ending in CRLF at buf[i:].
+// readLen reads a decimal length ending in CRLF at buf[i:]. A length
+// beyond buf's is refused before it can overflow.
 func readLen(buf []byte, i int) (n, next int, ok bool) {
 	start := i
 	for i < len(buf) && buf[i] >= '0' && buf[i] <= '9' {
-		n = n*10 + int(buf[i]-'0')
+		if n = n*10 + int(buf[i]-'0'); n > len(buf) {
+			return 0, 0, false
+		}
 		i++
 	}
 	if i == start || i+1 >= len(buf) || buf[i] != '\r' || buf[i+1] != '\n' {

@@ -112,3 +112,23 @@ func FuzzKeySlot(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFrameArgs: splitting any bytes as an encoded command never panics
+// and returns only words the bytes hold.
+func FuzzFrameArgs(f *testing.F) {
+	f.Add([]byte("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"))
+	f.Add([]byte("*1\r\n$99999999999999999999\r\nGET\r\n"))
+	f.Add([]byte("*3\r\n$3\r\nGET\r\n"))
+	f.Add([]byte("*1\r\n$-1\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		words, n := nextCommand(data, nil)
+		if n < 0 || n > len(data) || (n == 0 && words != nil) {
+			t.Fatalf("%q: %d words, offset %d", data, len(words), n)
+		}
+		for _, w := range words {
+			if !bytes.Contains(data, w) {
+				t.Fatalf("%q: word %q not in the input", data, w)
+			}
+		}
+	})
+}
