@@ -780,6 +780,8 @@ func movableKeys(name string, args [][]byte) (first, count, step int, ok bool) {
 				i++
 			case strings.EqualFold(a, "AUTH2"):
 				i += 2
+			case strings.EqualFold(a, "KEYS") && len(args[3]) > 0:
+				return 0, 0, 0, true // the server rejects a key besides KEYS
 			case strings.EqualFold(a, "KEYS"):
 				return i + 1, len(args) - i - 1, 1, true
 			}

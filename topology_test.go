@@ -497,6 +497,10 @@ func TestKeySlotMovableKeys(t *testing.T) {
 		// MIGRATE's keys follow KEYS when the key argument is empty.
 		{"MIGRATE KEYS", catalog.Generic.MIGRATE(), words("MIGRATE", "127.0.0.1", "1", "", "0", "100", "AUTH", "keys", "KEYS", a, b), slot, false},
 		{"MIGRATE KEYS cross slot", catalog.Generic.MIGRATE(), words("MIGRATE", "127.0.0.1", "1", "", "0", "100", "COPY", "KEYS", a, other), slot, true},
+		// A key argument besides KEYS is the server's to reject (its
+		// COMMAND GETKEYS refuses the arguments): no key, never a
+		// cross-slot error about the keys after KEYS.
+		{"MIGRATE key and KEYS", catalog.Generic.MIGRATE(), words("MIGRATE", "127.0.0.1", "1", a, "0", "100", "KEYS", a, other), -1, false},
 		{"MIGRATE one key", catalog.Generic.MIGRATE(), words("MIGRATE", "127.0.0.1", "1", a, "0", "100", "REPLACE"), slot, false},
 	}
 	for _, tt := range tests {
