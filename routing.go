@@ -675,11 +675,14 @@ func slotOperand(sub string, args [][]byte) int {
 	return n
 }
 
-// visitKeys calls visit with each key of a command (args: its words after
-// the name). Key positions come from the catalog; for commands whose keys
+// visitKeys calls visit with each key of a command (args: its words, the
+// name first). Key positions come from the catalog; for commands whose keys
 // move with their arguments, from the numkeys or STREAMS argument.
 func visitKeys(desc catalog.Command, args [][]byte, visit func(k []byte)) {
-	if len(args) == 0 {
+	// A server refuses an argument count its arity rules out before it
+	// looks for keys: such a command has none, so that the server's
+	// error, not a cross-slot one, answers it.
+	if a := desc.Arity(); len(args) == 0 || (a > 0 && len(args) != a) || (a < 0 && len(args) < -a) {
 		return
 	}
 	name := desc.FullName() // once: a subcommand's is built by concatenation
