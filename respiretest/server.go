@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -113,6 +115,11 @@ func redis70Hook(srv *server.Server) server.Hook {
 			c.WriteError(msg)
 			return true
 		}
+		if unmatchablePattern(cmd, args) {
+			// The engine would panic compiling it, taking the process down.
+			c.WriteError(errPattern)
+			return true
+		}
 		if !srv.IsRegisteredCommand(cmd) {
 			c.WriteError(unknownCommand(cmd, args))
 			return true
@@ -166,6 +173,83 @@ func xaddHasIDMP(args []string) bool {
 		}
 	}
 	return false
+}
+
+// errPattern answers a glob pattern the engine cannot translate, which
+// Redis would match byte by byte.
+const errPattern = "ERR respiretest: the embedded engine cannot match this pattern (it must be UTF-8, with valid [...] classes)"
+
+// unmatchablePattern reports whether a command (arguments after its name)
+// carries a glob pattern the engine cannot translate: KEYS, the SCAN
+// family's MATCH, PSUBSCRIBE and PUBSUB CHANNELS.
+func unmatchablePattern(cmd string, args []string) bool {
+	opts := -1 // where the SCAN family's options start
+	switch cmd {
+	case "KEYS":
+		return len(args) > 0 && !engineGlob(args[0])
+	case "PSUBSCRIBE":
+		return slices.ContainsFunc(args, func(p string) bool { return !engineGlob(p) })
+	case "PUBSUB":
+		return len(args) > 1 && strings.EqualFold(args[0], "CHANNELS") && !engineGlob(args[1])
+	case "SCAN":
+		opts = 1
+	case "HSCAN", "SSCAN", "ZSCAN":
+		opts = 2
+	default:
+		return false
+	}
+	for i := opts; i+1 < len(args); i += 2 {
+		if strings.EqualFold(args[i], "MATCH") && !engineGlob(args[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// engineGlob reports whether the engine can translate the glob p: it turns
+// a glob into a regular expression, quoting the literal runs and copying a
+// [...] class and an escaped byte as they are, and panics when that
+// expression does not compile (bytes that are not UTF-8, a class such as
+// [b-a] or [^], an escaped backslash before an E that ends the quoting).
+// The engine matches nothing, without compiling, for an empty class and a
+// trailing backslash.
+func engineGlob(p string) bool {
+	var re strings.Builder
+	re.WriteString(`(?s)^\Q`)
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '*':
+			re.WriteString(`\E.*\Q`)
+		case '?':
+			re.WriteString(`\E.\Q`)
+		case '\\':
+			if i++; i == len(p) {
+				return true
+			}
+			re.WriteByte(p[i])
+		case '[':
+			var class strings.Builder
+			for i++; i < len(p) && p[i] != ']'; i++ {
+				if p[i] == '\\' {
+					if i == len(p)-1 {
+						return true
+					}
+					class.WriteByte(p[i])
+					i++
+				}
+				class.WriteByte(p[i])
+			}
+			if class.Len() == 0 {
+				return true
+			}
+			re.WriteString(`\E[` + class.String() + `]\Q`)
+		default:
+			re.WriteByte(p[i])
+		}
+	}
+	re.WriteString(`\E$`)
+	_, err := regexp.Compile(re.String())
+	return err == nil
 }
 
 // unknownCommand is Redis 7.0's reply text for an unknown command.

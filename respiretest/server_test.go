@@ -276,6 +276,33 @@ func TestServerRefusesHugeStrings(t *testing.T) {
 	wantReply(t, "SETBIT small", c.do("SETBIT", "b", "7", "1"), "0")
 }
 
+// TestServerRefusesPatternsTheEngineCannotMatch: a glob pattern the
+// engine cannot translate (bytes that are not UTF-8, a bracket class that
+// is no class, a quoted backslash before E) gets an error reply from KEYS,
+// the SCAN family's MATCH, PSUBSCRIBE and PUBSUB CHANNELS, also inside
+// MULTI and a script, instead of crashing the test process; valid
+// patterns still match.
+func TestServerRefusesPatternsTheEngineCannotMatch(t *testing.T) {
+	s := NewServer(t)
+	c := dialProxy(t, s.Proxy)
+	wantReply(t, "SET", c.do("SET", "k1", "v"), "OK")
+	wantReply(t, "HSET", c.do("HSET", "h", "f", "v"), "1")
+	const refused = "-ERR respiretest: the embedded engine cannot match this pattern (it must be UTF-8, with valid [...] classes)"
+	for _, pat := range []string{"\xa7*", "[b-a]", "[^]", `\\E(`, "a[\xff]"} {
+		wantReply(t, "KEYS "+pat, c.do("KEYS", pat), refused)
+		wantReply(t, "SCAN MATCH "+pat, c.do("SCAN", "0", "COUNT", "10", "MATCH", pat), refused)
+		wantReply(t, "HSCAN MATCH "+pat, c.do("HSCAN", "h", "0", "match", pat), refused)
+		wantReply(t, "PUBSUB CHANNELS "+pat, c.do("PUBSUB", "channels", pat), refused)
+		wantReply(t, "EVAL KEYS "+pat, c.do("EVAL", "return redis.pcall('KEYS', ARGV[1])", "0", pat), refused)
+	}
+	wantReply(t, "MULTI", c.do("MULTI"), "OK")
+	wantReply(t, "KEYS in MULTI", c.do("KEYS", "[b-a]"), refused)
+	wantReply(t, "DISCARD", c.do("DISCARD"), "OK")
+	wantReply(t, "PSUBSCRIBE", c.do("PSUBSCRIBE", "ok*", "[b-a]"), refused)
+	wantReply(t, "KEYS valid", c.do("KEYS", "k[0-9]"), "[k1]")
+	wantReply(t, "PING after", c.do("PING"), "PONG")
+}
+
 // Close waits for every goroutine of the proxy, a reading goroutine
 // inside an OnReceive callback included: it returns only once the
 // callback does.
