@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -115,6 +116,12 @@ func redis70Hook(srv *server.Server) server.Hook {
 			c.WriteError(msg)
 			return true
 		}
+		if emptyStores[cmd] && len(args) > 0 && !nestedCall(c) {
+			// Run it in a script that deletes an empty destination, as
+			// Redis does; the script's own call is nested and runs as is.
+			srv.Dispatch(c, append([]string{"EVAL", storeScript, "1", args[0], cmd}, args[1:]...))
+			return true
+		}
 		if unmatchablePattern(cmd, args) {
 			// The engine would panic compiling it, taking the process down.
 			c.WriteError(errPattern)
@@ -173,6 +180,31 @@ func xaddHasIDMP(args []string) bool {
 		}
 	}
 	return false
+}
+
+// emptyStores are the commands after which the engine keeps an empty
+// destination set or sorted set where Redis deletes it; the engine's
+// SRANDMEMBER and SPOP crash the process on an empty set.
+var emptyStores = map[string]bool{
+	"SDIFFSTORE": true, "SINTERSTORE": true, "SUNIONSTORE": true, "ZINTERSTORE": true, "ZUNIONSTORE": true,
+}
+
+// storeScript runs a store command (ARGV[1], destination KEYS[1], the
+// other arguments ARGV[2:]) and deletes an empty destination; an error
+// reply is returned as it is.
+const storeScript = `local n = redis.pcall(ARGV[1], KEYS[1], unpack(ARGV, 2))
+if n == 0 then redis.call('DEL', KEYS[1]) end
+return n`
+
+// nestedCall reports whether c is the engine's peer for a call from a
+// script (its connection context says so), where a script cannot be run.
+func nestedCall(c *server.Peer) bool {
+	v := reflect.ValueOf(c.Ctx)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	f := v.Elem().FieldByName("nested")
+	return f.IsValid() && f.Kind() == reflect.Bool && f.Bool()
 }
 
 // errPattern answers a glob pattern the engine cannot translate, which

@@ -303,6 +303,40 @@ func TestServerRefusesPatternsTheEngineCannotMatch(t *testing.T) {
 	wantReply(t, "PING after", c.do("PING"), "PONG")
 }
 
+// TestServerDeletesEmptyStoreDestinations: a set or sorted-set store
+// command with an empty result deletes its destination, as Redis does,
+// also inside MULTI (the engine kept an empty set, on which SRANDMEMBER
+// and SPOP crashed the process); a non-empty result and an error reply
+// are the command's own.
+func TestServerDeletesEmptyStoreDestinations(t *testing.T) {
+	s := NewServer(t)
+	c := dialProxy(t, s.Proxy)
+	for _, cmd := range [][]string{{"SADD", "a", "x"}, {"SADD", "b", "y"}, {"ZADD", "za", "1", "x"}, {"ZADD", "zb", "1", "y"}, {"SET", "s", "v"}} {
+		wantReply(t, cmd[0], c.do(cmd...), map[bool]string{true: "OK", false: "1"}[cmd[0] == "SET"])
+	}
+	for _, store := range [][]string{
+		{"SINTERSTORE", "d", "a", "b"}, {"SDIFFSTORE", "d", "a", "a"}, {"SUNIONSTORE", "d", "none"},
+		{"ZINTERSTORE", "d", "2", "za", "zb"}, {"ZUNIONSTORE", "d", "1", "none"},
+	} {
+		wantReply(t, store[0], c.do(store...), "0")
+		wantReply(t, store[0]+" EXISTS", c.do("EXISTS", "d"), "0")
+		wantReply(t, store[0]+" SRANDMEMBER", c.do("SRANDMEMBER", "d"), "(nil)")
+		wantReply(t, store[0]+" SPOP", c.do("SPOP", "d"), "(nil)")
+	}
+	wantReply(t, "MULTI", c.do("MULTI"), "OK")
+	wantReply(t, "SINTERSTORE queued", c.do("SINTERSTORE", "d", "a", "b"), "QUEUED")
+	wantReply(t, "SRANDMEMBER queued", c.do("SRANDMEMBER", "d"), "QUEUED")
+	wantReply(t, "EXEC", c.do("EXEC"), "[0 (nil)]")
+	wantReply(t, "SUNIONSTORE", c.do("SUNIONSTORE", "d", "a", "b"), "2")
+	wantReply(t, "SCARD", c.do("SCARD", "d"), "2")
+	wantReply(t, "SUNIONSTORE wrong type", c.do("SUNIONSTORE", "d", "s"), c.do("SUNION", "s"))
+	wantReply(t, "SUNIONSTORE arity", c.do("SUNIONSTORE", "d"), "-ERR wrong number of arguments for 'sunionstore' command")
+	wantReply(t, "in a script", c.do("EVAL", "return redis.call('SUNIONSTORE', KEYS[1], 'a')", "1", "d"), "1")
+	if got := s.Executed("SUNIONSTORE"); got != 4 {
+		t.Errorf("Executed(SUNIONSTORE) = %d; want 4, the script's own call not counted", got)
+	}
+}
+
 // Close waits for every goroutine of the proxy, a reading goroutine
 // inside an OnReceive callback included: it returns only once the
 // callback does.
