@@ -756,8 +756,10 @@ func movableKeys(name string, args [][]byte) (first, count, step int, ok bool) {
 	// numkeys reads the count at args[first-1] of keys starting at first,
 	// step apart. A count that is not a number, or that more arguments
 	// than there are would have to hold, makes the server reject the
-	// command: then there is no key (the server's COMMAND GETKEYS finds
-	// none), so that the server's error, not a cross-slot one, answers.
+	// command: then there is no key, so that the server's error, not a
+	// cross-slot one, answers (COMMAND GETKEYS finds none either, but for
+	// a count with a numeric head, "1A", that it reads as 1: a keyless
+	// call is redirected there, to the same error).
 	numkeys := func(first, step int) (int, int, int, bool) {
 		if first > len(args) {
 			return first, 0, step, true
