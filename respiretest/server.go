@@ -1,6 +1,8 @@
 package respiretest
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -9,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -116,11 +119,21 @@ func redis70Hook(srv *server.Server) server.Hook {
 			c.WriteError(msg)
 			return true
 		}
-		if emptyStores[cmd] && len(args) > 0 && !nestedCall(c) {
-			// Run it in a script that deletes an empty destination, as
-			// Redis does; the script's own call is nested and runs as is.
-			srv.Dispatch(c, append([]string{"EVAL", storeScript, "1", args[0], cmd}, args[1:]...))
-			return true
+		if emptyStores[cmd] && len(args) > 0 {
+			if !nestedCall(c) {
+				// Run it in a script that deletes an empty destination,
+				// atomically, as Redis does (queued, inside MULTI).
+				srv.Dispatch(c, append([]string{"EVAL", storeScript, "1", args[0], cmd}, args[1:]...))
+				return true
+			}
+			if _, again := storing.LoadAndDelete(c); !again {
+				// A script's call, which holds the engine already: run
+				// it, then delete an empty destination.
+				storing.Store(c, true)
+				srv.Dispatch(c, append([]string{cmd}, args...))
+				dropEmpty(srv, c.Ctx, cmd, args[0])
+				return true
+			}
 		}
 		if unmatchablePattern(cmd, args) {
 			// The engine would panic compiling it, taking the process down.
@@ -195,6 +208,28 @@ var emptyStores = map[string]bool{
 const storeScript = `local n = redis.pcall(ARGV[1], KEYS[1], unpack(ARGV, 2))
 if n == 0 then redis.call('DEL', KEYS[1]) end
 return n`
+
+// storing holds the script peers whose store command the hook runs
+// itself, so that the hook lets that call through.
+var storing sync.Map
+
+// dropEmpty deletes dest, the destination a store command of a script
+// left, when it is an empty set or sorted set (ctx: the script's context).
+func dropEmpty(srv *server.Server, ctx any, cmd, dest string) {
+	card := "SCARD"
+	if cmd[0] == 'Z' {
+		card = "ZCARD"
+	}
+	var out bytes.Buffer
+	w := bufio.NewWriter(&out)
+	p := server.NewPeer(w)
+	p.Ctx = ctx
+	srv.Dispatch(p, []string{card, dest})
+	_ = w.Flush()
+	if out.String() == ":0\r\n" {
+		srv.Dispatch(p, []string{"DEL", dest})
+	}
+}
 
 // nestedCall reports whether c is the engine's peer for a call from a
 // script (its connection context says so), where a script cannot be run.

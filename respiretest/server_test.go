@@ -332,6 +332,10 @@ func TestServerDeletesEmptyStoreDestinations(t *testing.T) {
 	wantReply(t, "SUNIONSTORE wrong type", c.do("SUNIONSTORE", "d", "s"), c.do("SUNION", "s"))
 	wantReply(t, "SUNIONSTORE arity", c.do("SUNIONSTORE", "d"), "-ERR wrong number of arguments for 'sunionstore' command")
 	wantReply(t, "in a script", c.do("EVAL", "return redis.call('SUNIONSTORE', KEYS[1], 'a')", "1", "d"), "1")
+	wantReply(t, "empty in a script", c.do("EVAL", "redis.call('SINTERSTORE', KEYS[1], 'a', 'b'); "+
+		"return {redis.call('EXISTS', KEYS[1]), redis.call('SRANDMEMBER', KEYS[1]), redis.call('ZUNIONSTORE', 'zd', 1, 'none'), redis.call('EXISTS', 'zd')}", "1", "d"),
+		"[0 (nil) 0 0]")
+	wantReply(t, "EXISTS after the script", c.do("EXISTS", "d"), "0")
 	if got := s.Executed("SUNIONSTORE"); got != 4 {
 		t.Errorf("Executed(SUNIONSTORE) = %d; want 4, the script's own call not counted", got)
 	}
