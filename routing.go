@@ -634,11 +634,14 @@ func nextCommand(buf []byte, dst [][]byte) ([][]byte, int) {
 	return dst, i
 }
 
-// readLen reads a decimal length ending in CRLF at buf[i:].
+// readLen reads a decimal length ending in CRLF at buf[i:]. A length
+// beyond buf's is refused before it can overflow.
 func readLen(buf []byte, i int) (n, next int, ok bool) {
 	start := i
 	for i < len(buf) && buf[i] >= '0' && buf[i] <= '9' {
-		n = n*10 + int(buf[i]-'0')
+		if n = n*10 + int(buf[i]-'0'); n > len(buf) {
+			return 0, 0, false
+		}
 		i++
 	}
 	if i == start || i+1 >= len(buf) || buf[i] != '\r' || buf[i+1] != '\n' {
@@ -682,11 +685,14 @@ func slotOperand(sub string, args [][]byte) int {
 	return n
 }
 
-// visitKeys calls visit with each key of a command (args: its words after
-// the name). Key positions come from the catalog; for commands whose keys
+// visitKeys calls visit with each key of a command (args: its words, the
+// name first). Key positions come from the catalog; for commands whose keys
 // move with their arguments, from the numkeys or STREAMS argument.
 func visitKeys(desc catalog.Command, args [][]byte, visit func(k []byte)) {
-	if len(args) == 0 {
+	// A server refuses an argument count its arity rules out before it
+	// looks for keys: such a command has none, so that the server's
+	// error, not a cross-slot one, answers it.
+	if a := desc.Arity(); len(args) == 0 || (a > 0 && len(args) != a) || (a < 0 && len(args) < -a) {
 		return
 	}
 	name := desc.FullName() // once: a subcommand's is built by concatenation
@@ -760,8 +766,10 @@ func movableKeys(name string, args [][]byte) (first, count, step int, ok bool) {
 	// numkeys reads the count at args[first-1] of keys starting at first,
 	// step apart. A count that is not a number, or that more arguments
 	// than there are would have to hold, makes the server reject the
-	// command: then there is no key (the server's COMMAND GETKEYS finds
-	// none), so that the server's error, not a cross-slot one, answers.
+	// command: then there is no key, so that the server's error, not a
+	// cross-slot one, answers (COMMAND GETKEYS finds none either, but for
+	// a count with a numeric head, "1A", that it reads as 1: a keyless
+	// call is redirected there, to the same error).
 	numkeys := func(first, step int) (int, int, int, bool) {
 		if first > len(args) {
 			return first, 0, step, true
@@ -787,6 +795,8 @@ func movableKeys(name string, args [][]byte) (first, count, step int, ok bool) {
 				i++
 			case strings.EqualFold(a, "AUTH2"):
 				i += 2
+			case strings.EqualFold(a, "KEYS") && len(args[3]) > 0:
+				return 0, 0, 0, true // the server rejects a key besides KEYS
 			case strings.EqualFold(a, "KEYS"):
 				return i + 1, len(args) - i - 1, 1, true
 			}

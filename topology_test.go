@@ -503,6 +503,17 @@ func TestKeySlotMovableKeys(t *testing.T) {
 		// MIGRATE's keys follow KEYS when the key argument is empty.
 		{"MIGRATE KEYS", catalog.Generic.MIGRATE(), words("MIGRATE", "127.0.0.1", "1", "", "0", "100", "AUTH", "keys", "KEYS", a, b), slot, false},
 		{"MIGRATE KEYS cross slot", catalog.Generic.MIGRATE(), words("MIGRATE", "127.0.0.1", "1", "", "0", "100", "COPY", "KEYS", a, other), slot, true},
+		// A key argument besides KEYS is the server's to reject (its
+		// COMMAND GETKEYS refuses the arguments): no key, never a
+		// cross-slot error about the keys after KEYS.
+		{"MIGRATE key and KEYS", catalog.Generic.MIGRATE(), words("MIGRATE", "127.0.0.1", "1", a, "0", "100", "KEYS", a, other), -1, false},
+		// Arguments the server refuses by their count before it looks
+		// for keys route as no key: its arity error answers, never a
+		// cross-slot error about an argument that is not a key.
+		{"RENAME wrong arity", catalog.Generic.RENAME(), words("RENAME", a, other, "x"), -1, false},
+		{"SMOVE too few", catalog.Set.SMOVE(), words("SMOVE", a, other), -1, false},
+		{"BLMOVE wrong arity", catalog.List.BLMOVE(), words("BLMOVE", a, other, "LEFT", "LEFT"), -1, false},
+		{"RENAME", catalog.Generic.RENAME(), words("RENAME", a, b), slot, false},
 		{"MIGRATE one key", catalog.Generic.MIGRATE(), words("MIGRATE", "127.0.0.1", "1", a, "0", "100", "REPLACE"), slot, false},
 	}
 	for _, tt := range tests {

@@ -59,7 +59,10 @@
 // examples and programs such as the demo). Inside a testing/synctest bubble it uses net.Pipe for
 // both hops, so timeouts, delays and backoff run on the bubble's virtual
 // clock. [Server.Executed] counts what reached the engine per command, the
-// stand-in for INFO commandstats.
+// stand-in for INFO commandstats. Unlike Redis, the engine cannot match a
+// glob pattern that is not UTF-8 or has an invalid [...] class (such as
+// [b-a]): KEYS, a SCAN-family MATCH, PSUBSCRIBE and PUBSUB CHANNELS get an
+// error reply for one.
 //
 // # Client-side faults
 //

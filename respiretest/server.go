@@ -1,11 +1,17 @@
 package respiretest
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"net"
+	"reflect"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -113,6 +119,27 @@ func redis70Hook(srv *server.Server) server.Hook {
 			c.WriteError(msg)
 			return true
 		}
+		if emptyStores[cmd] && len(args) > 0 {
+			if !nestedCall(c) {
+				// Run it in a script that deletes an empty destination,
+				// atomically, as Redis does (queued, inside MULTI).
+				srv.Dispatch(c, append([]string{"EVAL", storeScript, "1", args[0], cmd}, args[1:]...))
+				return true
+			}
+			if _, again := storing.LoadAndDelete(c); !again {
+				// A script's call, which holds the engine already: run
+				// it, then delete an empty destination.
+				storing.Store(c, true)
+				srv.Dispatch(c, append([]string{cmd}, args...))
+				dropEmpty(srv, c.Ctx, cmd, args[0])
+				return true
+			}
+		}
+		if unmatchablePattern(cmd, args) {
+			// The engine would panic compiling it, taking the process down.
+			c.WriteError(errPattern)
+			return true
+		}
 		if !srv.IsRegisteredCommand(cmd) {
 			c.WriteError(unknownCommand(cmd, args))
 			return true
@@ -166,6 +193,130 @@ func xaddHasIDMP(args []string) bool {
 		}
 	}
 	return false
+}
+
+// emptyStores are the commands after which the engine keeps an empty
+// destination set or sorted set where Redis deletes it; the engine's
+// SRANDMEMBER and SPOP crash the process on an empty set.
+var emptyStores = map[string]bool{
+	"SDIFFSTORE": true, "SINTERSTORE": true, "SUNIONSTORE": true, "ZINTERSTORE": true, "ZUNIONSTORE": true,
+}
+
+// storeScript runs a store command (ARGV[1], destination KEYS[1], the
+// other arguments ARGV[2:]) and deletes an empty destination; an error
+// reply is returned as it is.
+const storeScript = `local n = redis.pcall(ARGV[1], KEYS[1], unpack(ARGV, 2))
+if n == 0 then redis.call('DEL', KEYS[1]) end
+return n`
+
+// storing holds the script peers whose store command the hook runs
+// itself, so that the hook lets that call through.
+var storing sync.Map
+
+// dropEmpty deletes dest, the destination a store command of a script
+// left, when it is an empty set or sorted set (ctx: the script's context).
+func dropEmpty(srv *server.Server, ctx any, cmd, dest string) {
+	card := "SCARD"
+	if cmd[0] == 'Z' {
+		card = "ZCARD"
+	}
+	var out bytes.Buffer
+	w := bufio.NewWriter(&out)
+	p := server.NewPeer(w)
+	p.Ctx = ctx
+	srv.Dispatch(p, []string{card, dest})
+	_ = w.Flush()
+	if out.String() == ":0\r\n" {
+		srv.Dispatch(p, []string{"DEL", dest})
+	}
+}
+
+// nestedCall reports whether c is the engine's peer for a call from a
+// script (its connection context says so), where a script cannot be run.
+func nestedCall(c *server.Peer) bool {
+	v := reflect.ValueOf(c.Ctx)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	f := v.Elem().FieldByName("nested")
+	return f.IsValid() && f.Kind() == reflect.Bool && f.Bool()
+}
+
+// errPattern answers a glob pattern the engine cannot translate, which
+// Redis would match byte by byte.
+const errPattern = "ERR respiretest: the embedded engine cannot match this pattern (it must be UTF-8, with valid [...] classes)"
+
+// unmatchablePattern reports whether a command (arguments after its name)
+// carries a glob pattern the engine cannot translate: KEYS, the SCAN
+// family's MATCH, PSUBSCRIBE and PUBSUB CHANNELS.
+func unmatchablePattern(cmd string, args []string) bool {
+	opts := -1 // where the SCAN family's options start
+	switch cmd {
+	case "KEYS":
+		return len(args) > 0 && !engineGlob(args[0])
+	case "PSUBSCRIBE":
+		return slices.ContainsFunc(args, func(p string) bool { return !engineGlob(p) })
+	case "PUBSUB":
+		return len(args) > 1 && strings.EqualFold(args[0], "CHANNELS") && !engineGlob(args[1])
+	case "SCAN":
+		opts = 1
+	case "HSCAN", "SSCAN", "ZSCAN":
+		opts = 2
+	default:
+		return false
+	}
+	for i := opts; i+1 < len(args); i += 2 {
+		if strings.EqualFold(args[i], "MATCH") && !engineGlob(args[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// engineGlob reports whether the engine can translate the glob p: it turns
+// a glob into a regular expression, quoting the literal runs and copying a
+// [...] class and an escaped byte as they are, and panics when that
+// expression does not compile (bytes that are not UTF-8, a class such as
+// [b-a] or [^], an escaped backslash before an E that ends the quoting).
+// The engine matches nothing, without compiling, for an empty class and a
+// trailing backslash.
+func engineGlob(p string) bool {
+	var re strings.Builder
+	re.WriteString(`(?s)^\Q`)
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '*':
+			re.WriteString(`\E.*\Q`)
+		case '?':
+			re.WriteString(`\E.\Q`)
+		case '\\':
+			if i++; i == len(p) {
+				return true
+			}
+			re.WriteByte(p[i])
+		case '[':
+			var class strings.Builder
+			for i++; i < len(p) && p[i] != ']'; i++ {
+				if p[i] == '\\' {
+					if i == len(p)-1 {
+						return true
+					}
+					class.WriteByte(p[i])
+					i++
+				}
+				class.WriteByte(p[i])
+			}
+			if class.Len() == 0 {
+				return true
+			}
+			re.WriteString(`\E[` + class.String() + `]\Q`)
+		default:
+			re.WriteByte(p[i])
+		}
+	}
+	re.WriteString(`\E$`)
+	_, err := regexp.Compile(re.String())
+	return err == nil
 }
 
 // unknownCommand is Redis 7.0's reply text for an unknown command.

@@ -276,6 +276,71 @@ func TestServerRefusesHugeStrings(t *testing.T) {
 	wantReply(t, "SETBIT small", c.do("SETBIT", "b", "7", "1"), "0")
 }
 
+// TestServerRefusesPatternsTheEngineCannotMatch: a glob pattern the
+// engine cannot translate (bytes that are not UTF-8, a bracket class that
+// is no class, a quoted backslash before E) gets an error reply from KEYS,
+// the SCAN family's MATCH, PSUBSCRIBE and PUBSUB CHANNELS, also inside
+// MULTI and a script, instead of crashing the test process; valid
+// patterns still match.
+func TestServerRefusesPatternsTheEngineCannotMatch(t *testing.T) {
+	s := NewServer(t)
+	c := dialProxy(t, s.Proxy)
+	wantReply(t, "SET", c.do("SET", "k1", "v"), "OK")
+	wantReply(t, "HSET", c.do("HSET", "h", "f", "v"), "1")
+	const refused = "-ERR respiretest: the embedded engine cannot match this pattern (it must be UTF-8, with valid [...] classes)"
+	for _, pat := range []string{"\xa7*", "[b-a]", "[^]", `\\E(`, "a[\xff]"} {
+		wantReply(t, "KEYS "+pat, c.do("KEYS", pat), refused)
+		wantReply(t, "SCAN MATCH "+pat, c.do("SCAN", "0", "COUNT", "10", "MATCH", pat), refused)
+		wantReply(t, "HSCAN MATCH "+pat, c.do("HSCAN", "h", "0", "match", pat), refused)
+		wantReply(t, "PUBSUB CHANNELS "+pat, c.do("PUBSUB", "channels", pat), refused)
+		wantReply(t, "EVAL KEYS "+pat, c.do("EVAL", "return redis.pcall('KEYS', ARGV[1])", "0", pat), refused)
+	}
+	wantReply(t, "MULTI", c.do("MULTI"), "OK")
+	wantReply(t, "KEYS in MULTI", c.do("KEYS", "[b-a]"), refused)
+	wantReply(t, "DISCARD", c.do("DISCARD"), "OK")
+	wantReply(t, "PSUBSCRIBE", c.do("PSUBSCRIBE", "ok*", "[b-a]"), refused)
+	wantReply(t, "KEYS valid", c.do("KEYS", "k[0-9]"), "[k1]")
+	wantReply(t, "PING after", c.do("PING"), "PONG")
+}
+
+// TestServerDeletesEmptyStoreDestinations: a set or sorted-set store
+// command with an empty result deletes its destination, as Redis does,
+// also inside MULTI (the engine kept an empty set, on which SRANDMEMBER
+// and SPOP crashed the process); a non-empty result and an error reply
+// are the command's own.
+func TestServerDeletesEmptyStoreDestinations(t *testing.T) {
+	s := NewServer(t)
+	c := dialProxy(t, s.Proxy)
+	for _, cmd := range [][]string{{"SADD", "a", "x"}, {"SADD", "b", "y"}, {"ZADD", "za", "1", "x"}, {"ZADD", "zb", "1", "y"}, {"SET", "s", "v"}} {
+		wantReply(t, cmd[0], c.do(cmd...), map[bool]string{true: "OK", false: "1"}[cmd[0] == "SET"])
+	}
+	for _, store := range [][]string{
+		{"SINTERSTORE", "d", "a", "b"}, {"SDIFFSTORE", "d", "a", "a"}, {"SUNIONSTORE", "d", "none"},
+		{"ZINTERSTORE", "d", "2", "za", "zb"}, {"ZUNIONSTORE", "d", "1", "none"},
+	} {
+		wantReply(t, store[0], c.do(store...), "0")
+		wantReply(t, store[0]+" EXISTS", c.do("EXISTS", "d"), "0")
+		wantReply(t, store[0]+" SRANDMEMBER", c.do("SRANDMEMBER", "d"), "(nil)")
+		wantReply(t, store[0]+" SPOP", c.do("SPOP", "d"), "(nil)")
+	}
+	wantReply(t, "MULTI", c.do("MULTI"), "OK")
+	wantReply(t, "SINTERSTORE queued", c.do("SINTERSTORE", "d", "a", "b"), "QUEUED")
+	wantReply(t, "SRANDMEMBER queued", c.do("SRANDMEMBER", "d"), "QUEUED")
+	wantReply(t, "EXEC", c.do("EXEC"), "[0 (nil)]")
+	wantReply(t, "SUNIONSTORE", c.do("SUNIONSTORE", "d", "a", "b"), "2")
+	wantReply(t, "SCARD", c.do("SCARD", "d"), "2")
+	wantReply(t, "SUNIONSTORE wrong type", c.do("SUNIONSTORE", "d", "s"), c.do("SUNION", "s"))
+	wantReply(t, "SUNIONSTORE arity", c.do("SUNIONSTORE", "d"), "-ERR wrong number of arguments for 'sunionstore' command")
+	wantReply(t, "in a script", c.do("EVAL", "return redis.call('SUNIONSTORE', KEYS[1], 'a')", "1", "d"), "1")
+	wantReply(t, "empty in a script", c.do("EVAL", "redis.call('SINTERSTORE', KEYS[1], 'a', 'b'); "+
+		"return {redis.call('EXISTS', KEYS[1]), redis.call('SRANDMEMBER', KEYS[1]), redis.call('ZUNIONSTORE', 'zd', 1, 'none'), redis.call('EXISTS', 'zd')}", "1", "d"),
+		"[0 (nil) 0 0]")
+	wantReply(t, "EXISTS after the script", c.do("EXISTS", "d"), "0")
+	if got := s.Executed("SUNIONSTORE"); got != 4 {
+		t.Errorf("Executed(SUNIONSTORE) = %d; want 4, the script's own call not counted", got)
+	}
+}
+
 // Close waits for every goroutine of the proxy, a reading goroutine
 // inside an OnReceive callback included: it returns only once the
 // callback does.
