@@ -111,7 +111,12 @@ type Options struct {
 	// seconds by default). That limit applies to the shared and batch
 	// connections, where no command may rightly keep a connection silent
 	// so long (a write that CLIENT PAUSE WRITE holds longer fails as
-	// connection loss that may have run). Dedicated connections (blocking
+	// connection loss that may have run). A probe answered with BUSY (a
+	// script or function running past busy-reply-threshold) restarts the
+	// limit: every connection waits for the script. A server with a
+	// password answers a probe's PING with NOAUTH before BUSY, so there
+	// a script that runs longer than the limit fails as connection loss
+	// that may have run; raise CommandTimeout above its run time. Dedicated connections (blocking
 	// commands, [Client.Dedicated]) have none, since BLPOP with a timeout
 	// of 0 is rightly silent for ever (while connections block, their
 	// silence makes the client probe the server about once per

@@ -58,7 +58,8 @@
 //     connection sends a PING of its own (never delivered to a caller),
 //     and is retired when the probe is answered but that PING is not.
 //     [Config].SilenceLimit retires a connection silent that long even
-//     though the probes are answered.
+//     though the probes are answered (BUSY, the answer of a server that
+//     runs a script, restarts it).
 //   - Backpressure. [Config].MaxPendingFrames and [Config].MaxPendingBytes
 //     bound the frames a connection holds; [Conn.Submit] waits for room
 //     within the caller's context and deadline, oldest first.

@@ -104,7 +104,7 @@ func (c *Conn) healthLoop(cfg Config) {
 	var (
 		probes      sync.WaitGroup
 		probeCancel context.CancelFunc
-		probeResult chan bool // nil: no probe in flight
+		probeResult chan probeVerdict // nil: no probe in flight
 	)
 	endProbe := func() {
 		if probeCancel != nil {
@@ -148,14 +148,14 @@ func (c *Conn) healthLoop(cfg Config) {
 		select {
 		case <-c.stop:
 			return
-		case alive := <-probeResult:
+		case v := <-probeResult:
 			endProbe()
 			if c.nc.reads.Load() == reads && c.owed.Load() != 0 {
-				if !alive {
+				if v == probeSilent {
 					c.shutdown(Lost, errProbeUnanswered)
 					return
 				}
-				if pinging && !pingDone() {
+				if v == probeFree && pinging && !pingDone() {
 					// The PING went out when nothing was owed: a live
 					// connection answers it before anything sent after it.
 					// A server that stalled answers both at once, and
@@ -165,6 +165,11 @@ func (c *Conn) healthLoop(cfg Config) {
 				}
 			}
 			quietSince = time.Now()
+			if v == probeBusy {
+				// Every connection waits for the script: the silence
+				// is the server's, not the connection's.
+				silentSince = quietSince
+			}
 			continue
 		case now = <-t.C:
 		}
@@ -194,17 +199,17 @@ func (c *Conn) healthLoop(cfg Config) {
 		}
 		if cfg.HealthTimeout > 0 && owing && probeResult == nil && now.Sub(quietSince) >= cfg.HealthTimeout {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.HealthTimeout)
-			res := make(chan bool, 1)
+			res := make(chan probeVerdict, 1)
 			probeCancel, probeResult = cancel, res
 			if cfg.Probes != nil && cfg.Probes.answeredSince(cfg.Addr, quietSince) {
-				res <- true // another connection's probe, answered during this silence
+				res <- probeFree // another connection's probe, answered during this silence
 			} else {
 				probes.Go(func() {
-					alive := probe(ctx, cfg)
-					if alive && cfg.Probes != nil {
+					v := probe(ctx, cfg)
+					if v == probeFree && cfg.Probes != nil {
 						cfg.Probes.answered(cfg.Addr, time.Now())
 					}
-					res <- alive
+					res <- v
 				})
 			}
 		}
@@ -286,23 +291,42 @@ func (s *ProbeShare) answered(addr string, at time.Time) {
 	s.mu.Unlock()
 }
 
-// probe reports whether the server at cfg.Addr answers a PING on a new
-// connection (dialed like the original, TLS included, without a
-// handshake) before ctx ends. Any complete reply counts, error replies
-// such as NOAUTH, LOADING or BUSY included: the server is alive.
-func probe(ctx context.Context, cfg Config) bool {
+// probeVerdict is what a probe found.
+type probeVerdict uint8
+
+const (
+	// probeSilent: no reply before the probe's deadline.
+	probeSilent probeVerdict = iota
+	// probeFree: a reply, error replies such as NOAUTH or LOADING
+	// included: the server is alive and answers new connections.
+	probeFree
+	// probeBusy: BUSY, the server runs a long script or function; it
+	// answers no command of any connection until the script ends.
+	probeBusy
+)
+
+// probe sends a PING to the server at cfg.Addr on a new connection
+// (dialed like the original, TLS included, without a handshake) and
+// reports what came back before ctx ended.
+func probe(ctx context.Context, cfg Config) probeVerdict {
 	nc, err := dialSocket(ctx, cfg)
 	if err != nil {
-		return false
+		return probeSilent
 	}
 	defer nc.Close()
 	stop := context.AfterFunc(ctx, func() { _ = nc.Close() })
 	defer stop()
 	if _, err := nc.Write(pingCmd); err != nil {
-		return false
+		return probeSilent
 	}
 	rd := resp.NewReader(nc)
 	rd.MaxBulk = probeMaxBulk
-	_, err = rd.ReadValue()
-	return err == nil
+	v, err := rd.ReadValue()
+	switch {
+	case err != nil:
+		return probeSilent
+	case v.IsError() && bytes.HasPrefix(v.Str, []byte("BUSY ")):
+		return probeBusy
+	}
+	return probeFree
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/respire-go/respire/resp"
 )
 
 // splitDialer sends the first dial (the connection under test) to dead
@@ -275,6 +277,40 @@ func TestIdlePingAnsweredJustAfterProbeIsKept(t *testing.T) {
 		}
 		if n := d.dials.Load(); n < 2 {
 			t.Fatalf("%d dials, want the connection and a probe (the stall did not cause one)", n)
+		}
+	})
+}
+
+// busyProbes answers like silentAfterHandshake on the first connection
+// (it runs a long script for its caller) and with Redis's BUSY error on
+// every other: the server is alive but runs a script, so every connection
+// waits, the silent one included.
+func busyProbes(args []string) []byte {
+	if strings.EqualFold(args[0], "PING") {
+		return resp.AppendError(nil, "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.")
+	}
+	return defaultReply(args)
+}
+
+// TestSilenceLimitSparesAConnectionWaitingOnABusyServer proves, in
+// virtual time, that a probe answered with BUSY is no evidence that the
+// connection alone is lost: a connection owing the reply of a script that
+// runs three times Config.SilenceLimit (the server answers everyone else
+// with BUSY meanwhile) is kept, and its reply is delivered when the
+// script ends.
+func TestSilenceLimitSparesAConnectionWaitingOnABusyServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ht, limit = time.Second, 10 * time.Second
+		d := &splitDialer{dead: newFakeServer(t, delayed(3*limit, nil)), live: newFakeServer(t, busyProbes)}
+		c, f, _ := dialAndGet(t, Config{Addr: "fake:6379", Dial: d.dial, HealthTimeout: ht, SilenceLimit: limit})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := f.Wait(ctx, time.Time{}); err != nil || f.Err != nil {
+			t.Fatalf("the reply after the script: %v, %v; want it delivered, the connection kept (%v)", err, f.Err, c.causeOf())
+		}
+		f.Release()
+		if n := d.dials.Load(); n < 5 {
+			t.Fatalf("%d dials, want the connection and several probes answered with BUSY", n)
 		}
 	})
 }
