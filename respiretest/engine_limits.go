@@ -28,6 +28,8 @@ const (
 	errStreamID     = "ERR Invalid stream ID specified as stream command argument"
 	errNumFields    = "ERR The `numfields` parameter must match the number of arguments"
 	errNumFieldsInt = "ERR Parameter `numFields` should be greater than 0"
+	errSameStream   = "ERR respiretest: the embedded engine cannot read the same stream twice in one command (its reply would not match its header)"
+	errNoScript     = "ERR This Redis command is not allowed from script"
 	errNewproxy     = "ERR respiretest: the embedded engine cannot run a script that uses newproxy (Redis has no newproxy; the engine crashes on its userdata)"
 )
 
@@ -49,6 +51,16 @@ func engineCrash(cmd string, args []string) string {
 		}
 	case "XTRIM":
 		return xtrimCrash(args)
+	case "XREAD", "XREADGROUP":
+		if keys := xreadStreams(cmd, args); len(keys) > 1 {
+			seen := make(map[string]bool, len(keys))
+			for _, k := range keys {
+				if seen[k] {
+					return errSameStream
+				}
+				seen[k] = true
+			}
+		}
 	case "HEXPIRE":
 		return hexpireCrash(args)
 	case "EVAL", "EVAL_RO":
@@ -58,6 +70,56 @@ func engineCrash(cmd string, args []string) string {
 	case "SCRIPT":
 		if len(args) > 1 && strings.EqualFold(args[0], "LOAD") && strings.Contains(args[1], "newproxy") {
 			return errNewproxy
+		}
+	}
+	return ""
+}
+
+// xreadStreams returns the stream keys of an XREAD or XREADGROUP
+// (arguments after the name), or nil where the engine's own error answers.
+func xreadStreams(cmd string, args []string) []string {
+	i := 0
+	if cmd == "XREADGROUP" {
+		i = 3 // GROUP group consumer
+	}
+	for i < len(args) {
+		switch strings.ToUpper(args[i]) {
+		case "COUNT", "BLOCK":
+			i += 2
+		case "NOACK":
+			i++
+		case "STREAMS":
+			rest := args[i+1:]
+			if len(rest)%2 != 0 {
+				return nil
+			}
+			return rest[:len(rest)/2]
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// scriptBlocks returns Redis's error for a command a script calls (cmd,
+// arguments after the name) that would wait for another client: the
+// engine waits, holding itself, so that no client is answered again.
+func scriptBlocks(cmd string, args []string) string {
+	switch cmd {
+	case "BLPOP", "BRPOP", "BLMOVE", "BRPOPLPUSH", "BLMPOP", "BZPOPMIN", "BZPOPMAX", "BZMPOP":
+		return errNoScript
+	case "XREAD", "XREADGROUP":
+		start := 0
+		if cmd == "XREADGROUP" {
+			start = 3
+		}
+		for i := start; i < len(args); i++ {
+			switch strings.ToUpper(args[i]) {
+			case "BLOCK":
+				return "ERR " + cmd + " command is not allowed with BLOCK option from scripts"
+			case "STREAMS":
+				return ""
+			}
 		}
 	}
 	return ""

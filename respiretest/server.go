@@ -125,6 +125,11 @@ func redis70Hook(srv *server.Server) server.Hook {
 			c.WriteError(msg)
 			return true
 		}
+		if msg := scriptBlocks(cmd, args); msg != "" && nestedCall(c) {
+			// The engine would wait inside the script, holding itself.
+			c.WriteError(msg)
+			return true
+		}
 		if cmd == "LPOS" {
 			if fixed := lposCount(args); fixed != nil {
 				srv.Dispatch(c, append([]string{cmd}, fixed...))

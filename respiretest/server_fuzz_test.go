@@ -62,6 +62,8 @@ func FuzzServerCommands(f *testing.F) {
 		{"XTRIM", "x\x00MAXLEN\x00-1"}, {"XTRIM", "x\x00MAXLEN\x00="}, {"XTRIM", "x\x00MINID\x00~"},
 		{"HEXPIRE", "h\x0010\x00FIELDS\x009223372036854775807\x00f"}, {"HEXPIRE", "h\x0010\x00NX\x00FIELDS"},
 		{"EVAL", "return newproxy(true)\x000"}, {"SCRIPT LOAD", "return {newproxy()}"},
+		{"EVAL", "return redis.pcall('XREAD', 'STREAMS', KEYS[1], KEYS[1], 0, 0)\x001\x00x"}, {"EVAL", "return redis.pcall('BLPOP', KEYS[1], 0)\x001\x00empty"},
+		{"EVAL", "return redis.pcall('XREAD', 'BLOCK', 0, 'STREAMS', KEYS[1], '$')\x001\x00x"},
 	} {
 		i := slices.IndexFunc(cmds, func(c []string) bool { return strings.Join(c, " ") == seed[0] })
 		if i < 0 {

@@ -374,8 +374,10 @@ func TestSynctestCloseWaitsForBlockedOnReceive(t *testing.T) {
 // TestServerRefusesEngineCrashers: arguments on which the embedded engine
 // panicked or allocated without bound, taking the test process down, get
 // an error reply (Redis 7.0's own text where Redis refuses them too,
-// checked against redis-server 7.0.15), also from a script; a huge LPOS
-// COUNT gets Redis's reply; ordinary arguments still work.
+// checked against redis-server 7.0.15), also from a script, as do a read
+// of the same stream twice (whose reply broke the connection) and a
+// blocking command in a script (which hung the engine); a huge LPOS COUNT
+// gets Redis's reply; ordinary arguments still work.
 func TestServerRefusesEngineCrashers(t *testing.T) {
 	s := NewServer(t)
 	c := dialProxy(t, s.Proxy)
@@ -417,6 +419,15 @@ func TestServerRefusesEngineCrashers(t *testing.T) {
 		{[]string{"SCRIPT", "LOAD", "return {newproxy()}"}, newproxy},
 		{[]string{"EVAL", "return redis.pcall('SRANDMEMBER', KEYS[1], ARGV[1])", "1", "s", "-9223372036854775808"}, outOfRange},
 		{[]string{"EVAL", "return redis.pcall('LPOS', KEYS[1], 'a', 'COUNT', ARGV[1])", "1", "l", "9223372036854775807"}, "[0 1]"},
+		// Reply frames past the header's count, which desynchronised the connection.
+		{[]string{"XREAD", "STREAMS", "x", "x", "0", "0"}, "-ERR respiretest: the embedded engine cannot read the same stream twice in one command (its reply would not match its header)"},
+		{[]string{"XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "x", "x", ">", ">"}, "-ERR respiretest: the embedded engine cannot read the same stream twice in one command (its reply would not match its header)"},
+		{[]string{"XREAD", "COUNT", "1", "STREAMS", "x", "nokey", "0", "0"}, "[[x [[1-1 [f v]]]]]"},
+		// A script waiting for another client held the engine for good.
+		{[]string{"EVAL", "return redis.pcall('BLPOP', KEYS[1], 0)", "1", "empty"}, "-ERR This Redis command is not allowed from script"},
+		{[]string{"EVAL", "return redis.pcall('BZPOPMIN', KEYS[1], 0)", "1", "empty"}, "-ERR This Redis command is not allowed from script"},
+		{[]string{"EVAL", "return redis.pcall('XREAD', 'BLOCK', 0, 'STREAMS', KEYS[1], '$')", "1", "x"}, "-ERR XREAD command is not allowed with BLOCK option from scripts"},
+		{[]string{"BLPOP", "l", "0"}, "[l a]"},
 	} {
 		wantReply(t, strings.Join(tc.cmd, " "), c.do(tc.cmd...), tc.want)
 	}
