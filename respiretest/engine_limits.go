@@ -190,6 +190,22 @@ func hexpireCrash(args []string) string {
 	return ""
 }
 
+// scanCursor returns SSCAN's or ZSCAN's arguments (after the name) with
+// a negative cursor, which the engine slices its members with, replaced by
+// the largest, past every member (Redis reads a negative cursor as a huge
+// unsigned one), or nil to pass them on as they are.
+func scanCursor(args []string) []string {
+	if len(args) < 2 {
+		return nil
+	}
+	if n, err := strconv.ParseInt(args[1], 10, 64); err != nil || n >= 0 {
+		return nil
+	}
+	out := slices.Clone(args)
+	out[1] = strconv.FormatInt(math.MaxInt64, 10)
+	return out
+}
+
 // lposCount returns LPOS's arguments (after the name) with a COUNT above
 // maxLposCount replaced by 0 (all matches, the same reply for any list
 // with fewer matches), or nil to pass them on as they are.

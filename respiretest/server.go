@@ -130,6 +130,12 @@ func redis70Hook(srv *server.Server) server.Hook {
 			c.WriteError(msg)
 			return true
 		}
+		if cmd == "SSCAN" || cmd == "ZSCAN" {
+			if fixed := scanCursor(args); fixed != nil {
+				srv.Dispatch(c, append([]string{cmd}, fixed...))
+				return true
+			}
+		}
 		if cmd == "LPOS" {
 			if fixed := lposCount(args); fixed != nil {
 				srv.Dispatch(c, append([]string{cmd}, fixed...))

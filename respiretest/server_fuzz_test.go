@@ -59,6 +59,7 @@ func FuzzServerCommands(f *testing.F) {
 		{"HRANDFIELD", "h\x00-9223372036854775808"}, {"HRANDFIELD", "h\x00-100000000"},
 		{"ZRANDMEMBER", "z\x00-9223372036854775808"}, {"ZRANDMEMBER", "z\x00-100000000"},
 		{"LPOS", "l\x00a\x00COUNT\x009223372036854775807"},
+		{"SSCAN", "s\x00-100000000"}, {"ZSCAN", "z\x00-1"},
 		{"XTRIM", "x\x00MAXLEN\x00-1"}, {"XTRIM", "x\x00MAXLEN\x00="}, {"XTRIM", "x\x00MINID\x00~"},
 		{"HEXPIRE", "h\x0010\x00FIELDS\x009223372036854775807\x00f"}, {"HEXPIRE", "h\x0010\x00NX\x00FIELDS"},
 		{"EVAL", "return newproxy(true)\x000"}, {"SCRIPT LOAD", "return {newproxy()}"},

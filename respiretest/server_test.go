@@ -427,6 +427,9 @@ func TestServerRefusesEngineCrashers(t *testing.T) {
 		{[]string{"EVAL", "return redis.pcall('BLPOP', KEYS[1], 0)", "1", "empty"}, "-ERR This Redis command is not allowed from script"},
 		{[]string{"EVAL", "return redis.pcall('BZPOPMIN', KEYS[1], 0)", "1", "empty"}, "-ERR This Redis command is not allowed from script"},
 		{[]string{"EVAL", "return redis.pcall('XREAD', 'BLOCK', 0, 'STREAMS', KEYS[1], '$')", "1", "x"}, "-ERR XREAD command is not allowed with BLOCK option from scripts"},
+		{[]string{"SSCAN", "s", "-100000000"}, "[0 []]"}, // slice bounds out of range
+		{[]string{"ZSCAN", "z", "-1", "COUNT", "5"}, "[0 []]"},
+		{[]string{"SSCAN", "s", "0"}, "[0 [a]]"},
 		{[]string{"BLPOP", "l", "0"}, "[l a]"},
 	} {
 		wantReply(t, strings.Join(tc.cmd, " "), c.do(tc.cmd...), tc.want)
