@@ -107,6 +107,8 @@ func (s *Server) Close() {
 // differs in ways the kit's users rely on: XADD with IDMP or IDMPAUTO gets
 // "ERR Invalid stream ID ..." and creates no stream, and an unknown
 // command gets Redis's error text (with the command name in upper case).
+// It also answers arguments on which the engine would crash the process
+// (engineCrash, beyondStringLimit, unmatchablePattern) with an error.
 func redis70Hook(srv *server.Server) server.Hook {
 	return func(c *server.Peer, cmd string, args ...string) bool {
 		if cmd == "XADD" && xaddHasIDMP(args) {
@@ -118,6 +120,27 @@ func redis70Hook(srv *server.Server) server.Hook {
 			// for SETRANGE k 1099511627776 v) and crash the process.
 			c.WriteError(msg)
 			return true
+		}
+		if msg := engineCrash(cmd, args); msg != "" {
+			c.WriteError(msg)
+			return true
+		}
+		if msg := scriptBlocks(cmd, args); msg != "" && nestedCall(c) {
+			// The engine would wait inside the script, holding itself.
+			c.WriteError(msg)
+			return true
+		}
+		if cmd == "SSCAN" || cmd == "ZSCAN" {
+			if fixed := scanCursor(args); fixed != nil {
+				srv.Dispatch(c, append([]string{cmd}, fixed...))
+				return true
+			}
+		}
+		if cmd == "LPOS" {
+			if fixed := lposCount(args); fixed != nil {
+				srv.Dispatch(c, append([]string{cmd}, fixed...))
+				return true
+			}
 		}
 		if emptyStores[cmd] && len(args) > 0 {
 			if !nestedCall(c) {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +50,27 @@ func FuzzServerCommands(f *testing.F) {
 			f.Add(uint16(i), []byte("k\x00IDMP\x00p\x00i\x00*\x00f\x00v"))
 			f.Add(uint16(i), []byte("k\x00MAXLEN\x00~\x00IDMPAUTO"))
 		}
+	}
+	// The shapes that crashed the engine (TestServerRefusesEngineCrashers),
+	// after the commands that create their keys.
+	for _, seed := range [][2]string{
+		{"SADD", "s\x00a"}, {"HSET", "h\x00f\x00v"}, {"ZADD", "z\x001\x00a"}, {"RPUSH", "l\x00a"}, {"XADD", "x\x001-1\x00f\x00v"},
+		{"SRANDMEMBER", "s\x00-9223372036854775808"}, {"SRANDMEMBER", "s\x00-100000000"},
+		{"HRANDFIELD", "h\x00-9223372036854775808"}, {"HRANDFIELD", "h\x00-100000000"},
+		{"ZRANDMEMBER", "z\x00-9223372036854775808"}, {"ZRANDMEMBER", "z\x00-100000000"},
+		{"LPOS", "l\x00a\x00COUNT\x009223372036854775807"},
+		{"SSCAN", "s\x00-100000000"}, {"ZSCAN", "z\x00-1"},
+		{"XTRIM", "x\x00MAXLEN\x00-1"}, {"XTRIM", "x\x00MAXLEN\x00="}, {"XTRIM", "x\x00MINID\x00~"},
+		{"HEXPIRE", "h\x0010\x00FIELDS\x009223372036854775807\x00f"}, {"HEXPIRE", "h\x0010\x00NX\x00FIELDS"},
+		{"EVAL", "return newproxy(true)\x000"}, {"SCRIPT LOAD", "return {newproxy()}"},
+		{"EVAL", "return redis.pcall('XREAD', 'STREAMS', KEYS[1], KEYS[1], 0, 0)\x001\x00x"}, {"EVAL", "return redis.pcall('BLPOP', KEYS[1], 0)\x001\x00empty"},
+		{"EVAL", "return redis.pcall('XREAD', 'BLOCK', 0, 'STREAMS', KEYS[1], '$')\x001\x00x"},
+	} {
+		i := slices.IndexFunc(cmds, func(c []string) bool { return strings.Join(c, " ") == seed[0] })
+		if i < 0 {
+			f.Fatalf("no %s in the catalog", seed[0])
+		}
+		f.Add(uint16(i), []byte(seed[1]))
 	}
 	srv := NewServer(f)
 	f.Fuzz(func(t *testing.T, i uint16, data []byte) {

@@ -370,3 +370,69 @@ func TestSynctestCloseWaitsForBlockedOnReceive(t *testing.T) {
 		<-closed
 	})
 }
+
+// TestServerRefusesEngineCrashers: arguments on which the embedded engine
+// panicked or allocated without bound, taking the test process down, get
+// an error reply (Redis 7.0's own text where Redis refuses them too,
+// checked against redis-server 7.0.15), also from a script, as do a read
+// of the same stream twice (whose reply broke the connection) and a
+// blocking command in a script (which hung the engine); a huge LPOS COUNT
+// gets Redis's reply; ordinary arguments still work.
+func TestServerRefusesEngineCrashers(t *testing.T) {
+	s := NewServer(t)
+	c := dialProxy(t, s.Proxy)
+	for _, cmd := range [][]string{{"SADD", "s", "a"}, {"HSET", "h", "f", "v"}, {"ZADD", "z", "1", "a"}, {"RPUSH", "l", "a", "a"}} {
+		wantReply(t, cmd[0], c.do(cmd...), map[bool]string{true: "2", false: "1"}[cmd[0] == "RPUSH"])
+	}
+	wantReply(t, "XADD", c.do("XADD", "x", "1-1", "f", "v"), "1-1")
+	const (
+		outOfRange = "-ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+		tooMany    = "-ERR respiretest: the embedded engine cannot return more than 1048576 random elements (a negative count builds the whole reply in memory)"
+		numFields  = "-ERR The `numfields` parameter must match the number of arguments"
+		newproxy   = "-ERR respiretest: the embedded engine cannot run a script that uses newproxy (Redis has no newproxy; the engine crashes on its userdata)"
+	)
+	for _, tc := range []struct {
+		cmd  []string
+		want string
+	}{
+		{[]string{"SRANDMEMBER", "s", "-9223372036854775808"}, outOfRange}, // looped forever
+		{[]string{"SRANDMEMBER", "s", "-100000000"}, tooMany},              // out of memory
+		{[]string{"HRANDFIELD", "h", "-9223372036854775808"}, outOfRange},  // slice bounds out of range
+		{[]string{"HRANDFIELD", "h", "-100000000", "WITHVALUES"}, tooMany}, // out of memory
+		{[]string{"ZRANDMEMBER", "z", "-9223372036854775808"}, outOfRange},
+		{[]string{"ZRANDMEMBER", "z", "-100000000"}, tooMany}, // out of memory
+		{[]string{"SRANDMEMBER", "s", "-3"}, "[a a a]"},
+		{[]string{"HRANDFIELD", "nokey", "-1048576"}, "[]"},
+		{[]string{"LPOS", "l", "a", "COUNT", "9223372036854775807"}, "[0 1]"}, // makeslice: cap out of range
+		{[]string{"LPOS", "l", "a", "count", "1000000000", "MAXLEN", "1"}, "[0]"},
+		{[]string{"LPOS", "l", "a", "COUNT", "1"}, "[0]"},
+		{[]string{"XTRIM", "x", "MAXLEN", "-1"}, "-ERR The MAXLEN argument must be >= 0."}, // slice bounds out of range
+		{[]string{"XTRIM", "x", "maxlen", "~", "-5"}, "-ERR The MAXLEN argument must be >= 0."},
+		{[]string{"XTRIM", "x", "MAXLEN", "="}, "-ERR value is not an integer or out of range"}, // index out of range
+		{[]string{"XTRIM", "x", "MINID", "~"}, "-ERR Invalid stream ID specified as stream command argument"},
+		{[]string{"XTRIM", "x", "MAXLEN", "5"}, "0"},
+		{[]string{"HEXPIRE", "h", "10", "FIELDS", "9223372036854775807", "f"}, numFields}, // slice bounds out of range
+		{[]string{"HEXPIRE", "h", "10", "FIELDS", "1", "f", "FIELDS"}, "-ERR Parameter `numFields` should be greater than 0"},
+		{[]string{"HEXPIRE", "h", "10", "NX", "FIELDS", "1", "f"}, "[1]"},
+		{[]string{"HEXPIRE", "h", "10", "FIELDS", "2", "f"}, numFields},
+		{[]string{"EVAL", "return newproxy(true)", "0"}, newproxy}, // panic: wat: *lua.LUserData
+		{[]string{"SCRIPT", "LOAD", "return {newproxy()}"}, newproxy},
+		{[]string{"EVAL", "return redis.pcall('SRANDMEMBER', KEYS[1], ARGV[1])", "1", "s", "-9223372036854775808"}, outOfRange},
+		{[]string{"EVAL", "return redis.pcall('LPOS', KEYS[1], 'a', 'COUNT', ARGV[1])", "1", "l", "9223372036854775807"}, "[0 1]"},
+		// Reply frames past the header's count, which desynchronised the connection.
+		{[]string{"XREAD", "STREAMS", "x", "x", "0", "0"}, "-ERR respiretest: the embedded engine cannot read the same stream twice in one command (its reply would not match its header)"},
+		{[]string{"XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "x", "x", ">", ">"}, "-ERR respiretest: the embedded engine cannot read the same stream twice in one command (its reply would not match its header)"},
+		{[]string{"XREAD", "COUNT", "1", "STREAMS", "x", "nokey", "0", "0"}, "[[x [[1-1 [f v]]]]]"},
+		// A script waiting for another client held the engine for good.
+		{[]string{"EVAL", "return redis.pcall('BLPOP', KEYS[1], 0)", "1", "empty"}, "-ERR This Redis command is not allowed from script"},
+		{[]string{"EVAL", "return redis.pcall('BZPOPMIN', KEYS[1], 0)", "1", "empty"}, "-ERR This Redis command is not allowed from script"},
+		{[]string{"EVAL", "return redis.pcall('XREAD', 'BLOCK', 0, 'STREAMS', KEYS[1], '$')", "1", "x"}, "-ERR XREAD command is not allowed with BLOCK option from scripts"},
+		{[]string{"SSCAN", "s", "-100000000"}, "[0 []]"}, // slice bounds out of range
+		{[]string{"ZSCAN", "z", "-1", "COUNT", "5"}, "[0 []]"},
+		{[]string{"SSCAN", "s", "0"}, "[0 [a]]"},
+		{[]string{"BLPOP", "l", "0"}, "[l a]"},
+	} {
+		wantReply(t, strings.Join(tc.cmd, " "), c.do(tc.cmd...), tc.want)
+	}
+	wantReply(t, "PING after", c.do("PING"), "PONG")
+}
