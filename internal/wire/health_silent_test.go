@@ -150,12 +150,17 @@ func TestAnsweredIdlePingThenBlockedCommandIsKept(t *testing.T) {
 // connection, the frame and when it was submitted.
 func dialAndGet(t *testing.T, cfg Config) (*Conn, *Frame, time.Time) {
 	t.Helper()
+	return dialAndSubmit(t, cfg, frameIn(new(FramePool), WantBytes, "GET", "k"))
+}
+
+// dialAndSubmit is dialAndGet with the frame f.
+func dialAndSubmit(t *testing.T, cfg Config, f *Frame) (*Conn, *Frame, time.Time) {
+	t.Helper()
 	c, err := Dial(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	f := frameIn(new(FramePool), WantBytes, "GET", "k")
 	time.Sleep(10 * time.Millisecond) // submit between two samples of the monitor
 	start := time.Now()
 	submit(t, c, f)
@@ -312,5 +317,98 @@ func TestSilenceLimitSparesAConnectionWaitingOnABusyServer(t *testing.T) {
 		if n := d.dials.Load(); n < 5 {
 			t.Fatalf("%d dials, want the connection and several probes answered with BUSY", n)
 		}
+	})
+}
+
+// trickleConn is a server's side of a link that carries its first free
+// bytes at once, then n bytes every period towards the server: a large
+// command crosses it slowly.
+type trickleConn struct {
+	net.Conn
+	free, n int
+	period  time.Duration
+}
+
+func (tc *trickleConn) Read(p []byte) (int, error) {
+	if tc.free > 0 {
+		n, err := tc.Conn.Read(p[:min(len(p), tc.free)])
+		tc.free -= n
+		return n, err
+	}
+	time.Sleep(tc.period)
+	return tc.Conn.Read(p[:min(len(p), tc.n)])
+}
+
+// trickleFirst returns a Config.Dial hook whose first connection (the one
+// under test) reaches s over a trickleConn carrying 1 KiB at once (the
+// handshake), then n bytes every period, and every later one (probes)
+// directly.
+func trickleFirst(s *fakeServer, n int, period time.Duration) func(context.Context, string, string) (net.Conn, error) {
+	var dials atomic.Int64
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if dials.Add(1) > 1 {
+			return s.dial(ctx, network, addr)
+		}
+		return s.dialVia(func(srv net.Conn) net.Conn {
+			return &trickleConn{Conn: srv, free: 1 << 10, n: n, period: period}
+		}), nil
+	}
+}
+
+// dialAndSetLarge dials a connection to s through trickleFirst(s, 64 KiB,
+// period), with HealthTimeout ht and SilenceLimit limit, and submits a
+// 4 MiB SET between two samples of its health monitor. It returns the
+// connection (closed when the test ends), the frame and when it was
+// submitted.
+func dialAndSetLarge(t *testing.T, s *fakeServer, period, ht, limit time.Duration) (*Conn, *Frame, time.Time) {
+	t.Helper()
+	cfg := Config{Addr: "fake:6379", Dial: trickleFirst(s, 64<<10, period), HealthTimeout: ht, SilenceLimit: limit}
+	return dialAndSubmit(t, cfg, frameIn(new(FramePool), WantNone, "SET", "k", strings.Repeat("v", 4<<20)))
+}
+
+// TestSilenceLimitSparesALargeCommandStillBeingSent proves, in virtual
+// time, that a connection sending a command too large to cross the link
+// within Config.SilenceLimit is not retired while the server keeps
+// receiving it: the server cannot answer a command it has not received
+// whole, and the bytes it takes meanwhile are the connection's sign of
+// life. The 4 MiB SET crosses at 64 KiB a second (a minute), six times the
+// limit, and its OK is delivered.
+func TestSilenceLimitSparesALargeCommandStillBeingSent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ht, limit = time.Second, 10 * time.Second
+		c, f, start := dialAndSetLarge(t, newFakeServer(t, defaultReply), time.Second, ht, limit)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		if err := f.Wait(ctx, time.Time{}); err != nil || f.Err != nil {
+			t.Fatalf("the SET still being received: %v, %v; want its OK, the connection kept (%v)", err, f.Err, c.causeOf())
+		}
+		if took := time.Since(start); took < 6*limit {
+			t.Errorf("the SET crossed in %v, want the slow link to take over %v", took, 6*limit)
+		}
+		f.Release()
+	})
+}
+
+// TestSilenceLimitRetiresAConnectionWhoseWriteIsStuck proves, in virtual
+// time, that a long write is a sign of life only while the server takes
+// it: a connection whose large command stopped crossing (the server, or
+// the path to it, takes nothing more) is retired at Config.SilenceLimit
+// although the server answers every probe.
+func TestSilenceLimitRetiresAConnectionWhoseWriteIsStuck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ht, limit = time.Second, 10 * time.Second
+		_, f, start := dialAndSetLarge(t, newFakeServer(t, defaultReply), time.Hour, ht, limit)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := f.Wait(ctx, time.Time{}); err != nil {
+			t.Fatalf("the SET stuck on its way is still pending a minute later (probes answered): %v", err)
+		}
+		if got, hi := time.Since(start), limit+ht/4; got < limit || got > hi {
+			t.Errorf("retired after %v, want between %v and %v", got, limit, hi)
+		}
+		if f.Err == nil || f.Err.Reason != Lost || !errors.Is(f.Err, ErrHealthTimeout) {
+			t.Fatalf("got %v, want *ConnError Lost caused by ErrHealthTimeout", f.Err)
+		}
+		f.Release()
 	})
 }
