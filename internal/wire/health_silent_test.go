@@ -412,3 +412,130 @@ func TestSilenceLimitRetiresAConnectionWhoseWriteIsStuck(t *testing.T) {
 		f.Release()
 	})
 }
+
+// dripConn is a server's side of a link that carries n bytes every period
+// towards the client: a large reply crosses it slowly.
+type dripConn struct {
+	net.Conn
+	n      int
+	period time.Duration
+}
+
+func (dc *dripConn) Write(p []byte) (int, error) {
+	done := 0
+	for done < len(p) {
+		time.Sleep(dc.period)
+		n, err := dc.Conn.Write(p[done:min(len(p), done+dc.n)])
+		done += n
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// TestSilenceLimitSparesALargeReplyStillArriving proves, in virtual time,
+// that a reply too large to cross the link within Config.SilenceLimit
+// keeps its connection alive while it arrives: every read that returns
+// part of it counts, not only a whole reply. The 4 MiB reply crosses at
+// 64 KiB a second (a minute), six times the limit, and is delivered whole.
+func TestSilenceLimitSparesALargeReplyStillArriving(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ht, limit = time.Second, 10 * time.Second
+		big := strings.Repeat("v", 4<<20)
+		s := newFakeServer(t, func(args []string) []byte {
+			if strings.EqualFold(args[0], "GET") {
+				return resp.AppendBulkString(nil, big)
+			}
+			return defaultReply(args)
+		})
+		var dials atomic.Int64
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if dials.Add(1) > 1 {
+				return s.dial(ctx, network, addr)
+			}
+			var handshake atomic.Bool // the handshake's reply crosses at once
+			return s.dialVia(func(srv net.Conn) net.Conn {
+				return &handshakeThen{Conn: srv, first: &handshake, then: &dripConn{Conn: srv, n: 64 << 10, period: time.Second}}
+			}), nil
+		}
+		c, f, start := dialAndGet(t, Config{Addr: "fake:6379", Dial: dial, HealthTimeout: ht, SilenceLimit: limit})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		if err := f.Wait(ctx, time.Time{}); err != nil || f.Err != nil {
+			t.Fatalf("the GET whose reply is still arriving: %v, %v; want its reply, the connection kept (%v)", err, f.Err, c.causeOf())
+		}
+		if len(f.Bytes) != len(big) {
+			t.Errorf("reply of %d bytes, want %d", len(f.Bytes), len(big))
+		}
+		if took := time.Since(start); took < 6*limit {
+			t.Errorf("the reply crossed in %v, want the slow link to take over %v", took, 6*limit)
+		}
+		f.Release()
+	})
+}
+
+// handshakeThen writes its first reply directly and the rest through
+// then.
+type handshakeThen struct {
+	net.Conn
+	first *atomic.Bool // set once the first reply was written
+	then  net.Conn
+}
+
+func (h *handshakeThen) Write(p []byte) (int, error) {
+	if h.first.Swap(true) {
+		return h.then.Write(p)
+	}
+	return h.Conn.Write(p)
+}
+
+// TestProbeShareNeverStandsForAnotherAddress proves, in virtual time,
+// that a probe answered by one address never stands for a connection to
+// another: with one Config.Probes shared by connections to a live server
+// (its slow GET keeps it probing, each probe answered) and to a dead one
+// (whose probes hang), the connection to the dead server is retired as it
+// would be alone, between HealthTimeout and twice HealthTimeout plus a
+// sampling period, while the other is kept.
+func TestProbeShareNeverStandsForAnotherAddress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ht = time.Second
+		share := NewProbeShare()
+		live := newFakeServer(t, delayed(time.Hour, resp.AppendSimpleString(nil, "PONG")))
+		dead := newFakeServer(t, silentAfterHandshake)
+		var deadDials atomic.Int64
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if addr == "live:6379" {
+				return live.dial(ctx, network, addr)
+			}
+			if deadDials.Add(1) == 1 {
+				return dead.dial(ctx, network, addr)
+			}
+			<-ctx.Done() // the dead server's probes hang
+			return nil, ctx.Err()
+		}
+		a, fa, _ := dialAndGet(t, Config{Addr: "live:6379", Dial: dial, HealthTimeout: ht, Probes: share})
+		time.Sleep(ht / 2) // a's silence, and its probes, start first
+		b, fb, start := dialAndGet(t, Config{Addr: "dead:6379", Dial: dial, HealthTimeout: ht, Probes: share})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := fb.Wait(ctx, time.Time{}); err != nil {
+			t.Fatalf("the GET on the dead server is still pending a minute later: %v", err)
+		}
+		if got, hi := time.Since(start), 2*ht+ht/4; got < ht || got > hi {
+			t.Errorf("the connection to the dead server retired after %v, want between %v and %v", got, ht, hi)
+		}
+		if fb.Err == nil || !errors.Is(fb.Err, ErrHealthTimeout) {
+			t.Errorf("got %v, want ErrHealthTimeout", fb.Err)
+		}
+		if !a.Alive() {
+			t.Errorf("the connection to the live server was retired: %v", a.causeOf())
+		}
+		if !share.answeredSince("live:6379", start) {
+			t.Error("no probe of the live server was answered meanwhile: the test proves nothing")
+		}
+		_, _ = a.Close(), b.Close()
+		fa.Release()
+		fb.Release()
+	})
+}
