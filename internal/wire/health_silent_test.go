@@ -517,17 +517,7 @@ func TestProbeShareNeverStandsForAnotherAddress(t *testing.T) {
 		a, fa, _ := dialAndGet(t, Config{Addr: "live:6379", Dial: dial, HealthTimeout: ht, Probes: share})
 		time.Sleep(ht / 2) // a's silence, and its probes, start first
 		b, fb, start := dialAndGet(t, Config{Addr: "dead:6379", Dial: dial, HealthTimeout: ht, Probes: share})
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := fb.Wait(ctx, time.Time{}); err != nil {
-			t.Fatalf("the GET on the dead server is still pending a minute later: %v", err)
-		}
-		if got, hi := time.Since(start), 2*ht+ht/4; got < ht || got > hi {
-			t.Errorf("the connection to the dead server retired after %v, want between %v and %v", got, ht, hi)
-		}
-		if fb.Err == nil || !errors.Is(fb.Err, ErrHealthTimeout) {
-			t.Errorf("got %v, want ErrHealthTimeout", fb.Err)
-		}
+		waitRetiredByOwnProbe(t, fb, start, ht)
 		if !a.Alive() {
 			t.Errorf("the connection to the live server was retired: %v", a.causeOf())
 		}
@@ -538,4 +528,60 @@ func TestProbeShareNeverStandsForAnotherAddress(t *testing.T) {
 		fa.Release()
 		fb.Release()
 	})
+}
+
+// TestProbeShareNeverStandsForAnEarlierSilence proves, in virtual time,
+// that a shared probe answered before a connection fell silent never
+// stands for that silence: connection a's probe is answered (its slow GET
+// then too), and connection b, to the same address, falls silent
+// afterwards while its own probes hang: it is retired as it would be
+// alone, between HealthTimeout and twice HealthTimeout plus a sampling
+// period, not a HealthTimeout later on the strength of a's old answer.
+func TestProbeShareNeverStandsForAnEarlierSilence(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ht = time.Second
+		share := NewProbeShare()
+		live := newFakeServer(t, delayed(ht+ht/2, resp.AppendSimpleString(nil, "PONG")))
+		dead := newFakeServer(t, silentAfterHandshake)
+		var dials atomic.Int64
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			switch dials.Add(1) {
+			case 1, 2: // a, then a's probe
+				return live.dial(ctx, network, addr)
+			case 3: // b
+				return dead.dial(ctx, network, addr)
+			}
+			<-ctx.Done() // b's probes hang
+			return nil, ctx.Err()
+		}
+		cfg := Config{Addr: "fake:6379", Dial: dial, HealthTimeout: ht, Probes: share}
+		_, fa, _ := dialAndGet(t, cfg)
+		waitOK(t, fa) // answered at 1.5 s, after a's probe
+		fa.Release()
+		if !share.answeredSince("fake:6379", time.Time{}) {
+			t.Fatal("a's probe was not answered: the test proves nothing")
+		}
+		_, fb, start := dialAndGet(t, cfg)
+		waitRetiredByOwnProbe(t, fb, start, ht)
+		fb.Release()
+	})
+}
+
+// waitRetiredByOwnProbe waits for f, submitted at start on a silent
+// connection whose own probes hang, and fails the test unless it failed
+// with ErrHealthTimeout as without a shared probe: between ht and twice
+// ht plus a sampling period after start.
+func waitRetiredByOwnProbe(t *testing.T, f *Frame, start time.Time, ht time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := f.Wait(ctx, time.Time{}); err != nil {
+		t.Fatalf("the GET on the silent connection is still pending a minute later: %v", err)
+	}
+	if got, hi := time.Since(start), 2*ht+ht/4; got < ht || got > hi {
+		t.Errorf("retired after %v, want between %v and %v", got, ht, hi)
+	}
+	if f.Err == nil || !errors.Is(f.Err, ErrHealthTimeout) {
+		t.Errorf("got %v, want ErrHealthTimeout", f.Err)
+	}
 }
