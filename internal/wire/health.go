@@ -184,7 +184,8 @@ func (c *Conn) healthLoop(cfg Config) {
 	heardAt, writes := c.nc.progress(), c.nc.writes.Load()
 	now := time.Now()
 	// quietSince starts the silence a probe restarts; silentSince the one
-	// only a byte read (or owing nothing) ends, for Config.SilenceLimit.
+	// only a sign of life (a byte read, a part of a long write taken) or
+	// owing nothing ends, for Config.SilenceLimit.
 	quietSince, idleSince, silentSince := now, now, now
 	owing := false
 	for {
