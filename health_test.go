@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -153,4 +154,79 @@ func TestBackpressureWaitsAndReportsUnwritten(t *testing.T) {
 	if got, err := c.Get(ctx, waiting); err != nil || got != "w" {
 		t.Fatalf("GET after the drain = %q, %v; want w", got, err)
 	}
+}
+
+// TestHealthProbeAnsweredWithAnErrorKeepsTheConnection proves, on a
+// private server, that a health probe the server answers with an error
+// reply proves it alive: a full server's "-ERR max number of clients
+// reached" (sent as it closes the probe's connection) and a password's
+// NOAUTH. A SET that CLIENT PAUSE WRITE holds for ten HealthTimeouts on
+// the shared connection (silent, owing it, while the probes are made)
+// succeeds; the server's INFO shows the probes it rejected.
+func TestHealthProbeAnsweredWithAnErrorKeepsTheConnection(t *testing.T) {
+	const health, pause = 100 * time.Millisecond, 10 * 100 // ms
+	for _, tc := range []struct {
+		name     string
+		password string
+		stat     string // the INFO field that counts the rejected probes
+	}{
+		{"MaxClients", "", "rejected_connections"},
+		{"NoAuth", testPassword, "errorstat_NOAUTH"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := privateServer(t)
+			if tc.password != "" {
+				admin(t, addr, "CONFIG", "SET", "requirepass", tc.password)
+			}
+			ctx := testCtx(t)
+			opts := Options{Endpoints: []string{addr}, Password: tc.password, HealthTimeout: health}
+			a := newClient(t, Options{Endpoints: []string{addr}, Password: tc.password, Protocol: 2})
+			c := newClient(t, opts)
+			must(t, c.Ping(ctx))
+			must(t, a.Ping(ctx))
+			if tc.password == "" {
+				n := infoStat(t, a, "clients", "connected_clients")
+				_, err := a.Do(ctx, NewCommand("CONFIG"), "SET", "maxclients", strconv.FormatInt(n, 10))
+				must(t, err)
+			}
+			before := infoStat(t, a, "everything", tc.stat)
+			_, err := a.Do(ctx, NewCommand("CLIENT"), "PAUSE", strconv.Itoa(pause), "WRITE")
+			must(t, err)
+			start := time.Now()
+			if err := c.Set(ctx, key(t, "paused"), "v"); err != nil {
+				t.Fatalf("SET held by CLIENT PAUSE WRITE while the probes were answered with errors: %v", err)
+			}
+			if held := time.Since(start); held < 5*health {
+				t.Fatalf("the SET returned after %v, want it held by the pause (%d ms)", held, pause)
+			}
+			if probes := infoStat(t, a, "everything", tc.stat) - before; probes < 2 {
+				t.Errorf("%s grew by %d during the pause, want the health probes (several)", tc.stat, probes)
+			}
+		})
+	}
+}
+
+// infoStat returns the number in field of c's server's INFO section (for
+// errorstat_* fields, its count).
+func infoStat(t *testing.T, c *Client, section, field string) int64 {
+	t.Helper()
+	r, err := c.Do(testCtx(t), NewCommand("INFO"), section)
+	info, serr := r.String()
+	if err != nil || serr != nil {
+		t.Fatalf("INFO %s: %v", section, err)
+	}
+	for line := range strings.SplitSeq(info, "\r\n") {
+		v, ok := strings.CutPrefix(line, field+":")
+		if !ok {
+			continue
+		}
+		v = strings.TrimPrefix(v, "count=")
+		v, _, _ = strings.Cut(v, ",")
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("INFO %s: bad %s in %q", section, field, line)
+		}
+		return n
+	}
+	return 0
 }

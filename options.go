@@ -111,7 +111,9 @@ type Options struct {
 	// seconds by default). That limit applies to the shared and batch
 	// connections, where no command may rightly keep a connection silent
 	// so long (a write that CLIENT PAUSE WRITE holds longer fails as
-	// connection loss that may have run). A probe answered with BUSY (a
+	// connection loss that may have run). A large command still being
+	// sent is not silence while the server keeps taking its bytes (at
+	// least 256 KiB per limit). A probe answered with BUSY (a
 	// script or function running past busy-reply-threshold) restarts the
 	// limit: every connection waits for the script. A server with a
 	// password answers a probe's PING with NOAUTH before BUSY, so there

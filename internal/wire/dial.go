@@ -94,7 +94,9 @@ type Config struct {
 	// replies and has received no byte for SilenceLimit even though the
 	// server answers the probes: something between the client and the
 	// server dropped this connection alone (a NAT or a proxy that lost it
-	// without a reset). Its frames fail as for HealthTimeout. A probe
+	// without a reset). A command still crossing a slow link, part of it
+	// taken by the server within each SilenceLimit, is not silence. Its
+	// frames fail as for HealthTimeout. A probe
 	// answered with BUSY (a script runs; every connection waits)
 	// restarts the limit. Set it only
 	// where no command may rightly keep the connection silent that long

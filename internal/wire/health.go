@@ -43,9 +43,19 @@ type meteredConn struct {
 	reads  atomic.Uint64
 	_      [56]byte // reads and writes belong to different goroutines
 	writes atomic.Uint64
-	try    nonBlockingWriter // nil: writes wait (see trywrite.go)
-	peer   peerCloseChecker  // nil: a close is seen only by a read
+	// streamed counts the parts of long writes (see writeChunk) completed
+	// while more of the same write remained.
+	streamed atomic.Uint64
+	try      nonBlockingWriter // nil: writes wait (see trywrite.go)
+	peer     peerCloseChecker  // nil: a close is seen only by a read
 }
+
+// writeChunk is the largest part of a write made in one call: a longer
+// write (a large command or batch) is made part by part, so that the
+// health monitor sees a command that crosses a slow link for longer than
+// Config.SilenceLimit being taken by the server, part by part, rather
+// than a silence. Writes of this size or less, nearly all, are one call.
+const writeChunk = 256 << 10
 
 // Read reads from the socket and counts the call if it returned bytes.
 func (m *meteredConn) Read(p []byte) (int, error) {
@@ -58,12 +68,41 @@ func (m *meteredConn) Read(p []byte) (int, error) {
 
 // Write writes to the socket and counts the call if it accepted bytes.
 func (m *meteredConn) Write(p []byte) (int, error) {
+	if len(p) > writeChunk {
+		return m.writeLong(p)
+	}
 	n, err := m.Conn.Write(p)
 	if n > 0 {
 		m.writes.Add(1)
 	}
 	return n, err
 }
+
+// writeLong writes p, longer than writeChunk, part by part, counting in
+// streamed each part written while more remains.
+func (m *meteredConn) writeLong(p []byte) (int, error) {
+	done := 0
+	for done < len(p) {
+		part := p[done:min(len(p), done+writeChunk)]
+		n, err := m.Conn.Write(part)
+		done += n
+		if n > 0 {
+			m.writes.Add(1)
+		}
+		if err != nil || n < len(part) {
+			return done, err
+		}
+		if done < len(p) {
+			m.streamed.Add(1)
+		}
+	}
+	return done, nil
+}
+
+// progress counts the connection's signs of life from the server: the
+// reads that returned bytes and the parts of long writes it took. The
+// sum grows whenever either does.
+func (m *meteredConn) progress() uint64 { return m.reads.Load() + m.streamed.Load() }
 
 // healthTick is how often the monitor samples the counters: a quarter of
 // the shortest enabled interval, at least a millisecond. It is the
@@ -82,7 +121,9 @@ func healthTick(cfg Config) time.Duration {
 // previous tick:
 //
 //   - silence: the connection owed frames at this tick and the last one and
-//     read nothing in between. After HealthTimeout of silence it probes the
+//     heard nothing in between: read no byte, and the server took no part
+//     of a long write (a command still crossing a slow link is not
+//     silence; see writeChunk). After HealthTimeout of silence it probes the
 //     server on a new connection (bounded by HealthTimeout), unless
 //     Config.Probes holds a probe of the address answered during the
 //     silence, which then stands for it. A probe reply,
@@ -135,13 +176,16 @@ func (c *Conn) healthLoop(cfg Config) {
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	// suspect: a probe was answered while the idle PING was not; the
-	// connection is retired if, a tick later, it still has read nothing
-	// since (suspectReads) and the PING is still unanswered.
-	suspect, suspectAt, suspectReads := false, time.Time{}, uint64(0)
-	reads, writes := c.nc.reads.Load(), c.nc.writes.Load()
+	// connection is retired if, a tick later, it still has heard nothing
+	// since (suspectHeard) and the PING is still unanswered.
+	suspect, suspectAt, suspectHeard := false, time.Time{}, uint64(0)
+	// heardAt and writes are the counters at the last tick: heardAt the
+	// connection's progress (bytes read, parts of a long write taken).
+	heardAt, writes := c.nc.progress(), c.nc.writes.Load()
 	now := time.Now()
 	// quietSince starts the silence a probe restarts; silentSince the one
-	// only a byte read (or owing nothing) ends, for Config.SilenceLimit.
+	// only a sign of life (a byte read, a part of a long write taken) or
+	// owing nothing ends, for Config.SilenceLimit.
 	quietSince, idleSince, silentSince := now, now, now
 	owing := false
 	for {
@@ -150,7 +194,7 @@ func (c *Conn) healthLoop(cfg Config) {
 			return
 		case v := <-probeResult:
 			endProbe()
-			if c.nc.reads.Load() == reads && c.owed.Load() != 0 {
+			if c.nc.progress() == heardAt && c.owed.Load() != 0 {
 				if v == probeSilent {
 					c.shutdown(Lost, errProbeUnanswered)
 					return
@@ -161,7 +205,7 @@ func (c *Conn) healthLoop(cfg Config) {
 					// A server that stalled answers both at once, and
 					// this connection may read its reply a moment after
 					// the probe's: the verdict waits for a whole tick.
-					suspect, suspectAt, suspectReads = true, time.Now(), reads
+					suspect, suspectAt, suspectHeard = true, time.Now(), heardAt
 				}
 			}
 			quietSince = time.Now()
@@ -175,7 +219,7 @@ func (c *Conn) healthLoop(cfg Config) {
 		}
 		if suspect && now.Sub(suspectAt) >= tick {
 			suspect = false
-			if c.nc.reads.Load() == suspectReads && pinging && !pingDone() {
+			if c.nc.progress() == suspectHeard && pinging && !pingDone() {
 				c.shutdown(Lost, errPingUnanswered)
 				return
 			}
@@ -183,9 +227,9 @@ func (c *Conn) healthLoop(cfg Config) {
 		if c.syncOK {
 			c.resumeReader()
 		}
-		r, w, owed := c.nc.reads.Load(), c.nc.writes.Load(), c.owed.Load()
-		heard, wrote := r != reads, w != writes
-		reads, writes = r, w
+		h, w, owed := c.nc.progress(), c.nc.writes.Load(), c.owed.Load()
+		heard, wrote := h != heardAt, w != writes
+		heardAt, writes = h, w
 		if heard || owed == 0 || !owing {
 			quietSince, silentSince = now, now
 		}

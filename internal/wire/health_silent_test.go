@@ -150,12 +150,17 @@ func TestAnsweredIdlePingThenBlockedCommandIsKept(t *testing.T) {
 // connection, the frame and when it was submitted.
 func dialAndGet(t *testing.T, cfg Config) (*Conn, *Frame, time.Time) {
 	t.Helper()
+	return dialAndSubmit(t, cfg, frameIn(new(FramePool), WantBytes, "GET", "k"))
+}
+
+// dialAndSubmit is dialAndGet with the frame f.
+func dialAndSubmit(t *testing.T, cfg Config, f *Frame) (*Conn, *Frame, time.Time) {
+	t.Helper()
 	c, err := Dial(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	f := frameIn(new(FramePool), WantBytes, "GET", "k")
 	time.Sleep(10 * time.Millisecond) // submit between two samples of the monitor
 	start := time.Now()
 	submit(t, c, f)
@@ -313,4 +318,270 @@ func TestSilenceLimitSparesAConnectionWaitingOnABusyServer(t *testing.T) {
 			t.Fatalf("%d dials, want the connection and several probes answered with BUSY", n)
 		}
 	})
+}
+
+// trickleConn is a server's side of a link that carries its first free
+// bytes at once, then n bytes every period towards the server: a large
+// command crosses it slowly.
+type trickleConn struct {
+	net.Conn
+	free, n int
+	period  time.Duration
+}
+
+func (tc *trickleConn) Read(p []byte) (int, error) {
+	if tc.free > 0 {
+		n, err := tc.Conn.Read(p[:min(len(p), tc.free)])
+		tc.free -= n
+		return n, err
+	}
+	time.Sleep(tc.period)
+	return tc.Conn.Read(p[:min(len(p), tc.n)])
+}
+
+// trickleFirst returns a Config.Dial hook whose first connection (the one
+// under test) reaches s over a trickleConn carrying 1 KiB at once (the
+// handshake), then n bytes every period, and every later one (probes)
+// directly.
+func trickleFirst(s *fakeServer, n int, period time.Duration) func(context.Context, string, string) (net.Conn, error) {
+	var dials atomic.Int64
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if dials.Add(1) > 1 {
+			return s.dial(ctx, network, addr)
+		}
+		return s.dialVia(func(srv net.Conn) net.Conn {
+			return &trickleConn{Conn: srv, free: 1 << 10, n: n, period: period}
+		}), nil
+	}
+}
+
+// dialAndSetLarge dials a connection to s through trickleFirst(s, 64 KiB,
+// period), with HealthTimeout ht and SilenceLimit limit, and submits a
+// 4 MiB SET between two samples of its health monitor. It returns the
+// connection (closed when the test ends), the frame and when it was
+// submitted.
+func dialAndSetLarge(t *testing.T, s *fakeServer, period, ht, limit time.Duration) (*Conn, *Frame, time.Time) {
+	t.Helper()
+	cfg := Config{Addr: "fake:6379", Dial: trickleFirst(s, 64<<10, period), HealthTimeout: ht, SilenceLimit: limit}
+	return dialAndSubmit(t, cfg, frameIn(new(FramePool), WantNone, "SET", "k", strings.Repeat("v", 4<<20)))
+}
+
+// TestSilenceLimitSparesALargeCommandStillBeingSent proves, in virtual
+// time, that a connection sending a command too large to cross the link
+// within Config.SilenceLimit is not retired while the server keeps
+// receiving it: the server cannot answer a command it has not received
+// whole, and the bytes it takes meanwhile are the connection's sign of
+// life. The 4 MiB SET crosses at 64 KiB a second (a minute), six times the
+// limit, and its OK is delivered.
+func TestSilenceLimitSparesALargeCommandStillBeingSent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ht, limit = time.Second, 10 * time.Second
+		c, f, start := dialAndSetLarge(t, newFakeServer(t, defaultReply), time.Second, ht, limit)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		if err := f.Wait(ctx, time.Time{}); err != nil || f.Err != nil {
+			t.Fatalf("the SET still being received: %v, %v; want its OK, the connection kept (%v)", err, f.Err, c.causeOf())
+		}
+		if took := time.Since(start); took < 6*limit {
+			t.Errorf("the SET crossed in %v, want the slow link to take over %v", took, 6*limit)
+		}
+		f.Release()
+	})
+}
+
+// TestSilenceLimitRetiresAConnectionWhoseWriteIsStuck proves, in virtual
+// time, that a long write is a sign of life only while the server takes
+// it: a connection whose large command stopped crossing (the server, or
+// the path to it, takes nothing more) is retired at Config.SilenceLimit
+// although the server answers every probe.
+func TestSilenceLimitRetiresAConnectionWhoseWriteIsStuck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ht, limit = time.Second, 10 * time.Second
+		_, f, start := dialAndSetLarge(t, newFakeServer(t, defaultReply), time.Hour, ht, limit)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := f.Wait(ctx, time.Time{}); err != nil {
+			t.Fatalf("the SET stuck on its way is still pending a minute later (probes answered): %v", err)
+		}
+		if got, hi := time.Since(start), limit+ht/4; got < limit || got > hi {
+			t.Errorf("retired after %v, want between %v and %v", got, limit, hi)
+		}
+		if f.Err == nil || f.Err.Reason != Lost || !errors.Is(f.Err, ErrHealthTimeout) {
+			t.Fatalf("got %v, want *ConnError Lost caused by ErrHealthTimeout", f.Err)
+		}
+		f.Release()
+	})
+}
+
+// dripConn is a server's side of a link that carries n bytes every period
+// towards the client: a large reply crosses it slowly.
+type dripConn struct {
+	net.Conn
+	n      int
+	period time.Duration
+}
+
+func (dc *dripConn) Write(p []byte) (int, error) {
+	done := 0
+	for done < len(p) {
+		time.Sleep(dc.period)
+		n, err := dc.Conn.Write(p[done:min(len(p), done+dc.n)])
+		done += n
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// TestSilenceLimitSparesALargeReplyStillArriving proves, in virtual time,
+// that a reply too large to cross the link within Config.SilenceLimit
+// keeps its connection alive while it arrives: every read that returns
+// part of it counts, not only a whole reply. The 4 MiB reply crosses at
+// 64 KiB a second (a minute), six times the limit, and is delivered whole.
+func TestSilenceLimitSparesALargeReplyStillArriving(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ht, limit = time.Second, 10 * time.Second
+		big := strings.Repeat("v", 4<<20)
+		s := newFakeServer(t, func(args []string) []byte {
+			if strings.EqualFold(args[0], "GET") {
+				return resp.AppendBulkString(nil, big)
+			}
+			return defaultReply(args)
+		})
+		var dials atomic.Int64
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if dials.Add(1) > 1 {
+				return s.dial(ctx, network, addr)
+			}
+			var handshake atomic.Bool // the handshake's reply crosses at once
+			return s.dialVia(func(srv net.Conn) net.Conn {
+				return &handshakeThen{Conn: srv, first: &handshake, then: &dripConn{Conn: srv, n: 64 << 10, period: time.Second}}
+			}), nil
+		}
+		c, f, start := dialAndGet(t, Config{Addr: "fake:6379", Dial: dial, HealthTimeout: ht, SilenceLimit: limit})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		if err := f.Wait(ctx, time.Time{}); err != nil || f.Err != nil {
+			t.Fatalf("the GET whose reply is still arriving: %v, %v; want its reply, the connection kept (%v)", err, f.Err, c.causeOf())
+		}
+		if len(f.Bytes) != len(big) {
+			t.Errorf("reply of %d bytes, want %d", len(f.Bytes), len(big))
+		}
+		if took := time.Since(start); took < 6*limit {
+			t.Errorf("the reply crossed in %v, want the slow link to take over %v", took, 6*limit)
+		}
+		f.Release()
+	})
+}
+
+// handshakeThen writes its first reply directly and the rest through
+// then.
+type handshakeThen struct {
+	net.Conn
+	first *atomic.Bool // set once the first reply was written
+	then  net.Conn
+}
+
+func (h *handshakeThen) Write(p []byte) (int, error) {
+	if h.first.Swap(true) {
+		return h.then.Write(p)
+	}
+	return h.Conn.Write(p)
+}
+
+// TestProbeShareNeverStandsForAnotherAddress proves, in virtual time,
+// that a probe answered by one address never stands for a connection to
+// another: with one Config.Probes shared by connections to a live server
+// (its slow GET keeps it probing, each probe answered) and to a dead one
+// (whose probes hang), the connection to the dead server is retired as it
+// would be alone, between HealthTimeout and twice HealthTimeout plus a
+// sampling period, while the other is kept.
+func TestProbeShareNeverStandsForAnotherAddress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ht = time.Second
+		share := NewProbeShare()
+		live := newFakeServer(t, delayed(time.Hour, resp.AppendSimpleString(nil, "PONG")))
+		dead := newFakeServer(t, silentAfterHandshake)
+		var deadDials atomic.Int64
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if addr == "live:6379" {
+				return live.dial(ctx, network, addr)
+			}
+			if deadDials.Add(1) == 1 {
+				return dead.dial(ctx, network, addr)
+			}
+			<-ctx.Done() // the dead server's probes hang
+			return nil, ctx.Err()
+		}
+		a, fa, _ := dialAndGet(t, Config{Addr: "live:6379", Dial: dial, HealthTimeout: ht, Probes: share})
+		time.Sleep(ht / 2) // a's silence, and its probes, start first
+		b, fb, start := dialAndGet(t, Config{Addr: "dead:6379", Dial: dial, HealthTimeout: ht, Probes: share})
+		waitRetiredByOwnProbe(t, fb, start, ht)
+		if !a.Alive() {
+			t.Errorf("the connection to the live server was retired: %v", a.causeOf())
+		}
+		if !share.answeredSince("live:6379", start) {
+			t.Error("no probe of the live server was answered meanwhile: the test proves nothing")
+		}
+		_, _ = a.Close(), b.Close()
+		fa.Release()
+		fb.Release()
+	})
+}
+
+// TestProbeShareNeverStandsForAnEarlierSilence proves, in virtual time,
+// that a shared probe answered before a connection fell silent never
+// stands for that silence: connection a's probe is answered (its slow GET
+// then too), and connection b, to the same address, falls silent
+// afterwards while its own probes hang: it is retired as it would be
+// alone, between HealthTimeout and twice HealthTimeout plus a sampling
+// period, not a HealthTimeout later on the strength of a's old answer.
+func TestProbeShareNeverStandsForAnEarlierSilence(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ht = time.Second
+		share := NewProbeShare()
+		live := newFakeServer(t, delayed(ht+ht/2, resp.AppendSimpleString(nil, "PONG")))
+		dead := newFakeServer(t, silentAfterHandshake)
+		var dials atomic.Int64
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			switch dials.Add(1) {
+			case 1, 2: // a, then a's probe
+				return live.dial(ctx, network, addr)
+			case 3: // b
+				return dead.dial(ctx, network, addr)
+			}
+			<-ctx.Done() // b's probes hang
+			return nil, ctx.Err()
+		}
+		cfg := Config{Addr: "fake:6379", Dial: dial, HealthTimeout: ht, Probes: share}
+		_, fa, _ := dialAndGet(t, cfg)
+		waitOK(t, fa) // answered at 1.5 s, after a's probe
+		fa.Release()
+		if !share.answeredSince("fake:6379", time.Time{}) {
+			t.Fatal("a's probe was not answered: the test proves nothing")
+		}
+		_, fb, start := dialAndGet(t, cfg)
+		waitRetiredByOwnProbe(t, fb, start, ht)
+		fb.Release()
+	})
+}
+
+// waitRetiredByOwnProbe waits for f, submitted at start on a silent
+// connection whose own probes hang, and fails the test unless it failed
+// with ErrHealthTimeout as without a shared probe: between ht and twice
+// ht plus a sampling period after start.
+func waitRetiredByOwnProbe(t *testing.T, f *Frame, start time.Time, ht time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := f.Wait(ctx, time.Time{}); err != nil {
+		t.Fatalf("the GET on the silent connection is still pending a minute later: %v", err)
+	}
+	if got, hi := time.Since(start), 2*ht+ht/4; got < ht || got > hi {
+		t.Errorf("retired after %v, want between %v and %v", got, ht, hi)
+	}
+	if f.Err == nil || !errors.Is(f.Err, ErrHealthTimeout) {
+		t.Errorf("got %v, want ErrHealthTimeout", f.Err)
+	}
 }

@@ -51,14 +51,24 @@ func newFakeServer(t *testing.T, handle func(args []string) []byte) *fakeServer 
 
 // dial is a Config.Dial hook connecting to a new server session.
 func (s *fakeServer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	return s.dialVia(nil), nil
+}
+
+// dialVia connects to a new server session whose side of the link is
+// wrap's (nil: the pipe itself).
+func (s *fakeServer) dialVia(wrap func(net.Conn) net.Conn) net.Conn {
 	cli, srv := net.Pipe()
 	s.mu.Lock()
 	s.dials++
 	s.conns = append(s.conns, srv)
 	s.mu.Unlock()
 	s.wg.Add(1)
-	go s.serve(srv)
-	return cli, nil
+	if wrap != nil {
+		go s.serve(wrap(srv))
+	} else {
+		go s.serve(srv)
+	}
+	return cli
 }
 
 func (s *fakeServer) serve(nc net.Conn) {
