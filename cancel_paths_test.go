@@ -1,7 +1,6 @@
 package respire
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/catalog"
-	"github.com/respire-go/respire/resp"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -418,23 +416,16 @@ type gatedConn struct {
 func (c *gatedConn) Write(p []byte) (int, error) {
 	// The hold starts before the bytes leave: a reply read between the
 	// write and the hold's start would reach the client unheld.
-	var written []string
-	rd := resp.NewReader(bytes.NewReader(p))
-	for {
-		args, _, rerr := rd.ReadCommand(nil)
-		if rerr != nil {
-			break
-		}
-		if len(args) < 2 {
-			continue
-		}
+	cmds := commandsIn(p)
+	written := make([]string, len(cmds))
+	for i, args := range cmds {
 		g := c.g
 		g.mu.Lock()
-		if g.hold != nil && g.on == nil && strings.EqualFold(string(args[0]), g.command) && string(args[1]) == g.arg {
+		if g.hold != nil && g.on == nil && strings.EqualFold(args[0], g.command) && args[1] == g.arg {
 			g.on = c
 		}
 		g.mu.Unlock()
-		written = append(written, string(args[1]))
+		written[i] = args[1]
 	}
 	n, err := c.Conn.Write(p)
 	for _, arg := range written {

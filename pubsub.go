@@ -87,7 +87,9 @@ type Message struct {
 //
 // Subscribe and its kin change the set the subscription restores after a
 // reconnect at once, even when their context ends before the server
-// confirmed the change. Each name is sent in a command of its own, so
+// confirmed the change; a call whose context ends while it waits for
+// another write to finish (a server that stopped reading holds it)
+// changes nothing, and its [*ContextError]'s Sent is false. Each name is sent in a command of its own, so
 // that the server judges names one by one: a name it refuses (NOPERM
 // under an ACL that restricts channels) fails the call that asked for
 // it, with the server's [*ServerError], and leaves the set; the other
@@ -121,7 +123,12 @@ type Subscription struct {
 	id     int64    // the server's id of conn
 	closed bool
 
-	wmu      sync.Mutex              // serialises writes to conn
+	// wlock, a 1-buffered channel, is the write lock: it serialises
+	// writes to conn and the changes to sets and owed that go with them,
+	// so that owed lists the replies in the order their commands were
+	// written. Lock order: wlock before mu. A change waits for it within
+	// its ctx (see lockWrite).
+	wlock    chan struct{}
 	live     atomic.Pointer[connBox] // conn, for Close to end a write stuck on it without mu
 	lastRead atomic.Int64            // unix nanoseconds of the last value read
 
@@ -258,11 +265,12 @@ func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*
 		return nil, err
 	}
 	s := &Subscription{
-		c:    c,
-		slot: slot,
-		msgs: make(chan Message, SubscriptionBuffer),
-		done: make(chan struct{}),
-		sets: [3]map[string]struct{}{{}, {}, {}},
+		c:     c,
+		slot:  slot,
+		msgs:  make(chan Message, SubscriptionBuffer),
+		done:  make(chan struct{}),
+		wlock: make(chan struct{}, 1),
+		sets:  [3]map[string]struct{}{{}, {}, {}},
 	}
 	// Close ends the dial too: s is not tracked yet, and a handshake
 	// may wait for a reply until the dial timeout.
@@ -336,8 +344,12 @@ func (s *Subscription) Channel() <-chan Message { return s.msgs }
 
 // Subscribe adds channels to the subscription and waits, within ctx, for
 // the server's confirmation. The channels join the subscription's set
-// even when ctx ends first, so they are subscribed after a reconnect. A
-// channel the server refuses (NOPERM, say) leaves the set, and the call
+// even when ctx ends first, so they are subscribed after a reconnect;
+// only a call whose ctx ends while it waits for another write to finish
+// (a server that stopped reading holds it) leaves the set as it was,
+// with a [*ContextError] whose Sent is false (false too when the
+// subscription was between connections: the reconnection sends the set).
+// A channel the server refuses (NOPERM, say) leaves the set, and the call
 // returns the refusal as a [*ServerError]; its other channels are
 // subscribed. A write that ctx ends before it is out (a server that
 // stopped reading) replaces the connection, as a lost one is: a gap
@@ -416,9 +428,19 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 	if err := ctx.Err(); err != nil {
 		return &ContextError{Command: command, Err: err}
 	}
+	// The write lock comes first, within ctx: a write stuck on a server
+	// that stopped reading holds it. A call that leaves while waiting
+	// changed nothing: its names are neither in the set nor owed.
+	if err := s.lockWrite(ctx.Done()); err != nil {
+		if errors.Is(err, ErrClosed) {
+			return &ConnError{Command: command, Unwritten: true, Err: ErrClosed}
+		}
+		return &ContextError{Command: command, Err: ctx.Err()}
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		s.unlockWrite()
 		return &ConnError{Command: command, Unwritten: true, Err: ErrClosed}
 	}
 	waits := make([]chan error, len(names))
@@ -431,19 +453,18 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 		waits[i] = make(chan error, 1)
 		s.owed = append(s.owed, owedReply{confirmKey: confirmKey{kind: kind, unsub: unsub, name: n}, waits: waits[i : i+1 : i+1]})
 	}
-	// The write lock is taken before mu is released, so that commands
-	// reach the server in the order their changes were applied to the
-	// set (a concurrent Subscribe and Unsubscribe of one name agree with
-	// the set on the server).
+	// Changed and written under the write lock: commands reach the
+	// server in the order their changes were applied to the set (a
+	// concurrent Subscribe and Unsubscribe of one name agree with the
+	// set on the server), and owed in that order too.
 	nc := s.conn
-	s.wmu.Lock()
 	s.mu.Unlock()
 	if nc != nil {
 		// A failed write ends the connection; the reconnect sends the
 		// whole set and its confirmations answer these waiters.
 		_ = s.writeLocked(ctx, nc, encodeEach(command, names))
 	}
-	s.wmu.Unlock()
+	s.unlockWrite()
 	for _, w := range waits {
 		select {
 		case err := <-w:
@@ -451,7 +472,9 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 				return err
 			}
 		case <-ctx.Done():
-			return &ContextError{Command: command, Sent: true, Err: ctx.Err()}
+			// Without a connection nothing was written: the reconnection
+			// sends the set, names included, when it comes.
+			return &ContextError{Command: command, Sent: nc != nil, Err: ctx.Err()}
 		case <-s.done:
 			return &ConnError{Command: command, Err: ErrClosed}
 		}
@@ -459,14 +482,30 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 	return nil
 }
 
+// lockWrite takes the write lock; it gives up, with ErrClosed, when the
+// subscription closes, or, with context.Canceled, when stop closes.
+func (s *Subscription) lockWrite(stop <-chan struct{}) error {
+	select {
+	case s.wlock <- struct{}{}:
+		return nil
+	case <-s.done:
+		return ErrClosed
+	case <-stop:
+		return context.Canceled
+	}
+}
+
+// unlockWrite releases the write lock.
+func (s *Subscription) unlockWrite() { <-s.wlock }
+
 // Close ends the subscription: it closes the connection, stops its
 // goroutines and closes the channel. It returns once they have stopped,
 // also when another Close (the client's, say) runs at the same time.
 // Closing twice does nothing more.
 func (s *Subscription) Close() error {
 	// A write stuck on a server that stopped reading (no HealthTimeout,
-	// no deadline in its caller's ctx) holds the write lock, and a change
-	// waiting for it holds mu: closing the connection first ends it.
+	// no deadline in its caller's ctx) holds the write lock: closing the
+	// connection first ends it.
 	if b := s.live.Load(); b != nil {
 		_ = b.nc.Close()
 	}

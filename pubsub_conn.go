@@ -12,17 +12,19 @@ import (
 )
 
 // ping sends a keepalive PING on nc, the current connection, and notes
-// the reply it is owed. Lock order: mu before wmu.
-func (s *Subscription) ping(nc net.Conn, b []byte) error {
+// the reply it is owed; it gives up when stop closes.
+func (s *Subscription) ping(nc net.Conn, b []byte, stop <-chan struct{}) error {
+	if err := s.lockWrite(stop); err != nil {
+		return err
+	}
+	defer s.unlockWrite()
 	s.mu.Lock()
 	if s.conn != nc {
 		s.mu.Unlock()
 		return net.ErrClosed
 	}
 	s.owed = append(s.owed, owedReply{ping: true})
-	s.wmu.Lock()
 	s.mu.Unlock()
-	defer s.wmu.Unlock()
 	return s.writeLocked(context.Background(), nc, b)
 }
 
@@ -30,10 +32,10 @@ func (s *Subscription) ping(nc net.Conn, b []byte) error {
 // write in progress.
 var pastDeadline = time.Unix(1, 0)
 
-// writeLocked is write with wmu held, also bounded by ctx: a server that
-// stops reading cannot hold a caller past its context. A write that ctx
-// ended may have sent part of b, so it fails and closes nc like any other
-// failed write, and the reconnection sends the whole set again.
+// writeLocked is write with the write lock held, also bounded by ctx: a
+// server that stops reading cannot hold a caller past its context. A write
+// that ctx ended may have sent part of b, so it fails and closes nc like
+// any other failed write, and the reconnection sends the whole set again.
 func (s *Subscription) writeLocked(ctx context.Context, nc net.Conn, b []byte) error {
 	var dl time.Time // every write sets its own: an earlier ctx may have left one in the past
 	if d := s.c.cfg.wire.HealthTimeout; d > 0 {
@@ -193,7 +195,7 @@ func (s *Subscription) keepalive(nc net.Conn, every time.Duration, stop <-chan s
 			due = p
 		}
 		if !now.Before(due) {
-			if s.ping(nc, ping) != nil {
+			if s.ping(nc, ping, stop) != nil {
 				return
 			}
 			pinged, due = now, now.Add(every)

@@ -46,9 +46,17 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 			s.moved.Store(true)
 			continue
 		}
+		// The write lock before mu, as in change: a change or PING
+		// holding it is writing on the old connection, which is closed,
+		// or on none, so it comes soon.
+		if s.lockWrite(nil) != nil {
+			_ = nc.Close()
+			return nil, nil
+		}
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
+			s.unlockWrite()
 			_ = nc.Close()
 			return nil, nil
 		}
@@ -83,14 +91,13 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 		s.resub = len(s.owed)
 		s.setConnLocked(nc)
 		s.id = id
-		// As in change: the write lock is taken before mu is released,
-		// so that a Subscribe or Unsubscribe applied after this snapshot
-		// of the set reaches the server after it (an Unsubscribe sent
+		// As in change: the write lock is held from the snapshot of the
+		// set to its write, so that a Subscribe or Unsubscribe applied
+		// after it reaches the server after it (an Unsubscribe sent
 		// first would leave the name subscribed on the server).
-		s.wmu.Lock()
 		s.mu.Unlock()
 		if len(b) == 0 {
-			s.wmu.Unlock()
+			s.unlockWrite()
 		} else {
 			// Written while serve reads the answers: a set larger than
 			// the link buffers would otherwise wait for a server that
@@ -100,7 +107,7 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 			s.wg.Add(1)
 			go func() {
 				defer s.wg.Done()
-				defer s.wmu.Unlock()
+				defer s.unlockWrite()
 				_ = s.writeLocked(context.Background(), nc, b)
 			}()
 		}

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -239,7 +238,7 @@ func TestSubscriptionKeepsConfirmationsAndPingsInside(t *testing.T) {
 			s.mu.Lock()
 			nc := s.conn
 			s.mu.Unlock()
-			if err := s.ping(nc, encodeCommand("PING", nil)); err != nil {
+			if err := s.ping(nc, encodeCommand("PING", nil), nil); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := c.Publish(ctx, b, "unsubscribed"); err != nil {
@@ -802,7 +801,7 @@ func TestSubscriptionUnknownPingReplyKeepsOrder(t *testing.T) {
 	s.mu.Lock()
 	nc := s.conn
 	s.mu.Unlock()
-	if err := s.ping(nc, encodeCommand("PING", nil)); err != nil {
+	if err := s.ping(nc, encodeCommand("PING", nil), nil); err != nil {
 		t.Fatal(err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -1080,9 +1079,8 @@ func TestSubscriptionWriteEndsWithItsContext(t *testing.T) {
 
 // TestSubscriptionCloseEndsAStuckWrite: with HealthTimeout off, a
 // Subscribe without a deadline stuck in its write (the server stopped
-// reading) holds the write lock, and a second Subscribe waits for it
-// holding the subscription's state; Close still returns, and ends both
-// calls.
+// reading) holds the write lock, and a second Subscribe without a
+// deadline waits for it; Close still returns, and ends both calls.
 func TestSubscriptionCloseEndsAStuckWrite(t *testing.T) {
 	c, last := stallingClient(t)
 	ctx := testCtx(t)
@@ -1096,11 +1094,9 @@ func TestSubscriptionCloseEndsAStuckWrite(t *testing.T) {
 	done := make(chan error, 2)
 	go func() { done <- s.Subscribe(context.Background(), key(t, "b")) }()
 	<-sc.entered // the first holds the write lock
-	go func() { done <- s.Subscribe(context.Background(), key(t, "c")) }()
-	for s.mu.TryLock() { // until the second holds mu, waiting for the write lock
-		s.mu.Unlock()
-		runtime.Gosched()
-	}
+	second := &doneAsked{Context: context.Background(), asked: make(chan struct{})}
+	go func() { done <- s.Subscribe(second, key(t, "c")) }()
+	<-second.asked // the second waits for the write lock
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close() }()
 	select {
