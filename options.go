@@ -101,7 +101,10 @@ type Options struct {
 	// connection is dialed. At least 100 ms; [NoTimeout] disables the
 	// check. Defaults to 3 seconds, so a silent peer is retired after 3
 	// to 6 seconds while a server busy for 2 seconds (DEBUG SLEEP 2, a
-	// slow script) is never mistaken for a dead one.
+	// slow script) is never mistaken for a dead one. A server that
+	// answers nobody for longer (CLIENT PAUSE ALL, a command that blocks
+	// it) cannot be told from a dead one: raise HealthTimeout above such
+	// pauses.
 	//
 	// A connection that died alone (a NAT or a proxy dropped it without
 	// a reset) while the server answers the probes is retired too: at
@@ -113,20 +116,22 @@ type Options struct {
 	// so long (a write that CLIENT PAUSE WRITE holds longer fails as
 	// connection loss that may have run). A large command still being
 	// sent is not silence while the server keeps taking its bytes (at
-	// least 256 KiB per limit). A probe answered with BUSY (a
-	// script or function running past busy-reply-threshold) restarts the
-	// limit: every connection waits for the script. A server with a
-	// password answers a probe's PING with NOAUTH before BUSY, so there
-	// a script that runs longer than the limit fails as connection loss
-	// that may have run; raise CommandTimeout above its run time. Dedicated connections (blocking
-	// commands, [Client.Dedicated]) have none, since BLPOP with a timeout
-	// of 0 is rightly silent for ever (while connections block, their
-	// silence makes the client probe the server about once per
-	// HealthTimeout, and a probe without an answer fails them): one lent
-	// to a caller that dies alone while the server answers probes is
-	// found only by TCP keepalive (the default dialer's; not through a
-	// proxy that keeps the socket open) or by the caller's context. A
-	// finite block time, called in a loop, bounds that wait.
+	// least 256 KiB per limit). A probe answered with BUSY (a script or
+	// function running past busy-reply-threshold) restarts the limit:
+	// every connection waits for the script. A server with a password
+	// answers a probe's PING with NOAUTH before BUSY, so there a script
+	// that runs longer than the limit fails as connection loss that may
+	// have run; raise CommandTimeout above its run time.
+	//
+	// Dedicated connections (blocking commands, [Client.Dedicated]) have
+	// no such limit, since BLPOP with a timeout of 0 is rightly silent
+	// for ever (while connections block, their silence makes the client
+	// probe the server about once per HealthTimeout, and a probe without
+	// an answer fails them): one lent to a caller that dies alone while
+	// the server answers probes is found only by TCP keepalive (the
+	// default dialer's; not through a proxy that keeps the socket open)
+	// or by the caller's context. A finite block time, called in a loop,
+	// bounds that wait.
 	HealthTimeout time.Duration
 	// IdlePingInterval sends a PING on a connection that owes nothing and
 	// has been idle this long, so that a dead peer is found (through
