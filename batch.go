@@ -419,18 +419,3 @@ func (b *Batch) size(ms []int) int {
 
 // enc returns m's encoding.
 func (b *Batch) enc(m *member) []byte { return b.buf[m.start:m.end] }
-
-// clear makes every member pending again, for a resend of the whole unit.
-func (b *Batch) clear() {
-	for i := range b.members {
-		m := &b.members[i]
-		m.done, m.err, m.v = false, nil, resp.Value{}
-	}
-}
-
-// refail replaces the results of every member with err, and returns it.
-func (b *Batch) refail(err error) error {
-	b.clear()
-	b.fail(err)
-	return err
-}

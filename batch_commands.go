@@ -31,15 +31,6 @@ func (b *Batch) addFrame(name string, f *wire.Frame, s *spec, err error) int {
 	return len(b.members) - 1
 }
 
-// keyValues queues "NAME key values..."; empty values are rejected,
-// naming what is missing.
-func (b *Batch) keyValues(s *spec, key string, values []string, what string) Future[int64] {
-	if len(values) == 0 {
-		return future(b, b.reject(s.name, errInvalid(s.name, "no "+what)), intOf)
-	}
-	return future(b, b.addKey(s, key, true, values), intOf)
-}
-
 func strOf(v resp.Value) (string, error) { return Reply{v: v}.String() }
 
 // statusOf converts a status reply (OK, or PONG for PING), for Client

@@ -28,7 +28,6 @@ type recordingHook struct {
 	mu       sync.Mutex
 	tag      string
 	events   *[]string
-	dials    []string
 	failWith error // returned without calling next for commands named FAIL-BEFORE
 	ctxKey   any
 }

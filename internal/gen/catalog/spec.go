@@ -94,15 +94,6 @@ func (s *snapshot) normalize() {
 	}
 }
 
-func (s *snapshot) lookup(name, sub string) *specCommand {
-	for _, c := range s.Commands {
-		if c.Name == name && c.Sub == sub {
-			return c
-		}
-	}
-	return nil
-}
-
 func (s *snapshot) save(path string) error {
 	s.normalize()
 	var buf bytes.Buffer
