@@ -154,18 +154,27 @@ func end(span trace.Span, err error) {
 	span.End()
 }
 
-// echoedArgs starts the part of a server's error that repeats the
-// command's arguments ("ERR unknown command 'X', with args beginning
-// with: 'a' 'b'").
-const echoedArgs = ", with args beginning with:"
+// echoes are the parts of a server's errors that repeat what the caller
+// sent, each from its start to the end of the text, and what replaces it:
+// the arguments of an unknown command ("ERR unknown command 'X', with
+// args beginning with: 'a' 'b'"), and a rejected ACL SETUSER rule, which
+// may hold a password ("ERR Error in ACL SETUSER modifier '<pw': ...",
+// "ERR Unmatched parenthesis in acl selector starting at '(>pw'.").
+var echoes = [...]struct{ start, with string }{
+	{", with args beginning with:", ", with its arguments (left out)"},
+	{"ACL SETUSER modifier '", "ACL SETUSER modifier (left out)"},
+	{"acl selector starting at '", "acl selector (left out)"},
+}
 
 // statusText is err's text for the span status, without the arguments a
 // server echoed: a span is exported beyond the process, and an argument
 // may be a password. The caller's error keeps them.
 func statusText(err error) string {
 	text := err.Error()
-	if i := strings.Index(text, echoedArgs); i >= 0 {
-		return text[:i] + ", with its arguments (left out)"
+	for _, e := range echoes {
+		if i := strings.Index(text, e.start); i >= 0 {
+			text = text[:i] + e.with
+		}
 	}
 	return text
 }
