@@ -49,8 +49,11 @@ func WithTracerProvider(p trace.TracerProvider) Option {
 // WithServer records server.address and server.port (from "host:port")
 // on every span: the endpoint the client was configured with. An addr
 // that is not "host:port" is recorded whole as server.address, without a
-// port.
+// port, less what may hold a password: user information ("user:pw@")
+// is left out, and of a URL ("redis://user:pw@host:6379/0") only the
+// host and port are recorded.
 func WithServer(addr string) Option {
+	addr = serverAddr(addr)
 	return func(c *config) {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
@@ -62,6 +65,23 @@ func WithServer(addr string) Option {
 			c.attrs = append(c.attrs, attribute.Int("server.port", p))
 		}
 	}
+}
+
+// serverAddr is addr without the parts that may hold a password: user
+// information up to the last "@", and a URL's scheme, path, query and
+// fragment.
+func serverAddr(addr string) string {
+	url := false
+	if i := strings.Index(addr, "://"); i >= 0 {
+		addr, url = addr[i+len("://"):], true
+	}
+	if i := strings.LastIndexByte(addr, '@'); i >= 0 {
+		addr = addr[i+1:]
+	}
+	if i := strings.IndexAny(addr, "/?#"); i >= 0 && url {
+		addr = addr[:i]
+	}
+	return addr
 }
 
 // WithDB records db.namespace, the database index, on every span.

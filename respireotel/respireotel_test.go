@@ -270,3 +270,38 @@ func TestSpanStatusLeavesOutEchoedACLRules(t *testing.T) {
 		}
 	}
 }
+
+// TestWithServerLeavesOutUserInformation: an address given as a URL or
+// with user information (a connection string passed by mistake) records
+// its host and port, never the password it holds, on the spans, which are
+// exported beyond the process.
+func TestWithServerLeavesOutUserInformation(t *testing.T) {
+	const secret = "hunter2-url-secret"
+	for _, addr := range []string{
+		"redis://user:" + secret + "@cache.example:6380/2",
+		"rediss://:" + secret + "@cache.example:6380",
+		"redis://:" + secret + "/not?escaped@cache.example:6380",
+		"user:" + secret + "@cache.example:6380",
+		"redis://cache.example:6380/0?password=" + secret,
+	} {
+		rec := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+		c := client(t, respiretest.NewServer(t), NewHook(WithTracerProvider(tp), WithServer(addr)))
+		if err := c.Ping(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		spans := rec.Ended()
+		if len(spans) != 1 {
+			t.Fatalf("%q: %d spans, want 1", addr, len(spans))
+		}
+		sp := spans[0]
+		if got, port := attr(sp, "server.address").AsString(), attr(sp, "server.port").AsInt64(); got != "cache.example" || port != 6380 {
+			t.Errorf("%q: server.address %q, server.port %d; want cache.example and 6380", addr, got, port)
+		}
+		for _, kv := range sp.Attributes() {
+			if strings.Contains(kv.Value.Emit(), secret) {
+				t.Errorf("%q: attribute %s = %q holds the password", addr, kv.Key, kv.Value.Emit())
+			}
+		}
+	}
+}
