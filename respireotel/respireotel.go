@@ -104,11 +104,13 @@ type Hook struct {
 var _ respire.Hook = (*Hook)(nil)
 
 // NewHook returns a hook tracing every command and batch of the client it
-// is given to.
+// is given to. A nil Option is ignored.
 func NewHook(opts ...Option) *Hook {
 	cfg := config{}
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	if cfg.provider == nil {
 		cfg.provider = otel.GetTracerProvider()

@@ -305,3 +305,18 @@ func TestWithServerLeavesOutUserInformation(t *testing.T) {
 		}
 	}
 }
+
+// TestNewHookIgnoresNilOption: a nil Option (an option chosen at run time
+// and left unset) changes nothing instead of panicking.
+func TestNewHookIgnoresNilOption(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	var unset Option
+	c := client(t, respiretest.NewServer(t), NewHook(unset, WithTracerProvider(tp), nil))
+	if err := c.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rec.Ended()); n != 1 {
+		t.Errorf("%d spans, want 1", n)
+	}
+}
