@@ -128,8 +128,20 @@ func Execute[T any](ctx context.Context, g *FailoverGroup, category RetryCategor
 		}
 		return lastV, last
 	}
+	closed := func() (T, error) { // Close ended the wait between attempts
+		if resent {
+			g.metrics.retried(category, outcomeExhausted)
+		}
+		return lastV, &RetryError{Command: groupCommand, Attempts: attempts, ran: ran,
+			Err: errors.Join(&ConnError{Command: groupCommand, Unwritten: !ran, Err: ErrClosed}, last)}
+	}
 	for {
 		m, err := g.pick(excluded)
+		if err != nil && attempts > 0 && g.closed.Load() {
+			// Close came after the backoff: as if it had ended the
+			// backoff, the attempt that found the group closed is none.
+			return closed()
+		}
 		if err != nil && len(excluded) > 0 && !g.closed.Load() {
 			return finish() // an open circuit ends the operation: no other member
 		}
@@ -172,12 +184,11 @@ func Execute[T any](ctx context.Context, g *FailoverGroup, category RetryCategor
 			return finish() // the backoff cannot fit: keep the last failure
 		}
 		if err := g.backoff(ctx, delay); err != nil {
+			if err == ErrClosed {
+				return closed()
+			}
 			if resent {
 				g.metrics.retried(category, outcomeExhausted)
-			}
-			if err == ErrClosed {
-				return lastV, &RetryError{Command: groupCommand, Attempts: attempts, ran: ran,
-					Err: errors.Join(&ConnError{Command: groupCommand, Unwritten: !ran, Err: ErrClosed}, last)}
 			}
 			return lastV, &RetryError{Command: groupCommand, Attempts: attempts, ran: ran,
 				Err: &ContextError{Command: groupCommand, Sent: ran, Err: err, Last: last}}

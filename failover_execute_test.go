@@ -536,3 +536,44 @@ func TestFailoverCloseDuringBackoffAfterRunSaysItMayHaveRun(t *testing.T) {
 		})
 	})
 }
+
+// closeAtContext closes its group in the first Err call made at or after
+// at: inside a bubble, the call that ends a backoff ending at at, so that
+// Close comes after the backoff ended and before the next attempt.
+type closeAtContext struct {
+	context.Context
+	g  *FailoverGroup
+	at time.Time
+}
+
+func (c closeAtContext) Err() error {
+	if !time.Now().Before(c.at) {
+		_ = c.g.Close()
+	}
+	return c.Context.Err()
+}
+
+// Close between the end of a backoff and the next attempt: as when Close
+// ends the backoff itself, that attempt is none (Attempts 1), and the
+// error keeps the last failure beside ErrClosed.
+func TestFailoverCloseAfterBackoffBeforeNextAttemptIsNoAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		members, _ := memMembers(t, 0, 1)
+		opts := bubbleOpts()
+		opts.RetryPolicy = &RetryPolicy{InitialBackoff: time.Second, MaxBackoff: time.Second, Jitter: NoJitter}
+		g := fakeGroup(t, members, opts, newFakeProbes(2).probe)
+		ctx := closeAtContext{context.Background(), g, time.Now().Add(time.Second)}
+		calls := 0
+		_, err := Execute(ctx, g, ReadOnly, func(context.Context, *Client) (string, error) {
+			calls++
+			return "", &ConnError{Command: "GET", Err: io.ErrUnexpectedEOF} // the reply was lost
+		})
+		var re *RetryError
+		if !errors.As(err, &re) || re.Attempts != 1 || calls != 1 {
+			t.Fatalf("err = %v after %d calls, want a *RetryError of 1 attempt after 1 call", err, calls)
+		}
+		if !errors.Is(err, ErrClosed) || !errors.Is(err, io.ErrUnexpectedEOF) || !MayHaveExecuted(err) {
+			t.Errorf("err = %v, want ErrClosed with the last failure, and that the operation may have run", err)
+		}
+	})
+}

@@ -173,7 +173,13 @@ func validateMembers(members []FailoverMember) ([]*groupMember, error) {
 	for i, fm := range members {
 		field := "members[" + strconv.Itoa(i) + "]"
 		o := copyOptions(fm.Options)
-		if _, err := o.validate(); err != nil {
+		_, err := o.validate()
+		if err == nil {
+			// Connect checks what the hooks return only after
+			// validate; check it here too, before any member is dialed.
+			_, err = newHooks(o.Hooks)
+		}
+		if err != nil {
 			var ce *ConfigError
 			if errors.As(err, &ce) {
 				return nil, &ConfigError{Field: field + ".Options." + strings.TrimPrefix(ce.Field, "Options."), Reason: ce.Reason}

@@ -49,8 +49,11 @@ func WithTracerProvider(p trace.TracerProvider) Option {
 // WithServer records server.address and server.port (from "host:port")
 // on every span: the endpoint the client was configured with. An addr
 // that is not "host:port" is recorded whole as server.address, without a
-// port.
+// port, less what may hold a password: user information ("user:pw@")
+// is left out, and of a URL ("redis://user:pw@host:6379/0") only the
+// host and port are recorded.
 func WithServer(addr string) Option {
+	addr = serverAddr(addr)
 	return func(c *config) {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
@@ -62,6 +65,23 @@ func WithServer(addr string) Option {
 			c.attrs = append(c.attrs, attribute.Int("server.port", p))
 		}
 	}
+}
+
+// serverAddr is addr without the parts that may hold a password: user
+// information up to the last "@", and a URL's scheme, path, query and
+// fragment.
+func serverAddr(addr string) string {
+	url := false
+	if i := strings.Index(addr, "://"); i >= 0 {
+		addr, url = addr[i+len("://"):], true
+	}
+	if i := strings.LastIndexByte(addr, '@'); i >= 0 {
+		addr = addr[i+1:]
+	}
+	if i := strings.IndexAny(addr, "/?#"); i >= 0 && url {
+		addr = addr[:i]
+	}
+	return addr
 }
 
 // WithDB records db.namespace, the database index, on every span.
@@ -84,11 +104,13 @@ type Hook struct {
 var _ respire.Hook = (*Hook)(nil)
 
 // NewHook returns a hook tracing every command and batch of the client it
-// is given to.
+// is given to. A nil Option is ignored.
 func NewHook(opts ...Option) *Hook {
 	cfg := config{}
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	if cfg.provider == nil {
 		cfg.provider = otel.GetTracerProvider()
@@ -154,18 +176,27 @@ func end(span trace.Span, err error) {
 	span.End()
 }
 
-// echoedArgs starts the part of a server's error that repeats the
-// command's arguments ("ERR unknown command 'X', with args beginning
-// with: 'a' 'b'").
-const echoedArgs = ", with args beginning with:"
+// echoes are the parts of a server's errors that repeat what the caller
+// sent, each from its start to the end of the text, and what replaces it:
+// the arguments of an unknown command ("ERR unknown command 'X', with
+// args beginning with: 'a' 'b'"), and a rejected ACL SETUSER rule, which
+// may hold a password ("ERR Error in ACL SETUSER modifier '<pw': ...",
+// "ERR Unmatched parenthesis in acl selector starting at '(>pw'.").
+var echoes = [...]struct{ start, with string }{
+	{", with args beginning with:", ", with its arguments (left out)"},
+	{"ACL SETUSER modifier '", "ACL SETUSER modifier (left out)"},
+	{"acl selector starting at '", "acl selector (left out)"},
+}
 
 // statusText is err's text for the span status, without the arguments a
 // server echoed: a span is exported beyond the process, and an argument
 // may be a password. The caller's error keeps them.
 func statusText(err error) string {
 	text := err.Error()
-	if i := strings.Index(text, echoedArgs); i >= 0 {
-		return text[:i] + ", with its arguments (left out)"
+	for _, e := range echoes {
+		if i := strings.Index(text, e.start); i >= 0 {
+			text = text[:i] + e.with
+		}
 	}
 	return text
 }

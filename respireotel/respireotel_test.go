@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/respire-go/respire"
+	"github.com/respire-go/respire/internal/testenv"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -229,4 +230,93 @@ func (panicHook) ProcessHook(respire.ProcessHook) respire.ProcessHook {
 }
 func (panicHook) ProcessBatchHook(respire.ProcessBatchHook) respire.ProcessBatchHook {
 	return func(context.Context, *respire.BatchInfo) error { panic("inner hook panics") }
+}
+
+// TestSpanStatusLeavesOutEchoedACLRules: a real server's error for a
+// rejected ACL SETUSER rule repeats the rule, and a rule may be a
+// password ("<pw" removing a password the user does not have, "(>pw" an
+// unclosed selector): neither gets into the span. The caller's error
+// keeps it.
+func TestSpanStatusLeavesOutEchoedACLRules(t *testing.T) {
+	addr := testenv.Standalone(t)
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	c, err := respire.Connect(context.Background(), respire.Options{Endpoints: []string{addr},
+		Hooks: []respire.Hook{NewHook(WithTracerProvider(tp))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	const user, secret = "respireotel-acl-echo-user", "hunter2-acl-secret"
+	// A rejected SETUSER creates nothing; delete the user should it exist.
+	t.Cleanup(func() { _, _ = c.Do(context.Background(), respire.NewCommand("ACL"), "DELUSER", user) })
+	for _, rule := range []string{"<" + secret, "(>" + secret, "(>" + secret + ")"} {
+		_, err := c.Do(context.Background(), respire.NewCommand("ACL"), "SETUSER", user, rule)
+		if err == nil || !strings.Contains(err.Error(), secret) {
+			t.Fatalf("ACL SETUSER %q = %v, want the server's error repeating the rule", rule, err)
+		}
+	}
+	spans := rec.Ended()
+	if len(spans) != 3 {
+		t.Fatalf("%d spans, want 3", len(spans))
+	}
+	for _, sp := range spans {
+		st := sp.Status()
+		if st.Code != codes.Error || !strings.Contains(st.Description, "ACL") {
+			t.Errorf("status %v %q, want Error naming the ACL failure", st.Code, st.Description)
+		}
+		if strings.Contains(st.Description, secret) {
+			t.Errorf("span status %q holds the password", st.Description)
+		}
+	}
+}
+
+// TestWithServerLeavesOutUserInformation: an address given as a URL or
+// with user information (a connection string passed by mistake) records
+// its host and port, never the password it holds, on the spans, which are
+// exported beyond the process.
+func TestWithServerLeavesOutUserInformation(t *testing.T) {
+	const secret = "hunter2-url-secret"
+	for _, addr := range []string{
+		"redis://user:" + secret + "@cache.example:6380/2",
+		"rediss://:" + secret + "@cache.example:6380",
+		"redis://:" + secret + "/not?escaped@cache.example:6380",
+		"user:" + secret + "@cache.example:6380",
+		"redis://cache.example:6380/0?password=" + secret,
+	} {
+		rec := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+		c := client(t, respiretest.NewServer(t), NewHook(WithTracerProvider(tp), WithServer(addr)))
+		if err := c.Ping(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		spans := rec.Ended()
+		if len(spans) != 1 {
+			t.Fatalf("%q: %d spans, want 1", addr, len(spans))
+		}
+		sp := spans[0]
+		if got, port := attr(sp, "server.address").AsString(), attr(sp, "server.port").AsInt64(); got != "cache.example" || port != 6380 {
+			t.Errorf("%q: server.address %q, server.port %d; want cache.example and 6380", addr, got, port)
+		}
+		for _, kv := range sp.Attributes() {
+			if strings.Contains(kv.Value.Emit(), secret) {
+				t.Errorf("%q: attribute %s = %q holds the password", addr, kv.Key, kv.Value.Emit())
+			}
+		}
+	}
+}
+
+// TestNewHookIgnoresNilOption: a nil Option (an option chosen at run time
+// and left unset) changes nothing instead of panicking.
+func TestNewHookIgnoresNilOption(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	var unset Option
+	c := client(t, respiretest.NewServer(t), NewHook(unset, WithTracerProvider(tp), nil))
+	if err := c.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rec.Ended()); n != 1 {
+		t.Errorf("%d spans, want 1", n)
+	}
 }
