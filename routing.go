@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net"
 	"slices"
 	"strconv"
@@ -369,6 +370,8 @@ func (c *Client) execTarget(ctx context.Context, f *wire.Frame, s *spec, t *targ
 			return &RouteError{Command: s.name, Slot: -1, Err: ErrCrossSlot}
 		case slot < 0 && fanOutOf(name) != fanNone:
 			return c.execFanOut(ctx, f, s)
+		case slot < 0 && name == "RANDOMKEY":
+			return c.execRandomKey(ctx, f, s)
 		}
 		t.slot = slot
 		// A raw continuation: its cursor is a position on the server
@@ -1071,12 +1074,59 @@ func (c *Client) execFanOut(ctx context.Context, f *wire.Frame, s *spec) error {
 			f.Value = resp.Value{Type: resp.Array, Elems: elems}
 		}
 	default:
-		p := parts[0].f
-		f.Int, f.Null, f.Value = p.Int, p.Null, p.Value
-		f.Bytes = append(f.Bytes, p.Bytes...)
+		takeReply(f, parts[0].f)
 	}
 	for _, p := range parts {
 		p.f.Release()
 	}
+	return nil
+}
+
+// takeReply makes the reply of p, a part's frame, f's.
+func takeReply(f, p *wire.Frame) {
+	f.Int, f.Null, f.Value = p.Int, p.Null, p.Value
+	f.Bytes = append(f.Bytes, p.Bytes...)
+}
+
+// execRandomKey runs RANDOMKEY on a Cluster client. A node answers from
+// the keys of its own slots, so the primaries are asked one at a time,
+// in a random order, until one answers with a key: the reply is null only
+// when every primary answered null. A primary's failure does not end the
+// search; when no primary had a key, the first failure is the call's
+// (that shard may hold keys). A call whose ctx ended fails at once.
+func (c *Client) execRandomKey(ctx context.Context, f *wire.Frame, s *spec) error {
+	primaries := slices.Clone(c.topo.Primaries())
+	if len(primaries) == 0 {
+		f.Release()
+		return &RouteError{Command: s.name, Slot: -1, Err: ErrNoRoute}
+	}
+	rand.Shuffle(len(primaries), func(i, j int) { primaries[i], primaries[j] = primaries[j], primaries[i] })
+	var failed error
+	for _, n := range primaries {
+		p := c.frames.Get()
+		p.Buf = append(p.Buf, f.Buf...)
+		p.Want = f.Want
+		if err := c.execRouted(ctx, p, s, n); err != nil {
+			if ctx.Err() != nil {
+				f.Release()
+				return err
+			}
+			if failed == nil {
+				failed = err
+			}
+			continue
+		}
+		if replyView(p).Type != resp.Null {
+			takeReply(f, p)
+			p.Release()
+			return nil
+		}
+		p.Release()
+	}
+	if failed != nil {
+		f.Release()
+		return failed
+	}
+	f.Null, f.Value = true, resp.Value{Type: resp.Null}
 	return nil
 }
