@@ -1311,10 +1311,14 @@ func (b *Batch) RPushX(key string, values ...string) Future[int64] {
 }
 
 // RandomKey returns a random key of the database (RANDOMKEY), or [ErrNil]
-// when it is empty. On a Cluster client it asks the shard of slot 0,
-// where every keyless command goes, so the key is one of that shard's,
-// and [ErrNil] means only that this shard holds none: others may. Its
-// retry category is ReadOnly.
+// when it is empty. On a Cluster client, where each node answers from the
+// keys of its own slots, it asks the primaries one at a time, in a random
+// order, until one returns a key: [ErrNil] means that every primary
+// answered it holds none; when none had a key and one failed, that
+// failure is returned. Each shard that holds keys is equally likely to
+// answer, whatever its number of keys, and the key is random within it. A Batch
+// member, like every keyless member, runs on one node and returns a key
+// of that node's only. Its retry category is ReadOnly.
 func (c *Client) RandomKey(ctx context.Context) (string, error) {
 	return call(ctx, c, c.cmdRandomKey())
 }

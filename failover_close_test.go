@@ -18,17 +18,8 @@ import (
 // failoverGoroutines returns the stacks of goroutines running the group's
 // own code (probe loops and probes).
 func failoverGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	var out []string
-	for g := range strings.SplitSeq(string(buf), "\n\n") {
+	for g := range strings.SplitSeq(allStacks(), "\n\n") {
 		// A probe loop not yet scheduled shows only its start wrapper.
 		if strings.Contains(g, "respire.(*FailoverGroup).") || strings.Contains(g, "respire.pingMember") ||
 			strings.Contains(g, "respire.newFailoverGroup.gowrap") {

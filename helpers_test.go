@@ -10,6 +10,7 @@ package respire
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -316,5 +317,18 @@ func (h *beforeHook) fire() {
 	h.mu.Unlock()
 	if fn != nil {
 		fn()
+	}
+}
+
+// allStacks returns the stacks of every goroutine, separated by blank
+// lines.
+func allStacks() string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }

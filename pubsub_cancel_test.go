@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -279,5 +281,110 @@ func TestSubscriptionChangeWithoutConnectionNotSent(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("no event %d", i)
 		}
+	}
+}
+
+// goroutineIn reports whether a goroutine's stack holds every one of
+// funcs (qualified function names).
+func goroutineIn(funcs ...string) bool {
+	for g := range strings.SplitSeq(allStacks(), "\n\n") {
+		all := true
+		for _, f := range funcs {
+			all = all && strings.Contains(g, f+"(")
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// awaitReconnectLocking returns once the subscription's reconnection
+// waits for the write lock (a goroutine of reconnect is in lockWrite);
+// failing, it calls release first.
+func awaitReconnectLocking(t *testing.T, release func()) {
+	t.Helper()
+	end := time.Now().Add(10 * time.Second) // a failsafe, not a synchronisation
+	for !goroutineIn("respire.(*Subscription).reconnect", "respire.(*Subscription).lockWrite") {
+		if time.Now().After(end) {
+			release()
+			t.Fatal("the reconnection never waited for the write lock")
+		}
+		runtime.Gosched()
+	}
+}
+
+// TestSubscriptionReconnectWaitForWriteLockEndsWithClose: a reconnection
+// that dialed while a Subscribe holds the write lock (its write on the
+// lost connection not yet returned) waits for it; once the write
+// returns, the reconnection subscribes the whole set, the Subscribe
+// included, and delivers the gap. A Close made while a reconnection
+// waits so returns at once, with the write still held, and ends the
+// reconnection (goleak in TestMain checks that nothing is left); the
+// held Subscribe then returns ErrClosed.
+func TestSubscriptionReconnectWaitForWriteLockEndsWithClose(t *testing.T) {
+	ctx := testCtx(t)
+	a, b, d := key(t, "a"), key(t, "b"), key(t, "d")
+	g := newWriteGate()
+	c := newClient(t, Options{Dialer: g.dial, HealthTimeout: NoTimeout})
+	sub, err := c.Subscribe(ctx, a)
+	must(t, err)
+	defer sub.Close()
+	// hold starts a Subscribe of name whose write the gate holds, then
+	// closes the connection under it: the reconnection dials and waits
+	// for the write lock.
+	hold := func(name string) (<-chan error, func()) {
+		release := g.arm(name, false)
+		errc := make(chan error, 1)
+		go func() { errc <- sub.Subscribe(ctx, name) }()
+		<-g.stuck
+		sub.mu.Lock()
+		nc := sub.conn
+		sub.mu.Unlock()
+		_ = nc.Close()
+		awaitReconnectLocking(t, release)
+		return errc, release
+	}
+
+	errc, release := hold(b)
+	release()
+	if err := <-errc; err != nil {
+		t.Fatalf("Subscribe of %s held across a reconnection = %v, want its confirmation on the new connection", b, err)
+	}
+	select {
+	case m := <-sub.Channel():
+		if !m.Gap {
+			t.Fatalf("first event after the reconnection %+v, want the gap", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no gap after the reconnection")
+	}
+	_, err = c.Publish(ctx, b, "to b")
+	must(t, err)
+	select {
+	case m := <-sub.Channel():
+		if m.Gap || m.Channel != b {
+			t.Fatalf("event %+v, want the message of %s", m, b)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no message of %s", b)
+	}
+
+	errc, release = hold(d)
+	defer release()
+	closed := make(chan error, 1)
+	go func() { closed <- sub.Close() }()
+	select {
+	case err := <-closed:
+		must(t, err)
+	case <-time.After(10 * time.Second):
+		release() // lets Close end, so that the failure is reported
+		t.Fatal("Close waited for a reconnection waiting for the write lock")
+	}
+	release()
+	if err := <-errc; !errors.Is(err, ErrClosed) {
+		t.Fatalf("Subscribe held across Close = %v, want ErrClosed", err)
+	}
+	for range sub.Channel() { // closed by Close: this ends
 	}
 }

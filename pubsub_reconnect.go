@@ -47,8 +47,9 @@ func (s *Subscription) reconnect(cause error) (net.Conn, *resp.Reader) {
 			continue
 		}
 		// The write lock before mu, as in change: a change or PING
-		// holding it is writing on the old connection, which is closed,
-		// or on none, so it comes soon.
+		// holding it is writing on the old connection, which serve
+		// closed before returning, or on none, so it comes soon; and
+		// Close ends the wait (lockWrite watches done).
 		if s.lockWrite(nil) != nil {
 			_ = nc.Close()
 			return nil, nil

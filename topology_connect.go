@@ -1,0 +1,179 @@
+package respire
+
+import (
+	"context"
+	"errors"
+
+	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/internal/wire"
+)
+
+// connectTopology starts Sentinel discovery or learns the Cluster map.
+func (c *Client) connectTopology(ctx context.Context) error {
+	sentinel := c.cfg.sentinel != nil
+	role := func(replica bool) string {
+		switch {
+		case !sentinel:
+			return ""
+		case replica:
+			return "slave"
+		}
+		return "master"
+	}
+	nodes := route.Config{
+		Shared: func(addr string, replica bool) wire.Config {
+			w := c.cfg.wire
+			w.Addr, w.Role, w.ReadOnly = addr, role(replica), replica && !sentinel
+			return w
+		},
+		Dedicated: func(addr string, replica bool) wire.Config {
+			w := c.cfg.dedicatedWire()
+			w.Addr, w.Role, w.ReadOnly = addr, role(replica), replica && !sentinel
+			return w
+		},
+		PoolMax:  c.cfg.blockingPoolSize,
+		PoolIdle: dedicatedIdleTimeout,
+	}
+	if c.cfg.logger != nil {
+		nodes.OnInstall = c.onInstall
+	}
+	query := c.cfg.wire.DialTimeout
+	var onMoved func([]int)
+	if c.cache != nil {
+		onMoved = c.cache.dropSlots
+	}
+	if sentinel {
+		so := c.cfg.sentinel
+		t, err := route.NewSentinel(ctx, route.SentinelConfig{
+			Nodes: nodes,
+			Name:  so.PrimaryName,
+			Addrs: so.Addrs,
+			Conn: func(addr string) wire.Config {
+				return wire.Config{Addr: addr, Dial: c.cfg.wire.Dial, TLS: so.TLS, DialTimeout: c.cfg.wire.DialTimeout,
+					Username: so.Username, Password: so.Password, Proto: c.cfg.wire.Proto, MaxBulk: c.cfg.wire.MaxBulk,
+					OnEvent: c.cfg.wire.OnEvent}
+			},
+			Read:          route.ReadPolicy(c.cfg.readFrom),
+			Refresh:       defaultClusterRefresh,
+			QueryTimeout:  query,
+			IdlePing:      c.cfg.wire.IdlePing,
+			HealthTimeout: c.cfg.wire.HealthTimeout,
+		})
+		if errors.Is(err, route.ErrUnknownPrimary) {
+			return &ConfigError{Field: "Options.Sentinel.PrimaryName", Reason: err.Error()}
+		}
+		if errors.Is(err, route.ErrNotSentinel) {
+			// An address answered, but not as a sentinel: a wrong address
+			// (such as a data server's), not a lost connection.
+			return notTopology("Options.Sentinel.Addrs", err)
+		}
+		if err != nil {
+			return &ConnError{Command: "connect", Unwritten: true, Err: withRejection(err)}
+		}
+		c.topo = t
+	} else {
+		t, err := route.NewCluster(ctx, route.ClusterConfig{
+			Nodes:        nodes,
+			Seeds:        c.cfg.seeds,
+			Refresh:      c.cfg.refresh,
+			Read:         route.ReadPolicy(c.cfg.readFrom),
+			TLS:          c.cfg.wire.TLS != nil,
+			QueryTimeout: query,
+			OnMoved:      onMoved,
+		})
+		if errors.Is(err, route.ErrNotCluster) {
+			return notTopology("Options.Cluster", err)
+		}
+		if err != nil {
+			return &ConnError{Command: "connect", Unwritten: true, Err: withRejection(err)}
+		}
+		c.topo = t
+	}
+	// Like a standalone Connect, fail now when no primary can be used (a
+	// Cluster with one primary down still serves the other slots).
+	first := c.dialPrimaries(ctx)
+	if first != nil && sentinel {
+		// The sentinel that answered may be stale: a second discovery
+		// passes over the primary that just failed its dial when
+		// another sentinel names a different one.
+		if c.topo.Refresh(ctx, true) == nil && c.dialPrimaries(ctx) == nil {
+			return nil
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	_ = c.topo.Close()
+	var we *wire.ConnError
+	if errors.As(first, &we) {
+		return connError("connect", we)
+	}
+	return first
+}
+
+// notTopology is the error of a Connect whose servers answered but are
+// not the topology configured in field (a data server given as a
+// sentinel, a standalone server as a Cluster seed): a *ConfigError that
+// wraps the server's reply as a *ServerError.
+func notTopology(field string, err error) error {
+	ce := &ConfigError{Field: field, Reason: err.Error()}
+	var re *wire.ReplyError
+	if errors.As(err, &re) {
+		ce.cause = newServerError(re.Command, []byte(re.Text))
+	}
+	return ce
+}
+
+// dialPrimaries connects the shared connection of the primaries of the
+// topology until one succeeds: nil then, else the first failure
+// (ErrNoRoute without a primary).
+func (c *Client) dialPrimaries(ctx context.Context) error {
+	var first error
+	for _, n := range c.topo.Primaries() {
+		_, err := n.EP.Conn(ctx)
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if first == nil {
+		first = ErrNoRoute
+	}
+	return first
+}
+
+// withRejection returns err, the joined failures of a discovery, with the
+// *ServerError of the first handshake a server rejected among them (such
+// as WRONGPASS or NOAUTH) joined in front, so that errors.As finds it as
+// it does after a standalone Connect; err alone when there is none.
+func withRejection(err error) error {
+	if se := handshakeRejection(err); se != nil {
+		return errors.Join(se, err)
+	}
+	return err
+}
+
+// handshakeRejection finds, depth first, a handshake that a server
+// answered with an error reply among err's causes.
+func handshakeRejection(err error) *ServerError {
+	for err != nil {
+		if we, ok := err.(*wire.ConnError); ok && we.Reason == wire.Handshake {
+			var re *wire.ReplyError
+			if errors.As(we.Cause, &re) {
+				return newServerError(re.Command, []byte(re.Text))
+			}
+		}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				if se := handshakeRejection(e); se != nil {
+					return se
+				}
+			}
+			return nil
+		}
+		err = errors.Unwrap(err)
+	}
+	return nil
+}
