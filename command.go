@@ -361,12 +361,14 @@ func (r Reply) Format(f fmt.State, verb rune) {
 func (r Reply) IsNull() bool { return r.v.Type == resp.Null || r.v.Type == 0 }
 
 // String converts a string-like reply (simple, bulk, verbatim, big number,
-// double, integer). Null returns [ErrNil].
+// double, integer). Null returns [ErrNil]. An error element (a script's
+// error_reply inside its array, read through [Reply.Elements]) is an
+// error matching [ErrUnexpectedReply], as in [Reply.Strings].
 func (r Reply) String() (string, error) {
 	switch r.v.Type {
 	case resp.Null, 0:
 		return "", ErrNil
-	case resp.Array, resp.Map, resp.Set, resp.Push, resp.Attribute:
+	case resp.Array, resp.Map, resp.Set, resp.Push, resp.Attribute, resp.SimpleError, resp.BulkError:
 		return "", unexpected("string", r.v)
 	}
 	return string(r.v.TextBytes()), nil

@@ -189,7 +189,7 @@ func (s *Script) Load(ctx context.Context, c *Client) error {
 // checkDigest checks a SCRIPT LOAD reply: one digest, or one per primary.
 func (s *Script) checkDigest(r Reply) error {
 	for _, v := range append([]Reply{r}, r.Elements()...) {
-		if sha, err := v.String(); err == nil && sha != s.sha {
+		if sha, err := v.String(); (err == nil && sha != s.sha) || v.v.IsError() {
 			return unexpected("the script's SHA1 "+s.sha, v.v)
 		}
 	}

@@ -630,3 +630,31 @@ func TestClusterBatchScriptRedirectOfItsOwn(t *testing.T) {
 		t.Errorf("the keyless script ran %d times, want once", runs)
 	}
 }
+
+// TestScriptErrorElementIsNotAString: a script's reply array may hold an
+// error_reply among its values. Read through Elements, that element's
+// String fails with ErrUnexpectedReply, as Strings, Int64 and the other
+// converters fail on it; String returned its text as if it were data.
+func TestScriptErrorElementIsNotAString(t *testing.T) {
+	forEachProtocol(t, Options{}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		s := NewScript("return {'value', redis.error_reply('MYERR failed inside')}", ScriptOptions{})
+		r, err := s.Run(ctx, c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		els := r.Elements()
+		if len(els) != 2 {
+			t.Fatalf("reply = %v, want two elements", r)
+		}
+		if v, err := els[0].String(); err != nil || v != "value" {
+			t.Errorf("element 0 = %q, %v; want \"value\"", v, err)
+		}
+		if v, err := els[1].String(); !errors.Is(err, ErrUnexpectedReply) {
+			t.Errorf("String of the error element = %q, %v; want ErrUnexpectedReply", v, err)
+		}
+		if _, err := els[1].Int64(); !errors.Is(err, ErrUnexpectedReply) {
+			t.Errorf("Int64 of the error element = %v; want ErrUnexpectedReply", err)
+		}
+	})
+}
