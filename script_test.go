@@ -3,6 +3,7 @@ package respire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net"
 	"slices"
@@ -249,16 +250,59 @@ func TestScriptAndFunctionBadInput(t *testing.T) {
 			f := b.Function(nil, nil)
 			return errors.Join(b.Execute(ctx), f.Err())
 		},
+		// A Script or Function not made by NewScript or NewFunction: the
+		// zero Script ran an empty script (EVALSHA "", then EVAL ""), a
+		// nil one panicked.
+		"ZeroScript":     func() error { _, err := new(Script).Run(ctx, c, nil); return err },
+		"ZeroScriptLoad": func() error { return new(Script).Load(ctx, c) },
+		"ZeroScriptDeclared": func() error {
+			_, err := new(Script).WithRetryCategory(ReadOnly).Run(ctx, c, nil)
+			return err
+		},
+		"BatchZeroScript": func() error {
+			b := c.NewBatch()
+			f := b.Script(new(Script), nil)
+			return errors.Join(b.Execute(ctx), f.Err())
+		},
+		"NilScriptRun":  func() error { _, err := (*Script)(nil).Run(ctx, c, nil); return err },
+		"NilScriptLoad": func() error { return (*Script)(nil).Load(ctx, c) },
+		"NilScriptDeclared": func() error {
+			_, err := (*Script)(nil).WithRetryCategory(ReadOnly).Run(ctx, c, nil)
+			return err
+		},
+		"ZeroFunction":     func() error { _, err := new(Function).Call(ctx, c, nil); return err },
+		"ZeroFunctionLoad": func() error { return new(Function).Load(ctx, c) },
+		"TransactionZeroFunction": func() error {
+			b := c.NewTransaction()
+			f := b.Function(new(Function), nil)
+			return errors.Join(b.Execute(ctx), f.Err())
+		},
+		"NilFunctionCall": func() error { _, err := (*Function)(nil).Call(ctx, c, nil); return err },
+		"NilFunctionLoad": func() error { return (*Function)(nil).Load(ctx, c) },
+		"NilFunctionDeclared": func() error {
+			_, err := (*Function)(nil).WithRetryCategory(ReadOnly).Call(ctx, c, nil)
+			return err
+		},
 	}
 	for name, run := range runs {
 		before := framesSent(px)
-		if err := run(); !errors.Is(err, ErrInvalidArgument) {
+		if err := catchPanic(run); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("%s = %v, want ErrInvalidArgument", name, err)
 		}
 		if n := framesSent(px) - before; n != 0 {
 			t.Errorf("%s sent %d frames", name, n)
 		}
 	}
+}
+
+// catchPanic runs fn and returns its error, or its panic as an error.
+func catchPanic(fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return fn()
 }
 
 // TestScriptMetrics: a script retry counts as attempted each resend in
