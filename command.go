@@ -79,7 +79,10 @@ func NewCommand(name string) Command { return catalog.New(name) }
 // [Options.CommandTimeout]): a server busy with a script reads nothing
 // more from the connection that runs it, which may be the shared one. On a
 // Cluster client they reach the node of keyless commands, not necessarily
-// the busy one: send them to that node with a standalone client of it.
+// the busy one: send them to that node with a standalone client of it. On
+// a Sentinel client they reach the primary: a read-only script or function
+// that a replica runs under a replica read policy ([Options.ReadFrom]) is
+// stopped the same way, with a standalone client of that replica.
 //
 // The retry policy applies with cmd's category, except for the commands
 // the client never resends whatever their category: blocking commands,
