@@ -227,7 +227,8 @@ func (b *Batch) addKey(s *spec, key string, hasKey bool, args []string) int {
 }
 
 // queue adds a raw cmd with args. A refused command, a blocking command,
-// a transaction command, on a Cluster a command that must reach every
+// SCRIPT KILL or FUNCTION KILL, a transaction command, on a Cluster a
+// command that must reach every
 // primary (wholeClusterOnly), or a member added after Execute fail the
 // member and (but for the last) make Execute fail before any I/O.
 func (b *Batch) queue(cmd Command, args []any) int {
@@ -253,6 +254,8 @@ func (b *Batch) queue(cmd Command, args []any) int {
 		return b.reject(d.name, errOrphan(d.name))
 	case d.blocking:
 		why = "a blocking command would hold the connection of every other member; run it on its own"
+	case d.aside:
+		why = "a server busy with a script reads nothing more from the connection that runs it, where the " + b.unitName() + " may travel; send it with Client.Do, which runs it on a connection of its own"
 	case b.c.isCluster() && wholeClusterOnly(d.name):
 		why = "on a Cluster it must reach every primary, which a " + b.unitName() + " member cannot; send it with Client.Do"
 	}
@@ -285,7 +288,10 @@ func replyOf(v resp.Value) (Reply, error) { return Reply{v: v}, nil }
 // FLUSH and RESTORE, CONFIG SET and RESETSTAT, KEYS, PUBSUB SHARDCHANNELS
 // and SHARDNUMSUB), fails with [ErrInvalidArgument]. SCRIPT LOAD and
 // FUNCTION LOAD (for a script or function of the same group) and DBSIZE
-// (that node's count, as [Batch.DBSize]) run there.
+// (that node's count, as [Batch.DBSize]) run there. SCRIPT KILL and
+// FUNCTION KILL fail with [ErrInvalidArgument] everywhere: the unit may
+// travel on the connection whose script keeps the server busy, which the
+// server no longer reads; send them with [Client.Do].
 func (b *Batch) Do(cmd Command, args ...any) Future[Reply] {
 	b.raw = true
 	return future(b, b.queue(cmd, args), replyOf)

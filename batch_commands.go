@@ -209,13 +209,14 @@ func scanPageOf(v resp.Value) (ScanPage[string], error) {
 // Script queues a run of s with keys and args, sent as EVAL (EVAL_RO when
 // read-only) with the source, so that it needs no fallback inside the
 // unit. Its category is the script's: an undeclared script (Never) blocks
-// the unit's retry. A nil s is an [ErrInvalidArgument].
+// the unit's retry. A nil s, or one not made by [NewScript], is an
+// [ErrInvalidArgument].
 func (b *Batch) Script(s *Script, keys []string, args ...string) Future[Reply] {
 	if s == nil {
 		return future(b, b.reject("EVAL", errInvalid("EVAL", "nil *Script")), replyOf)
 	}
-	if s.err != nil {
-		return future(b, b.reject("EVAL", s.err), replyOf)
+	if err := s.check(); err != nil {
+		return future(b, b.reject("EVAL", err), replyOf)
 	}
 	if i, orphan := b.orphan("EVAL"); orphan {
 		return future(b, i, replyOf)
@@ -232,13 +233,14 @@ func (b *Batch) Script(s *Script, keys []string, args ...string) Future[Reply] {
 // Function queues a call of fn with keys and args (FCALL or FCALL_RO).
 // Inside a unit a missing library is the member's error (no reload). Its
 // category is the function's: an undeclared function (Never) blocks the
-// unit's retry. A nil fn is an [ErrInvalidArgument].
+// unit's retry. A nil fn, or one not made by [NewFunction], is an
+// [ErrInvalidArgument].
 func (b *Batch) Function(fn *Function, keys []string, args ...string) Future[Reply] {
 	if fn == nil {
 		return future(b, b.reject("FCALL", errInvalid("FCALL", "nil *Function")), replyOf)
 	}
-	if fn.err != nil {
-		return future(b, b.reject("FCALL", fn.err), replyOf)
+	if err := fn.check(); err != nil {
+		return future(b, b.reject("FCALL", err), replyOf)
 	}
 	if i, orphan := b.orphan("FCALL"); orphan {
 		return future(b, i, replyOf)

@@ -79,7 +79,10 @@ func NewCommand(name string) Command { return catalog.New(name) }
 // [Options.CommandTimeout]): a server busy with a script reads nothing
 // more from the connection that runs it, which may be the shared one. On a
 // Cluster client they reach the node of keyless commands, not necessarily
-// the busy one: send them to that node with a standalone client of it.
+// the busy one: send them to that node with a standalone client of it. On
+// a Sentinel client they reach the primary: a read-only script or function
+// that a replica runs under a replica read policy ([Options.ReadFrom]) is
+// stopped the same way, with a standalone client of that replica.
 //
 // The retry policy applies with cmd's category, except for the commands
 // the client never resends whatever their category: blocking commands,
@@ -361,12 +364,14 @@ func (r Reply) Format(f fmt.State, verb rune) {
 func (r Reply) IsNull() bool { return r.v.Type == resp.Null || r.v.Type == 0 }
 
 // String converts a string-like reply (simple, bulk, verbatim, big number,
-// double, integer). Null returns [ErrNil].
+// double, integer). Null returns [ErrNil]. An error element (a script's
+// error_reply inside its array, read through [Reply.Elements]) is an
+// error matching [ErrUnexpectedReply], as in [Reply.Strings].
 func (r Reply) String() (string, error) {
 	switch r.v.Type {
 	case resp.Null, 0:
 		return "", ErrNil
-	case resp.Array, resp.Map, resp.Set, resp.Push, resp.Attribute:
+	case resp.Array, resp.Map, resp.Set, resp.Push, resp.Attribute, resp.SimpleError, resp.BulkError:
 		return "", unexpected("string", r.v)
 	}
 	return string(r.v.TextBytes()), nil

@@ -38,7 +38,9 @@ type FunctionOptions struct {
 // executed, one that failed before sending anything included. Raw FCALL
 // through [Client.Do] is never retried.
 //
-// A Function is immutable and safe for concurrent use.
+// A Function is immutable and safe for concurrent use. Make one with
+// [NewFunction]: a nil or zero Function fails every use with
+// [ErrInvalidArgument] before any I/O.
 type Function struct {
 	library, name string
 	opt           FunctionOptions
@@ -98,16 +100,37 @@ func quote(s string) string { return "\"" + s + "\"" }
 // category declared. An undefined category makes every use fail with
 // [ErrInvalidArgument].
 func (fn *Function) WithRetryCategory(cat RetryCategory) *Function {
+	if err := fn.check(); err != nil {
+		return &Function{cat: cat, err: err}
+	}
 	d := *fn
 	d.cat = cat
-	if d.err == nil {
-		d.err = checkCategory(d.command().Name(), cat)
-	}
+	d.err = checkCategory(d.command().Name(), cat)
 	return &d
 }
 
+// check returns the error that every use of fn returns before any I/O: a
+// construction error, or fn not made by [NewFunction] (nil, or the zero
+// Function, which names no function).
+func (fn *Function) check() error {
+	switch {
+	case fn == nil:
+		return errInvalid("FCALL", "nil *Function")
+	case fn.err != nil:
+		return fn.err
+	case fn.name == "":
+		return errInvalid("FCALL", "the Function was not made by NewFunction")
+	}
+	return nil
+}
+
 // Category returns the function's retry category (Never unless declared).
-func (fn *Function) Category() RetryCategory { return fn.cat }
+func (fn *Function) Category() RetryCategory {
+	if fn == nil {
+		return Never
+	}
+	return fn.cat
+}
 
 func (fn *Function) command() Command {
 	if fn.opt.ReadOnly {
@@ -125,8 +148,8 @@ func (fn *Function) command() Command {
 // [*ConnError] from Call is never Unwritten, and [MayHaveExecuted]
 // reports true for it.
 func (fn *Function) Call(ctx context.Context, c *Client, keys []string, args ...string) (Reply, error) {
-	if fn.err != nil {
-		return Reply{}, fn.err
+	if err := fn.check(); err != nil {
+		return Reply{}, err
 	}
 	cmd := fn.command()
 	if c == nil {
@@ -165,9 +188,10 @@ func (fn *Function) reload(x *exchange, t *target) attemptResult {
 // Cluster client, to every primary). It fails with [ErrInvalidArgument]
 // when the Function has no Source, or c is nil.
 func (fn *Function) Load(ctx context.Context, c *Client) error {
+	if err := fn.check(); err != nil {
+		return err
+	}
 	switch {
-	case fn.err != nil:
-		return fn.err
 	case fn.opt.Source == "":
 		return errInvalid("FUNCTION LOAD", "the function has no Source")
 	case c == nil:

@@ -54,7 +54,9 @@ type ScriptOptions struct {
 // resend that got no connection, or found the client closed, counts
 // nothing.
 //
-// A Script is immutable and safe for concurrent use.
+// A Script is immutable and safe for concurrent use. Make one with
+// [NewScript]: a nil or zero Script fails every use with
+// [ErrInvalidArgument] before any I/O.
 type Script struct {
 	src, sha string
 	readOnly bool
@@ -77,20 +79,46 @@ func NewScript(src string, opt ScriptOptions) *Script {
 // declared. An undefined category makes every use fail with
 // [ErrInvalidArgument].
 func (s *Script) WithRetryCategory(cat RetryCategory) *Script {
+	if err := s.check(); err != nil {
+		return &Script{cat: cat, err: err}
+	}
 	d := *s
 	d.cat = cat
-	if d.err == nil {
-		d.err = checkCategory(d.name(), cat)
-	}
+	d.err = checkCategory(d.name(), cat)
 	return &d
 }
 
+// check returns the error that every use of s returns before any I/O: a
+// construction error, or s not made by [NewScript] (nil, or the zero
+// Script, whose empty source the server would run).
+func (s *Script) check() error {
+	switch {
+	case s == nil:
+		return errInvalid("EVALSHA", "nil *Script")
+	case s.err != nil:
+		return s.err
+	case s.sha == "":
+		return errInvalid("EVALSHA", "the Script was not made by NewScript")
+	}
+	return nil
+}
+
 // SHA returns the script's SHA1 digest in hexadecimal, as EVALSHA and
-// SCRIPT LOAD know it.
-func (s *Script) SHA() string { return s.sha }
+// SCRIPT LOAD know it ("" for a Script not made by [NewScript]).
+func (s *Script) SHA() string {
+	if s == nil {
+		return ""
+	}
+	return s.sha
+}
 
 // Category returns the script's retry category (Never unless declared).
-func (s *Script) Category() RetryCategory { return s.cat }
+func (s *Script) Category() RetryCategory {
+	if s == nil {
+		return Never
+	}
+	return s.cat
+}
 
 func (s *Script) name() string {
 	if s.readOnly {
@@ -117,8 +145,8 @@ func checkCategory(name string, cat RetryCategory) error {
 // [*ConnError] from Run is never Unwritten, and [MayHaveExecuted] reports
 // true for it.
 func (s *Script) Run(ctx context.Context, c *Client, keys []string, args ...string) (Reply, error) {
-	if s.err != nil {
-		return Reply{}, s.err
+	if err := s.check(); err != nil {
+		return Reply{}, err
 	}
 	if c == nil {
 		return Reply{}, errInvalid(s.name(), "nil *Client")
@@ -155,8 +183,8 @@ func (s *Script) fallback(x *exchange, t *target) attemptResult {
 // fails when one fails. Run does not need it. A nil c is an
 // [ErrInvalidArgument].
 func (s *Script) Load(ctx context.Context, c *Client) error {
-	if s.err != nil {
-		return s.err
+	if err := s.check(); err != nil {
+		return err
 	}
 	if c == nil {
 		return errInvalid("SCRIPT LOAD", "nil *Client")
@@ -189,7 +217,7 @@ func (s *Script) Load(ctx context.Context, c *Client) error {
 // checkDigest checks a SCRIPT LOAD reply: one digest, or one per primary.
 func (s *Script) checkDigest(r Reply) error {
 	for _, v := range append([]Reply{r}, r.Elements()...) {
-		if sha, err := v.String(); err == nil && sha != s.sha {
+		if sha, err := v.String(); (err == nil && sha != s.sha) || v.v.IsError() {
 			return unexpected("the script's SHA1 "+s.sha, v.v)
 		}
 	}

@@ -3,6 +3,7 @@ package respire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net"
 	"slices"
@@ -250,15 +251,48 @@ func TestScriptAndFunctionBadInput(t *testing.T) {
 			return errors.Join(b.Execute(ctx), f.Err())
 		},
 	}
+	// A Script or Function not made by NewScript or NewFunction: the zero
+	// Script ran an empty script (EVALSHA "", then EVAL ""), the zero
+	// Function reached the server, a nil one of either panicked.
+	for kind, s := range map[string]*Script{"Zero": new(Script), "Nil": nil} {
+		runs[kind+"ScriptRun"] = func() error { _, err := s.Run(ctx, c, nil); return err }
+		runs[kind+"ScriptLoad"] = func() error { return s.Load(ctx, c) }
+		runs[kind+"ScriptDeclared"] = func() error { _, err := s.WithRetryCategory(ReadOnly).Run(ctx, c, nil); return err }
+		runs["Batch"+kind+"Script"] = func() error {
+			b := c.NewBatch()
+			f := b.Script(s, nil)
+			return errors.Join(b.Execute(ctx), f.Err())
+		}
+	}
+	for kind, fn := range map[string]*Function{"Zero": new(Function), "Nil": nil} {
+		runs[kind+"FunctionCall"] = func() error { _, err := fn.Call(ctx, c, nil); return err }
+		runs[kind+"FunctionLoad"] = func() error { return fn.Load(ctx, c) }
+		runs[kind+"FunctionDeclared"] = func() error { _, err := fn.WithRetryCategory(ReadOnly).Call(ctx, c, nil); return err }
+		runs["Transaction"+kind+"Function"] = func() error {
+			b := c.NewTransaction()
+			f := b.Function(fn, nil)
+			return errors.Join(b.Execute(ctx), f.Err())
+		}
+	}
 	for name, run := range runs {
 		before := framesSent(px)
-		if err := run(); !errors.Is(err, ErrInvalidArgument) {
+		if err := catchPanic(run); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("%s = %v, want ErrInvalidArgument", name, err)
 		}
 		if n := framesSent(px) - before; n != 0 {
 			t.Errorf("%s sent %d frames", name, n)
 		}
 	}
+}
+
+// catchPanic runs fn and returns its error, or its panic as an error.
+func catchPanic(fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return fn()
 }
 
 // TestScriptMetrics: a script retry counts as attempted each resend in
@@ -494,18 +528,7 @@ func TestKillBusyScript(t *testing.T) {
 			ctx := testCtx(t)
 			errc := make(chan error, 1)
 			go func() { errc <- tc.run(ctx) }()
-			// The server answers BUSY once the call runs past the
-			// threshold: PONG until then.
-			for {
-				_, err := watcher.Do(ctx, NewCommand("PING"))
-				var se *ServerError
-				if errors.As(err, &se) && se.Code == "BUSY" {
-					break
-				}
-				if err != nil {
-					t.Fatalf("PING while waiting for BUSY = %v", err)
-				}
-			}
+			awaitBusy(t, ctx, watcher)
 			killCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
 			defer cancel()
 			if _, err := c.Do(killCtx, NewCommand(tc.kill), "KILL"); err != nil {
@@ -517,6 +540,69 @@ func TestKillBusyScript(t *testing.T) {
 				t.Errorf("the killed call = %v, want the server's error", err)
 			}
 		})
+	}
+}
+
+// awaitBusy returns once watcher's server answers BUSY: a call runs past
+// its busy-reply-threshold (PONG until then).
+func awaitBusy(t *testing.T, ctx context.Context, watcher *Client) {
+	t.Helper()
+	for {
+		_, err := watcher.Do(ctx, NewCommand("PING"))
+		var se *ServerError
+		if errors.As(err, &se) && se.Code == "BUSY" {
+			return
+		}
+		if err != nil {
+			t.Fatalf("PING while waiting for BUSY = %v", err)
+		}
+	}
+}
+
+// TestBatchRefusesBusyScriptKill: a server busy with a script reads
+// nothing more from the connection that runs it, and a small batch
+// travels on the shared connection, where the client's own busy call may
+// be: a SCRIPT KILL or FUNCTION KILL member waited there behind the very
+// script it was meant to stop, until its context ended. Such a member is
+// refused before any I/O, as a blocking one is, pointing to Client.Do
+// (which runs it on a connection of its own); the batch sends nothing.
+func TestBatchRefusesBusyScriptKill(t *testing.T) {
+	r := testenv.StartRedis(t, testenv.RedisServerPath(t), 0)
+	admin(t, r.Addr, "CONFIG", "SET", "busy-reply-threshold", "10")
+	c := newClient(t, Options{Endpoints: []string{r.Addr}, CommandTimeout: NoTimeout})
+	watcher := newAdmin(t, r.Addr)
+	defer watcher.Close()
+	ctx := testCtx(t)
+	kills := commandSeen(t, r.Addr, "script|kill") + commandSeen(t, r.Addr, "function|kill")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := NewScript("while true do end -- "+scriptNonce(t), ScriptOptions{}).Run(ctx, c, nil)
+		errc <- err
+	}()
+	awaitBusy(t, ctx, watcher)
+	for _, kill := range []string{"SCRIPT", "FUNCTION"} {
+		for _, tx := range []bool{false, true} {
+			b := c.NewBatch()
+			if tx {
+				b = c.NewTransaction()
+			}
+			f := b.Do(NewCommand(kill), "KILL")
+			killCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			err := b.Execute(killCtx)
+			cancel()
+			if !errors.Is(err, ErrInvalidArgument) || !errors.Is(f.Err(), ErrInvalidArgument) || !strings.Contains(err.Error(), "Client.Do") {
+				t.Errorf("%s KILL in a batch (transaction %v): Execute = %v, member = %v; want ErrInvalidArgument naming Client.Do", kill, tx, err, f.Err())
+			}
+		}
+	}
+	if _, err := watcher.Do(ctx, NewCommand("SCRIPT"), "KILL"); err != nil { // unblock the server
+		t.Fatalf("SCRIPT KILL = %v", err)
+	}
+	if err := <-errc; err == nil {
+		t.Error("the killed script succeeded")
+	}
+	if n := commandSeen(t, r.Addr, "script|kill") + commandSeen(t, r.Addr, "function|kill") - kills; n != 1 {
+		t.Errorf("the server ran %d kills, want 1 (the watcher's): the batches must send nothing", n)
 	}
 }
 
@@ -629,4 +715,32 @@ func TestClusterBatchScriptRedirectOfItsOwn(t *testing.T) {
 	if runs != 1 {
 		t.Errorf("the keyless script ran %d times, want once", runs)
 	}
+}
+
+// TestScriptErrorElementIsNotAString: a script's reply array may hold an
+// error_reply among its values. Read through Elements, that element's
+// String fails with ErrUnexpectedReply, as Strings, Int64 and the other
+// converters fail on it; String returned its text as if it were data.
+func TestScriptErrorElementIsNotAString(t *testing.T) {
+	forEachProtocol(t, Options{}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		s := NewScript("return {'value', redis.error_reply('MYERR failed inside')}", ScriptOptions{})
+		r, err := s.Run(ctx, c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		els := r.Elements()
+		if len(els) != 2 {
+			t.Fatalf("reply = %v, want two elements", r)
+		}
+		if v, err := els[0].String(); err != nil || v != "value" {
+			t.Errorf("element 0 = %q, %v; want \"value\"", v, err)
+		}
+		if v, err := els[1].String(); !errors.Is(err, ErrUnexpectedReply) {
+			t.Errorf("String of the error element = %q, %v; want ErrUnexpectedReply", v, err)
+		}
+		if _, err := els[1].Int64(); !errors.Is(err, ErrUnexpectedReply) {
+			t.Errorf("Int64 of the error element = %v; want ErrUnexpectedReply", err)
+		}
+	})
 }
