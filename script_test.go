@@ -744,3 +744,45 @@ func TestScriptErrorElementIsNotAString(t *testing.T) {
 		}
 	})
 }
+
+// TestScriptDeeplyNestedReplyKeepsTheConnection: a script may return a
+// Lua table nested nearly 8000 levels deep (the Lua stack's limit). Such a
+// reply reaches its caller whole, under RESP2 and RESP3, and the shared
+// connection lives on: before, nesting over 128 levels read as a broken
+// stream, which reset the connection and failed every other caller's
+// command on it as possibly executed.
+func TestScriptDeeplyNestedReplyKeepsTheConnection(t *testing.T) {
+	forEachProtocol(t, Options{}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		idBefore, err := c.Do(ctx, catalog.Conn.CLIENT_ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, levels := range []int{129, 1000, 7990} {
+			script := "local t = 1 for i = 1, " + strconv.Itoa(levels) + " do t = {t} end return t"
+			r, err := c.Do(ctx, catalog.Scripting.EVAL().WithRetryCategory(ReadOnly), script, 0)
+			if err != nil {
+				t.Fatalf("%d levels: %v", levels, err)
+			}
+			for i := range levels {
+				el := r.Elements()
+				if len(el) != 1 {
+					t.Fatalf("%d levels: level %d has %d elements, want 1", levels, i, len(el))
+				}
+				r = el[0]
+			}
+			if n, err := r.Int64(); n != 1 || err != nil {
+				t.Fatalf("%d levels: innermost = %d, %v; want 1", levels, n, err)
+			}
+		}
+		idAfter, err := c.Do(ctx, catalog.Conn.CLIENT_ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, _ := idBefore.Int64()
+		after, _ := idAfter.Int64()
+		if before != after {
+			t.Fatalf("CLIENT ID %d before the deep replies and %d after: the shared connection was replaced", before, after)
+		}
+	})
+}

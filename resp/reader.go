@@ -13,8 +13,11 @@ import (
 const (
 	// DefaultMaxBulk is the default largest bulk payload, 512 MiB, as in Redis.
 	DefaultMaxBulk = 512 << 20
-	// DefaultMaxDepth is the default deepest nesting of aggregates.
-	DefaultMaxDepth = 128
+	// DefaultMaxDepth is the default deepest nesting of aggregates. A
+	// Redis script can return nearly 8000 levels (a Lua table nested in a
+	// table, to the Lua stack's limit), and such a reply must not read as
+	// a broken stream.
+	DefaultMaxDepth = 8192
 	// MaxLine is the longest header or simple line a reader accepts,
 	// 64 KiB like Redis's inline limit.
 	MaxLine = 64 << 10
@@ -24,7 +27,8 @@ const (
 	initialBufSize  = 32 << 10
 	retainBufSize   = 1 << 20
 	maxAdaptiveBuf  = 512 << 10 // growth after repeated full reads stops here
-	eagerAggregate  = 64        // aggregates up to this length reserve slots up front
+	eagerAggregate  = 64        // aggregates up to this length reserve slots up front...
+	eagerSlots      = 4096      // ...while a top-level value has reserved fewer than this
 	minValueLen     = 3         // the shortest encoded value, "_\r\n"
 	retainArenaSize = 1 << 16
 	maxAggregateLen = 1 << 40
@@ -540,10 +544,13 @@ func (r *Reader) readAggregate(t Type, rest []byte, depth int) (Value, error) {
 		count *= 2
 	}
 	// Announced lengths are not trusted: slots are reserved up front only
-	// for short aggregates, or when the bytes already buffered for this
-	// value could hold every element reserved so far.
+	// for short aggregates while few are reserved (deeply nested short
+	// aggregates could otherwise reserve slots for elements never sent),
+	// or when the bytes already buffered for this value could hold every
+	// element reserved so far. Otherwise the elements are appended as
+	// they arrive.
 	var elems []Value
-	if count <= eagerAggregate || r.reserved+count <= int64(r.w-r.mark)/minValueLen {
+	if reserve := r.reserved + count; count == 0 || count <= eagerAggregate && reserve <= eagerSlots || reserve <= int64(r.w-r.mark)/minValueLen {
 		r.reserved += count
 		elems = r.alloc(int(count))
 		for i := range elems {
@@ -554,7 +561,6 @@ func (r *Reader) readAggregate(t Type, rest []byte, depth int) (Value, error) {
 			elems[i] = e
 		}
 	} else {
-		elems = make([]Value, 0, eagerAggregate)
 		for i := int64(0); i < count; i++ {
 			e, err := r.readElem(depth + 1)
 			if err != nil {
