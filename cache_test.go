@@ -307,6 +307,48 @@ func TestCachedReadInvalidatedBeforeItsReplyIsNotPublished(t *testing.T) {
 	mustGetCached(t, c, k, "new")
 }
 
+// TestCachedReadInFlightAcrossAnotherClientsFlushAll: another client's
+// FLUSHALL (on a server of the test's own) reaches the tracking
+// connection as an invalidation of everything (a null key list): it
+// drops every entry, and a read whose reply the proxy holds across it is
+// returned but not cached, though its key was not named.
+func TestCachedReadInFlightAcrossAnotherClientsFlushAll(t *testing.T) {
+	addr := privateServer(t)
+	px := realProxy(t, addr)
+	c := newClient(t, Options{Endpoints: []string{px.Addr()}, ClientCache: &CacheOptions{}})
+	ctx := testCtx(t)
+	held, kept := key(t, "held"), key(t, "kept")
+	must(t, c.Set(ctx, held, "old"))
+	must(t, c.Set(ctx, kept, "old"))
+	mustGetCached(t, c, kept, "old")
+	gets := commandCalls(t, addr, "get")
+	hold := px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.Hold})
+	got := make(chan string, 1)
+	go func() {
+		v, _ := c.GetCached(ctx, held)
+		got <- v
+	}()
+	for commandCalls(t, addr, "get") == gets { // the server ran it; the proxy holds the reply
+		runtime.Gosched()
+	}
+	c.cache.mu.Lock()
+	gen := c.cache.gen
+	c.cache.mu.Unlock()
+	admin(t, addr, "FLUSHALL")
+	waitCache(t, c, "the invalidation of everything", func(cc *clientCache) bool { return cc.gen != gen && len(cc.entries) == 0 })
+	admin(t, addr, "SET", held, "new")
+	admin(t, addr, "SET", kept, "new")
+	hold.Release()
+	if v := <-got; v != "old" {
+		t.Fatalf("the held read returned %q, want old (what it read)", v)
+	}
+	if n := c.cache.len(); n != 0 {
+		t.Fatalf("%d entries after FLUSHALL, want none: the held read was published", n)
+	}
+	mustGetCached(t, c, held, "new")
+	mustGetCached(t, c, kept, "new")
+}
+
 // TestCachedReadCoalescesCallersAndRetriesOnce: concurrent callers of one
 // missing entry share one read; its connection is lost before the server
 // sees it, and the read is resent once under the retry policy: one
