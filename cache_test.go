@@ -278,18 +278,7 @@ func TestCachedReadInvalidatedBeforeItsReplyIsNotPublished(t *testing.T) {
 	must(t, c.Set(ctx, k, "old"))
 	other := newAdmin(t, standaloneAddr(t))
 	defer other.Close()
-	gets0 := commandCalls(t, standaloneAddr(t), "get")
-	hold := px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.Hold})
-	got := make(chan string, 1)
-	go func() {
-		v, _ := c.GetCached(ctx, k)
-		got <- v
-	}()
-	// The server has run the GET (which tracks k) once its count moved;
-	// the proxy holds the reply.
-	for commandCalls(t, standaloneAddr(t), "get") == gets0 {
-		runtime.Gosched()
-	}
+	release := holdCachedRead(t, c, px, standaloneAddr(t), k)
 	must(t, other.Set(ctx, k, "new"))
 	waitCache(t, c, "the invalidation", func(cc *clientCache) bool {
 		for _, fl := range cc.flights {
@@ -297,14 +286,37 @@ func TestCachedReadInvalidatedBeforeItsReplyIsNotPublished(t *testing.T) {
 		}
 		return false
 	})
-	hold.Release()
-	if v := <-got; v != "old" {
-		t.Fatalf("the held read returned %q, want old (what it read)", v)
-	}
-	if n := c.cache.len(); n != 0 {
-		t.Fatalf("%d entries cached, want none", n)
-	}
+	release()
 	mustGetCached(t, c, k, "new")
+}
+
+// holdCachedRead starts a cached read of k, whose value is "old", with
+// its reply held by px, and returns once the server at addr has run it
+// (and so tracks k). release lets the reply through and fails the test
+// unless the read returns what it read, uncached.
+func holdCachedRead(t *testing.T, c *Client, px *respiretest.Proxy, addr, k string) (release func()) {
+	t.Helper()
+	ctx := testCtx(t)
+	gets := commandCalls(t, addr, "get")
+	hold := px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.Hold})
+	got := make(chan string, 1)
+	go func() {
+		v, _ := c.GetCached(ctx, k)
+		got <- v
+	}()
+	for commandCalls(t, addr, "get") == gets {
+		runtime.Gosched()
+	}
+	return func() {
+		t.Helper()
+		hold.Release()
+		if v := <-got; v != "old" {
+			t.Fatalf("the held read returned %q, want old (what it read)", v)
+		}
+		if n := c.cache.len(); n != 0 {
+			t.Fatalf("%d entries cached, want none: the held read was published", n)
+		}
+	}
 }
 
 // TestCachedReadInFlightAcrossAnotherClientsFlushAll: another client's
@@ -321,16 +333,7 @@ func TestCachedReadInFlightAcrossAnotherClientsFlushAll(t *testing.T) {
 	must(t, c.Set(ctx, held, "old"))
 	must(t, c.Set(ctx, kept, "old"))
 	mustGetCached(t, c, kept, "old")
-	gets := commandCalls(t, addr, "get")
-	hold := px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.Hold})
-	got := make(chan string, 1)
-	go func() {
-		v, _ := c.GetCached(ctx, held)
-		got <- v
-	}()
-	for commandCalls(t, addr, "get") == gets { // the server ran it; the proxy holds the reply
-		runtime.Gosched()
-	}
+	release := holdCachedRead(t, c, px, addr, held)
 	c.cache.mu.Lock()
 	gen := c.cache.gen
 	c.cache.mu.Unlock()
@@ -338,13 +341,7 @@ func TestCachedReadInFlightAcrossAnotherClientsFlushAll(t *testing.T) {
 	waitCache(t, c, "the invalidation of everything", func(cc *clientCache) bool { return cc.gen != gen && len(cc.entries) == 0 })
 	admin(t, addr, "SET", held, "new")
 	admin(t, addr, "SET", kept, "new")
-	hold.Release()
-	if v := <-got; v != "old" {
-		t.Fatalf("the held read returned %q, want old (what it read)", v)
-	}
-	if n := c.cache.len(); n != 0 {
-		t.Fatalf("%d entries after FLUSHALL, want none: the held read was published", n)
-	}
+	release()
 	mustGetCached(t, c, held, "new")
 	mustGetCached(t, c, kept, "new")
 }
