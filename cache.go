@@ -97,6 +97,9 @@ type clientCache struct {
 	entries map[string]*cacheEntry
 	byKey   map[string][]string // a Redis key: the entries that read it
 	flights map[string]*cacheFlight
+	// reading: a Redis key: the flights (of flights) that read it, so
+	// that an invalidation or a write visits those only.
+	reading map[string][]*cacheFlight
 	gen     uint64 // advanced when every entry is dropped
 	tick    uint64 // advanced by every use of an entry: its recency
 	closed  bool
@@ -147,6 +150,7 @@ func newClientCache(o *CacheOptions) *clientCache {
 		entries: map[string]*cacheEntry{},
 		byKey:   map[string][]string{},
 		flights: map[string]*cacheFlight{},
+		reading: map[string][]*cacheFlight{},
 		max:     o.MaxEntries,
 		ttl:     o.TTL,
 	}
@@ -178,11 +182,42 @@ func (cc *clientCache) invalidateLocked(key []byte) {
 			cc.removeLocked(ek, e)
 		}
 	}
-	for _, fl := range cc.flights {
-		for _, d := range fl.deps {
-			if d == string(key) {
-				fl.dirty = true
-			}
+	for _, fl := range cc.reading[string(key)] {
+		fl.dirty = true
+	}
+}
+
+// startLocked makes fl the flight of its key, in place of any other (one
+// that was invalidated or began before a flush, which can publish
+// nothing and so needs no further invalidation).
+func (cc *clientCache) startLocked(fl *cacheFlight) {
+	if old := cc.flights[fl.key]; old != nil {
+		cc.endLocked(old)
+	}
+	cc.flights[fl.key] = fl
+	for _, d := range fl.deps {
+		cc.reading[d] = append(cc.reading[d], fl)
+	}
+}
+
+// endLocked removes fl, if it is still the flight of its key: nothing
+// that happens to its keys from now on concerns it.
+func (cc *clientCache) endLocked(fl *cacheFlight) {
+	if cc.flights[fl.key] != fl {
+		return
+	}
+	delete(cc.flights, fl.key)
+	for _, d := range fl.deps {
+		refs := cc.reading[d]
+		if i := slices.Index(refs, fl); i >= 0 {
+			refs[i] = refs[len(refs)-1]
+			refs[len(refs)-1] = nil
+			refs = refs[:len(refs)-1]
+		}
+		if len(refs) == 0 {
+			delete(cc.reading, d)
+		} else {
+			cc.reading[d] = refs
 		}
 	}
 }
@@ -277,11 +312,12 @@ func (cc *clientCache) flush() {
 func (cc *clientCache) close() {
 	cc.mu.Lock()
 	cc.closed = true
-	for k, fl := range cc.flights {
+	for _, fl := range cc.flights {
 		fl.retired = true
 		fl.cancel(ErrClosed)
-		delete(cc.flights, k)
 	}
+	clear(cc.flights)
+	clear(cc.reading)
 	clear(cc.entries)
 	clear(cc.byKey)
 	cc.mu.Unlock()
@@ -361,9 +397,7 @@ func (cc *clientCache) leave(fl *cacheFlight, cause error) {
 	fl.waiters--
 	if fl.waiters == 0 && !fl.retired {
 		fl.retired = true
-		if cc.flights[fl.key] == fl {
-			delete(cc.flights, fl.key)
-		}
+		cc.endLocked(fl)
 		fl.cancel(cause)
 	}
 	cc.mu.Unlock()
@@ -527,7 +561,7 @@ func (c *Client) cachedGet(ctx context.Context, rd *cachedRead) (Reply, error) {
 		// ends it.
 		var pctx context.Context
 		pctx, fl.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
-		cc.flights[fl.key] = fl
+		cc.startLocked(fl)
 		cc.wg.Add(1)
 		// The read's goroutine gets its own copy of the command.
 		go c.produce(pctx, fl, cachedRead{s: rd.s, body: []byte(fl.key), deps: fl.deps, slot: rd.slot})
@@ -609,9 +643,7 @@ func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
 	}
 	cc := c.cache
 	cc.mu.Lock()
-	if cc.flights[fl.key] == fl {
-		delete(cc.flights, fl.key)
-	}
+	cc.endLocked(fl)
 	if err != nil && cc.closed {
 		// Close cancelled the read: its waiters learn why.
 		err = &ConnError{Command: rd.s.name, Err: ErrClosed}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/respire-go/respire/internal/route"
@@ -232,6 +233,42 @@ func TestClusterMovedDropsTheSlotsCachedReads(t *testing.T) {
 		}
 		if n := c.cache.len(); n != 0 {
 			t.Fatalf("%d entries after a read whose slot moved while it was in flight, want 0", n)
+		}
+	})
+}
+
+// TestCacheKeptWhenAReplicaConnectionEnds: cached reads go to primaries
+// only, so a replica's connection carries no tracking and its end drops
+// nothing. It used to run CLIENT TRACKING like a primary's, and its end
+// (a replica restarted, or left the topology) dropped every entry.
+func TestCacheKeptWhenAReplicaConnectionEnds(t *testing.T) {
+	replicaTopologies(t, Options{ClientCache: &CacheOptions{}, ReadFrom: ReadReplica}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		k := key(t, "k")
+		must(t, c.Set(ctx, k, "v"))
+		mustGetCached(t, c, k, "v")
+		if _, err := c.Get(ctx, k); err != nil { // a read on the replica: its connection is up
+			t.Fatal(err)
+		}
+		replica, err := c.topo.Pick(route.Slot(k), true)
+		if err != nil || !replica.Replica {
+			t.Fatalf("the replica of %s: %v, %v", k, replica, err)
+		}
+		conn := replica.EP.Current()
+		if conn == nil {
+			t.Fatal("the replica read left no connection")
+		}
+		killClient(t, replica.Addr, strconv.FormatInt(conn.ID(), 10))
+		select {
+		case <-conn.Dead(): // its end has been handled
+		case <-ctx.Done():
+			t.Fatal("the replica's connection did not end")
+		}
+		if n := c.cache.len(); n != 1 {
+			t.Fatalf("%d entries after a replica's connection ended, want 1", n)
+		}
+		if _, ok := c.cache.hit(appendCommand(nil, specGET.desc, []string{k})); !ok {
+			t.Fatal("the entry read from the primary is no longer served")
 		}
 	})
 }

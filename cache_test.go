@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strconv"
@@ -69,6 +70,17 @@ func waiters(cc *clientCache) int {
 		n += fl.waiters
 	}
 	return n
+}
+
+// mustHoldNoReads fails the test unless c's cache holds no read in
+// flight, nor any reference to one from the keys it reads.
+func mustHoldNoReads(t *testing.T, c *Client) {
+	t.Helper()
+	c.cache.mu.Lock()
+	defer c.cache.mu.Unlock()
+	if n, m := len(c.cache.flights), len(c.cache.reading); n != 0 || m != 0 {
+		t.Fatalf("%d reads in flight and %d keys referring to them, want none once every read ended", n, m)
+	}
 }
 
 func mustGetCached(t *testing.T, c *Client, k, want string) {
@@ -266,18 +278,7 @@ func TestCachedReadInvalidatedBeforeItsReplyIsNotPublished(t *testing.T) {
 	must(t, c.Set(ctx, k, "old"))
 	other := newAdmin(t, standaloneAddr(t))
 	defer other.Close()
-	gets0 := commandCalls(t, standaloneAddr(t), "get")
-	hold := px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.Hold})
-	got := make(chan string, 1)
-	go func() {
-		v, _ := c.GetCached(ctx, k)
-		got <- v
-	}()
-	// The server has run the GET (which tracks k) once its count moved;
-	// the proxy holds the reply.
-	for commandCalls(t, standaloneAddr(t), "get") == gets0 {
-		runtime.Gosched()
-	}
+	release := holdCachedRead(t, c, px, standaloneAddr(t), k)
 	must(t, other.Set(ctx, k, "new"))
 	waitCache(t, c, "the invalidation", func(cc *clientCache) bool {
 		for _, fl := range cc.flights {
@@ -285,14 +286,64 @@ func TestCachedReadInvalidatedBeforeItsReplyIsNotPublished(t *testing.T) {
 		}
 		return false
 	})
-	hold.Release()
-	if v := <-got; v != "old" {
-		t.Fatalf("the held read returned %q, want old (what it read)", v)
-	}
-	if n := c.cache.len(); n != 0 {
-		t.Fatalf("%d entries cached, want none", n)
-	}
+	release()
 	mustGetCached(t, c, k, "new")
+}
+
+// holdCachedRead starts a cached read of k, whose value is "old", with
+// its reply held by px, and returns once the server at addr has run it
+// (and so tracks k). release lets the reply through and fails the test
+// unless the read returns what it read, uncached.
+func holdCachedRead(t *testing.T, c *Client, px *respiretest.Proxy, addr, k string) (release func()) {
+	t.Helper()
+	ctx := testCtx(t)
+	gets := commandCalls(t, addr, "get")
+	hold := px.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.Hold})
+	got := make(chan string, 1)
+	go func() {
+		v, _ := c.GetCached(ctx, k)
+		got <- v
+	}()
+	for commandCalls(t, addr, "get") == gets {
+		runtime.Gosched()
+	}
+	return func() {
+		t.Helper()
+		hold.Release()
+		if v := <-got; v != "old" {
+			t.Fatalf("the held read returned %q, want old (what it read)", v)
+		}
+		if n := c.cache.len(); n != 0 {
+			t.Fatalf("%d entries cached, want none: the held read was published", n)
+		}
+	}
+}
+
+// TestCachedReadInFlightAcrossAnotherClientsFlushAll: another client's
+// FLUSHALL (on a server of the test's own) reaches the tracking
+// connection as an invalidation of everything (a null key list): it
+// drops every entry, and a read whose reply the proxy holds across it is
+// returned but not cached, though its key was not named.
+func TestCachedReadInFlightAcrossAnotherClientsFlushAll(t *testing.T) {
+	addr := privateServer(t)
+	px := realProxy(t, addr)
+	c := newClient(t, Options{Endpoints: []string{px.Addr()}, ClientCache: &CacheOptions{}})
+	ctx := testCtx(t)
+	held, kept := key(t, "held"), key(t, "kept")
+	must(t, c.Set(ctx, held, "old"))
+	must(t, c.Set(ctx, kept, "old"))
+	mustGetCached(t, c, kept, "old")
+	release := holdCachedRead(t, c, px, addr, held)
+	c.cache.mu.Lock()
+	gen := c.cache.gen
+	c.cache.mu.Unlock()
+	admin(t, addr, "FLUSHALL")
+	waitCache(t, c, "the invalidation of everything", func(cc *clientCache) bool { return cc.gen != gen && len(cc.entries) == 0 })
+	admin(t, addr, "SET", held, "new")
+	admin(t, addr, "SET", kept, "new")
+	release()
+	mustGetCached(t, c, held, "new")
+	mustGetCached(t, c, kept, "new")
 }
 
 // TestCachedReadCoalescesCallersAndRetriesOnce: concurrent callers of one
@@ -410,6 +461,8 @@ func TestCachedReadWaiterLifetimes(t *testing.T) {
 	if v := <-next; v != "w" {
 		t.Fatalf("the new caller got %q, want w", v)
 	}
+	mustHoldNoReads(t, c)
+	mustHoldNoReads(t, c2)
 }
 
 // TestCacheDroppedWhenTrackingConnectionEnds: the invalidations of a
@@ -457,7 +510,7 @@ func TestCacheInvalidationPushes(t *testing.T) {
 	fill("MGET a b", "a", "b")
 	fill("GET b", "b")
 	inFlight := &cacheFlight{key: "GET c", deps: []string{"c"}, gen: cc.gen, cancel: func(error) {}}
-	cc.flights[inFlight.key] = inFlight
+	cc.startLocked(inFlight)
 
 	cc.onPush(resp.Value{Type: resp.Push, Elems: []resp.Value{bulk("message"), bulk("a")}})
 	if n := cc.len(); n != 3 {
@@ -492,6 +545,75 @@ func TestCacheInvalidationPushes(t *testing.T) {
 	}
 	if cc.len() != 10 || len(cc.byKey) != 10 {
 		t.Fatalf("%d entries and %d key references, want 10 and 10", cc.len(), len(cc.byKey))
+	}
+}
+
+// TestCacheReadsInFlightByKey: the reads in flight are found by the keys
+// they read (an invalidation or a write used to visit every read in
+// flight, about 11 µs per write with 1000 of them): through random starts,
+// replacements, ends and invalidations, each key refers to exactly the
+// current reads of it, an invalidation dirties exactly those, and nothing
+// is left once every read ended.
+func TestCacheReadsInFlightByKey(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	keys := []string{"a", "b", "c", "d"}
+	cc := newClientCache(&CacheOptions{MaxEntries: 10})
+	var all []*cacheFlight
+	check := func() {
+		t.Helper()
+		want := map[string]int{}
+		for _, fl := range cc.flights {
+			for _, d := range fl.deps {
+				want[d]++
+			}
+		}
+		got := map[string]int{}
+		for k, fls := range cc.reading {
+			for _, fl := range fls {
+				if cc.flights[fl.key] != fl {
+					t.Fatalf("key %s refers to a read that is not current", k)
+				}
+			}
+			got[k] = len(fls)
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("references by key %v, want %v", got, want)
+		}
+	}
+	for i := range 5000 {
+		switch r.IntN(4) {
+		case 0, 1: // start, maybe in place of the current read of its command
+			deps := []string{keys[r.IntN(len(keys))], keys[r.IntN(len(keys))]}
+			fl := &cacheFlight{key: "MGET " + deps[0] + " " + deps[1] + strconv.Itoa(r.IntN(2)), deps: deps, cancel: func(error) {}}
+			cc.startLocked(fl)
+			all = append(all, fl)
+		case 2: // end
+			if len(all) > 0 {
+				cc.endLocked(all[r.IntN(len(all))])
+			}
+		case 3: // invalidate one key
+			k := keys[r.IntN(len(keys))]
+			before := map[*cacheFlight]bool{}
+			for _, fl := range all {
+				before[fl] = fl.dirty
+			}
+			cc.onPush(resp.Value{Type: resp.Push, Elems: []resp.Value{
+				{Type: resp.BulkString, Str: []byte("invalidate")},
+				{Type: resp.Array, Elems: []resp.Value{{Type: resp.BulkString, Str: []byte(k)}}}}})
+			for _, fl := range all {
+				reads := cc.flights[fl.key] == fl && slices.Contains(fl.deps, k)
+				if want := before[fl] || reads; fl.dirty != want {
+					t.Fatalf("step %d: invalidating %s left the read %s (deps %v, current %v) dirty=%v", i, k, fl.key, fl.deps, cc.flights[fl.key] == fl, fl.dirty)
+				}
+			}
+		}
+		check()
+	}
+	for _, fl := range all {
+		cc.endLocked(fl)
+	}
+	if len(cc.flights) != 0 || len(cc.reading) != 0 {
+		t.Fatalf("%d reads and %d keys left after every read ended", len(cc.flights), len(cc.reading))
 	}
 }
 
@@ -708,6 +830,7 @@ func TestCloseEndsCachedReads(t *testing.T) {
 	if _, err := c.GetCached(ctx, k); !errors.Is(err, ErrClosed) {
 		t.Fatalf("GetCached after Close = %v, want ErrClosed", err)
 	}
+	mustHoldNoReads(t, c)
 }
 
 // TestCacheAfterWriteDropsWrittenKeys: the client's own writes drop the
@@ -747,7 +870,7 @@ func TestCacheAfterWriteDropsWrittenKeys(t *testing.T) {
 		t.Fatal("SET a did not drop exactly a")
 	}
 	inFlight := &cacheFlight{key: "GET d", deps: []string{"d"}, gen: cc.gen, cancel: func(error) {}}
-	cc.flights[inFlight.key] = inFlight
+	cc.startLocked(inFlight)
 	tx := append(append(append(enc("MULTI"), enc("INCR", "b")...), enc("DEL", "c", "d")...), enc("EXEC")...)
 	cc.afterWrite(tx, Command{}, false)
 	if has("b") || has("c") || has("d") || !inFlight.dirty {
@@ -912,6 +1035,7 @@ func TestCachedReadDirtyFlightIsNotJoined(t *testing.T) {
 		t.Fatalf("the caller after the write got %q, want new", v)
 	}
 	<-first
+	mustHoldNoReads(t, c)
 }
 
 // panicHook panics in the process hook of the first command named name

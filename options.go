@@ -178,8 +178,8 @@ type Options struct {
 	StreamProducerID string
 	// ClientCache, when not nil, turns on server-assisted client-side
 	// caching for [Client.DoCached] and [Client.GetCached]: every shared
-	// connection enables CLIENT TRACKING (OPTIN mode, so only cached reads
-	// are tracked), which needs RESP3, and the server's invalidations drop
+	// connection but a replica's enables CLIENT TRACKING (OPTIN mode, so
+	// only cached reads are tracked), which needs RESP3, and the server's invalidations drop
 	// entries as keys change. Protocol must then be 0 or 3. Defaults to
 	// nil: no cache, and no tracking.
 	ClientCache *CacheOptions

@@ -24,6 +24,11 @@ func (c *Client) connectTopology(ctx context.Context) error {
 		Shared: func(addr string, replica bool) wire.Config {
 			w := c.cfg.wire
 			w.Addr, w.Role, w.ReadOnly = addr, role(replica), replica && !sentinel
+			if replica {
+				// Cached reads go to primaries only: a replica's
+				// connection tracks nothing, and its end drops nothing.
+				w.Tracking, w.OnPush, w.OnTrackingLost = false, nil, nil
+			}
 			return w
 		},
 		Dedicated: func(addr string, replica bool) wire.Config {
