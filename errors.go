@@ -52,6 +52,9 @@ type ServerError struct {
 
 // Error names the command and gives the server's error text.
 func (e *ServerError) Error() string {
+	if e.Command == "" { // an error inside a reply, such as a script's nested error_reply
+		return "respire: " + e.Message
+	}
 	return "respire: " + e.Command + ": " + e.Message
 }
 

@@ -112,6 +112,18 @@ func TestInjectedServerErrors(t *testing.T) {
 	})
 }
 
+// TestServerErrorText: a command's error names the command; an error
+// inside a reply (a script's nested error_reply, through Reply.Any) has no
+// command and its text has no empty name.
+func TestServerErrorText(t *testing.T) {
+	if got, want := newServerError("GET", []byte("WRONGTYPE bad")).Error(), "respire: GET: WRONGTYPE bad"; got != want {
+		t.Errorf("command error: %q, want %q", got, want)
+	}
+	if got, want := newServerError("", []byte("MYERR inner")).Error(), "respire: MYERR inner"; got != want {
+		t.Errorf("nested error: %q, want %q", got, want)
+	}
+}
+
 func TestServerErrorPredicates(t *testing.T) {
 	tests := []struct {
 		code                      string
