@@ -501,8 +501,10 @@ func uncacheable(d dispatch) string {
 		return "not a plain read of keys"
 	}
 	switch d.name {
-	case "SRANDMEMBER", "HRANDFIELD", "ZRANDMEMBER", "TTL", "PTTL", "HTTL", "HPTTL", "XPENDING", "MEMORY USAGE", "LCS", "DEBUG OBJECT":
+	case "SRANDMEMBER", "HRANDFIELD", "ZRANDMEMBER", "TTL", "PTTL", "HTTL", "HPTTL", "XPENDING", "MEMORY USAGE", "DEBUG OBJECT":
 		return "its reply changes without a write to its keys"
+	case "TOUCH":
+		return "what it is for is the server updating its keys' access time"
 	case "SORT_RO":
 		return "its BY and GET patterns read keys that are not tracked"
 	}

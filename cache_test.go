@@ -190,6 +190,27 @@ func TestCachedReadIsServedLocallyUntilInvalidated(t *testing.T) {
 	if n := px.Forwarded("MGET") - mgets; n != 2 {
 		t.Fatalf("%d MGETs reached the server, want 2", n)
 	}
+
+	// LCS reads two keys, and the server tracks both: a write to the
+	// second ends the entry.
+	must(t, c.Set(ctx, a, "ohmytext"))
+	must(t, c.Set(ctx, b, "mynewtext"))
+	lcss := px.Forwarded("LCS")
+	for range 2 {
+		r, err := c.DoCached(ctx, NewCommand("LCS"), a, b)
+		if got, _ := r.String(); err != nil || got != "mytext" {
+			t.Fatalf("LCS = %q, %v; want mytext", got, err)
+		}
+	}
+	must(t, other.Set(ctx, b, "ohtext"))
+	must(t, c.Ping(ctx))
+	r, err = c.DoCached(ctx, NewCommand("LCS"), a, b)
+	if got, _ := r.String(); err != nil || got != "ohtext" {
+		t.Fatalf("LCS after a write to its second key = %q, %v; want ohtext", got, err)
+	}
+	if n := px.Forwarded("LCS") - lcss; n != 2 {
+		t.Fatalf("%d LCS reached the server, want 2", n)
+	}
 }
 
 // holdHook holds every GET the client runs (the cache's read, which runs
@@ -633,6 +654,7 @@ func TestDoCachedRefusesWhatItCannotCache(t *testing.T) {
 		{NewCommand("SET"), []any{k, "v"}},
 		{NewCommand("INCR"), []any{k}},
 		{NewCommand("SRANDMEMBER"), []any{k}},
+		{NewCommand("TOUCH"), []any{k}},
 		{NewCommand("TTL"), []any{k}},
 		{NewCommand("HTTL"), []any{k, "FIELDS", 1, "f"}},
 		{NewCommand("HPTTL"), []any{k, "FIELDS", 1, "f"}},
