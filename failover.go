@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -227,11 +228,32 @@ func newFailoverGroup(ctx context.Context, members []FailoverMember, opts Failov
 // rejectedConnect reports whether a member's connection failed in a way
 // that will not heal by itself: a reply rejecting the handshake (such as
 // WRONGPASS, NOAUTH or an unknown database), a protocol error, a server
-// TLS certificate that does not verify, or an invalid option.
+// TLS certificate that does not verify, or an invalid option. A server
+// state that passes (see transientRefusal) is not a rejection: that member
+// starts unreachable.
 func rejectedConnect(err error) bool {
 	var se *ServerError
 	var cv *tls.CertificateVerificationError
-	return errors.As(err, &se) || errors.Is(err, ErrProtocol) || errors.As(err, &cv) || errors.Is(err, ErrInvalidConfig)
+	if errors.As(err, &se) {
+		return !transientRefusal(se)
+	}
+	return errors.Is(err, ErrProtocol) || errors.As(err, &cv) || errors.Is(err, ErrInvalidConfig)
+}
+
+// transientRefusal reports whether a server's reply to the handshake
+// describes a state that passes without anyone changing the member's
+// options: loading its data, busy with a script, a replica whose link to
+// its primary is down, a cluster slot in transit, or all its client slots
+// taken (its maxclients limit, which Redis reports with the code ERR, so
+// only its text tells it).
+func transientRefusal(se *ServerError) bool {
+	switch se.Code {
+	case "LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN":
+		return true
+	case "ERR":
+		return strings.Contains(se.Message, "max number of clients reached")
+	}
+	return false
 }
 
 // memberError names the member whose connection failed.

@@ -16,6 +16,7 @@ import (
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
+	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/testenv"
 )
 
@@ -348,4 +349,42 @@ func TestFailoverKillActiveMemberSwitchesWithoutReplayingWritesAndFailsBack(t *t
 	}
 	t.Logf("INCR: %d ok on the first A, %d on B, %d on the second A, %d failed; GET: %d ops, %d moved to B; group retries %v",
 		len(okA0), len(okB), len(okA2), failed, len(gets), movedToB, m.retries)
+}
+
+// TestFailoverMemberAtMaxClientsStartsUnreachable: a server at its
+// maxclients limit answers a new connection "ERR max number of clients
+// reached", which passes once a client leaves. A member in that state at
+// NewFailoverGroup starts as unreachable (its circuit open) and joins
+// through the probes; before, the whole group failed as if the member had
+// rejected the handshake for good (a wrong password).
+func TestFailoverMemberAtMaxClientsStartsUnreachable(t *testing.T) {
+	bin := testenv.RedisServerPath(t)
+	full := testenv.StartRedis(t, bin, 0)
+	ctx := testCtx(t)
+	holder, err := Connect(ctx, Options{Endpoints: []string{full.Addr}, DialTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if _, err := holder.Do(ctx, catalog.Server.CONFIG_SET(), "maxclients", 1); err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewFailoverGroup(ctx, []FailoverMember{
+		{Options: Options{Endpoints: []string{standaloneAddr(t)}, DialTimeout: 2 * time.Second}, Priority: 1},
+		{Options: Options{Endpoints: []string{full.Addr}, DialTimeout: 2 * time.Second}, Priority: 0},
+	}, FailoverGroupOptions{ProbeInterval: 20 * time.Millisecond, CircuitOpenDuration: 20 * time.Millisecond, FailbackGrace: NoFailbackGrace})
+	if err != nil {
+		t.Fatalf("NewFailoverGroup with a member at maxclients: %v, want a group with that member unreachable", err)
+	}
+	defer g.Close()
+	if st := g.Members(); st[1].Healthy || !st[0].Active {
+		t.Fatalf("status at start %+v: want the full member unhealthy, the other active", st)
+	}
+	// The holder leaves: the full member's next probe connects and, with
+	// the higher priority and no grace, it becomes active.
+	_ = holder.Close()
+	eventually(t, 5*time.Second, "the member to join once its server had room", func() bool {
+		st := g.Members()
+		return st[1].Healthy && st[1].Active
+	})
 }
