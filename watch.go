@@ -60,7 +60,19 @@ type Tx struct {
 // that sent one that may change data (anything but a plain read, such as
 // GET or HGETALL) is never rerun after a failure.
 func (tx *Tx) Do(ctx context.Context, cmd Command, args ...any) (Reply, error) {
-	d := dispatchOf(cmd, nil)
+	// The first argument may be the subcommand (NewCommand("OBJECT") with
+	// "ENCODING", k): it decides the command's flags.
+	var first [1][]byte
+	var words [][]byte
+	if len(args) > 0 {
+		switch a := args[0].(type) {
+		case string:
+			first[0], words = []byte(a), first[:]
+		case []byte:
+			first[0], words = a, first[:]
+		}
+	}
+	d := dispatchOf(cmd, words)
 	switch d.name { // "select 1" is SELECT
 	case "MULTI", "EXEC", "DISCARD":
 		return Reply{}, errInvalid(d.name, "Watch sends MULTI and EXEC itself; queue the transaction's commands on Tx.Queue")

@@ -46,6 +46,34 @@ func TestWatchRerunsAfterLostRead(t *testing.T) {
 	}
 }
 
+// TestWatchRerunsAfterContainerRead: a read sent through tx.Do as its
+// container and subcommand (OBJECT ENCODING, the subcommand travelling as
+// the first argument) is a plain read like GET: a run that made one and
+// then lost its GET is rerun. It used to count as a write (the
+// container's flags, looked up without the subcommand), and Watch gave up.
+func TestWatchRerunsAfterContainerRead(t *testing.T) {
+	addr := privateServer(t)
+	px := realProxy(t, addr)
+	c := newClient(t, Options{Endpoints: []string{px.Addr()}, RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
+	ctx := testCtx(t)
+	const k = "counter"
+	rule := px.MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.DropBeforeForward})
+	runs := 0
+	incr := watchIncr(ctx, k, &runs)
+	err := c.Watch(ctx, func(tx *Tx) error {
+		if _, err := tx.Do(ctx, NewCommand("OBJECT"), "ENCODING", k); err != nil {
+			return err
+		}
+		return incr(tx)
+	}, k)
+	if err != nil {
+		t.Fatalf("Watch = %v, want nil after a rerun", err)
+	}
+	if runs != 2 || rule.Applied() != 1 {
+		t.Errorf("the callback ran %d times (%d GETs dropped), want 2 (1)", runs, rule.Applied())
+	}
+}
+
 // watchIncr is a Watch callback that counts its runs in runs, reads k
 // with tx.Get (returning its failure wrapped) and queues SET k to the
 // value read plus one.
