@@ -23,12 +23,8 @@ import (
 // EXEC. The spec's watched helpers rerun their callback rather than
 // resend; nothing of the first run was applied.
 func TestWatchRerunsAfterLostRead(t *testing.T) {
-	addr := privateServer(t)
-	px := realProxy(t, addr)
-	c := newClient(t, Options{Endpoints: []string{px.Addr()}, RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
-	ctx := testCtx(t)
+	addr, c, ctx, rule := firstGetLost(t)
 	const k = "counter"
-	rule := px.MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.DropBeforeForward})
 	execs := commandCalls(t, addr, "exec")
 	runs := 0
 	err := c.Watch(ctx, watchIncr(ctx, k, &runs), k)
@@ -52,12 +48,8 @@ func TestWatchRerunsAfterLostRead(t *testing.T) {
 // then lost its GET is rerun. It used to count as a write (the
 // container's flags, looked up without the subcommand), and Watch gave up.
 func TestWatchRerunsAfterContainerRead(t *testing.T) {
-	addr := privateServer(t)
-	px := realProxy(t, addr)
-	c := newClient(t, Options{Endpoints: []string{px.Addr()}, RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
-	ctx := testCtx(t)
+	_, c, ctx, rule := firstGetLost(t)
 	const k = "counter"
-	rule := px.MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.DropBeforeForward})
 	runs := 0
 	incr := watchIncr(ctx, k, &runs)
 	err := c.Watch(ctx, func(tx *Tx) error {
@@ -72,6 +64,17 @@ func TestWatchRerunsAfterContainerRead(t *testing.T) {
 	if runs != 2 || rule.Applied() != 1 {
 		t.Errorf("the callback ran %d times (%d GETs dropped), want 2 (1)", runs, rule.Applied())
 	}
+}
+
+// firstGetLost returns a private server's address and a client of it
+// (retry policy with no backoff) whose first GET the proxy drops with the
+// connection (rule counts it), and the test's context.
+func firstGetLost(t *testing.T) (string, *Client, context.Context, *respiretest.RuleHandle) {
+	addr := privateServer(t)
+	px := realProxy(t, addr)
+	c := newClient(t, Options{Endpoints: []string{px.Addr()}, RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
+	rule := px.MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.DropBeforeForward})
+	return addr, c, testCtx(t), rule
 }
 
 // watchIncr is a Watch callback that counts its runs in runs, reads k
