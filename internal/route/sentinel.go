@@ -66,6 +66,11 @@ type Sentinel struct {
 	mu        sync.Mutex
 	sentinels []string // known sentinels, configured ones first
 	good      int      // index of the sentinel that answered last
+	// switches counts the +switch-master messages; switchedBy is the
+	// sentinel that published the last one. A discovery that began
+	// before a message does not put its own sentinel first over it.
+	switches   uint64
+	switchedBy string
 
 	watchCtx    context.Context
 	watchCancel context.CancelFunc
@@ -155,21 +160,23 @@ func (s *Sentinel) Sentinels() []string {
 }
 
 // order returns the sentinels to try, starting with the one that answered
-// last.
-func (s *Sentinel) order() []string {
+// last, and the count of +switch-master messages so far (for answered).
+func (s *Sentinel) order() ([]string, uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]string, 0, len(s.sentinels))
 	out = append(out, s.sentinels[s.good:]...)
-	return append(out, s.sentinels[:s.good]...)
+	return append(out, s.sentinels[:s.good]...), s.switches
 }
 
 // answered records addr as the sentinel that answered last, and others,
 // the sentinels it listed, as the learnt ones: they replace those of
 // earlier answers (a sentinel that left the group is forgotten), at most
 // MaxLearnedSentinels of them. nil others (the list was lost) keeps the
-// learnt ones.
-func (s *Sentinel) answered(addr string, others []string) {
+// learnt ones. switches is the count of +switch-master messages when the
+// discovery began: when one came since, its sentinel stays first, not
+// addr, whose answer may be older than the message.
+func (s *Sentinel) answered(addr string, others []string, switches uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if others != nil {
@@ -186,6 +193,12 @@ func (s *Sentinel) answered(addr string, others []string) {
 		}
 		s.sentinels = known
 	}
+	if s.switches != switches {
+		if i := slices.Index(s.sentinels, s.switchedBy); i >= 0 {
+			s.good = i
+			return
+		}
+	}
 	s.good = max(slices.Index(s.sentinels, addr), 0)
 }
 
@@ -198,7 +211,7 @@ func (s *Sentinel) answered(addr string, others []string) {
 func (s *Sentinel) discover(ctx context.Context) error {
 	var errs []error
 	unknown := 0
-	order := s.order()
+	order, switches := s.order()
 	type answer struct {
 		addr, primary    string
 		replicas, others []string
@@ -227,7 +240,7 @@ func (s *Sentinel) discover(ctx context.Context) error {
 			}
 			continue
 		}
-		s.answered(addr, others)
+		s.answered(addr, others, switches)
 		return s.install(primary, replicas)
 	}
 	if err := ctx.Err(); err != nil {
@@ -237,7 +250,7 @@ func (s *Sentinel) discover(ctx context.Context) error {
 		return &discoveryError{errs: errs}
 	}
 	if first != nil {
-		s.answered(first.addr, first.others)
+		s.answered(first.addr, first.others, switches)
 		return s.install(first.primary, first.replicas)
 	}
 	if unknown == len(order) {
@@ -435,7 +448,8 @@ func (s *Sentinel) watch() {
 	backoff := 50 * time.Millisecond
 	first := true
 	for s.watchCtx.Err() == nil {
-		for _, addr := range s.order() {
+		order, _ := s.order()
+		for _, addr := range order {
 			if s.watchCtx.Err() != nil {
 				return
 			}
@@ -538,6 +552,8 @@ func (s *Sentinel) watchMessage(ctx context.Context, addr string, v resp.Value) 
 		if i := slices.Index(s.sentinels, addr); i >= 0 {
 			s.good = i
 		}
+		s.switches++
+		s.switchedBy = addr
 		s.mu.Unlock()
 		s.ref.request(ctx, false)
 	}
