@@ -831,3 +831,36 @@ func TestSentinelSwitchMessageAsksItsSentinelFirst(t *testing.T) {
 		t.Errorf("primary after the +switch-master message = %s, want %s", got, primary)
 	}
 }
+
+// TestSentinelWrongRoleErrorNamesTheServer: a Connect whose sentinel
+// names a primary that is not one (a stale sentinel naming a replica)
+// fails with an error that names that server, so that the caller can
+// tell which address the sentinel gave, and with its role clipped when
+// the server sends an absurdly long one.
+func TestSentinelWrongRoleErrorNamesTheServer(t *testing.T) {
+	for name, role := range map[string]string{"Replica": "slave", "LongRole": strings.Repeat("r", 10000)} {
+		t.Run(name, func(t *testing.T) {
+			data := respiretest.NewServer(t)
+			data.MustAddRule(t, respiretest.Rule{Command: "ROLE", Times: respiretest.Always,
+				Action: respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: []resp.Value{
+					bulk(role), bulk("127.0.0.1"), {Type: resp.Integer, Int: 6379}, bulk("connected"), {Type: resp.Integer, Int: 0}}}))})
+			sentinel := respiretest.NewServer(t)
+			namePrimary(t, sentinel.Proxy, data.Addr())
+			for _, sub := range []string{"REPLICAS", "SENTINELS"} {
+				sentinel.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: sub, Times: respiretest.Always,
+					Action: respiretest.Reply(encode(resp.Value{Type: resp.Array}))})
+			}
+			c, err := Connect(testCtx(t), Options{Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{sentinel.Addr()}}})
+			if c != nil {
+				_ = c.Close()
+				t.Fatal("Connect to a primary whose ROLE is not master succeeded")
+			}
+			if !strings.Contains(err.Error(), data.Addr()) {
+				t.Errorf("Connect = %q, want it to name %s, whose ROLE is not master", err, data.Addr())
+			}
+			if len(err.Error()) > 1000 {
+				t.Errorf("Connect error of %d bytes, want the server's role clipped", len(err.Error()))
+			}
+		})
+	}
+}
