@@ -840,16 +840,8 @@ func TestSentinelSwitchMessageAsksItsSentinelFirst(t *testing.T) {
 func TestSentinelWrongRoleErrorNamesTheServer(t *testing.T) {
 	for name, role := range map[string]string{"Replica": "slave", "LongRole": strings.Repeat("r", 10000)} {
 		t.Run(name, func(t *testing.T) {
-			data := respiretest.NewServer(t)
-			data.MustAddRule(t, respiretest.Rule{Command: "ROLE", Times: respiretest.Always,
-				Action: respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: []resp.Value{
-					bulk(role), bulk("127.0.0.1"), {Type: resp.Integer, Int: 6379}, bulk("connected"), {Type: resp.Integer, Int: 0}}}))})
-			sentinel := respiretest.NewServer(t)
-			namePrimary(t, sentinel.Proxy, data.Addr())
-			for _, sub := range []string{"REPLICAS", "SENTINELS"} {
-				sentinel.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: sub, Times: respiretest.Always,
-					Action: respiretest.Reply(encode(resp.Value{Type: resp.Array}))})
-			}
+			data := roleServer(t, role)
+			sentinel, _ := fakeSentinel(t, data.Addr(), nil)
 			c, err := Connect(testCtx(t), Options{Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{sentinel.Addr()}}})
 			if c != nil {
 				_ = c.Close()
@@ -862,5 +854,104 @@ func TestSentinelWrongRoleErrorNamesTheServer(t *testing.T) {
 				t.Errorf("Connect error of %d bytes, want the server's role clipped", len(err.Error()))
 			}
 		})
+	}
+}
+
+// roleServer returns a test server that answers ROLE with role (and,
+// for any role, the fields of a replica's answer).
+func roleServer(t *testing.T, role string) *respiretest.Server {
+	t.Helper()
+	s := respiretest.NewServer(t)
+	s.MustAddRule(t, respiretest.Rule{Command: "ROLE", Times: respiretest.Always,
+		Action: respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: []resp.Value{
+			bulk(role), bulk("127.0.0.1"), {Type: resp.Integer, Int: 6379}, bulk("connected"), {Type: resp.Integer, Int: 0}}}))})
+	return s
+}
+
+// fakeSentinel returns a test server that answers as a sentinel that
+// names primary, lists replicas (until the returned rule is removed) and
+// no other sentinel.
+func fakeSentinel(t *testing.T, primary string, replicas []string) (*respiretest.Server, *respiretest.RuleHandle) {
+	t.Helper()
+	s := respiretest.NewServer(t)
+	namePrimary(t, s.Proxy, primary)
+	r := s.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "REPLICAS", Times: respiretest.Always,
+		Action: replicasReply(replicas)})
+	s.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "SENTINELS", Times: respiretest.Always,
+		Action: respiretest.Reply(encode(resp.Value{Type: resp.Array}))})
+	return s, r
+}
+
+// replicasReply is a SENTINEL REPLICAS answer listing addrs, each healthy.
+func replicasReply(addrs []string) respiretest.Action {
+	var elems []resp.Value
+	for _, a := range addrs {
+		host, port, _ := net.SplitHostPort(a)
+		elems = append(elems, resp.Value{Type: resp.Array, Elems: []resp.Value{
+			bulk("ip"), bulk(host), bulk("port"), bulk(port), bulk("flags"), bulk("slave"), bulk("master-link-status"), bulk("ok")}})
+	}
+	return respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: elems}))
+}
+
+// installLog is a slog.Handler that signals every "topology discovered"
+// record whose summary contains want.
+type installLog struct {
+	want string
+	c    chan struct{}
+}
+
+func (h installLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h installLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h installLog) WithGroup(string) slog.Handler            { return h }
+func (h installLog) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "topology" && strings.Contains(a.Value.String(), h.want) {
+			select {
+			case h.c <- struct{}{}:
+			default:
+			}
+		}
+		return true
+	})
+	return nil
+}
+
+// TestSentinelReadWithoutReplicaAsksForRediscovery: under ReadReplica, a
+// read that finds no replica in the latest discovery (the group's only
+// replica was resynchronising then, or came back after a failover) asks
+// for a rediscovery, as a lost primary does, so that reads reach the
+// replica once the sentinels list it again instead of failing until the
+// periodic rediscovery, up to 30 s later.
+func TestSentinelReadWithoutReplicaAsksForRediscovery(t *testing.T) {
+	primary, replica := roleServer(t, "master"), roleServer(t, "slave")
+	sentinel, none := fakeSentinel(t, primary.Addr(), nil)
+	installed := installLog{want: ", 1 replicas", c: make(chan struct{}, 1)}
+	ctx := testCtx(t)
+	c, err := Connect(ctx, Options{ReadFrom: ReadReplica, Logger: slog.New(installed),
+		Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{sentinel.Addr()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	k := keyPrefix(t) + "k"
+	if _, err := c.Get(ctx, k); !errors.Is(err, ErrNoRoute) {
+		t.Fatalf("GET with no replica known = %v, want ErrNoRoute", err)
+	}
+	none.Remove()
+	sentinel.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "REPLICAS", Times: respiretest.Always,
+		Action: replicasReply([]string{replica.Addr()})})
+	if _, err := c.Get(ctx, k); !errors.Is(err, ErrNoRoute) {
+		t.Fatalf("GET before the rediscovery = %v, want ErrNoRoute", err)
+	}
+	select {
+	case <-installed.c:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no rediscovery after reads that found no replica: the replica the sentinel lists now stays unknown")
+	}
+	if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+		t.Fatalf("GET after the rediscovery = %v", err)
+	}
+	if got := replica.Forwarded("GET"); got != 1 {
+		t.Errorf("the replica served %d GETs, want 1", got)
 	}
 }

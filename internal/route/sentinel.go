@@ -120,10 +120,15 @@ func NewSentinel(ctx context.Context, cfg SentinelConfig) (*Sentinel, error) {
 func (s *Sentinel) Kind() Kind { return KindSentinel }
 
 // Pick returns the current primary, or a replica for a read under a
-// replica read policy. slot is ignored.
+// replica read policy. slot is ignored. A read that finds no replica
+// (ReadReplica) asks for rediscovery: the sentinels may list one again.
 func (s *Sentinel) Pick(slot int, read bool) (*Node, error) {
 	sn := s.snap.Load()
-	return pickIn(sn.primary, sn.replicas, read, s.cfg.Read)
+	n, err := pickIn(sn.primary, sn.replicas, read, s.cfg.Read)
+	if err != nil {
+		s.ref.request(context.Background(), false)
+	}
+	return n, err
 }
 
 // Primaries returns the current primary.
