@@ -55,8 +55,9 @@ var errNotKnownHere = errors.New("this sentinel does not know the primary")
 // Sentinel follows the primary (and the replicas) a group of sentinels
 // reports: discovery asks the sentinels in order, starting with the one
 // that answered last (or that published a +switch-master message); a
-// subscription to +switch-master on one sentinel, a lost primary
-// connection and a READONLY reply trigger rediscovery.
+// subscription to +switch-master on one sentinel, a lost connection to
+// the primary or a replica, a read that finds no replica and a READONLY
+// reply trigger rediscovery.
 type Sentinel struct {
 	cfg   SentinelConfig
 	nodes *nodes
@@ -99,11 +100,9 @@ const minSentinelRefreshGap = 100 * time.Millisecond
 // not a sentinel wraps [ErrNotSentinel].
 func NewSentinel(ctx context.Context, cfg SentinelConfig) (*Sentinel, error) {
 	s := &Sentinel{cfg: cfg, sentinels: slices.Clone(cfg.Addrs)}
-	s.nodes = newNodes(cfg.Nodes, func(n *Node) {
-		if !n.Replica {
-			s.ref.request(context.Background(), false)
-		}
-	})
+	// A lost replica asks too (only replica read policies dial them):
+	// the group may have replaced it with one at another address.
+	s.nodes = newNodes(cfg.Nodes, func(*Node) { s.ref.request(context.Background(), false) })
 	s.ref = newRefresher(s.discover, cfg.Refresh, minSentinelRefreshGap)
 	if err := s.discover(ctx); err != nil {
 		_ = s.nodes.close()
