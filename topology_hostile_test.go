@@ -999,3 +999,46 @@ func TestSentinelLostReplicaAsksForRediscovery(t *testing.T) {
 		t.Errorf("the new replica served %d GETs, want 1", got)
 	}
 }
+
+// TestSentinelReadOnlyOnOwnConnectionAsksForRediscovery: a READONLY reply
+// (the primary was demoted) on a path that returns the reply instead of
+// routing it (a command on a dedicated connection, a blocking command)
+// asks for a rediscovery, as it does for a command on the shared
+// connection, so that the next call reaches the promoted primary.
+func TestSentinelReadOnlyOnOwnConnectionAsksForRediscovery(t *testing.T) {
+	for name, call := range map[string]func(ctx context.Context, c *Client, k string) error{
+		"Dedicated": func(ctx context.Context, c *Client, k string) error {
+			return c.Dedicated(ctx, func(conn *Conn) error { _, err := conn.Do(ctx, NewCommand("SET"), k, "v"); return err })
+		},
+		"Blocking": func(ctx context.Context, c *Client, k string) error {
+			_, err := c.BLMove(ctx, k, k+"-to", ListLeft, ListRight, time.Second)
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			primary := roleServer(t, "master")
+			for _, cmd := range []string{"SET", "BLMOVE"} {
+				primary.MustAddRule(t, respiretest.Rule{Command: cmd, Times: respiretest.Always, Action: respiretest.Inject(respiretest.ErrReadOnly)})
+			}
+			sentinel, _ := fakeSentinel(t, primary.Addr(), nil)
+			ctx := testCtx(t)
+			c, err := Connect(ctx, Options{Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{sentinel.Addr()}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			// Only a discovery asks for the replicas (the watch asks for
+			// the primary too).
+			asked := sentinel.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "REPLICAS", Times: respiretest.Always, Action: respiretest.Pass})
+			var se *ServerError
+			if err := call(ctx, c, keyPrefix(t)+"k"); !errors.As(err, &se) || !se.IsReadOnly() {
+				t.Fatalf("call = %v, want the READONLY reply", err)
+			}
+			select {
+			case <-asked.Received():
+			case <-time.After(10 * time.Second):
+				t.Fatal("no rediscovery after the READONLY reply")
+			}
+		})
+	}
+}
