@@ -63,6 +63,9 @@ type Sentinel struct {
 	nodes *nodes
 	snap  atomic.Pointer[sentinelSnap]
 	ref   *refresher
+	// noReplica is when (Unix nanoseconds) a read that found no replica
+	// last asked for rediscovery.
+	noReplica atomic.Int64
 
 	mu        sync.Mutex
 	sentinels []string // known sentinels, configured ones first
@@ -125,10 +128,19 @@ func (s *Sentinel) Pick(slot int, read bool) (*Node, error) {
 	sn := s.snap.Load()
 	n, err := pickIn(sn.primary, sn.replicas, read, s.cfg.Read)
 	if err != nil {
-		s.ref.request(context.Background(), false)
+		// At most once per noReplicaGap: a group without replicas must
+		// not have every read start a rediscovery.
+		now := time.Now().UnixNano()
+		if last := s.noReplica.Load(); now-last >= int64(noReplicaGap) && s.noReplica.CompareAndSwap(last, now) {
+			s.ref.request(context.Background(), false)
+		}
 	}
 	return n, err
 }
+
+// noReplicaGap spaces the rediscoveries that reads finding no replica ask
+// for.
+const noReplicaGap = time.Second
 
 // Primaries returns the current primary.
 func (s *Sentinel) Primaries() []*Node { return []*Node{s.snap.Load().primary} }
