@@ -1,6 +1,7 @@
 package respire
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -251,14 +252,8 @@ func TestTopologyConnectRejectedHandshakeIsServerError(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			o.DialTimeout = 2 * time.Second
 			c, err := Connect(ctx, o)
-			if err == nil {
-				_ = c.Close()
-				t.Fatal("Connect with an unknown user succeeded")
-			}
+			wantAuthRejection(t, c, err)
 			var se *ServerError
-			if !errors.As(err, &se) || !se.IsAuth() {
-				t.Errorf("Connect = %v, want a *ServerError that IsAuth", err)
-			}
 			g, err := NewFailoverGroup(ctx, []FailoverMember{
 				{Options: Options{Endpoints: []string{standaloneAddr(t)}}},
 				{Options: o, Priority: 1},
@@ -1038,5 +1033,60 @@ func TestSentinelReadOnlyOnOwnConnectionAsksForRediscovery(t *testing.T) {
 				t.Fatal("no rediscovery after the READONLY reply")
 			}
 		})
+	}
+}
+
+// TestSentinelPasswordsKeptApart: the sentinels and the data servers may
+// have different passwords: each server gets its own (over RESP2's AUTH
+// and RESP3's HELLO), and a rejection of either names neither password,
+// in the error or in the client's log.
+func TestSentinelPasswordsKeptApart(t *testing.T) {
+	const sentinelPW, dataPW = "Hunter2-sentinel", "Hunter2-data"
+	primary := roleServer(t, "master")
+	primary.Engine().RequireAuth(dataPW)
+	sentinel, _ := fakeSentinel(t, primary.Addr(), nil)
+	sentinel.Engine().RequireAuth(sentinelPW)
+	var log bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx := testCtx(t)
+	for _, proto := range []int{2, 3} {
+		for name, pw := range map[string][2]string{"Right": {sentinelPW, dataPW}, "Swapped": {dataPW, sentinelPW},
+			"WrongSentinel": {"x", dataPW}, "WrongData": {sentinelPW, "x"}} {
+			t.Run(name+"/RESP"+strconv.Itoa(proto), func(t *testing.T) {
+				c, err := Connect(ctx, Options{Protocol: proto, Password: pw[1], Logger: logger,
+					Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{sentinel.Addr()}, Password: pw[0]}})
+				if name == "Right" {
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer c.Close()
+					if err := c.Set(ctx, keyPrefix(t)+"k", "v"); err != nil {
+						t.Errorf("SET = %v", err)
+					}
+					return
+				}
+				wantAuthRejection(t, c, err)
+				if strings.Contains(err.Error(), "Hunter2") {
+					t.Errorf("Connect = %q, names a password", err)
+				}
+			})
+		}
+	}
+	if strings.Contains(log.String(), "Hunter2") {
+		t.Errorf("the log names a password:\n%s", log.String())
+	}
+}
+
+// wantAuthRejection fails t unless Connect's c and err are those of a
+// rejected handshake: no client, and a *ServerError that IsAuth.
+func wantAuthRejection(t *testing.T, c *Client, err error) {
+	t.Helper()
+	if err == nil {
+		_ = c.Close()
+		t.Fatal("Connect with wrong credentials succeeded")
+	}
+	var se *ServerError
+	if !errors.As(err, &se) || !se.IsAuth() {
+		t.Errorf("Connect = %v, want a *ServerError that IsAuth", err)
 	}
 }
