@@ -70,9 +70,11 @@ func urlHost(h, defPort string) (string, error) {
 // rediss+cluster:// and rediss+sentinel:// enable TLS (for the sentinels
 // too). read_from is primary, replica, primary-preferred or
 // replica-preferred. The scheme is case-insensitive. Unknown query
-// parameters are errors, and so are a parameter that cannot be parsed and a fragment. An IPv6 address is written in brackets ([::1]:6379); a '/',
-// '?', '#' or '@' in a user name or password is percent-encoded (%2F,
-// %3F, %23, %40), and an error never repeats a password.
+// parameters are errors, and so are a parameter that cannot be parsed
+// and a fragment. An IPv6 address is written in brackets ([::1]:6379); a
+// '/', '?', '#' or '@' in a user name or password is percent-encoded
+// (%2F, %3F, %23, %40), an '&', ';' or '%' in a parameter's value too
+// (%26, %3B, %25), and an error never repeats a password.
 func ParseURL(raw string) (Options, error) {
 	var o Options
 	scheme, rest, ok := strings.Cut(raw, "://")

@@ -223,10 +223,10 @@ func (e *roleError) Error() string {
 	return "ROLE of " + e.addr + " is " + e.got + ", want " + e.want + ": " + ErrWrongRole.Error()
 }
 
+func (e *roleError) Unwrap() error { return ErrWrongRole }
+
 // maxRoleText bounds the server's role repeated in a roleError.
 const maxRoleText = 64
-
-func (e *roleError) Unwrap() error { return ErrWrongRole }
 
 // dialPrepared opens the socket and runs the handshake within ctx and
 // cfg.DialTimeout.
