@@ -219,6 +219,7 @@ func (c *Client) execBlockingFrame(ctx context.Context, f *wire.Frame, s *spec, 
 	if f.IsErr {
 		se := newServerError(s.name, f.ErrReply)
 		c.noteMoved(f.ErrReply, node)
+		c.noteReadOnly(se)
 		f.Release()
 		return se
 	}

@@ -392,6 +392,7 @@ func (conn *Conn) doFrame(ctx context.Context, cmd Command, f *wire.Frame) (Repl
 	if f.IsErr {
 		se := newServerError(name, f.ErrReply)
 		c.noteMoved(f.ErrReply, conn.node)
+		c.noteReadOnly(se)
 		f.Release()
 		return Reply{}, se
 	}

@@ -233,6 +233,13 @@ func TestParseURLRejectsInvalidURLs(t *testing.T) {
 		{"UnbracketedIPv6", "redis://u:" + password + "@::1", "URL"},
 		{"TwoPorts", "redis://u:" + password + "@h:6379:1", "URL"},
 		{"SignedPort", "redis://u:" + password + "@h:+80", "URL"},
+		// A sentinel_password travels in the query: an '&' in it must not
+		// make its tail a parameter named in the error, and a ';' or a
+		// stray '%' must not make the whole parameter vanish unnoticed.
+		{"AmpersandInSentinelPassword", "redis+sentinel://h/m?sentinel_password=Hunter2&-secret", "URL"},
+		{"AmpersandInSentinelPasswordAsKey", "redis+sentinel://h/m?sentinel_password=Hunter2&secret=1", "URL"},
+		{"SemicolonInSentinelPassword", "redis+sentinel://h/m?sentinel_password=Hunter2;-secret", "URL"},
+		{"PercentInSentinelPassword", "redis+sentinel://h/m?sentinel_password=Hunter2%-secret", "URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -198,6 +198,17 @@ func (c *Client) noteMoved(reply []byte, from *route.Node) {
 	}
 }
 
+// noteReadOnly asks for a topology refresh after se, the reply of a path
+// that returns it instead of routing it (a blocking command, a dedicated
+// connection), when it is READONLY: as after a command's READONLY, the
+// node is no longer the primary, and the next call should find the one
+// that replaced it.
+func (c *Client) noteReadOnly(se *ServerError) {
+	if c.topo != nil && se.IsReadOnly() {
+		_ = c.topo.Refresh(context.Background(), false)
+	}
+}
+
 // redirectAddr is the address of a redirect that from sent: a redirect
 // without a host ("MOVED 3999 :6381") means from's host.
 func redirectAddr(addr, from string) string {

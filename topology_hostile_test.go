@@ -1,6 +1,7 @@
 package respire
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -251,14 +252,8 @@ func TestTopologyConnectRejectedHandshakeIsServerError(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			o.DialTimeout = 2 * time.Second
 			c, err := Connect(ctx, o)
-			if err == nil {
-				_ = c.Close()
-				t.Fatal("Connect with an unknown user succeeded")
-			}
+			wantAuthRejection(t, c, err)
 			var se *ServerError
-			if !errors.As(err, &se) || !se.IsAuth() {
-				t.Errorf("Connect = %v, want a *ServerError that IsAuth", err)
-			}
 			g, err := NewFailoverGroup(ctx, []FailoverMember{
 				{Options: Options{Endpoints: []string{standaloneAddr(t)}}},
 				{Options: o, Priority: 1},
@@ -829,5 +824,269 @@ func TestSentinelSwitchMessageAsksItsSentinelFirst(t *testing.T) {
 	}
 	if got := c.topo.Primaries()[0].Addr; got != primary {
 		t.Errorf("primary after the +switch-master message = %s, want %s", got, primary)
+	}
+}
+
+// TestSentinelWrongRoleErrorNamesTheServer: a Connect whose sentinel
+// names a primary that is not one (a stale sentinel naming a replica)
+// fails with an error that names that server, so that the caller can
+// tell which address the sentinel gave, and with its role clipped when
+// the server sends an absurdly long one.
+func TestSentinelWrongRoleErrorNamesTheServer(t *testing.T) {
+	for name, role := range map[string]string{"Replica": "slave", "LongRole": strings.Repeat("r", 10000)} {
+		t.Run(name, func(t *testing.T) {
+			data := roleServer(t, role)
+			sentinel, _ := fakeSentinel(t, data.Addr(), nil)
+			c, err := Connect(testCtx(t), Options{Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{sentinel.Addr()}}})
+			if c != nil {
+				_ = c.Close()
+				t.Fatal("Connect to a primary whose ROLE is not master succeeded")
+			}
+			if !strings.Contains(err.Error(), data.Addr()) {
+				t.Errorf("Connect = %q, want it to name %s, whose ROLE is not master", err, data.Addr())
+			}
+			if len(err.Error()) > 1000 {
+				t.Errorf("Connect error of %d bytes, want the server's role clipped", len(err.Error()))
+			}
+		})
+	}
+}
+
+// roleServer returns a test server that answers ROLE with role (and,
+// for any role, the fields of a replica's answer).
+func roleServer(t *testing.T, role string) *respiretest.Server {
+	t.Helper()
+	s := respiretest.NewServer(t)
+	s.MustAddRule(t, respiretest.Rule{Command: "ROLE", Times: respiretest.Always,
+		Action: respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: []resp.Value{
+			bulk(role), bulk("127.0.0.1"), {Type: resp.Integer, Int: 6379}, bulk("connected"), {Type: resp.Integer, Int: 0}}}))})
+	return s
+}
+
+// fakeSentinel returns a test server that answers as a sentinel that
+// names primary, lists replicas (until the returned rule is removed) and
+// no other sentinel.
+func fakeSentinel(t *testing.T, primary string, replicas []string) (*respiretest.Server, *respiretest.RuleHandle) {
+	t.Helper()
+	s := respiretest.NewServer(t)
+	namePrimary(t, s.Proxy, primary)
+	r := s.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "REPLICAS", Times: respiretest.Always,
+		Action: replicasReply(replicas)})
+	s.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "SENTINELS", Times: respiretest.Always,
+		Action: respiretest.Reply(encode(resp.Value{Type: resp.Array}))})
+	return s, r
+}
+
+// replicasReply is a SENTINEL REPLICAS answer listing addrs, each healthy.
+func replicasReply(addrs []string) respiretest.Action {
+	var elems []resp.Value
+	for _, a := range addrs {
+		host, port, _ := net.SplitHostPort(a)
+		elems = append(elems, resp.Value{Type: resp.Array, Elems: []resp.Value{
+			bulk("ip"), bulk(host), bulk("port"), bulk(port), bulk("flags"), bulk("slave"), bulk("master-link-status"), bulk("ok")}})
+	}
+	return respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: elems}))
+}
+
+// installLog is a slog.Handler that signals every "topology discovered"
+// record whose summary contains want.
+type installLog struct {
+	want string
+	c    chan struct{}
+}
+
+func (h installLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h installLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h installLog) WithGroup(string) slog.Handler            { return h }
+func (h installLog) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "topology" && strings.Contains(a.Value.String(), h.want) {
+			select {
+			case h.c <- struct{}{}:
+			default:
+			}
+		}
+		return true
+	})
+	return nil
+}
+
+// TestSentinelReadWithoutReplicaAsksForRediscovery: under ReadReplica, a
+// read that finds no replica in the latest discovery (the group's only
+// replica was resynchronising then, or came back after a failover) asks
+// for a rediscovery, as a lost primary does, so that reads reach the
+// replica once the sentinels list it again instead of failing until the
+// periodic rediscovery, up to 30 s later.
+func TestSentinelReadWithoutReplicaAsksForRediscovery(t *testing.T) {
+	primary, replica := roleServer(t, "master"), roleServer(t, "slave")
+	sentinel, none := fakeSentinel(t, primary.Addr(), nil)
+	installed := installLog{want: ", 1 replicas", c: make(chan struct{}, 1)}
+	ctx := testCtx(t)
+	c, err := Connect(ctx, Options{ReadFrom: ReadReplica, Logger: slog.New(installed),
+		Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{sentinel.Addr()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The sentinel lists the replica now; nothing asks it again but the
+	// read that finds none.
+	none.Remove()
+	sentinel.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "REPLICAS", Times: respiretest.Always,
+		Action: replicasReply([]string{replica.Addr()})})
+	k := keyPrefix(t) + "k"
+	if _, err := c.Get(ctx, k); !errors.Is(err, ErrNoRoute) {
+		t.Fatalf("GET with no replica known = %v, want ErrNoRoute", err)
+	}
+	select {
+	case <-installed.c:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no rediscovery after reads that found no replica: the replica the sentinel lists now stays unknown")
+	}
+	if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+		t.Fatalf("GET after the rediscovery = %v", err)
+	}
+	if got := replica.Forwarded("GET"); got != 1 {
+		t.Errorf("the replica served %d GETs, want 1", got)
+	}
+}
+
+// TestSentinelLostReplicaAsksForRediscovery: under ReadReplica, a replica
+// whose connection is lost (it stopped; the group replaced it with one at
+// another address) asks for a rediscovery, as a lost primary does: reads
+// reach the replica the sentinels list now, instead of failing on the
+// lost one until the periodic rediscovery, up to 30 s later.
+func TestSentinelLostReplicaAsksForRediscovery(t *testing.T) {
+	primary, gone, next := roleServer(t, "master"), roleServer(t, "slave"), roleServer(t, "slave")
+	sentinel, listed := fakeSentinel(t, primary.Addr(), []string{gone.Addr()})
+	ctx := testCtx(t)
+	c, err := Connect(ctx, Options{ReadFrom: ReadReplica,
+		Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{sentinel.Addr()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	k := keyPrefix(t) + "k"
+	if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+		t.Fatalf("GET = %v", err)
+	}
+	if got := gone.Forwarded("GET"); got != 1 {
+		t.Fatalf("the replica served %d GETs, want 1", got)
+	}
+	listed.Remove()
+	asked := sentinel.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "REPLICAS", Times: respiretest.Always,
+		Action: replicasReply([]string{next.Addr()})})
+	gone.Close()
+	select {
+	case <-asked.Received():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no rediscovery after the replica's connection was lost: the replica the sentinel lists now stays unknown")
+	}
+	// That rediscovery has asked; one more makes sure it has installed.
+	if err := c.topo.Refresh(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+		t.Fatalf("GET after the rediscovery = %v", err)
+	}
+	if got := next.Forwarded("GET"); got != 1 {
+		t.Errorf("the new replica served %d GETs, want 1", got)
+	}
+}
+
+// TestSentinelReadOnlyOnOwnConnectionAsksForRediscovery: a READONLY reply
+// (the primary was demoted) on a path that returns the reply instead of
+// routing it (a command on a dedicated connection, a blocking command)
+// asks for a rediscovery, as it does for a command on the shared
+// connection, so that the next call reaches the promoted primary.
+func TestSentinelReadOnlyOnOwnConnectionAsksForRediscovery(t *testing.T) {
+	for name, call := range map[string]func(ctx context.Context, c *Client, k string) error{
+		"Dedicated": func(ctx context.Context, c *Client, k string) error {
+			return c.Dedicated(ctx, func(conn *Conn) error { _, err := conn.Do(ctx, NewCommand("SET"), k, "v"); return err })
+		},
+		"Blocking": func(ctx context.Context, c *Client, k string) error {
+			_, err := c.BLMove(ctx, k, k+"-to", ListLeft, ListRight, time.Second)
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			primary := roleServer(t, "master")
+			for _, cmd := range []string{"SET", "BLMOVE"} {
+				primary.MustAddRule(t, respiretest.Rule{Command: cmd, Times: respiretest.Always, Action: respiretest.Inject(respiretest.ErrReadOnly)})
+			}
+			sentinel, _ := fakeSentinel(t, primary.Addr(), nil)
+			ctx := testCtx(t)
+			c, err := Connect(ctx, Options{Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{sentinel.Addr()}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			// Only a discovery asks for the replicas (the watch asks for
+			// the primary too).
+			asked := sentinel.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "REPLICAS", Times: respiretest.Always, Action: respiretest.Pass})
+			var se *ServerError
+			if err := call(ctx, c, keyPrefix(t)+"k"); !errors.As(err, &se) || !se.IsReadOnly() {
+				t.Fatalf("call = %v, want the READONLY reply", err)
+			}
+			select {
+			case <-asked.Received():
+			case <-time.After(10 * time.Second):
+				t.Fatal("no rediscovery after the READONLY reply")
+			}
+		})
+	}
+}
+
+// TestSentinelPasswordsKeptApart: the sentinels and the data servers may
+// have different passwords: each server gets its own (over RESP2's AUTH
+// and RESP3's HELLO), and a rejection of either names neither password,
+// in the error or in the client's log.
+func TestSentinelPasswordsKeptApart(t *testing.T) {
+	const sentinelPW, dataPW = "Hunter2-sentinel", "Hunter2-data"
+	primary := roleServer(t, "master")
+	primary.Engine().RequireAuth(dataPW)
+	sentinel, _ := fakeSentinel(t, primary.Addr(), nil)
+	sentinel.Engine().RequireAuth(sentinelPW)
+	var log bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx := testCtx(t)
+	for _, proto := range []int{2, 3} {
+		for name, pw := range map[string][2]string{"Right": {sentinelPW, dataPW}, "Swapped": {dataPW, sentinelPW},
+			"WrongSentinel": {"x", dataPW}, "WrongData": {sentinelPW, "x"}} {
+			t.Run(name+"/RESP"+strconv.Itoa(proto), func(t *testing.T) {
+				c, err := Connect(ctx, Options{Protocol: proto, Password: pw[1], Logger: logger,
+					Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{sentinel.Addr()}, Password: pw[0]}})
+				if name == "Right" {
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer c.Close()
+					if err := c.Set(ctx, keyPrefix(t)+"k", "v"); err != nil {
+						t.Errorf("SET = %v", err)
+					}
+					return
+				}
+				wantAuthRejection(t, c, err)
+				if strings.Contains(err.Error(), "Hunter2") {
+					t.Errorf("Connect = %q, names a password", err)
+				}
+			})
+		}
+	}
+	if strings.Contains(log.String(), "Hunter2") {
+		t.Errorf("the log names a password:\n%s", log.String())
+	}
+}
+
+// wantAuthRejection fails t unless Connect's c and err are those of a
+// rejected handshake: no client, and a *ServerError that IsAuth.
+func wantAuthRejection(t *testing.T, c *Client, err error) {
+	t.Helper()
+	if err == nil {
+		_ = c.Close()
+		t.Fatal("Connect with wrong credentials succeeded")
+	}
+	var se *ServerError
+	if !errors.As(err, &se) || !se.IsAuth() {
+		t.Errorf("Connect = %v, want a *ServerError that IsAuth", err)
 	}
 }

@@ -70,9 +70,11 @@ func urlHost(h, defPort string) (string, error) {
 // rediss+cluster:// and rediss+sentinel:// enable TLS (for the sentinels
 // too). read_from is primary, replica, primary-preferred or
 // replica-preferred. The scheme is case-insensitive. Unknown query
-// parameters are errors, and so is a fragment. An IPv6 address is written in brackets ([::1]:6379); a '/',
-// '?', '#' or '@' in a user name or password is percent-encoded (%2F,
-// %3F, %23, %40), and an error never repeats a password.
+// parameters are errors, and so are a parameter that cannot be parsed
+// and a fragment. An IPv6 address is written in brackets ([::1]:6379); a
+// '/', '?', '#' or '@' in a user name or password is percent-encoded
+// (%2F, %3F, %23, %40), an '&', ';' or '%' in a parameter's value too
+// (%26, %3B, %25), and an error never repeats a password.
 func ParseURL(raw string) (Options, error) {
 	var o Options
 	scheme, rest, ok := strings.Cut(raw, "://")
@@ -117,7 +119,9 @@ func ParseURL(raw string) (Options, error) {
 	if strings.ContainsRune(after, '@') {
 		return o, &ConfigError{Field: "URL", Reason: "cannot parse: '@' after the host (write '/', '?' and '#' in a user name or password as %2F, %3F and %23)"}
 	}
-	echoParam := !strings.ContainsRune(query, '@')
+	// An '&' in a sentinel_password ends it early too: what follows
+	// would be named as an unknown parameter.
+	echoParam := !strings.ContainsRune(query, '@') && !strings.Contains(query, "sentinel_password")
 	u, err := url.Parse("redis://" + userinfo + "placeholder" + rest[end:])
 	if err != nil {
 		return o, &ConfigError{Field: "URL", Reason: "cannot parse (check its syntax)"}
@@ -166,7 +170,13 @@ func ParseURL(raw string) (Options, error) {
 		}
 		o.DB = db
 	}
-	for k, vs := range u.Query() {
+	params, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		// Never dropped unnoticed (a password with a ';' or a stray '%'
+		// would vanish), nor repeated: the part at fault may be one.
+		return o, &ConfigError{Field: "URL", Reason: "cannot parse its parameters (write '&', ';' and '%' in a value as %26, %3B and %25)"}
+	}
+	for k, vs := range params {
 		v := vs[len(vs)-1]
 		switch k {
 		case "protocol":
@@ -204,7 +214,7 @@ func ParseURL(raw string) (Options, error) {
 			}
 		default:
 			if !echoParam {
-				return o, &ConfigError{Field: "URL", Reason: "unknown parameter (write '/', '?' and '#' in a user name or password as %2F, %3F and %23)"}
+				return o, &ConfigError{Field: "URL", Reason: "unknown parameter (write '/', '?' and '#' in a user name or password as %2F, %3F and %23, and '&' in a sentinel_password as %26)"}
 			}
 			return o, &ConfigError{Field: "URL " + k, Reason: "unknown parameter"}
 		}

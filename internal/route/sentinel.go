@@ -55,17 +55,26 @@ var errNotKnownHere = errors.New("this sentinel does not know the primary")
 // Sentinel follows the primary (and the replicas) a group of sentinels
 // reports: discovery asks the sentinels in order, starting with the one
 // that answered last (or that published a +switch-master message); a
-// subscription to +switch-master on one sentinel, a lost primary
-// connection and a READONLY reply trigger rediscovery.
+// subscription to +switch-master on one sentinel, a lost connection to
+// the primary or a replica, a read that finds no replica and a READONLY
+// reply trigger rediscovery.
 type Sentinel struct {
 	cfg   SentinelConfig
 	nodes *nodes
 	snap  atomic.Pointer[sentinelSnap]
 	ref   *refresher
+	// noReplica is when (Unix nanoseconds) a read that found no replica
+	// last asked for rediscovery.
+	noReplica atomic.Int64
 
 	mu        sync.Mutex
 	sentinels []string // known sentinels, configured ones first
 	good      int      // index of the sentinel that answered last
+	// switches counts the +switch-master messages; switchedBy is the
+	// sentinel that published the last one. A discovery that began
+	// before a message does not put its own sentinel first over it.
+	switches   uint64
+	switchedBy string
 
 	watchCtx    context.Context
 	watchCancel context.CancelFunc
@@ -94,11 +103,9 @@ const minSentinelRefreshGap = 100 * time.Millisecond
 // not a sentinel wraps [ErrNotSentinel].
 func NewSentinel(ctx context.Context, cfg SentinelConfig) (*Sentinel, error) {
 	s := &Sentinel{cfg: cfg, sentinels: slices.Clone(cfg.Addrs)}
-	s.nodes = newNodes(cfg.Nodes, func(n *Node) {
-		if !n.Replica {
-			s.ref.request(context.Background(), false)
-		}
-	})
+	// A lost replica asks too (only replica read policies dial them):
+	// the group may have replaced it with one at another address.
+	s.nodes = newNodes(cfg.Nodes, func(*Node) { s.ref.request(context.Background(), false) })
 	s.ref = newRefresher(s.discover, cfg.Refresh, minSentinelRefreshGap)
 	if err := s.discover(ctx); err != nil {
 		_ = s.nodes.close()
@@ -115,11 +122,25 @@ func NewSentinel(ctx context.Context, cfg SentinelConfig) (*Sentinel, error) {
 func (s *Sentinel) Kind() Kind { return KindSentinel }
 
 // Pick returns the current primary, or a replica for a read under a
-// replica read policy. slot is ignored.
+// replica read policy. slot is ignored. A read that finds no replica
+// (ReadReplica) asks for rediscovery: the sentinels may list one again.
 func (s *Sentinel) Pick(slot int, read bool) (*Node, error) {
 	sn := s.snap.Load()
-	return pickIn(sn.primary, sn.replicas, read, s.cfg.Read)
+	n, err := pickIn(sn.primary, sn.replicas, read, s.cfg.Read)
+	if err != nil {
+		// At most once per noReplicaGap: a group without replicas must
+		// not have every read start a rediscovery.
+		now := time.Now().UnixNano()
+		if last := s.noReplica.Load(); now-last >= int64(noReplicaGap) && s.noReplica.CompareAndSwap(last, now) {
+			s.ref.request(context.Background(), false)
+		}
+	}
+	return n, err
 }
+
+// noReplicaGap spaces the rediscoveries that reads finding no replica ask
+// for.
+const noReplicaGap = time.Second
 
 // Primaries returns the current primary.
 func (s *Sentinel) Primaries() []*Node { return []*Node{s.snap.Load().primary} }
@@ -155,21 +176,23 @@ func (s *Sentinel) Sentinels() []string {
 }
 
 // order returns the sentinels to try, starting with the one that answered
-// last.
-func (s *Sentinel) order() []string {
+// last, and the count of +switch-master messages so far (for answered).
+func (s *Sentinel) order() ([]string, uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]string, 0, len(s.sentinels))
 	out = append(out, s.sentinels[s.good:]...)
-	return append(out, s.sentinels[:s.good]...)
+	return append(out, s.sentinels[:s.good]...), s.switches
 }
 
 // answered records addr as the sentinel that answered last, and others,
 // the sentinels it listed, as the learnt ones: they replace those of
 // earlier answers (a sentinel that left the group is forgotten), at most
 // MaxLearnedSentinels of them. nil others (the list was lost) keeps the
-// learnt ones.
-func (s *Sentinel) answered(addr string, others []string) {
+// learnt ones. switches is the count of +switch-master messages when the
+// discovery began: when one came since, its sentinel stays first, not
+// addr, whose answer may be older than the message.
+func (s *Sentinel) answered(addr string, others []string, switches uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if others != nil {
@@ -186,6 +209,12 @@ func (s *Sentinel) answered(addr string, others []string) {
 		}
 		s.sentinels = known
 	}
+	if s.switches != switches {
+		if i := slices.Index(s.sentinels, s.switchedBy); i >= 0 {
+			s.good = i
+			return
+		}
+	}
 	s.good = max(slices.Index(s.sentinels, addr), 0)
 }
 
@@ -198,7 +227,7 @@ func (s *Sentinel) answered(addr string, others []string) {
 func (s *Sentinel) discover(ctx context.Context) error {
 	var errs []error
 	unknown := 0
-	order := s.order()
+	order, switches := s.order()
 	type answer struct {
 		addr, primary    string
 		replicas, others []string
@@ -227,7 +256,7 @@ func (s *Sentinel) discover(ctx context.Context) error {
 			}
 			continue
 		}
-		s.answered(addr, others)
+		s.answered(addr, others, switches)
 		return s.install(primary, replicas)
 	}
 	if err := ctx.Err(); err != nil {
@@ -237,7 +266,7 @@ func (s *Sentinel) discover(ctx context.Context) error {
 		return &discoveryError{errs: errs}
 	}
 	if first != nil {
-		s.answered(first.addr, first.others)
+		s.answered(first.addr, first.others, switches)
 		return s.install(first.primary, first.replicas)
 	}
 	if unknown == len(order) {
@@ -435,7 +464,8 @@ func (s *Sentinel) watch() {
 	backoff := 50 * time.Millisecond
 	first := true
 	for s.watchCtx.Err() == nil {
-		for _, addr := range s.order() {
+		order, _ := s.order()
+		for _, addr := range order {
 			if s.watchCtx.Err() != nil {
 				return
 			}
@@ -538,6 +568,8 @@ func (s *Sentinel) watchMessage(ctx context.Context, addr string, v resp.Value) 
 		if i := slices.Index(s.sentinels, addr); i >= 0 {
 			s.good = i
 		}
+		s.switches++
+		s.switchedBy = addr
 		s.mu.Unlock()
 		s.ref.request(ctx, false)
 	}

@@ -1,8 +1,16 @@
 package route
 
 import (
+	"context"
+	"net"
 	"strconv"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/respire-go/respire/internal/wire"
+	"github.com/respire-go/respire/resp"
+	"github.com/respire-go/respire/respiretest"
 )
 
 // TestSentinelInstallBoundsReplicas: the replicas a sentinel lists are
@@ -35,5 +43,86 @@ func TestSentinelInstallBoundsReplicas(t *testing.T) {
 	}
 	if !seen["127.0.0.1:2"] || !seen["127.0.0.1:3"] {
 		t.Errorf("the first replicas listed were not kept: %v", seen)
+	}
+}
+
+// fakeSentinel is a sentinel that names primary for every name and lists
+// no replica and no other sentinel; onAsk, when set, runs (and may block)
+// before each SENTINEL GET-MASTER-ADDR-BY-NAME is answered.
+func fakeSentinel(t *testing.T, primary string, onAsk func([]string)) *respiretest.Server {
+	t.Helper()
+	s := respiretest.NewServer(t)
+	host, port, _ := net.SplitHostPort(primary)
+	addr := resp.AppendArrayHeader(nil, 2)
+	addr = resp.AppendBulkString(addr, host)
+	addr = resp.AppendBulkString(addr, port)
+	s.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always,
+		Action: respiretest.Reply(addr), OnReceive: onAsk})
+	for _, sub := range []string{"REPLICAS", "SENTINELS"} {
+		s.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: sub, Times: respiretest.Always,
+			Action: respiretest.Reply(resp.AppendArrayHeader(nil, 0))})
+	}
+	return s
+}
+
+// TestSentinelSwitchMessageOutlivesDiscoveryInFlight: a +switch-master
+// message that arrives while a rediscovery is asking another sentinel
+// (which has not switched yet, and names the old primary) still makes the
+// next rediscovery ask the sentinel that published it first: the answer
+// of the discovery in flight, older than the message, does not put its
+// stale sentinel first again, which would keep the client on the old
+// primary after the message.
+func TestSentinelSwitchMessageOutlivesDiscoveryInFlight(t *testing.T) {
+	const oldPrimary, newPrimary = "127.0.0.1:1111", "127.0.0.1:2222"
+	var hold atomic.Bool
+	asked, release := make(chan struct{}), make(chan struct{})
+	stale := fakeSentinel(t, oldPrimary, func([]string) {
+		if hold.CompareAndSwap(true, false) {
+			close(asked)
+			<-release
+		}
+	})
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release) // never leave the fake sentinel blocked
+		}
+	}()
+	switched := fakeSentinel(t, newPrimary, nil)
+	s := &Sentinel{
+		cfg: SentinelConfig{Name: "m", Addrs: []string{stale.Addr(), switched.Addr()}, QueryTimeout: 10 * time.Second,
+			Conn: func(addr string) wire.Config { return wire.Config{Addr: addr} }},
+		sentinels: []string{stale.Addr(), switched.Addr()},
+		nodes:     newNodes(addrConfig(), nil),
+	}
+	defer func() { _ = s.nodes.close() }()
+	s.ref = newRefresher(s.discover, 0, minSentinelRefreshGap) // never started: requests only kick
+	ctx := context.Background()
+	if err := s.discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.snap.Load().primary.Addr; got != oldPrimary {
+		t.Fatalf("primary = %s, want %s from the first sentinel", got, oldPrimary)
+	}
+	hold.Store(true)
+	inFlight := make(chan error, 1)
+	go func() { inFlight <- s.discover(ctx) }()
+	<-asked // the discovery in flight waits for the stale sentinel's answer
+	msg := resp.Value{Type: resp.Array, Elems: []resp.Value{
+		{Type: resp.BulkString, Str: []byte("message")},
+		{Type: resp.BulkString, Str: []byte("+switch-master")},
+		{Type: resp.BulkString, Str: []byte("m 127.0.0.1 1111 127.0.0.1 2222")}}}
+	s.watchMessage(ctx, switched.Addr(), msg)
+	close(release)
+	if err := <-inFlight; err != nil {
+		t.Fatal(err)
+	}
+	// The rediscovery the message asked for.
+	if err := s.discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.snap.Load().primary.Addr; got != newPrimary {
+		t.Errorf("primary after the +switch-master message = %s, want %s from the sentinel that published it", got, newPrimary)
 	}
 }

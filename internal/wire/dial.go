@@ -215,14 +215,18 @@ func DialRaw(ctx context.Context, cfg Config) (nc net.Conn, rd *resp.Reader, pro
 	return mc, rd, proto, id, nil
 }
 
-// roleError reports a server whose ROLE was not the expected one.
-type roleError struct{ want, got string }
+// roleError reports a server whose ROLE was not the expected one; addr
+// names it (a Sentinel client dials the address a sentinel gave).
+type roleError struct{ addr, want, got string }
 
 func (e *roleError) Error() string {
-	return "ROLE is " + e.got + ", want " + e.want + ": " + ErrWrongRole.Error()
+	return "ROLE of " + e.addr + " is " + e.got + ", want " + e.want + ": " + ErrWrongRole.Error()
 }
 
 func (e *roleError) Unwrap() error { return ErrWrongRole }
+
+// maxRoleText bounds the server's role repeated in a roleError.
+const maxRoleText = 64
 
 // dialPrepared opens the socket and runs the handshake within ctx and
 // cfg.DialTimeout.
@@ -374,9 +378,12 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, e
 		}
 		role := "unknown"
 		if v.Type.Aggregate() && len(v.Elems) > 0 {
-			role = v.Elems[0].Text()
+			role = strconv.Quote(v.Elems[0].Text())
+			if len(role) > maxRoleText {
+				role = role[:maxRoleText] + "..."
+			}
 		}
-		return 0, 0, &roleError{want: cfg.Role, got: role}
+		return 0, 0, &roleError{addr: cfg.Addr, want: cfg.Role, got: role}
 	}
 	return proto, id, nil
 }
