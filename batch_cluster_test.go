@@ -109,6 +109,7 @@ func bcSeedReplicated(t *testing.T, c *Client, pairs ...string) {
 // replica, none on the primary) under a permitting policy; a single read
 // the replica served is still never resent.
 func TestClusterBatchReplicaGroupRetriesOnReplica(t *testing.T) {
+	countsCommands(t)
 	seed := clusterClient(t, Options{})
 	c, proxies := proxiedClusterNodes(t, Options{
 		ReadFrom:    ReadReplica,
@@ -175,6 +176,7 @@ func TestClusterBatchReplicaGroupRetriesOnReplica(t *testing.T) {
 // final attempt's results are published), while the group on the other
 // primary ran once and keeps its results.
 func TestClusterBatchGroupsRetryIndependently(t *testing.T) {
+	countsCommands(t)
 	c, proxies := proxiedCluster(t, Options{RetryPolicy: &RetryPolicy{
 		MaxAttempts: 3, MaxCommandRetryCategory: WriteAccumulating, InitialBackoff: NoBackoff,
 	}})
@@ -244,6 +246,7 @@ func TestClusterBatchGroupsRetryIndependently(t *testing.T) {
 // is not resent under a permitting policy, while the other group
 // succeeds. A first page, by contrast, is resent on its server.
 func TestClusterBatchScanContinuationIsPinnedAndNotRetried(t *testing.T) {
+	countsCommands(t)
 	c, proxies := proxiedCluster(t, Options{RetryPolicy: &RetryPolicy{MaxAttempts: 3, InitialBackoff: NoBackoff}})
 	ctx := testCtx(t)
 	// other serves slot 0: keyless members without a pin go there, or
@@ -348,6 +351,7 @@ func TestClusterBatchScanContinuationIsPinnedAndNotRetried(t *testing.T) {
 // page (cursor 0) of a batch is a read the replica route serves, its page
 // names that replica, and the continuation runs there.
 func TestClusterBatchScanKeepsReplicaServer(t *testing.T) {
+	countsCommands(t)
 	seed := clusterClient(t, Options{})
 	c := clusterClient(t, Options{ReadFrom: ReadReplica})
 	ctx := testCtx(t)
@@ -495,6 +499,7 @@ func TestBatchScanIteratesEveryKey(t *testing.T) {
 // on the primary that serves them: its commandstats show each INCR twice
 // and EXEC twice.
 func TestUnitRetryOnTopologies(t *testing.T) {
+	countsCommands(t)
 	policy := func(max RetryCategory) *RetryPolicy {
 		return &RetryPolicy{MaxCommandRetryCategory: max, InitialBackoff: NoBackoff}
 	}
@@ -709,6 +714,7 @@ func TestSentinelBatchScanContinuesOnReplica(t *testing.T) {
 // unit fails before any I/O, and no primary runs it. The same command on
 // a standalone client's batch is one server's and runs.
 func TestClusterBatchRefusesFanOutCommands(t *testing.T) {
+	countsCommands(t)
 	c := clusterClient(t, Options{})
 	ctx := testCtx(t)
 	k := key(t, "k")
@@ -811,6 +817,7 @@ func TestSentinelBatchOfReadsRunsOnPrimary(t *testing.T) {
 // transaction): a unit with a write fails before any I/O; one of reads
 // only runs on the replica.
 func TestSentinelUnitWithWritesRefusesReplicaScan(t *testing.T) {
+	countsCommands(t)
 	c := sentinelClient(t, Options{ReadFrom: ReadReplica})
 	ctx := testCtx(t)
 	opts := ScanOptions{Count: 1}

@@ -378,6 +378,7 @@ func (m *monitorFeed) stop(t *testing.T, c *Client, end string) map[string][]mon
 // once; under WriteAccumulating the whole batch is replayed, each INCR ran
 // twice, and the results are the final attempt's.
 func TestBatchRetryUnit(t *testing.T) {
+	countsCommands(t)
 	for _, tc := range []struct {
 		name     string
 		max      RetryCategory
@@ -435,6 +436,7 @@ func TestBatchRetryUnit(t *testing.T) {
 // not replayed under the default policy; replayed as a whole (MULTI,
 // members, EXEC) under a permitting one, with the final EXEC's results.
 func TestTransactionLostExecReply(t *testing.T) {
+	countsCommands(t)
 	for _, replay := range []bool{false, true} {
 		t.Run("replay="+strconv.FormatBool(replay), func(t *testing.T) {
 			var max RetryCategory
@@ -634,6 +636,7 @@ func TestWatchCounter(t *testing.T) {
 // retries only its group (every member of it), other groups keep their
 // results; a transaction across slots fails before any I/O.
 func TestClusterBatchGroups(t *testing.T) {
+	countsCommands(t)
 	c, proxies := proxiedCluster(t, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
 	ctx := testCtx(t)
 	primaries := c.topo.Primaries()

@@ -14,6 +14,7 @@ import (
 // keys (or, keyless, slot 0) went: SCAN walked a cursor that node never
 // issued, and returned wrong pages without an error.
 func TestClusterTransactionScanIsPinned(t *testing.T) {
+	countsCommands(t)
 	c := clusterClient(t, Options{})
 	ctx := testCtx(t)
 	zero, home := ownerAndOther(t, c, -1) // zero: where a keyless unit goes
@@ -59,6 +60,7 @@ func TestClusterTransactionScanIsPinned(t *testing.T) {
 // walk that server's cursor on the watched node and return wrong pages
 // without an error. A page of the watched node itself runs.
 func TestClusterWatchScanOfAnotherServer(t *testing.T) {
+	countsCommands(t)
 	c := clusterClient(t, Options{})
 	ctx := testCtx(t)
 	primaries := c.topo.Primaries()

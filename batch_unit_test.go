@@ -15,7 +15,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/respire-go/respire/internal/testenv"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -286,6 +285,7 @@ func txWitness(t *testing.T, order []txArrival, p, shared string) (multis int) {
 // EXEC reply is lost likewise. The server's commandstats show how many
 // times FCALL_RO ran: once when blocked, twice when resent.
 func TestBatchFunctionMembers(t *testing.T) {
+	countsCommands(t)
 	for _, tx := range []bool{false, true} {
 		for _, declared := range []bool{false, true} {
 			name := "Batch"
@@ -393,7 +393,7 @@ func TestClusterBatchGroupRetryMetrics(t *testing.T) {
 			}})
 			// The counts hold the servers exclusively; wait for that
 			// before the test's deadline starts, not inside it.
-			testenv.CountCommands(t, testenv.ClusterAddrs(t)[0])
+			countsCommands(t)
 			c, proxies := proxiedCluster(t, opts)
 			ctx := testCtx(t)
 			primaries := c.topo.Primaries()

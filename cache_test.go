@@ -293,6 +293,7 @@ func TestCachedReadInvalidatedInFlightIsNotPublished(t *testing.T) {
 // the client first (pushes pass at once): the flight is dirty, and the
 // reply is returned but not cached.
 func TestCachedReadInvalidatedBeforeItsReplyIsNotPublished(t *testing.T) {
+	countsCommands(t)
 	c, px := cachedClient(t, Options{})
 	ctx := testCtx(t)
 	k := key(t, "k")

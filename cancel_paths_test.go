@@ -170,6 +170,7 @@ func holdNext(t *testing.T, px *respiretest.Proxy, command, arg string) (h *resp
 // that says it may have run, the script runs exactly once, and its late
 // reply reaches nobody: the next callers get their own replies.
 func TestScriptFallbackCancelledBetweenCommands(t *testing.T) {
+	countsCommands(t)
 	addr := standaloneAddr(t)
 	script := NewScript("redis.call('INCR', KEYS[1]) return ARGV[1] -- "+t.Name(), ScriptOptions{})
 	t.Run("before EVAL", func(t *testing.T) {
@@ -222,6 +223,7 @@ func TestScriptFallbackCancelledBetweenCommands(t *testing.T) {
 // ignores that error and queues a write still gets an error matching the
 // context's from Watch, and nothing is applied.
 func TestWatchReadCancelledThenCallbackGoesOn(t *testing.T) {
+	countsCommands(t)
 	addr := standaloneAddr(t)
 	c, px := proxiedStandalone(t, Options{})
 	k := key(t, "k")
@@ -520,6 +522,7 @@ func TestDedicatedCommandAfterCancelledOne(t *testing.T) {
 // says it may have run, and ran exactly once. (One cancelled at its WATCH
 // may say so too: WATCH itself was sent.)
 func TestWatchCancelledAtEachStep(t *testing.T) {
+	countsCommands(t)
 	addr := standaloneAddr(t)
 	for _, step := range []string{"WATCH", "EXEC"} {
 		t.Run(step, func(t *testing.T) {
@@ -719,6 +722,7 @@ func TestClusterPathsWithEndedContextSendNothing(t *testing.T) {
 // pops nothing, and a Dedicated callback's first command sends nothing.
 // The connection is kept for the next caller.
 func TestContextEndedAsDedicatedDialCompletesSendsNothing(t *testing.T) {
+	countsCommands(t)
 	addr := standaloneAddr(t)
 	calls := map[string]func(ctx context.Context, c *Client, list string) error{
 		"BLPop": func(ctx context.Context, c *Client, list string) error {

@@ -73,6 +73,7 @@ func hasLibrary(t *testing.T, addr, library string) bool {
 // step: FCALL_RO once on the replica ("Function not found") and once on
 // the primary, FUNCTION LOAD once on the primary.
 func TestFunctionReloadFromReplicaRead(t *testing.T) {
+	countsCommands(t)
 	replicaTopologies(t, Options{ReadFrom: ReadReplica}, func(t *testing.T, c *Client) {
 		ctx := testCtx(t)
 		k := keyPrefix(t) + "k"
@@ -115,6 +116,7 @@ func TestFunctionReloadFromReplicaRead(t *testing.T) {
 // TestClusterFunctionLoad: Function.Load installs the library on every
 // primary of a Cluster, and a call then needs no reload.
 func TestClusterFunctionLoad(t *testing.T) {
+	countsCommands(t)
 	c := clusterClient(t, Options{})
 	ctx := testCtx(t)
 	lib, name, src := testLibrary(t)
@@ -183,6 +185,7 @@ func TestFunctionRetryMetrics(t *testing.T) {
 // exchange of a declared function, which then finds the library; an
 // undeclared function is not resent.
 func TestFunctionLostReplyAfterReload(t *testing.T) {
+	countsCommands(t)
 	for _, tc := range []struct {
 		name     string
 		declared bool

@@ -102,6 +102,17 @@ func newAdmin(t testing.TB, addr string) *Client {
 	return c
 }
 
+// countsCommands holds the shared servers exclusively for the rest of
+// the test (testenv.UseTopology): a test that counts commands on them
+// (commandCalls, commandSeen, commandStat) calls it first, before any
+// address lookup and before testCtx, so that its lock is never turned
+// from shared to exclusive mid-test and its deadline does not run while
+// it waits for other packages' tests.
+func countsCommands(t testing.TB) {
+	t.Helper()
+	testenv.UseTopology(t, true)
+}
+
 // commandCalls returns the "calls" count of command name in addr's INFO
 // commandstats (0 when the command never ran). name is case-insensitive;
 // a subcommand is written "client|kill". Compare counts taken before and
@@ -239,8 +250,14 @@ func forEachProtocol(t *testing.T, opts Options, body func(t *testing.T, c *Clie
 	}
 }
 
-// testCtx returns a context that ends after 10 s or with the test.
+// testCtx returns a context that ends after 10 s or with the test. It
+// holds the shared servers (testenv.UseTopology) first, so the 10 s run
+// after any wait for another package's test that holds them exclusively:
+// a test that counts commands or changes roles calls countsCommands (or
+// testenv.UseTopology(t, true)) before testCtx.
 func testCtx(t testing.TB) context.Context {
+	t.Helper()
+	testenv.UseTopology(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	return ctx

@@ -41,6 +41,7 @@ var retryRealCommands = []retryRealCommand{
 }
 
 func TestRetryRealServerMatrix(t *testing.T) {
+	countsCommands(t)
 	addr := standaloneAddr(t)
 	proxy, err := respiretest.NewProxy(addr)
 	if err != nil {

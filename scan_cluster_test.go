@@ -253,6 +253,7 @@ func scanFailoverSetup(t *testing.T, h Hook) (c *Client, want []string, prefix s
 // ends with an error that says the server left the topology, and the new
 // primary never receives the old one's cursor.
 func TestSentinelScanContinuationAfterFailoverFails(t *testing.T) {
+	countsCommands(t)
 	pxs, addrs := proxiedSentinels(t)
 	c := sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
 	ctx := testCtx(t)

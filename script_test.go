@@ -37,6 +37,7 @@ func scriptNonce(t *testing.T) string {
 // (the server ran EVALSHA twice); an undeclared script, read-only or not,
 // is not (once, possibly executed); raw EVALSHA through Do never is.
 func TestScriptRetries(t *testing.T) {
+	countsCommands(t)
 	addr := standaloneAddr(t)
 	for _, tc := range []struct {
 		name    string
@@ -93,6 +94,7 @@ func TestScriptRetries(t *testing.T) {
 // one fallback again. The fallback is part of the call's retried exchange:
 // a lost EVAL reply resends EVALSHA (then EVAL again).
 func TestScriptFallback(t *testing.T) {
+	countsCommands(t)
 	addr := standaloneAddr(t)
 	c, px := proxiedStandalone(t, Options{RetryPolicy: &RetryPolicy{InitialBackoff: NoBackoff}})
 	ctx := testCtx(t)
@@ -164,6 +166,7 @@ func testLibrary(t *testing.T) (library, function, src string) {
 // resent, an undeclared one's is not; without a Source the error reaches
 // the caller.
 func TestFunctionReloadAndRetries(t *testing.T) {
+	countsCommands(t)
 	fx := newFunctionFixture(t)
 	addr, c, px, ctx, k, lib, name, src := fx.addr, fx.c, fx.px, fx.ctx, fx.k, fx.lib, fx.name, fx.src
 	fn := NewFunction(lib, name, FunctionOptions{ReadOnly: true, Source: src}).WithRetryCategory(ReadOnly)
@@ -360,7 +363,7 @@ func TestExchangeOnClosedClientStartsNothing(t *testing.T) {
 func TestClusterScripts(t *testing.T) {
 	// The counts hold the servers exclusively; wait for that before the
 	// test's deadline starts, not inside it.
-	testenv.CountCommands(t, testenv.ClusterAddrs(t)[0])
+	countsCommands(t)
 	c := clusterClient(t, Options{})
 	ctx := testCtx(t)
 	s := uniqueScript(t, ScriptOptions{}).WithRetryCategory(ReadOnly)
@@ -417,6 +420,7 @@ func TestClusterScripts(t *testing.T) {
 // (EVALSHA_RO) runs on a replica of its keys' slot; a writing one on the
 // primary.
 func TestReadOnlyScriptOnReplica(t *testing.T) {
+	countsCommands(t)
 	c := clusterClient(t, Options{ReadFrom: ReadReplica})
 	ctx := testCtx(t)
 	k := keyPrefix(t) + "{r}k"
@@ -611,6 +615,7 @@ func TestBatchRefusesBusyScriptKill(t *testing.T) {
 // it on the replicas too: the next Run on a replica needs no EVAL_RO
 // fallback there (the replica's commandstats witness it).
 func TestReadOnlyScriptLoadReachesReplicas(t *testing.T) {
+	countsCommands(t)
 	replicaTopologies(t, Options{ReadFrom: ReadReplica}, func(t *testing.T, c *Client) {
 		ctx := testCtx(t)
 		k := keyPrefix(t) + "k"

@@ -37,6 +37,7 @@ func sharedOwnValue(t *testing.T, c *Client, tag string) {
 // ErrInvalidArgument, nothing reaches the server, and the shared
 // connection answers on.
 func TestBatchMembersRefuseStateCommands(t *testing.T) {
+	countsCommands(t)
 	for _, p := range protocols {
 		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
 			c, px := proxiedStandalone(t, Options{Protocol: p})
@@ -106,6 +107,7 @@ var statefulCells = []statefulCell{
 // refused before any I/O and the others run. Either way the shared
 // connection answers on, and the next loan is restored.
 func TestDedicatedAndWatchRunStateCommands(t *testing.T) {
+	countsCommands(t)
 	for _, p := range protocols {
 		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
 			c := newClient(t, Options{Protocol: p, BlockingPoolSize: 1})
@@ -180,6 +182,7 @@ func TestDedicatedAndWatchRunStateCommands(t *testing.T) {
 // connection's own id (SKIPME keeps it), and in RESP3 DEBUG PROTOCOL push
 // and attrib, whose out-of-band push and attribute come before the reply.
 func TestSharedConnectionRunsServerWideCommands(t *testing.T) {
+	countsCommands(t)
 	for _, p := range protocols {
 		t.Run("RESP"+strconv.Itoa(p), func(t *testing.T) {
 			c := newClient(t, Options{Protocol: p})

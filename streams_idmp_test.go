@@ -583,6 +583,7 @@ func TestXAddFallbackSharesTheDeadline(t *testing.T) {
 // effect) and then one plain XADD; commandstats count 2 XADDs per call
 // and the stream grows by one.
 func TestXAddFallbackRealServerAppendsOncePerCall(t *testing.T) {
+	countsCommands(t)
 	addr := standaloneAddr(t)
 	px := realProxy(t, addr)
 	k := key(t, "s")
@@ -626,6 +627,7 @@ func TestXAddFallbackRealServerAppendsOncePerCall(t *testing.T) {
 // WriteAccumulating, so under a WriteChecked maximum its lost reply is not
 // resent (commandstats: the rejected IDMP and one plain XADD).
 func TestXAddFallbackRealServerLostPlainReplyNotResent(t *testing.T) {
+	countsCommands(t)
 	addr := standaloneAddr(t)
 	px := realProxy(t, addr)
 	k := key(t, "s")
@@ -664,6 +666,7 @@ func wantRealXAdds(t testing.TB, addr, k string, before, calls int, n int64) {
 // server's rejection, sent once, with no fallback and no stream created;
 // XCFGSET is an unknown command there.
 func TestXAddExplicitIdempotencyRealServerGetsTheError(t *testing.T) {
+	countsCommands(t)
 	addr := standaloneAddr(t)
 	px := realProxy(t, addr)
 	k := key(t, "s")
@@ -784,6 +787,7 @@ func TestConnectRejectsInvalidStreamProducerID(t *testing.T) {
 // rejection the call still falls back to one plain XADD: the stream grows
 // by one, commandstats count the rejected resend and the plain XADD.
 func TestXAddFallbackAfterRefusedFirstAttempt(t *testing.T) {
+	countsCommands(t)
 	addr := standaloneAddr(t)
 	for _, refusal := range []string{
 		"LOADING Redis is loading the dataset in memory",

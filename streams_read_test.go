@@ -106,6 +106,7 @@ func TestXReadGroupOptionsInAnyOrder(t *testing.T) {
 // group has nothing pending (commandstats: one XREADGROUP, never resent),
 // and the next read gets it.
 func TestXReadGroupCallerGoneBeforeDeliveryLeavesNothingPending(t *testing.T) {
+	countsCommands(t)
 	name := blockingName(t)
 	forEachProtocol(t, Options{ClientName: name, RetryPolicy: &RetryPolicy{MaxCommandRetryCategory: WriteAccumulating}}, func(t *testing.T, c *Client) {
 		addr := standaloneAddr(t)
@@ -148,6 +149,7 @@ func TestXReadGroupCallerGoneBeforeDeliveryLeavesNothingPending(t *testing.T) {
 // resent, alone or in a batch (commandstats: one call each): a resend
 // would deliver other entries and leave the first ones pending.
 func TestXReadGroupLostReplyNeverResent(t *testing.T) {
+	countsCommands(t)
 	addr := standaloneAddr(t)
 	for _, batched := range []bool{false, true} {
 		t.Run(map[bool]string{false: "Client", true: "Batch"}[batched], func(t *testing.T) {

@@ -82,6 +82,7 @@ var retryPaths = []retryPath{
 type pathConnect func(t *testing.T, opts Options, fault func(respiretest.DialFunc) respiretest.DialFunc) (*Client, func(k string) (*respiretest.Proxy, string))
 
 func TestRetryTopologyPaths(t *testing.T) {
+	countsCommands(t)
 	t.Run("Sentinel", func(t *testing.T) {
 		primary := sentinelPrimary(t)
 		px := realProxy(t, primary)
@@ -229,6 +230,7 @@ func retryPathCase(t *testing.T, connect pathConnect, p retryPath, f retryFault,
 // is followed within the attempt: the command runs once, the call
 // succeeds, and no resend is counted, even with MaxAttempts 1.
 func TestRetryClusterRedirectsAreNoAttempts(t *testing.T) {
+	countsCommands(t)
 	for _, ask := range []bool{false, true} {
 		for _, p := range retryPaths {
 			if !p.replyFaults {
@@ -339,6 +341,7 @@ func TestRetryClusterTransactionMovedKeepsBudget(t *testing.T) {
 // (after NOSCRIPT) resends the whole exchange only for a script whose
 // category permits it; an undeclared one runs once and says it may have.
 func TestRetryScriptFallbackOnTopologies(t *testing.T) {
+	countsCommands(t)
 	run := func(t *testing.T, c *Client, px *respiretest.Proxy, addr, k string) {
 		for _, declared := range []bool{false, true} {
 			t.Run(map[bool]string{false: "Undeclared", true: "Declared"}[declared], func(t *testing.T) {

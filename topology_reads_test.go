@@ -52,6 +52,7 @@ func readReplica(t *testing.T, c *Client, slot int) (replica, primary *route.Nod
 // replica (READONLY on Cluster replica connections), writes to the
 // primary; the replica's own commandstats witness where each ran.
 func TestReadFromReplica(t *testing.T) {
+	countsCommands(t)
 	replicaTopologies(t, Options{ReadFrom: ReadReplica}, func(t *testing.T, c *Client) {
 		ctx := testCtx(t)
 		k := keyPrefix(t) + "k"
@@ -76,6 +77,7 @@ func TestReadFromReplica(t *testing.T) {
 // TestReplicaReadsAreNeverRetried: a read a replica served is not resent,
 // even when the policy would resend it on the primary.
 func TestReplicaReadsAreNeverRetried(t *testing.T) {
+	countsCommands(t)
 	replicaAddr := testenv.SentinelReplica(t)
 	if sentinelPrimary(t) == replicaAddr {
 		replicaAddr = testenv.SentinelPrimary(t)

@@ -120,6 +120,7 @@ func retireWhileWaiting(t *testing.T, setup func(c *Client) (slot int), run func
 // retires are sent, once, to the slot's owner in the new map, with no
 // retry policy: the retirement is handled within the attempt.
 func TestClusterRetiredNodeRoutedWithinAttempt(t *testing.T) {
+	countsCommands(t)
 	var (
 		owner, other string // real primaries
 		tag, otherK  string

@@ -56,6 +56,7 @@ func clusterRoles(t testing.TB) (primaries, replicas []string) {
 }
 
 func TestRetryTopologyMatrix(t *testing.T) {
+	countsCommands(t)
 	t.Run("Sentinel", func(t *testing.T) {
 		primary := sentinelPrimary(t)
 		proxy := realProxy(t, primary)

@@ -214,6 +214,7 @@ func keyOn(t *testing.T, c *Client, node string) (string, int) {
 // unparseable redirect is an error for that call. None counts as a
 // retry attempt.
 func TestClusterRedirects(t *testing.T) {
+	countsCommands(t)
 	c, proxies := proxiedCluster(t, Options{RetryPolicy: &RetryPolicy{MaxAttempts: 3}, Cluster: &ClusterOptions{MaxRedirects: 4}})
 	ctx := testCtx(t)
 	primaries := c.topo.Primaries()

@@ -181,6 +181,7 @@ func TestWatchContextEndedBeforeExecSendsNothing(t *testing.T) {
 // and ErrInvalidArgument, which the member's Future carries too; MULTI
 // and EXEC reach no node and the member's key stays unset.
 func TestWatchClusterQueuedKeyInAnotherSlot(t *testing.T) {
+	countsCommands(t)
 	c := clusterClient(t, Options{})
 	ctx := testCtx(t)
 	p := keyPrefix(t)

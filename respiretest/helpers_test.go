@@ -136,7 +136,17 @@ func (c *client) expectClosed() {
 
 var cmdstatRE = regexp.MustCompile(`(?m)^cmdstat_([a-z|_-]+):calls=(\d+)`)
 
-// commandstats returns the calls per command of INFO commandstats.
+// countsCommands holds the shared servers exclusively for the rest of
+// the test (testenv.UseTopology): a test that compares commandstats
+// calls it first, before any address lookup (realProxy, standalone)
+// takes them shared.
+func countsCommands(t testing.TB) {
+	t.Helper()
+	testenv.UseTopology(t, true)
+}
+
+// commandstats returns the calls per command of INFO commandstats. The
+// test must have called countsCommands first.
 func commandstats(t testing.TB, addr string) map[string]int {
 	t.Helper()
 	testenv.CountCommands(t, addr)

@@ -274,6 +274,7 @@ func TestIDMPWithoutEmulationAnswersLikeRedis70(t *testing.T) {
 }
 
 func TestIDMPEmulationInFrontOfRedis70(t *testing.T) {
+	countsCommands(t)
 	p, addr := realProxy(t, WithIDMP(true))
 	k := key(t, "s")
 	direct := dialTCP(t, addr)

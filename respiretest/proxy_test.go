@@ -14,8 +14,9 @@ import (
 
 // The real-server tests compare INFO commandstats before and after, rather
 // than CONFIG RESETSTAT, so they never disturb other packages' tests that
-// share the server; commandstats holds the shared servers exclusively
-// (testenv.CountCommands), so no other package's test sends meanwhile.
+// share the server; they hold the shared servers exclusively
+// (countsCommands, first in the test), so no other package's test sends
+// meanwhile.
 
 // realProxy starts a proxy in front of the real server.
 func realProxy(t *testing.T, opts ...Option) (*Proxy, string) {
@@ -35,6 +36,7 @@ func key(t *testing.T, suffix string) string {
 }
 
 func TestProxyForwardsInOrderAndCounts(t *testing.T) {
+	countsCommands(t)
 	p, addr := realProxy(t)
 	k := key(t, "s")
 	direct := dialTCP(t, addr)
@@ -71,6 +73,7 @@ func TestProxyForwardsInOrderAndCounts(t *testing.T) {
 }
 
 func TestDropBeforeForwardNeverReachesServer(t *testing.T) {
+	countsCommands(t)
 	p, addr := realProxy(t)
 	k := key(t, "s")
 	direct := dialTCP(t, addr)
@@ -100,6 +103,7 @@ func TestDropBeforeForwardNeverReachesServer(t *testing.T) {
 }
 
 func TestDropAfterForwardRunsCommandAndLosesReply(t *testing.T) {
+	countsCommands(t)
 	// PSETEX and SUBSTR (GETRANGE's old name): no other package's tests
 	// use them, so the server-wide commandstats delta is this test's alone.
 	p, addr := realProxy(t)
@@ -129,6 +133,7 @@ func TestDropAfterForwardRunsCommandAndLosesReply(t *testing.T) {
 // write, whose middle frame is LoseReply, runs whole on the server; the
 // client gets the reply of the frame before it, then the connection closes.
 func TestLoseReplyRunsThePipelineAndLosesItsReplies(t *testing.T) {
+	countsCommands(t)
 	p, addr := realProxy(t)
 	k := key(t, "s")
 	direct := dialTCP(t, addr)
@@ -153,6 +158,7 @@ func TestLoseReplyRunsThePipelineAndLosesItsReplies(t *testing.T) {
 }
 
 func TestInjectAnswersWithoutForwarding(t *testing.T) {
+	countsCommands(t)
 	p, addr := realProxy(t)
 	k := key(t, "s")
 	cases := []struct {
@@ -193,6 +199,7 @@ func TestInjectAnswersWithoutForwarding(t *testing.T) {
 }
 
 func TestNthAndTimes(t *testing.T) {
+	countsCommands(t)
 	p, addr := realProxy(t)
 	k := key(t, "s")
 	dialTCP(t, addr).do("DEL", k)
@@ -523,6 +530,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestCommandStatsAgreeWithForwardedCounts(t *testing.T) {
+	countsCommands(t)
 	p, addr := realProxy(t)
 	k := key(t, "")
 	before := commandstats(t, addr)

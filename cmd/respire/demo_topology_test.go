@@ -35,9 +35,11 @@ func runTopologyDemo(t *testing.T, args []string, nodeOK func(string) bool) {
 // group: a Sentinel client whose primary connections go through a fault
 // proxy shows the same table as a standalone server.
 func TestDemoSentinel(t *testing.T) {
+	// The demo counts commandstats: no other package's test meanwhile.
+	// Exclusive first, before the lookups take the servers shared.
+	testenv.UseTopology(t, true)
 	addrs := testenv.SentinelAddrs(t)
 	name := testenv.SentinelMaster(t)
-	testenv.UseTopology(t, true) // the demo counts commandstats: no other package's test meanwhile
 	args := []string{"demo", "--topology", "sentinel", "--addr", strings.Join(addrs, ","), "--primary-name", name}
 	runTopologyDemo(t, args, func(node string) bool {
 		// An earlier failover test may have changed the primary: any
@@ -49,8 +51,8 @@ func TestDemoSentinel(t *testing.T) {
 // TestDemoCluster runs the demo against the test script's Cluster: each
 // scenario's key lives on some primary, whose proxy injects the fault.
 func TestDemoCluster(t *testing.T) {
-	addrs := testenv.ClusterAddrs(t)
 	testenv.UseTopology(t, true)
+	addrs := testenv.ClusterAddrs(t)
 	args := []string{"demo", "--topology", "cluster", "--addr", strings.Join(addrs, ",")}
 	runTopologyDemo(t, args, func(node string) bool { return slices.Contains(addrs, node) })
 }

@@ -17,10 +17,18 @@ func TestMain(m *testing.M) {
 }
 
 // recorder is a testing.TB whose Skipf and Fatalf record instead of stopping
-// the test.
+// the test, named name when that is set.
 type recorder struct {
 	testing.TB
+	name            string
 	skipped, failed string
+}
+
+func (r *recorder) Name() string {
+	if r.name != "" {
+		return r.name
+	}
+	return r.TB.Name()
 }
 
 func (r *recorder) Skipf(format string, args ...any)  { r.skipped = fmt.Sprintf(format, args...) }
