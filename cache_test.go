@@ -192,7 +192,9 @@ func TestCachedReadIsServedLocallyUntilInvalidated(t *testing.T) {
 	}
 
 	// LCS reads two keys, and the server tracks both: a write to the
-	// second ends the entry.
+	// second ends the entry. (New keys: a write to a and b, which the
+	// MGET entries tracked, would be invalidated under the first LCS read.)
+	a, b = key(t, "la"), key(t, "lb")
 	must(t, c.Set(ctx, a, "ohmytext"))
 	must(t, c.Set(ctx, b, "mynewtext"))
 	lcss := px.Forwarded("LCS")
