@@ -420,7 +420,8 @@ type cachedRead struct {
 // Concurrent callers of the same missing entry share one read (and its
 // retries, counted once; its one [ProcessHook] call and duration record);
 // a caller whose ctx ends leaves the others waiting, and the last one to
-// leave cancels the read. A hit runs no hook and records nothing.
+// leave cancels the read. A hit runs no hook, records nothing and does
+// not look at ctx: it is returned even when ctx has ended.
 //
 // cmd must be a catalog command that only reads keys and whose reply
 // depends on nothing else: GET, HGETALL, LRANGE, ZRANGE, SMEMBERS, MGET
