@@ -1004,8 +1004,8 @@ func TestSentinelLostReplicaAsksForRediscovery(t *testing.T) {
 
 // TestSentinelReadOnlyOnOwnConnectionAsksForRediscovery: a READONLY reply
 // (the primary was demoted) on a path that returns the reply instead of
-// routing it (a command on a dedicated connection, a blocking command)
-// asks for a rediscovery, as it does for a command on the shared
+// routing it (a command on a dedicated connection, a blocking command, a
+// write queued in a Watch transaction) asks for a rediscovery, as it does for a command on the shared
 // connection, so that the next call reaches the promoted primary.
 func TestSentinelReadOnlyOnOwnConnectionAsksForRediscovery(t *testing.T) {
 	for name, call := range map[string]func(ctx context.Context, c *Client, k string) error{
@@ -1015,6 +1015,9 @@ func TestSentinelReadOnlyOnOwnConnectionAsksForRediscovery(t *testing.T) {
 		"Blocking": func(ctx context.Context, c *Client, k string) error {
 			_, err := c.BLMove(ctx, k, k+"-to", ListLeft, ListRight, time.Second)
 			return err
+		},
+		"Watch": func(ctx context.Context, c *Client, k string) error {
+			return c.Watch(ctx, func(tx *Tx) error { tx.Queue().Set(k, "v"); return nil }, k)
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
