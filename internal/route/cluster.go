@@ -481,6 +481,9 @@ func (e *topologyError) Error() string {
 	return s
 }
 
+// NodeAddr is the address of the node that failed.
+func (e *topologyError) NodeAddr() string { return e.addr }
+
 func (e *topologyError) Unwrap() []error {
 	if e.reply == nil {
 		return []error{e.err}
