@@ -92,7 +92,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		_ = c.blocking.Close()
 		var we *wire.ConnError
 		if errors.As(err, &we) {
-			return nil, connError("connect", we)
+			return nil, connectError(cfg.wire.Addr, we)
 		}
 		return nil, err
 	}

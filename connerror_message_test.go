@@ -3,6 +3,7 @@ package respire
 import (
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -17,12 +18,13 @@ func TestConnErrorSaysWhatHappened(t *testing.T) {
 	ctx := testCtx(t)
 	addr := standaloneAddr(t)
 
-	_, err := Connect(ctx, Options{Endpoints: []string{freeAddr(t)}})
-	wantConnErr(t, "closed port", err, "respire: connect: could not connect: dial tcp ", "connection refused")
+	closed := freeAddr(t)
+	_, err := Connect(ctx, Options{Endpoints: []string{closed}})
+	wantConnErr(t, "closed port", err, "respire: connect: could not connect to "+closed+": dial tcp ", "connection refused")
 
 	// The shared standalone server has the default 16 databases.
 	_, err = Connect(ctx, Options{Endpoints: []string{addr}, DB: 9999})
-	wantConnErr(t, "DB out of range", err, "respire: connect: could not connect: respire: SELECT: ERR DB index is out of range", "")
+	wantConnErr(t, "DB out of range", err, "respire: connect: could not connect to "+addr+": the server refused SELECT: ERR DB index is out of range", "")
 	var se *ServerError
 	if !errors.As(err, &se) || se.Command != "SELECT" || se.Code != "ERR" {
 		t.Errorf("DB out of range: %v, want a *ServerError of SELECT", err)
@@ -65,5 +67,39 @@ func wantConnErr(t *testing.T, name string, err error, prefix, part string) {
 	}
 	if msg := err.Error(); !strings.HasPrefix(msg, prefix) || !strings.Contains(msg, part) {
 		t.Errorf("%s: %q, want it to start with %q and contain %q", name, msg, prefix, part)
+	}
+}
+
+// TestConnectAuthRejectionNamesTheServer: when a data server rejects the
+// connection's credentials, Connect's error names that server's address
+// (a Sentinel's primary is not an address the caller configured) and the
+// command it refused, once, with no repeated "respire:" prefix and no
+// password; standalone, Sentinel and Cluster say it alike, and the
+// *ServerError stays reachable with errors.As.
+func TestConnectAuthRejectionNamesTheServer(t *testing.T) {
+	const dataPW = "Hunter2-data"
+	for _, proto := range []int{2, 3} {
+		cmd := map[int]string{2: "AUTH", 3: "HELLO"}[proto]
+		for name, opts := range map[string]func(data string) Options{
+			"Standalone": func(data string) Options { return Options{Endpoints: []string{data}} },
+			"Sentinel": func(data string) Options {
+				sentinel, _ := fakeSentinel(t, data, nil)
+				return Options{Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{sentinel.Addr()}}}
+			},
+			"Cluster": func(data string) Options { return Options{Endpoints: []string{data}, Cluster: &ClusterOptions{}} },
+		} {
+			t.Run(name+"/RESP"+strconv.Itoa(proto), func(t *testing.T) {
+				data := roleServer(t, "master")
+				data.Engine().RequireAuth(dataPW)
+				o := opts(data.Addr())
+				o.Protocol, o.Password = proto, "Hunter2-wrong"
+				c, err := Connect(testCtx(t), o)
+				wantAuthRejection(t, c, err)
+				want := "respire: connect: could not connect to " + data.Addr() + ": the server refused " + cmd + ": WRONGPASS"
+				if msg := err.Error(); !strings.HasPrefix(msg, want) || strings.Count(msg, "respire:") != 1 || strings.Contains(msg, "Hunter2") {
+					t.Errorf("Connect = %q, want it to start with %q, say \"respire:\" once and name no password", msg, want)
+				}
+			})
+		}
 	}
 }

@@ -475,6 +475,7 @@ func (conn *Conn) unit(ctx context.Context, f *wire.Frame, name string) error {
 		f.Release()
 		return err
 	}
+	c.noteReadOnlyUnit(f)
 	if len(f.Values) > 0 && !f.Values[0].IsError() {
 		// MULTI was accepted, so the frame's EXEC ran inside it, and
 		// EXEC clears every WATCH, whatever its reply.

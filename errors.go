@@ -106,10 +106,15 @@ type ConnError struct {
 	// failure a RetryPolicy selects with RetryOnConnectionLoss (closing,
 	// protocol errors and rejected handshakes are not).
 	lost bool
+	// addr is the server a failed Connect could not connect to, when
+	// known.
+	addr string
 }
 
 // Error describes the connection failure and its cause: "could not
-// connect" for [Connect] (Command "connect"), "not sent" for a command
+// connect" for [Connect] (Command "connect"; with the server's address
+// when known, and "the server refused" before the command of a rejected
+// handshake), "not sent" for a command
 // the client did not send because it was closed ([ErrClosed]) or the
 // server rejected the connection's handshake (a [*ServerError]), and
 // otherwise whether the connection was lost before or after the command
@@ -120,6 +125,16 @@ func (e *ConnError) Error() string {
 	switch {
 	case e.Command == "connect" && e.Unwritten:
 		s += "could not connect"
+		if e.addr != "" {
+			s += " to " + e.addr
+		}
+		refused, ok := e.Err.(*ServerError)
+		if r, isRejection := e.Err.(*rejection); isRejection && e.addr != "" {
+			refused, ok = r.se, true
+		}
+		if ok && refused.Command != "" {
+			return s + ": the server refused " + refused.Command + ": " + refused.Message
+		}
 	case e.Unwritten && (errors.Is(e.Err, ErrClosed) || errors.As(e.Err, &se)):
 		s += "not sent"
 	case e.Unwritten:

@@ -18,6 +18,8 @@ func FuzzParseURL(f *testing.F) {
 		{"REDIS", "u", "p?x", "h"},
 		{"redis", "u", "1234#", "h/0"},
 		{"redis+sentinel", "u", "12/34", "h"},
+		{"redis+sentinel", "u", "p", "h/my%2Fmaster/2"},
+		{"redis+sentinel", "u", "p", "h/%2F%2F/%2F"},
 		{"redis", "u", "p%zz", "h"},
 		{"redis", "u", "p%40q", "h:port"},
 		{"redis", "", "p", "[::1"},

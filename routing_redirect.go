@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/respire-go/respire/catalog"
@@ -205,6 +206,23 @@ func (c *Client) noteMoved(reply []byte, from *route.Node) {
 // that replaced it.
 func (c *Client) noteReadOnly(se *ServerError) {
 	if c.topo != nil && se.IsReadOnly() {
+		_ = c.topo.Refresh(context.Background(), false)
+	}
+}
+
+// noteReadOnlyUnit asks for a topology refresh when a reply of the
+// transaction frame f is READONLY: MULTI's, a queued command's, or one
+// inside EXEC's array.
+func (c *Client) noteReadOnlyUnit(f *wire.Frame) {
+	if c.topo == nil {
+		return
+	}
+	readOnly := func(v resp.Value) bool { return v.IsError() && selected(v.Str) == retry.ReadOnlyReply }
+	found := slices.ContainsFunc(f.Values, readOnly)
+	if n := len(f.Values); !found && n > 0 && f.Values[n-1].Type.Aggregate() {
+		found = slices.ContainsFunc(f.Values[n-1].Elems, readOnly)
+	}
+	if found {
 		_ = c.topo.Refresh(context.Background(), false)
 	}
 }

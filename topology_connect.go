@@ -73,7 +73,7 @@ func (c *Client) connectTopology(ctx context.Context) error {
 			return notTopology("Options.Sentinel.Addrs", err)
 		}
 		if err != nil {
-			return &ConnError{Command: "connect", Unwritten: true, Err: withRejection(err)}
+			return withRejection(err)
 		}
 		c.topo = t
 	} else {
@@ -90,19 +90,21 @@ func (c *Client) connectTopology(ctx context.Context) error {
 			return notTopology("Options.Cluster", err)
 		}
 		if err != nil {
-			return &ConnError{Command: "connect", Unwritten: true, Err: withRejection(err)}
+			return withRejection(err)
 		}
 		c.topo = t
 	}
 	// Like a standalone Connect, fail now when no primary can be used (a
 	// Cluster with one primary down still serves the other slots).
-	first := c.dialPrimaries(ctx)
+	addr, first := c.dialPrimaries(ctx)
 	if first != nil && sentinel {
 		// The sentinel that answered may be stale: a second discovery
 		// passes over the primary that just failed its dial when
 		// another sentinel names a different one.
-		if c.topo.Refresh(ctx, true) == nil && c.dialPrimaries(ctx) == nil {
-			return nil
+		if c.topo.Refresh(ctx, true) == nil {
+			if _, err := c.dialPrimaries(ctx); err == nil {
+				return nil
+			}
 		}
 	}
 	if first == nil {
@@ -111,9 +113,19 @@ func (c *Client) connectTopology(ctx context.Context) error {
 	_ = c.topo.Close()
 	var we *wire.ConnError
 	if errors.As(first, &we) {
-		return connError("connect", we)
+		return connectError(addr, we)
 	}
 	return first
+}
+
+// connectError is the error of a Connect whose connection to the server
+// at addr failed with e: a *ConnError that names addr.
+func connectError(addr string, e *wire.ConnError) error {
+	err := connError("connect", e)
+	if ce, ok := err.(*ConnError); ok {
+		ce.addr = addr
+	}
+	return err
 }
 
 // notTopology is the error of a Connect whose servers answered but are
@@ -130,55 +142,75 @@ func notTopology(field string, err error) error {
 }
 
 // dialPrimaries connects the shared connection of the primaries of the
-// topology until one succeeds: nil then, else the first failure
-// (ErrNoRoute without a primary).
-func (c *Client) dialPrimaries(ctx context.Context) error {
-	var first error
+// topology until one succeeds: nil then, else the first failure and the
+// address of the primary that failed so (ErrNoRoute and "" without a
+// primary).
+func (c *Client) dialPrimaries(ctx context.Context) (addr string, first error) {
 	for _, n := range c.topo.Primaries() {
 		_, err := n.EP.Conn(ctx)
 		if err == nil {
-			return nil
+			return "", nil
 		}
 		if first == nil {
-			first = err
+			addr, first = n.Addr, err
 		}
 	}
 	if first == nil {
 		first = ErrNoRoute
 	}
-	return first
+	return addr, first
 }
 
-// withRejection returns err, the joined failures of a discovery, with the
-// *ServerError of the first handshake a server rejected among them (such
-// as WRONGPASS or NOAUTH) joined in front, so that errors.As finds it as
-// it does after a standalone Connect; err alone when there is none.
+// withRejection is the *ConnError of a Connect whose discovery failed
+// with err, the joined failures of the servers asked. When a server
+// rejected the handshake (such as WRONGPASS or NOAUTH), its *ServerError
+// is joined in front, so that errors.As finds it as it does after a
+// standalone Connect, and when that server is a Cluster node the error
+// names it and its rejection only, as a standalone Connect's does.
 func withRejection(err error) error {
-	if se := handshakeRejection(err); se != nil {
-		return errors.Join(se, err)
+	se, addr := handshakeRejection(err, "")
+	if se == nil {
+		return &ConnError{Command: "connect", Unwritten: true, Err: err}
 	}
-	return err
+	return &ConnError{Command: "connect", Unwritten: true, Err: &rejection{se: se, all: err}, addr: addr}
 }
+
+// rejection is the cause of a Connect whose discovery failed (all) with
+// a server's rejection of the handshake (se) among its failures; its
+// text is all's, which already names se.
+type rejection struct {
+	se  *ServerError
+	all error
+}
+
+func (r *rejection) Error() string { return r.all.Error() }
+
+func (r *rejection) Unwrap() []error { return []error{r.se, r.all} }
 
 // handshakeRejection finds, depth first, a handshake that a server
-// answered with an error reply among err's causes.
-func handshakeRejection(err error) *ServerError {
+// answered with an error reply among err's causes, and the address of
+// that server when a Cluster node's failure names it (addr: the one
+// named by an enclosing failure).
+func handshakeRejection(err error, addr string) (*ServerError, string) {
 	for err != nil {
+		if a, ok := err.(interface{ NodeAddr() string }); ok {
+			addr = a.NodeAddr()
+		}
 		if we, ok := err.(*wire.ConnError); ok && we.Reason == wire.Handshake {
 			var re *wire.ReplyError
 			if errors.As(we.Cause, &re) {
-				return newServerError(re.Command, []byte(re.Text))
+				return newServerError(re.Command, []byte(re.Text)), addr
 			}
 		}
 		if j, ok := err.(interface{ Unwrap() []error }); ok {
 			for _, e := range j.Unwrap() {
-				if se := handshakeRejection(e); se != nil {
-					return se
+				if se, a := handshakeRejection(e, addr); se != nil {
+					return se, a
 				}
 			}
-			return nil
+			return nil, ""
 		}
 		err = errors.Unwrap(err)
 	}
-	return nil
+	return nil, ""
 }

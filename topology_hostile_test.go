@@ -911,42 +911,51 @@ func (h installLog) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
-// TestSentinelReadWithoutReplicaAsksForRediscovery: under ReadReplica, a
-// read that finds no replica in the latest discovery (the group's only
-// replica was resynchronising then, or came back after a failover) asks
-// for a rediscovery, as a lost primary does, so that reads reach the
-// replica once the sentinels list it again instead of failing until the
-// periodic rediscovery, up to 30 s later.
+// TestSentinelReadWithoutReplicaAsksForRediscovery: under ReadReplica and
+// ReadReplicaPreferred, a read that finds no replica in the latest
+// discovery (the group's only replica was resynchronising then, or came
+// back after a failover) asks for a rediscovery, as a lost primary does,
+// so that reads reach the replica once the sentinels list it again
+// instead of failing (or reading from the primary) until the periodic
+// rediscovery, up to 30 s later.
 func TestSentinelReadWithoutReplicaAsksForRediscovery(t *testing.T) {
-	primary, replica := roleServer(t, "master"), roleServer(t, "slave")
-	sentinel, none := fakeSentinel(t, primary.Addr(), nil)
-	installed := installLog{want: ", 1 replicas", c: make(chan struct{}, 1)}
-	ctx := testCtx(t)
-	c, err := Connect(ctx, Options{ReadFrom: ReadReplica, Logger: slog.New(installed),
-		Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{sentinel.Addr()}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	// The sentinel lists the replica now; nothing asks it again but the
-	// read that finds none.
-	none.Remove()
-	sentinel.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "REPLICAS", Times: respiretest.Always,
-		Action: replicasReply([]string{replica.Addr()})})
-	k := keyPrefix(t) + "k"
-	if _, err := c.Get(ctx, k); !errors.Is(err, ErrNoRoute) {
-		t.Fatalf("GET with no replica known = %v, want ErrNoRoute", err)
-	}
-	select {
-	case <-installed.c:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no rediscovery after reads that found no replica: the replica the sentinel lists now stays unknown")
-	}
-	if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
-		t.Fatalf("GET after the rediscovery = %v", err)
-	}
-	if got := replica.Forwarded("GET"); got != 1 {
-		t.Errorf("the replica served %d GETs, want 1", got)
+	for name, policy := range map[string]ReadPolicy{"ReadReplica": ReadReplica, "ReadReplicaPreferred": ReadReplicaPreferred} {
+		t.Run(name, func(t *testing.T) {
+			primary, replica := roleServer(t, "master"), roleServer(t, "slave")
+			sentinel, none := fakeSentinel(t, primary.Addr(), nil)
+			installed := installLog{want: ", 1 replicas", c: make(chan struct{}, 1)}
+			ctx := testCtx(t)
+			c, err := Connect(ctx, Options{ReadFrom: policy, Logger: slog.New(installed),
+				Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{sentinel.Addr()}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			// The sentinel lists the replica now; nothing asks it again but
+			// the read that finds none.
+			none.Remove()
+			sentinel.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "REPLICAS", Times: respiretest.Always,
+				Action: replicasReply([]string{replica.Addr()})})
+			k := keyPrefix(t) + "k"
+			_, err = c.Get(ctx, k)
+			if policy == ReadReplica && !errors.Is(err, ErrNoRoute) {
+				t.Fatalf("GET with no replica known = %v, want ErrNoRoute", err)
+			}
+			if policy == ReadReplicaPreferred && ((err != nil && !errors.Is(err, ErrNil)) || primary.Forwarded("GET") != 1) {
+				t.Fatalf("GET with no replica known = %v, %d on the primary; want it served by the primary", err, primary.Forwarded("GET"))
+			}
+			select {
+			case <-installed.c:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no rediscovery after reads that found no replica: the replica the sentinel lists now stays unknown")
+			}
+			if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+				t.Fatalf("GET after the rediscovery = %v", err)
+			}
+			if got := replica.Forwarded("GET"); got != 1 {
+				t.Errorf("the replica served %d GETs, want 1", got)
+			}
+		})
 	}
 }
 
@@ -995,8 +1004,8 @@ func TestSentinelLostReplicaAsksForRediscovery(t *testing.T) {
 
 // TestSentinelReadOnlyOnOwnConnectionAsksForRediscovery: a READONLY reply
 // (the primary was demoted) on a path that returns the reply instead of
-// routing it (a command on a dedicated connection, a blocking command)
-// asks for a rediscovery, as it does for a command on the shared
+// routing it (a command on a dedicated connection, a blocking command, a
+// write queued in a Watch transaction) asks for a rediscovery, as it does for a command on the shared
 // connection, so that the next call reaches the promoted primary.
 func TestSentinelReadOnlyOnOwnConnectionAsksForRediscovery(t *testing.T) {
 	for name, call := range map[string]func(ctx context.Context, c *Client, k string) error{
@@ -1006,6 +1015,9 @@ func TestSentinelReadOnlyOnOwnConnectionAsksForRediscovery(t *testing.T) {
 		"Blocking": func(ctx context.Context, c *Client, k string) error {
 			_, err := c.BLMove(ctx, k, k+"-to", ListLeft, ListRight, time.Second)
 			return err
+		},
+		"Watch": func(ctx context.Context, c *Client, k string) error {
+			return c.Watch(ctx, func(tx *Tx) error { tx.Queue().Set(k, "v"); return nil }, k)
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -134,6 +134,23 @@ func TestParseURLTopologies(t *testing.T) {
 		s.Password != "sp" || o.Password != "pw" || o.Username != "u" || o.DB != 2 || o.ReadFrom != ReadReplica || len(o.Endpoints) != 0 {
 		t.Errorf("sentinel URL: %+v %+v", o, s)
 	}
+	// A '/' in the primary's name is percent-encoded: it stays in the
+	// name, while an unencoded one starts the database.
+	for url, want := range map[string]struct {
+		name string
+		db   int
+	}{
+		"redis+sentinel://h/my%2Fmaster":        {"my/master", 0},
+		"redis+sentinel://h/my%2Fmaster/2":      {"my/master", 2},
+		"redis+sentinel://h/my%2fmaster%2F/3":   {"my/master/", 3},
+		"redis+sentinel://h/%2Fp%3Fq%25r%20s/1": {"/p?q%r s", 1},
+		"redis+sentinel://h/my%2Fma ster/4":     {"my/ma ster", 4},
+	} {
+		o, err := ParseURL(url)
+		if err != nil || o.Sentinel == nil || o.Sentinel.PrimaryName != want.name || o.DB != want.db {
+			t.Errorf("ParseURL(%q) = %+v, %v; want name %q, DB %d", url, o.Sentinel, err, want.name, want.db)
+		}
+	}
 	o, err = ParseURL("rediss+cluster://a:7000,b,[::1]:7002?read_from=replica-preferred")
 	if err != nil {
 		t.Fatal(err)
@@ -142,8 +159,10 @@ func TestParseURLTopologies(t *testing.T) {
 		t.Errorf("cluster URL: %+v", o)
 	}
 	for _, bad := range []string{
-		"redis://a:1,b:2",          // several hosts without a topology
-		"redis+sentinel://a:1",     // no primary name
+		"redis://a:1,b:2",              // several hosts without a topology
+		"redis+sentinel://a:1",         // no primary name
+		"redis+sentinel://a:1/m/2%2F3", // an encoded '/' in the database
+		"redis://a:1/2%2F3",
 		"redis+cluster://a:1/3",    // a cluster has database 0 only
 		"redis+cluster://a:1,,b:2", // empty host
 		"redis://a:1?sentinel_password=x",

@@ -67,6 +67,8 @@ func urlHost(h, defPort string) (string, error) {
 //
 //	redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/primary_name[/db][?sentinel_password=x&read_from=replica&...]
 //
+// A '/' in the primary's name is written %2F (an unencoded one starts the
+// database).
 // rediss+cluster:// and rediss+sentinel:// enable TLS (for the sentinels
 // too). read_from is primary, replica, primary-preferred or
 // replica-preferred. The scheme is case-insensitive. Unknown query
@@ -144,12 +146,19 @@ func ParseURL(raw string) (Options, error) {
 	if len(addrs) > 1 && topology == "" {
 		return o, &ConfigError{Field: "URL", Reason: "several hosts need redis+cluster:// or redis+sentinel://"}
 	}
-	path := strings.Trim(u.Path, "/")
+	// The path is split as written (url.Parse has checked its escapes),
+	// so that a '/' written %2F stays in the primary's name; each part
+	// is decoded after. u.EscapedPath is not that text when the path
+	// has a character it would escape, such as a space.
+	path := strings.Trim(after, "/")
 	switch topology {
 	case "sentinel":
 		name, db, _ := strings.Cut(path, "/")
 		if name == "" {
 			return o, &ConfigError{Field: "URL", Reason: "a redis+sentinel URL needs the primary name as its path"}
+		}
+		if name, err = url.PathUnescape(name); err != nil {
+			return o, &ConfigError{Field: "URL", Reason: "cannot parse the primary name (write '%' in it as %25)"}
 		}
 		o.Sentinel = &SentinelOptions{PrimaryName: name, Addrs: addrs, TLS: o.TLS}
 		path = db
@@ -163,7 +172,7 @@ func ParseURL(raw string) (Options, error) {
 		o.Username = u.User.Username()
 		o.Password, _ = u.User.Password()
 	}
-	if p := path; p != "" {
+	if p, perr := url.PathUnescape(path); p != "" || perr != nil {
 		db, err := strconv.Atoi(p)
 		if err != nil || db < 0 {
 			return o, &ConfigError{Field: "URL", Reason: "database must be a non-negative number"}

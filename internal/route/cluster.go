@@ -93,7 +93,9 @@ func NewCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 func (c *Cluster) Kind() Kind { return KindCluster }
 
 // Pick returns the owner of slot, or a replica of it for a read under a
-// replica read policy.
+// replica read policy. A read whose shard has no replica (ReadReplica,
+// ReadReplicaPreferred) asks for a refresh, at most once a second: the
+// cluster may list one again.
 func (c *Cluster) Pick(slot int, read bool) (*Node, error) {
 	s := c.snap.Load()
 	if slot < 0 {
@@ -107,14 +109,23 @@ func (c *Cluster) Pick(slot int, read bool) (*Node, error) {
 		if i := s.owner[0]; i >= 0 {
 			sh = s.shards[i] // the owner of slot 0: the same node across refreshes
 		}
-		return pickIn(sh.primary, sh.replicas, read, c.cfg.Read)
+		return c.pickIn(sh, read)
 	}
 	i := s.owner[slot]
 	if i < 0 {
 		c.ref.request(context.Background(), false)
 		return nil, ErrNoRoute
 	}
-	return pickIn(s.shards[i].primary, s.shards[i].replicas, read, c.cfg.Read)
+	return c.pickIn(s.shards[i], read)
+}
+
+// pickIn applies the read policy to sh; a read that finds no replica
+// asks for a refresh.
+func (c *Cluster) pickIn(sh *shardNodes, read bool) (*Node, error) {
+	if wantsReplica(sh.replicas, read, c.cfg.Read) {
+		c.ref.noReplica()
+	}
+	return pickIn(sh.primary, sh.replicas, read, c.cfg.Read)
 }
 
 // pickIn applies the read policy to one primary and its replicas. A
@@ -469,6 +480,9 @@ func (e *topologyError) Error() string {
 	}
 	return s
 }
+
+// NodeAddr is the address of the node that failed.
+func (e *topologyError) NodeAddr() string { return e.addr }
 
 func (e *topologyError) Unwrap() []error {
 	if e.reply == nil {

@@ -250,3 +250,52 @@ func TestClusterMapWithGaps(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterReadWithoutReplicaAsksForRefresh: under ReadReplica and
+// ReadReplicaPreferred, a read whose shard has no replica in the map (its
+// only replica was resynchronising at the latest refresh, or was added
+// since) asks for a new map, as Sentinel does, instead of failing
+// (ReadReplica) or reading from the primary (ReadReplicaPreferred) until
+// the periodic refresh.
+func TestClusterReadWithoutReplicaAsksForRefresh(t *testing.T) {
+	for name, policy := range map[string]route.ReadPolicy{"ReadReplica": route.ReadReplica, "ReadReplicaPreferred": route.ReadReplicaPreferred} {
+		t.Run(name, func(t *testing.T) {
+			p, r := newFakeNode(t), newFakeNode(t)
+			none := p.answerShards(t, shardsEntry(false, []int64{0, 16383}, master("p", p.host, p.port)))
+			at := func(addr string, replica bool) wire.Config {
+				return wire.Config{Addr: addr, ReadOnly: replica, DialTimeout: 5 * time.Second}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c, err := route.NewCluster(ctx, route.ClusterConfig{Nodes: route.Config{Shared: at, Dedicated: at},
+				Seeds: []string{p.Addr()}, QueryTimeout: 5 * time.Second, Read: policy})
+			if err != nil {
+				t.Fatalf("NewCluster: %v", err)
+			}
+			defer c.Close()
+			// The cluster lists the replica now; nothing asks it again but
+			// the read that finds none (there is no periodic refresh).
+			none.Remove()
+			asked := p.answerShards(t, shardsEntry(false, []int64{0, 16383},
+				master("p", p.host, p.port), replica("r", r.host, r.port, "online")))
+			n, err := c.Pick(100, true)
+			if policy == route.ReadReplica && !errors.Is(err, route.ErrNoReplica) {
+				t.Fatalf("read with no replica known = %v, %v; want ErrNoReplica", n, err)
+			}
+			if policy == route.ReadReplicaPreferred && (err != nil || n.Addr != p.Addr()) {
+				t.Fatalf("read with no replica known = %v, %v; want the primary", n, err)
+			}
+			select {
+			case <-asked.Received():
+			case <-ctx.Done():
+				t.Fatal("a read that found no replica asked no node for a new map")
+			}
+			if err := c.Refresh(ctx, true); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := c.Pick(100, true); err != nil || n.Addr != r.Addr() {
+				t.Errorf("read after the refresh = %v, %v; want the replica %s", n, err, r.Addr())
+			}
+		})
+	}
+}

@@ -63,9 +63,6 @@ type Sentinel struct {
 	nodes *nodes
 	snap  atomic.Pointer[sentinelSnap]
 	ref   *refresher
-	// noReplica is when (Unix nanoseconds) a read that found no replica
-	// last asked for rediscovery.
-	noReplica atomic.Int64
 
 	mu        sync.Mutex
 	sentinels []string // known sentinels, configured ones first
@@ -123,24 +120,15 @@ func (s *Sentinel) Kind() Kind { return KindSentinel }
 
 // Pick returns the current primary, or a replica for a read under a
 // replica read policy. slot is ignored. A read that finds no replica
-// (ReadReplica) asks for rediscovery: the sentinels may list one again.
+// (ReadReplica, ReadReplicaPreferred) asks for rediscovery, at most once
+// a second: the sentinels may list one again.
 func (s *Sentinel) Pick(slot int, read bool) (*Node, error) {
 	sn := s.snap.Load()
-	n, err := pickIn(sn.primary, sn.replicas, read, s.cfg.Read)
-	if err != nil {
-		// At most once per noReplicaGap: a group without replicas must
-		// not have every read start a rediscovery.
-		now := time.Now().UnixNano()
-		if last := s.noReplica.Load(); now-last >= int64(noReplicaGap) && s.noReplica.CompareAndSwap(last, now) {
-			s.ref.request(context.Background(), false)
-		}
+	if wantsReplica(sn.replicas, read, s.cfg.Read) {
+		s.ref.noReplica()
 	}
-	return n, err
+	return pickIn(sn.primary, sn.replicas, read, s.cfg.Read)
 }
-
-// noReplicaGap spaces the rediscoveries that reads finding no replica ask
-// for.
-const noReplicaGap = time.Second
 
 // Primaries returns the current primary.
 func (s *Sentinel) Primaries() []*Node { return []*Node{s.snap.Load().primary} }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -82,6 +83,10 @@ type refresher struct {
 
 	mu   sync.Mutex
 	next *round // completes with the next refresh to start
+
+	// noReplicaAt is when (Unix nanoseconds) a read that found no replica
+	// last asked for a refresh.
+	noReplicaAt atomic.Int64
 }
 
 // round is one refresh; done closes when it ends, with err set.
@@ -124,6 +129,26 @@ func (r *refresher) request(ctx context.Context, wait bool) error {
 }
 
 var errClosed = errors.New("the client is closed")
+
+// noReplicaGap spaces the refreshes that reads finding no replica ask for.
+const noReplicaGap = time.Second
+
+// wantsReplica reports whether a read (read) under p found no replica it
+// would have used: ReadReplica fails, ReadReplicaPreferred reads from the
+// primary. The topology may list one again: see refresher.noReplica.
+func wantsReplica(replicas []*Node, read bool, p ReadPolicy) bool {
+	return read && len(replicas) == 0 && (p == ReadReplica || p == ReadReplicaPreferred)
+}
+
+// noReplica asks for a refresh for a read that found no replica, at most
+// once per noReplicaGap: a shard or group without replicas must not have
+// every read start one.
+func (r *refresher) noReplica() {
+	now := time.Now().UnixNano()
+	if last := r.noReplicaAt.Load(); now-last >= int64(noReplicaGap) && r.noReplicaAt.CompareAndSwap(last, now) {
+		_ = r.request(context.Background(), false)
+	}
+}
 
 func (r *refresher) loop() {
 	defer r.wg.Done()
