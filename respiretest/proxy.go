@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -275,7 +274,7 @@ func (p *Proxy) Stats(command string) CommandStats {
 		return all
 	}
 	p.mu.Lock()
-	c := p.stats[strings.ToUpper(command)]
+	c := p.stats[upperASCII([]byte(command))]
 	p.mu.Unlock()
 	if c == nil {
 		return CommandStats{}

@@ -730,6 +730,49 @@ func TestRuleHandleStringResolvesDefaults(t *testing.T) {
 	}
 }
 
+// Rules, counts and the proxy's own parsing fold command names and
+// options as Redis does: a-z only. A name with a non-ASCII letter that
+// Unicode upper-cases to ASCII (dotless i, long s) is another, unknown,
+// command to Redis, and must not be taken for PING, SKIP or IDMP.
+func TestCommandNamesFoldOnlyASCIILikeRedis(t *testing.T) {
+	p, _ := realProxy(t)
+	caught := p.MustAddRule(t, Rule{Command: "ping", Times: Always, Action: Inject("ERR caught")})
+	dotless := p.MustAddRule(t, Rule{Command: "p\u0131ng", Times: Always, Action: Pass})
+	c := dialProxy(t, p)
+	for _, name := range []string{"PING", "ping", "PiNg"} {
+		if got := c.do(name); got != "-ERR caught" {
+			t.Errorf("%s = %q, want the rule's error", name, got)
+		}
+	}
+	if got := c.do("p\u0131ng"); !strings.HasPrefix(got, "-ERR unknown command") {
+		t.Errorf("p\u0131ng = %q, want Redis's unknown command error", got)
+	}
+	if caught.Matched() != 3 || dotless.Matched() != 1 {
+		t.Errorf("rule ping matched %d, rule p\u0131ng matched %d; want 3 and 1", caught.Matched(), dotless.Matched())
+	}
+	if got := p.Stats("PING").Received; got != 3 {
+		t.Errorf("Stats(PING).Received = %d, want 3", got)
+	}
+	if got := p.Stats("p\u0131ng").Received; got != 1 {
+		t.Errorf("Stats(p\u0131ng).Received = %d, want 1", got)
+	}
+	// Redis rejects the option; the connection still pairs replies, so
+	// the rule still acts on the next PING.
+	if got := c.do("CLIENT", "REPLY", "\u017fKIP"); !strings.HasPrefix(got, "-ERR") {
+		t.Errorf("CLIENT REPLY \u017fKIP = %q, want an error", got)
+	}
+	if got := c.do("PING"); got != "-ERR caught" {
+		t.Errorf("PING after CLIENT REPLY \u017fKIP = %q, want the rule's error", got)
+	}
+
+	s := NewServer(t, InMemory())
+	sc := dialProxy(t, s.Proxy)
+	want := "-ERR Invalid stream ID specified as stream command argument"
+	if got := sc.do("XADD", key(t, "x"), "\u0131DMP", "p", "i", "*", "f", "v"); got != want {
+		t.Errorf("XADD with \u0131DMP = %q, want %q", got, want)
+	}
+}
+
 // A push the server sends after a reply reaches the client after that
 // reply (when no rule holds it): a client-side cache relies on an
 // invalidation never overtaking the replies sent before it.

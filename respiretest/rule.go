@@ -164,8 +164,8 @@ const Always = -1
 
 // Rule selects frames and says what to do with them.
 //
-// A frame matches when its command name equals Command (case-insensitive;
-// "" matches every command) and, if Arg is not "", its first argument
+// A frame matches when its command name equals Command (case-insensitive
+// for a-z only, as Redis compares names; "" matches every command) and, if Arg is not "", its first argument
 // equals Arg (case-sensitive, like a key). The rule applies to the matching
 // frames number Nth to Nth+Times-1, counted from 1 per rule. [Proxy.AddRule]
 // copies it, so one Rule value may be added from several goroutines.
@@ -287,7 +287,7 @@ func newRuleHandle(p *Proxy, r Rule) *RuleHandle {
 	h := &RuleHandle{
 		p:        p,
 		rule:     r,
-		command:  strings.ToUpper(r.Command),
+		command:  upperASCII([]byte(r.Command)),
 		received: make(chan struct{}),
 		released: make(chan struct{}),
 	}

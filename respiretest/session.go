@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -327,8 +328,11 @@ var passthroughCommands = map[string]bool{
 // which the server sends no reply to some frames: the proxy can no longer
 // pair replies with frames, so the connection passes through.
 func repliesOff(name string, args [][]byte) bool {
-	return name == "CLIENT" && len(args) == 3 && bytes.EqualFold(args[1], []byte("REPLY")) &&
-		(bytes.EqualFold(args[2], []byte("OFF")) || bytes.EqualFold(args[2], []byte("SKIP")))
+	if name != "CLIENT" || len(args) != 3 || upperASCII(args[1]) != "REPLY" {
+		return false
+	}
+	mode := upperASCII(args[2])
+	return mode == "OFF" || mode == "SKIP"
 }
 
 // track follows the connection state that the IDMP emulation needs.
@@ -757,11 +761,22 @@ func (s *session) writeLoop() {
 	}
 }
 
-// upperASCII returns b in upper case as a new string.
+// upperASCII returns b as a new string with a-z in upper case, as Redis
+// folds command names and options: every other byte stays as it is, so a
+// non-ASCII letter (such as a dotless i) never becomes an ASCII one.
 func upperASCII(b []byte) string {
-	for _, c := range b {
+	for i, c := range b {
 		if 'a' <= c && c <= 'z' {
-			return string(bytes.ToUpper(b))
+			var sb strings.Builder
+			sb.Grow(len(b))
+			sb.Write(b[:i])
+			for _, c := range b[i:] {
+				if 'a' <= c && c <= 'z' {
+					c -= 'a' - 'A'
+				}
+				sb.WriteByte(c)
+			}
+			return sb.String()
 		}
 	}
 	return string(b)
