@@ -322,11 +322,13 @@ func (p *Proxy) Sessions() int {
 // delivered). It waits for the proxy's goroutines, so it returns only once
 // every [Rule.OnReceive] callback in progress has returned: a callback must
 // not wait for anything that happens after Close, nor call Close. Closing
-// twice does nothing.
+// again does nothing more: a Close that runs while another is still
+// closing waits for it, so each returns only once the proxy has stopped.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
+		p.wg.Wait()
 		return nil
 	}
 	p.closed = true

@@ -97,7 +97,8 @@ func (s *Server) Engine() *miniredis.Miniredis { return s.engine }
 // count; the IDMP emulation's own TYPE probes are not counted).
 func (s *Server) Executed(command string) int { return s.Proxy.Forwarded(command) }
 
-// Close stops the proxy and the engine. Closing twice does nothing.
+// Close stops the proxy and the engine. Closing again does nothing more
+// (a concurrent Close waits, as [Proxy.Close] does).
 func (s *Server) Close() {
 	s.Proxy.Close()
 	s.engine.Close()
