@@ -709,6 +709,30 @@ func TestUnsubscribeOutsideSubscribeModeKeepsServerReplies(t *testing.T) {
 	}
 }
 
+// A proxy in front of an address nothing listens on starts; each client
+// connection, TCP or in memory, is closed without a reply when its
+// backend dial fails (a dead backend must not hang the client's test).
+func TestProxyToDeadBackendClosesClientConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	for _, opts := range [][]Option{nil, {InMemory()}} {
+		p, err := NewProxy(dead, opts...)
+		if err != nil {
+			t.Fatalf("NewProxy(%s): %v", dead, err)
+		}
+		c := dialProxy(t, p)
+		// An in-memory connection may be closed before the write.
+		if _, err := c.conn.Write(encode("PING")); err == nil {
+			c.expectClosed()
+		}
+		p.Close()
+	}
+}
+
 // A rule's description gives the frames it applies to, defaults resolved.
 func TestRuleHandleStringResolvesDefaults(t *testing.T) {
 	p, err := NewProxy("127.0.0.1:1", InMemory())

@@ -248,7 +248,9 @@ func (h *RuleHandle) Forwarded() int { return int(h.forwarded.Load()) }
 // Received returns a channel that is closed when the rule first applies to
 // a frame: the frame has arrived at the proxy, every earlier frame of its
 // connection has been written to the backend, and the frame's action is
-// about to take effect.
+// about to take effect. It stays open while the rule has not applied, so a
+// test that might never send such a frame waits on it together with a
+// timeout or the test's context.
 func (h *RuleHandle) Received() <-chan struct{} { return h.received }
 
 // Release lets every reply held by a [Hold] rule continue, and every later
