@@ -16,9 +16,12 @@ type Partition struct {
 // client writes are read and kept (at least 64 KiB a connection, as a
 // socket buffer would take them); bytes the server replies are kept;
 // nothing is forwarded until [Partition.Heal], when the kept bytes flow on
-// in order, as TCP delivers them once a link returns. A connection that
-// either side closes during the partition ends at the heal (or at
-// [Proxy.Close]), never before, so a client sees only silence. New client
+// in order, as TCP delivers them once a link returns. A rule that
+// applies to a frame read behind others during the partition fires at
+// the heal (see [RuleHandle.Received]); the proxy reads on meanwhile. A
+// connection that either side closes during the partition ends at the
+// heal (or at [Proxy.Close]), never before, so a client sees only
+// silence. New client
 // connections wait at the door like dials held by [Proxy.HoldDials].
 func (p *Proxy) Partition() *Partition {
 	for {

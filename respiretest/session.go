@@ -91,6 +91,9 @@ type session struct {
 	stalled  bool    // the writer waits on a rule: pushes go at once
 
 	// readLoop's own state.
+	ahead       []byte          // read from the client during a partition, not yet parsed
+	aheadErr    error           // the error that ended ahead
+	inflight    chan readResult // a client read started during a partition
 	wbuf        []byte
 	unflushed   []*slot
 	db          int
@@ -117,6 +120,9 @@ func (s *session) run() {
 	go func() { defer wg.Done(); s.writeLoop() }()
 	s.readLoop()
 	<-s.done
+	if s.inflight != nil {
+		<-s.inflight // the client is closed: the read ends
+	}
 	wg.Wait()
 }
 
@@ -215,7 +221,7 @@ func (s *session) readLoop() {
 			}
 			continue
 		}
-		act, matched := s.p.decide(name, args, func() { s.flush() })
+		act, matched := s.p.decide(name, args, s.flushBeforeFire)
 		kind := actPass
 		if act != nil {
 			kind = act.rule.Action.kind
@@ -265,6 +271,16 @@ func (s *session) readLoop() {
 	}
 }
 
+// flushBeforeFire writes the frames read so far to the backend before a
+// rule fires. During a partition it reads ahead meanwhile (readAhead), so
+// the client is read on while the rule waits for the heal.
+func (s *session) flushBeforeFire() {
+	if s.p.partition.Load() != nil && len(s.wbuf) > 0 {
+		s.readAhead()
+	}
+	s.flush()
+}
+
 // flushingReader reads from the client, first flushing what the session
 // buffered for the backend: frames are forwarded no later than the moment
 // the proxy would wait for more input. During a partition it reads on
@@ -273,47 +289,79 @@ type flushingReader struct{ s *session }
 
 func (r flushingReader) Read(p []byte) (int, error) {
 	s := r.s
-	if pt := s.p.partition.Load(); pt != nil && len(s.wbuf) > 0 {
-		return s.readPartitioned(p, pt)
+	for len(s.ahead) == 0 && s.aheadErr == nil {
+		if pt := s.p.partition.Load(); pt != nil && len(s.wbuf) > 0 {
+			if !s.readAhead() {
+				s.close() // ends a read in flight
+				return 0, net.ErrClosed
+			}
+			continue
+		}
+		if !s.flush() {
+			return 0, net.ErrClosed
+		}
+		if s.inflight == nil {
+			return s.client.Read(p)
+		}
+		s.takeRead(<-s.inflight)
 	}
-	if !s.flush() {
-		return 0, net.ErrClosed
+	if len(s.ahead) > 0 {
+		n := copy(p, s.ahead)
+		s.ahead = s.ahead[n:]
+		if len(s.ahead) == 0 {
+			s.ahead = nil
+		}
+		return n, nil
 	}
-	return s.client.Read(p)
+	return 0, s.aheadErr
 }
 
-// readPartitioned reads from the client while the frames in wbuf wait for
-// the partition pt to heal, as a kernel keeps reading a dead link's bytes
-// (an in-memory client's writes would block otherwise). The read runs on
-// a goroutine of its own, which only touches p; at the heal the frames
-// are flushed meanwhile. The reader stops reading once wbuf holds
-// flushSize bytes, like a full socket buffer.
-func (s *session) readPartitioned(p []byte, pt *Partition) (int, error) {
-	type result struct {
-		n   int
-		err error
+// readResult is what a read in flight got.
+type readResult struct {
+	b   []byte
+	err error
+}
+
+// readAhead reads from the client while a partition keeps the frames in
+// wbuf from the backend, as a kernel keeps reading a dead link's bytes (an
+// in-memory client's writes would block otherwise), into ahead, which the
+// reader consumes later. Each read runs on a goroutine of its own, so the
+// heal is seen at once; a read still in flight at the heal is taken up by
+// the next Read. It returns at the heal, once ahead holds flushSize bytes
+// (like a full socket buffer) or the client's read failed, and reports
+// false when the session or the proxy closed first.
+func (s *session) readAhead() bool {
+	for len(s.ahead) < flushSize && s.aheadErr == nil {
+		pt := s.p.partition.Load()
+		if pt == nil {
+			return true
+		}
+		if s.inflight == nil {
+			buf, read := make([]byte, 16<<10), make(chan readResult, 1)
+			go func() {
+				n, err := s.client.Read(buf)
+				read <- readResult{buf[:n], err}
+			}()
+			s.inflight = read
+		}
+		select {
+		case r := <-s.inflight:
+			s.takeRead(r)
+		case <-pt.healed:
+		case <-s.done:
+			return false
+		case <-s.p.done:
+			return false
+		}
 	}
-	read := make(chan result, 1)
-	go func() {
-		n, err := s.client.Read(p)
-		read <- result{n, err}
-	}()
-	select {
-	case r := <-read:
-		return r.n, r.err
-	case <-pt.healed:
-	case <-s.done:
-	case <-s.p.done:
-	}
-	ok := s.flush() // waits for a partition that started again
-	if !ok {
-		s.close() // ends the read
-	}
-	r := <-read
-	if !ok {
-		return 0, net.ErrClosed
-	}
-	return r.n, r.err
+	return true
+}
+
+// takeRead keeps what the read in flight got.
+func (s *session) takeRead(r readResult) {
+	s.inflight = nil
+	s.ahead = append(s.ahead, r.b...)
+	s.aheadErr = r.err
 }
 
 // passthroughCommands switch a connection to unpaired byte forwarding.
