@@ -39,7 +39,8 @@ func InMemory() Option { return func(c *config) { c.inMemory = true } }
 
 // WithBackendDialer makes the proxy reach its backend through dial instead
 // of dialing TCP to the backend address given to [NewProxy]. dial may return
-// in-memory connections.
+// in-memory connections. [NewServer] and [StartServer] ignore it: their
+// backend is the embedded engine.
 func WithBackendDialer(dial DialFunc) Option {
 	return func(c *config) { c.backendDial = dial }
 }
@@ -173,7 +174,8 @@ func (p *Proxy) acceptLoop() {
 
 // Dial returns a new in-memory client connection to the proxy (one end of a
 // net.Pipe, the other served like an accepted connection). network and addr
-// are ignored, so Dial fits a client's dialer option. Dial control applies:
+// are ignored, so Dial fits a client's dialer option. A ctx already done
+// fails the dial with ctx.Err(), as net.Dialer does. Dial control applies:
 // a dial refused by [Proxy.RefuseDials] returns [ErrDialRefused]; a dial
 // held by [Proxy.HoldDials] blocks until the gate is released, ctx is done
 // (ctx.Err()) or the proxy closes ([ErrClosed]). A net.Pipe has no buffer:
@@ -181,6 +183,9 @@ func (p *Proxy) acceptLoop() {
 // must read the replies meanwhile, or its write blocks (the proxy keeps
 // at most 1024 replies waiting for the client before it stops reading).
 func (p *Proxy) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := p.admit(ctx); err != nil {
 		return nil, err
 	}

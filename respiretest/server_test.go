@@ -90,6 +90,21 @@ func TestSynctestHoldIsExact(t *testing.T) {
 	})
 }
 
+// Dial, like net.Dialer.DialContext, fails at once for a context that is
+// already done, with no gate or partition in the way.
+func TestDialWithDoneContextFails(t *testing.T) {
+	s := NewServer(t, InMemory())
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	conn, err := s.Dial(ctx, "tcp", s.Addr())
+	if !errors.Is(err, context.Canceled) {
+		if conn != nil {
+			conn.Close()
+		}
+		t.Fatalf("Dial with a cancelled context = %v, want context.Canceled", err)
+	}
+}
+
 func TestSynctestHeldDialHonoursContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewServer(t)
