@@ -77,8 +77,8 @@ func (c *FaultConn) Failed() <-chan struct{} { return c.failed }
 
 // FailWritesDialer wraps dial so that the conn-th connection it returns
 // (counting successful dials from 1) is wrapped by [FailWrites] with write
-// and offset; other connections are returned unchanged. It is safe for
-// concurrent use.
+// and offset; other connections are returned unchanged (all of them for a
+// conn below 1). It is safe for concurrent use.
 func FailWritesDialer(dial DialFunc, conn, write, offset int) DialFunc {
 	var dials atomic.Int64
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -202,7 +201,7 @@ func parseXAdd(args [][]byte) (*xaddIDMP, string) {
 	x.key = string(args[1])
 loop:
 	for i < len(args) {
-		switch strings.ToUpper(string(args[i])) {
+		switch upperASCII(args[i]) {
 		case "NOMKSTREAM", "KEEPREF", "DELREF", "ACKED":
 			i++
 		case "IDMPAUTO":
@@ -362,7 +361,7 @@ func (s *session) xcfgset(args [][]byte, sl *slot) bool {
 			return s.answer(sl, resp.AppendError(nil, errSyntax))
 		}
 		n, err := strconv.ParseInt(string(args[i+1]), 10, 64)
-		opt := strings.ToUpper(string(args[i]))
+		opt := upperASCII(args[i])
 		if opt != "IDMP-DURATION" && opt != "IDMP-MAXSIZE" {
 			return s.answer(sl, resp.AppendError(nil, errSyntax))
 		}

@@ -238,19 +238,7 @@ func TestPartitionKeepsReadingInMemoryClient(t *testing.T) {
 		c := dialProxy(t, s.Proxy)
 		wantReply(t, "PING", c.do("PING"), "PONG")
 		pt := s.Partition()
-		for i := range 3 { // one write each, as a client sends them over time
-			wrote := make(chan struct{})
-			go func() {
-				defer close(wrote)
-				_, _ = c.conn.Write(encode("INCR", "n"))
-			}()
-			synctest.Wait()
-			select {
-			case <-wrote:
-			default:
-				t.Fatalf("write %d blocked during the partition: the proxy stopped reading", i+1)
-			}
-		}
+		writeDuringPartition(t, c, 3, "INCR", "n")
 		if got := s.Executed("INCR"); got != 0 {
 			t.Fatalf("Executed(INCR) = %d during the partition, want 0", got)
 		}
@@ -259,4 +247,62 @@ func TestPartitionKeepsReadingInMemoryClient(t *testing.T) {
 			wantReply(t, "INCR after the heal", text(c.mustRead()), want)
 		}
 	})
+}
+
+// A rule that applies to a frame during a partition waits for the heal
+// (its earlier frames cannot reach the server before), but the proxy
+// keeps reading the frames after it meanwhile: the in-memory client's
+// writes complete, the rule fires only at the heal, and the replies come
+// in order.
+func TestPartitionKeepsReadingWhileARuleWaits(t *testing.T) {
+	for _, tt := range []struct {
+		action Action
+		want   []string
+	}{
+		{Pass, []string{"1", "2", "3"}},
+		{Inject("ERR injected"), []string{"1", "-ERR injected", "2"}},
+	} {
+		t.Run(tt.action.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := NewServer(t, InMemory())
+				r := s.MustAddRule(t, Rule{Command: "INCR", Nth: 2, Action: tt.action})
+				c := dialProxy(t, s.Proxy)
+				wantReply(t, "PING", c.do("PING"), "PONG")
+				pt := s.Partition()
+				writeDuringPartition(t, c, 3, "INCR", "n")
+				select {
+				case <-r.Received():
+					t.Fatal("the rule fired during the partition, before the frame before it reached the server")
+				default:
+				}
+				pt.Heal()
+				for _, want := range tt.want {
+					wantReply(t, "INCR after the heal", text(c.mustRead()), want)
+				}
+				if r.Applied() != 1 {
+					t.Errorf("rule applied %d times, want 1", r.Applied())
+				}
+			})
+		})
+	}
+}
+
+// writeDuringPartition writes the command n times, one write each as a
+// client sends them over time, inside a synctest bubble, and fails t if a
+// write blocks: the proxy must read on during a partition.
+func writeDuringPartition(t *testing.T, c *client, n int, args ...string) {
+	t.Helper()
+	for i := range n {
+		wrote := make(chan struct{})
+		go func() {
+			defer close(wrote)
+			_, _ = c.conn.Write(encode(args...))
+		}()
+		synctest.Wait()
+		select {
+		case <-wrote:
+		default:
+			t.Fatalf("write %d blocked during the partition: the proxy stopped reading", i+1)
+		}
+	}
 }

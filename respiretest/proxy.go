@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
 
 // DialFunc dials a connection, like net.Dialer.DialContext. The proxy calls
 // it from many goroutines at once, so it must be safe for concurrent use.
+// The proxy cancels ctx when it closes and [Proxy.Close] waits for a dial
+// in progress, so a DialFunc must return once ctx is done.
 type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // MemoryAddr is what [Proxy.Addr] returns for a proxy without a listener
@@ -38,7 +39,8 @@ func InMemory() Option { return func(c *config) { c.inMemory = true } }
 
 // WithBackendDialer makes the proxy reach its backend through dial instead
 // of dialing TCP to the backend address given to [NewProxy]. dial may return
-// in-memory connections.
+// in-memory connections. [NewServer] and [StartServer] ignore it: their
+// backend is the embedded engine.
 func WithBackendDialer(dial DialFunc) Option {
 	return func(c *config) { c.backendDial = dial }
 }
@@ -62,7 +64,7 @@ type CommandStats struct {
 // Each client connection gets its own backend connection. Rules added with
 // [Proxy.AddRule] act on the frames they match; see the package
 // documentation for the ordering guarantees. A Proxy is safe for concurrent
-// use.
+// use. Make one with [NewProxy]: the zero Proxy is not usable.
 type Proxy struct {
 	backendAddr string
 	dialBackend DialFunc
@@ -90,6 +92,15 @@ type cmdCounter struct{ received, forwarded atomic.Int64 }
 // NewProxy starts a proxy in front of the RESP server at backendAddr. Unless
 // [InMemory] is given it listens on a free port of 127.0.0.1 (see
 // [Proxy.Addr]). Close it with [Proxy.Close].
+//
+// NewProxy does not contact the backend, so it succeeds for an address
+// nothing listens on: each client connection dials the backend when it
+// arrives. If that dial fails, the proxy closes the client connection
+// without a reply (the client sees EOF, a reset, or on a connection from
+// [Proxy.Dial] a failed write). The proxy sets no dial timeout of its
+// own: while a dial hangs, the client connection stays silent (a write
+// on a connection from Proxy.Dial blocks), until the dial ends or
+// [Proxy.Close] cancels it.
 func NewProxy(backendAddr string, opts ...Option) (*Proxy, error) {
 	var cfg config
 	for _, o := range opts {
@@ -163,11 +174,18 @@ func (p *Proxy) acceptLoop() {
 
 // Dial returns a new in-memory client connection to the proxy (one end of a
 // net.Pipe, the other served like an accepted connection). network and addr
-// are ignored, so Dial fits a client's dialer option. Dial control applies:
+// are ignored, so Dial fits a client's dialer option. A ctx already done
+// fails the dial with ctx.Err(), as net.Dialer does. Dial control applies:
 // a dial refused by [Proxy.RefuseDials] returns [ErrDialRefused]; a dial
 // held by [Proxy.HoldDials] blocks until the gate is released, ctx is done
-// (ctx.Err()) or the proxy closes ([ErrClosed]).
+// (ctx.Err()) or the proxy closes ([ErrClosed]). A net.Pipe has no buffer:
+// a client that writes a pipeline of more than about a thousand frames
+// must read the replies meanwhile, or its write blocks (the proxy keeps
+// at most 1024 replies waiting for the client before it stops reading).
 func (p *Proxy) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := p.admit(ctx); err != nil {
 		return nil, err
 	}
@@ -223,7 +241,9 @@ func (p *Proxy) serve(client net.Conn) {
 }
 
 // AddRule adds a rule after the existing ones and returns its handle. An
-// invalid rule returns an error wrapping [ErrInvalidRule] and is not added.
+// invalid rule returns an error wrapping [ErrInvalidRule] and is not added;
+// on a closed proxy (for [NewServer], once the test has ended) AddRule
+// returns [ErrClosed].
 //
 // Every rule counts the frames it matches. Of the rules that apply to a
 // frame, every [Pass] rule fires (counts, signals) and the first other
@@ -253,8 +273,8 @@ func (p *Proxy) MustAddRule(tb TB, r Rule) *RuleHandle {
 	return h
 }
 
-// TB is the part of testing.TB the kit uses. A *testing.T or *testing.B
-// satisfies it; the kit calls it only on the goroutine that called the
+// TB is the part of testing.TB the kit uses. A *testing.T, *testing.B or
+// *testing.F satisfies it; the kit calls it only on the goroutine that called the
 // kit's function, as Fatalf requires.
 type TB interface {
 	Helper()
@@ -275,7 +295,7 @@ func (p *Proxy) Stats(command string) CommandStats {
 		return all
 	}
 	p.mu.Lock()
-	c := p.stats[strings.ToUpper(command)]
+	c := p.stats[upperASCII([]byte(command))]
 	p.mu.Unlock()
 	if c == nil {
 		return CommandStats{}
@@ -323,11 +343,13 @@ func (p *Proxy) Sessions() int {
 // delivered). It waits for the proxy's goroutines, so it returns only once
 // every [Rule.OnReceive] callback in progress has returned: a callback must
 // not wait for anything that happens after Close, nor call Close. Closing
-// twice does nothing.
+// again does nothing more: a Close that runs while another is still
+// closing waits for it, so each returns only once the proxy has stopped.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
+		p.wg.Wait()
 		return nil
 	}
 	p.closed = true

@@ -324,7 +324,8 @@ func TestPushFramesAreNotPairedOrHeld(t *testing.T) {
 	c := trackingClient(t, p)
 	c.do("GET", k)
 	r := p.MustAddRule(t, Rule{Command: "ECHO", Action: Hold})
-	c.send([]string{"ECHO", "held"})
+	// A pipeline behind the held reply: its replies wait, in order.
+	c.send([]string{"ECHO", "held"}, []string{"GET", k}, []string{"PING"})
 	<-r.Received()
 	if got := dialTCP(t, addr).do("SET", k, "x"); got != "OK" {
 		t.Fatalf("SET = %q", got)
@@ -334,8 +335,9 @@ func TestPushFramesAreNotPairedOrHeld(t *testing.T) {
 		t.Fatalf("got %v %q while the ECHO reply is held, want the invalidation push", push.Type, text(push))
 	}
 	r.Release()
-	if got := text(c.mustRead()); got != "held" {
-		t.Fatalf("ECHO reply = %q", got)
+	got := []string{text(c.mustRead()), text(c.mustRead()), text(c.mustRead())}
+	if got[0] != "held" || (got[1] != "(nil)" && got[1] != "x") || got[2] != "PONG" {
+		t.Fatalf("replies after Release = %q, want held, the GET's (nil or x), PONG", got)
 	}
 }
 
@@ -709,6 +711,30 @@ func TestUnsubscribeOutsideSubscribeModeKeepsServerReplies(t *testing.T) {
 	}
 }
 
+// A proxy in front of an address nothing listens on starts; each client
+// connection, TCP or in memory, is closed without a reply when its
+// backend dial fails (a dead backend must not hang the client's test).
+func TestProxyToDeadBackendClosesClientConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	for _, opts := range [][]Option{nil, {InMemory()}} {
+		p, err := NewProxy(dead, opts...)
+		if err != nil {
+			t.Fatalf("NewProxy(%s): %v", dead, err)
+		}
+		c := dialProxy(t, p)
+		// An in-memory connection may be closed before the write.
+		if _, err := c.conn.Write(encode("PING")); err == nil {
+			c.expectClosed()
+		}
+		p.Close()
+	}
+}
+
 // A rule's description gives the frames it applies to, defaults resolved.
 func TestRuleHandleStringResolvesDefaults(t *testing.T) {
 	p, err := NewProxy("127.0.0.1:1", InMemory())
@@ -727,6 +753,49 @@ func TestRuleHandleStringResolvesDefaults(t *testing.T) {
 		if got := p.MustAddRule(t, tt.rule).String(); got != tt.want {
 			t.Errorf("String() = %s, want %s", got, tt.want)
 		}
+	}
+}
+
+// Rules, counts and the proxy's own parsing fold command names and
+// options as Redis does: a-z only. A name with a non-ASCII letter that
+// Unicode upper-cases to ASCII (dotless i, long s) is another, unknown,
+// command to Redis, and must not be taken for PING, SKIP or IDMP.
+func TestCommandNamesFoldOnlyASCIILikeRedis(t *testing.T) {
+	p, _ := realProxy(t)
+	caught := p.MustAddRule(t, Rule{Command: "ping", Times: Always, Action: Inject("ERR caught")})
+	dotless := p.MustAddRule(t, Rule{Command: "p\u0131ng", Times: Always, Action: Pass})
+	c := dialProxy(t, p)
+	for _, name := range []string{"PING", "ping", "PiNg"} {
+		if got := c.do(name); got != "-ERR caught" {
+			t.Errorf("%s = %q, want the rule's error", name, got)
+		}
+	}
+	if got := c.do("p\u0131ng"); !strings.HasPrefix(got, "-ERR unknown command") {
+		t.Errorf("p\u0131ng = %q, want Redis's unknown command error", got)
+	}
+	if caught.Matched() != 3 || dotless.Matched() != 1 {
+		t.Errorf("rule ping matched %d, rule p\u0131ng matched %d; want 3 and 1", caught.Matched(), dotless.Matched())
+	}
+	if got := p.Stats("PING").Received; got != 3 {
+		t.Errorf("Stats(PING).Received = %d, want 3", got)
+	}
+	if got := p.Stats("p\u0131ng").Received; got != 1 {
+		t.Errorf("Stats(p\u0131ng).Received = %d, want 1", got)
+	}
+	// Redis rejects the option; the connection still pairs replies, so
+	// the rule still acts on the next PING.
+	if got := c.do("CLIENT", "REPLY", "\u017fKIP"); !strings.HasPrefix(got, "-ERR") {
+		t.Errorf("CLIENT REPLY \u017fKIP = %q, want an error", got)
+	}
+	if got := c.do("PING"); got != "-ERR caught" {
+		t.Errorf("PING after CLIENT REPLY \u017fKIP = %q, want the rule's error", got)
+	}
+
+	s := NewServer(t, InMemory())
+	sc := dialProxy(t, s.Proxy)
+	want := "-ERR Invalid stream ID specified as stream command argument"
+	if got := sc.do("XADD", key(t, "x"), "\u0131DMP", "p", "i", "*", "f", "v"); got != want {
+		t.Errorf("XADD with \u0131DMP = %q, want %q", got, want)
 	}
 }
 

@@ -164,8 +164,8 @@ const Always = -1
 
 // Rule selects frames and says what to do with them.
 //
-// A frame matches when its command name equals Command (case-insensitive;
-// "" matches every command) and, if Arg is not "", its first argument
+// A frame matches when its command name equals Command (case-insensitive
+// for a-z only, as Redis compares names; "" matches every command) and, if Arg is not "", its first argument
 // equals Arg (case-sensitive, like a key). The rule applies to the matching
 // frames number Nth to Nth+Times-1, counted from 1 per rule. [Proxy.AddRule]
 // copies it, so one Rule value may be added from several goroutines.
@@ -248,7 +248,9 @@ func (h *RuleHandle) Forwarded() int { return int(h.forwarded.Load()) }
 // Received returns a channel that is closed when the rule first applies to
 // a frame: the frame has arrived at the proxy, every earlier frame of its
 // connection has been written to the backend, and the frame's action is
-// about to take effect.
+// about to take effect. It stays open while the rule has not applied, so a
+// test that might never send such a frame waits on it together with a
+// timeout or the test's context.
 func (h *RuleHandle) Received() <-chan struct{} { return h.received }
 
 // Release lets every reply held by a [Hold] rule continue, and every later
@@ -287,7 +289,7 @@ func newRuleHandle(p *Proxy, r Rule) *RuleHandle {
 	h := &RuleHandle{
 		p:        p,
 		rule:     r,
-		command:  strings.ToUpper(r.Command),
+		command:  upperASCII([]byte(r.Command)),
 		received: make(chan struct{}),
 		released: make(chan struct{}),
 	}

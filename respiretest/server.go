@@ -25,7 +25,8 @@ import (
 // runs inside a testing/synctest bubble with virtual time. Unlike the
 // proxy alone, IDMP emulation is on by default (turn it off with
 // WithIDMP(false)); without it the engine answers IDMP and XCFGSET exactly
-// as Redis 7.0 does. A Server is safe for concurrent use.
+// as Redis 7.0 does. A Server is safe for concurrent use. Make one with
+// [NewServer] or [StartServer]: the zero Server is not usable.
 type Server struct {
 	*Proxy
 	engine *miniredis.Miniredis
@@ -97,7 +98,8 @@ func (s *Server) Engine() *miniredis.Miniredis { return s.engine }
 // count; the IDMP emulation's own TYPE probes are not counted).
 func (s *Server) Executed(command string) int { return s.Proxy.Forwarded(command) }
 
-// Close stops the proxy and the engine. Closing twice does nothing.
+// Close stops the proxy and the engine. Closing again does nothing more
+// (a concurrent Close waits, as [Proxy.Close] does).
 func (s *Server) Close() {
 	s.Proxy.Close()
 	s.engine.Close()

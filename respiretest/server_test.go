@@ -3,6 +3,7 @@ package respiretest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -87,6 +88,21 @@ func TestSynctestHoldIsExact(t *testing.T) {
 			t.Fatalf("after Release: %q %q", a, b)
 		}
 	})
+}
+
+// Dial, like net.Dialer.DialContext, fails at once for a context that is
+// already done, with no gate or partition in the way.
+func TestDialWithDoneContextFails(t *testing.T) {
+	s := NewServer(t, InMemory())
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	conn, err := s.Dial(ctx, "tcp", s.Addr())
+	if !errors.Is(err, context.Canceled) {
+		if conn != nil {
+			conn.Close()
+		}
+		t.Fatalf("Dial with a cancelled context = %v, want context.Canceled", err)
+	}
 }
 
 func TestSynctestHeldDialHonoursContext(t *testing.T) {
@@ -343,32 +359,44 @@ func TestServerDeletesEmptyStoreDestinations(t *testing.T) {
 
 // Close waits for every goroutine of the proxy, a reading goroutine
 // inside an OnReceive callback included: it returns only once the
-// callback does.
+// callback does. So do two Close calls at once (a test's Cleanup and a
+// goroutine of its own, say): neither returns before the proxy stopped.
 func TestSynctestCloseWaitsForBlockedOnReceive(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		s := NewServer(t)
-		arrived, release := make(chan struct{}), make(chan struct{})
-		s.MustAddRule(t, Rule{Command: "PING", Action: Pass, OnReceive: func([]string) {
-			close(arrived)
-			<-release
-		}})
-		c := dialProxy(t, s.Proxy)
-		c.send([]string{"PING"})
-		<-arrived
-		closed := make(chan struct{})
-		go func() {
-			s.Close()
-			close(closed)
-		}()
-		synctest.Wait()
-		select {
-		case <-closed:
-			t.Fatal("Close returned while an OnReceive callback blocked")
-		default:
-		}
-		close(release)
-		<-closed
-	})
+	for _, calls := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d Close calls", calls), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := NewServer(t)
+				arrived, release := make(chan struct{}), make(chan struct{})
+				s.MustAddRule(t, Rule{Command: "PING", Action: Pass, OnReceive: func([]string) {
+					close(arrived)
+					<-release
+				}})
+				c := dialProxy(t, s.Proxy)
+				c.send([]string{"PING"})
+				<-arrived
+				closed := make([]chan struct{}, calls)
+				for i := range closed {
+					closed[i] = make(chan struct{})
+					go func() {
+						s.Close()
+						close(closed[i])
+					}()
+				}
+				synctest.Wait()
+				for i, done := range closed {
+					select {
+					case <-done:
+						t.Errorf("Close call %d returned while an OnReceive callback blocked", i)
+					default:
+					}
+				}
+				close(release)
+				for _, done := range closed {
+					<-done
+				}
+			})
+		})
+	}
 }
 
 // TestServerRefusesEngineCrashers: arguments on which the embedded engine

@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -90,6 +91,9 @@ type session struct {
 	stalled  bool    // the writer waits on a rule: pushes go at once
 
 	// readLoop's own state.
+	ahead       []byte          // read from the client during a partition, not yet parsed
+	aheadErr    error           // the error that ended ahead
+	inflight    chan readResult // a client read started during a partition
 	wbuf        []byte
 	unflushed   []*slot
 	db          int
@@ -116,6 +120,9 @@ func (s *session) run() {
 	go func() { defer wg.Done(); s.writeLoop() }()
 	s.readLoop()
 	<-s.done
+	if s.inflight != nil {
+		<-s.inflight // the client is closed: the read ends
+	}
 	wg.Wait()
 }
 
@@ -214,7 +221,7 @@ func (s *session) readLoop() {
 			}
 			continue
 		}
-		act, matched := s.p.decide(name, args, func() { s.flush() })
+		act, matched := s.p.decide(name, args, s.flushBeforeFire)
 		kind := actPass
 		if act != nil {
 			kind = act.rule.Action.kind
@@ -272,47 +279,31 @@ type flushingReader struct{ s *session }
 
 func (r flushingReader) Read(p []byte) (int, error) {
 	s := r.s
-	if pt := s.p.partition.Load(); pt != nil && len(s.wbuf) > 0 {
-		return s.readPartitioned(p, pt)
+	for len(s.ahead) == 0 && s.aheadErr == nil {
+		if pt := s.p.partition.Load(); pt != nil && len(s.wbuf) > 0 {
+			if !s.readAhead() {
+				s.close() // ends a read in flight
+				return 0, net.ErrClosed
+			}
+			continue
+		}
+		if !s.flush() {
+			return 0, net.ErrClosed
+		}
+		if s.inflight == nil {
+			return s.client.Read(p)
+		}
+		s.takeRead(<-s.inflight)
 	}
-	if !s.flush() {
-		return 0, net.ErrClosed
+	if len(s.ahead) > 0 {
+		n := copy(p, s.ahead)
+		s.ahead = s.ahead[n:]
+		if len(s.ahead) == 0 {
+			s.ahead = nil
+		}
+		return n, nil
 	}
-	return s.client.Read(p)
-}
-
-// readPartitioned reads from the client while the frames in wbuf wait for
-// the partition pt to heal, as a kernel keeps reading a dead link's bytes
-// (an in-memory client's writes would block otherwise). The read runs on
-// a goroutine of its own, which only touches p; at the heal the frames
-// are flushed meanwhile. The reader stops reading once wbuf holds
-// flushSize bytes, like a full socket buffer.
-func (s *session) readPartitioned(p []byte, pt *Partition) (int, error) {
-	type result struct {
-		n   int
-		err error
-	}
-	read := make(chan result, 1)
-	go func() {
-		n, err := s.client.Read(p)
-		read <- result{n, err}
-	}()
-	select {
-	case r := <-read:
-		return r.n, r.err
-	case <-pt.healed:
-	case <-s.done:
-	case <-s.p.done:
-	}
-	ok := s.flush() // waits for a partition that started again
-	if !ok {
-		s.close() // ends the read
-	}
-	r := <-read
-	if !ok {
-		return 0, net.ErrClosed
-	}
-	return r.n, r.err
+	return 0, s.aheadErr
 }
 
 // passthroughCommands switch a connection to unpaired byte forwarding.
@@ -327,8 +318,11 @@ var passthroughCommands = map[string]bool{
 // which the server sends no reply to some frames: the proxy can no longer
 // pair replies with frames, so the connection passes through.
 func repliesOff(name string, args [][]byte) bool {
-	return name == "CLIENT" && len(args) == 3 && bytes.EqualFold(args[1], []byte("REPLY")) &&
-		(bytes.EqualFold(args[2], []byte("OFF")) || bytes.EqualFold(args[2], []byte("SKIP")))
+	if name != "CLIENT" || len(args) != 3 || upperASCII(args[1]) != "REPLY" {
+		return false
+	}
+	mode := upperASCII(args[2])
+	return mode == "OFF" || mode == "SKIP"
 }
 
 // track follows the connection state that the IDMP emulation needs.
@@ -757,11 +751,22 @@ func (s *session) writeLoop() {
 	}
 }
 
-// upperASCII returns b in upper case as a new string.
+// upperASCII returns b as a new string with a-z in upper case, as Redis
+// folds command names and options: every other byte stays as it is, so a
+// non-ASCII letter (such as a dotless i) never becomes an ASCII one.
 func upperASCII(b []byte) string {
-	for _, c := range b {
+	for i, c := range b {
 		if 'a' <= c && c <= 'z' {
-			return string(bytes.ToUpper(b))
+			var sb strings.Builder
+			sb.Grow(len(b))
+			sb.Write(b[:i])
+			for _, c := range b[i:] {
+				if 'a' <= c && c <= 'z' {
+					c -= 'a' - 'A'
+				}
+				sb.WriteByte(c)
+			}
+			return sb.String()
 		}
 	}
 	return string(b)
