@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/testenv"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -115,13 +116,7 @@ func TestConnectWithEndedContextDialsNothing(t *testing.T) {
 // that was free a moment ago).
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
+	return testenv.FreeAddr(t)
 }
 
 // privateServer starts a redis-server from PATH on a free 127.0.0.1 port,

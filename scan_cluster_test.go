@@ -15,6 +15,7 @@ import (
 
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/testenv"
+	"github.com/respire-go/respire/resp"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -259,10 +260,18 @@ func TestSentinelScanContinuationAfterFailoverFails(t *testing.T) {
 	ctx := testCtx(t)
 	prefix := keyPrefix(t)
 	msetKeys(t, c, prefix, 100)
-	replica := testenv.SentinelReplica(t) // the server that is not the primary now
-	if replica == c.topo.Primaries()[0].Addr {
-		replica = testenv.SentinelPrimary(t)
+	other := testenv.SentinelReplica(t) // the server that is not the primary now
+	if other == c.topo.Primaries()[0].Addr {
+		other = testenv.SentinelPrimary(t)
 	}
+	// The new primary: that server behind a proxy that answers ROLE
+	// master, as a promoted replica would (a discovery verifies the
+	// address it installs), and that counts the SCANs it receives.
+	promoted := realProxy(t, other)
+	promoted.MustAddRule(t, respiretest.Rule{Command: "ROLE", Times: respiretest.Always,
+		Action: respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: []resp.Value{
+			bulk("master"), {Type: resp.Integer}, {Type: resp.Array}}}))})
+	replica := promoted.Addr()
 	before := 0
 	iterErr := afterFirstPage(t, c.ScanPages(ctx, ScanOptions{Match: escapeGlob(prefix) + "*", Count: 10}), func() {
 		old := c.topo.Primaries()[0]
@@ -282,12 +291,12 @@ func TestSentinelScanContinuationAfterFailoverFails(t *testing.T) {
 			_, err := old.EP.Conn(ctx)
 			return errors.Is(err, route.ErrRetired)
 		})
-		before = commandCalls(t, replica, "scan")
+		before = promoted.Forwarded("SCAN")
 	})
 	if iterErr == nil || MayHaveExecuted(iterErr) || !strings.Contains(iterErr.Error(), "left the topology") {
 		t.Fatalf("continuation after the primary changed: %v, want an unsent failure naming the server's departure", iterErr)
 	}
-	if got := commandCalls(t, replica, "scan") - before; got != 0 {
+	if got := promoted.Forwarded("SCAN") - before; got != 0 {
 		t.Fatalf("the new primary ran SCAN %d times with the old primary's cursor, want 0", got)
 	}
 }

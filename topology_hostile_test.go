@@ -272,13 +272,7 @@ func TestTopologyConnectRejectedHandshakeIsServerError(t *testing.T) {
 // deadAddr returns a loopback address where nothing listens.
 func deadAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
+	return testenv.FreeAddr(t)
 }
 
 // namePrimary makes the sentinel behind px name addr as the primary, until
@@ -289,41 +283,114 @@ func namePrimary(t *testing.T, px *respiretest.Proxy, addr string) *respiretest.
 		Action: respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: []resp.Value{bulk(host), bulk(port)}}))})
 }
 
-// TestSentinelStaleSentinelIsPassedOver: a sentinel that keeps naming a
-// primary the client cannot reach (a stale sentinel, cut off from the
-// others) does not pin the client there while another sentinel names a
-// reachable primary: the next rediscovery installs the other sentinel's
-// primary, and commands work again.
+// staleTarget returns what a stale sentinel names in place of primary:
+// the dead old primary (an address where nothing listens), or a replica
+// of the group (whose ROLE is slave).
+func staleTarget(t *testing.T, target, primary string) string {
+	t.Helper()
+	if target != "Replica" {
+		return deadAddr(t)
+	}
+	if replica := testenv.SentinelReplica(t); replica != primary {
+		return replica
+	}
+	return testenv.SentinelPrimary(t)
+}
+
+// TestSentinelStaleSentinelIsPassedOver: a sentinel that keeps naming an
+// address that is not the primary (a stale sentinel, cut off from the
+// others: the dead old primary, or a replica) is asked first, yet its
+// answer is not installed: before a discovery replaces the primary it
+// verifies the address named (a connection whose ROLE is master), and
+// takes the next sentinel's answer when that fails. The client stays on
+// the healthy primary, the same node, and commands work throughout. (It
+// used to install the stale answer, retiring the healthy primary and
+// failing its commands in flight as possibly executed, until a later
+// rediscovery passed over the then unreachable address; a replica, being
+// reachable, was never passed over.)
 func TestSentinelStaleSentinelIsPassedOver(t *testing.T) {
-	pxs, addrs := proxiedSentinels(t)
-	c := sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
-	ctx := testCtx(t)
-	primary := c.topo.Primaries()[0].Addr
-	stale := c.topo.(*route.Sentinel).Sentinels()[0]
-	if stale != addrs[0] {
-		t.Fatalf("the first sentinel asked is %s, want %s", stale, addrs[0])
+	for _, target := range []string{"DeadOldPrimary", "Replica"} {
+		t.Run(target, func(t *testing.T) {
+			pxs, addrs := proxiedSentinels(t)
+			c := sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+			ctx := testCtx(t)
+			primary := c.topo.Primaries()[0]
+			if stale := c.topo.(*route.Sentinel).Sentinels()[0]; stale != addrs[0] {
+				t.Fatalf("the first sentinel asked is %s, want %s", stale, addrs[0])
+			}
+			named := staleTarget(t, target, primary.Addr)
+			r := namePrimary(t, pxs[0], named)
+			defer r.Remove()
+			if err := c.topo.Refresh(ctx, true); err != nil {
+				t.Fatalf("rediscovery = %v, want the next sentinel's answer", err)
+			}
+			if r.Applied() == 0 {
+				t.Fatal("the stale sentinel was not asked")
+			}
+			if got := c.topo.Primaries()[0]; got != primary {
+				t.Fatalf("primary after the stale answer = %s, want %s kept (the stale sentinel named %s)", got.Addr, primary.Addr, named)
+			}
+			if err := c.Set(ctx, keyPrefix(t)+"k", "v"); err != nil {
+				t.Errorf("SET after the stale answer = %v", err)
+			}
+		})
 	}
-	dead := deadAddr(t)
-	r := namePrimary(t, pxs[0], dead)
-	defer r.Remove()
-	if err := c.topo.Refresh(ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.topo.Primaries()[0].Addr; got != dead {
-		t.Fatalf("primary after the stale answer = %s, want %s (the stale sentinel answers first)", got, dead)
-	}
-	k := keyPrefix(t) + "k"
-	if err := c.Set(ctx, k, "v"); !errors.Is(err, ErrConnectionLost) {
-		t.Fatalf("SET on the unreachable primary = %v, want a connection failure", err)
-	}
-	if err := c.topo.Refresh(ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.topo.Primaries()[0].Addr; got != primary {
-		t.Errorf("primary after rediscovery = %s, want %s: the stale sentinel still pins the client", got, primary)
-	}
-	if err := c.Set(ctx, k, "v"); err != nil {
-		t.Errorf("SET after rediscovery = %v", err)
+}
+
+// TestSentinelOnlyStaleSentinelKeepsPrimary: when the only sentinel that
+// answers names an address that is not a reachable primary (the dead old
+// primary, or a replica), the rediscovery fails naming it, the client
+// keeps its healthy primary, and a command in flight there gets its
+// reply instead of failing as the node retired.
+func TestSentinelOnlyStaleSentinelKeepsPrimary(t *testing.T) {
+	for _, target := range []string{"DeadOldPrimary", "Replica"} {
+		t.Run(target, func(t *testing.T) {
+			pxs, addrs := proxiedSentinels(t)
+			// The primary behind a proxy of its own, to hold a reply.
+			primaryPx := realProxy(t, sentinelPrimary(t))
+			var rules []*respiretest.RuleHandle
+			for _, px := range pxs {
+				rules = append(rules, namePrimary(t, px, primaryPx.Addr()))
+				// Only the proxied sentinels: a learnt one would answer.
+				px.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "SENTINELS", Times: respiretest.Always,
+					Action: respiretest.Reply(encode(resp.Value{Type: resp.Array}))})
+			}
+			c := sentinelClient(t, Options{Sentinel: &SentinelOptions{PrimaryName: testenv.SentinelMaster(t), Addrs: addrs}})
+			ctx := testCtx(t)
+			primary := c.topo.Primaries()[0]
+			if primary.Addr != primaryPx.Addr() {
+				t.Fatalf("primary = %s, want the proxy %s", primary.Addr, primaryPx.Addr())
+			}
+			for _, r := range rules {
+				r.Remove()
+			}
+			named := staleTarget(t, target, sentinelPrimary(t))
+			defer namePrimary(t, pxs[0], named).Remove()
+			for _, px := range pxs[1:] {
+				px.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "GET-MASTER-ADDR-BY-NAME", Times: respiretest.Always,
+					Action: respiretest.Inject("ERR cut off by the test")})
+			}
+			k := keyPrefix(t) + "k"
+			held := primaryPx.MustAddRule(t, respiretest.Rule{Command: "GET", Arg: k, Action: respiretest.Hold})
+			defer held.Release()
+			inFlight := make(chan error, 1)
+			go func() {
+				_, err := c.Get(ctx, k)
+				inFlight <- err
+			}()
+			<-held.Received()
+			err := c.topo.Refresh(ctx, true)
+			if err == nil || !strings.Contains(err.Error(), named) {
+				t.Errorf("rediscovery = %v, want a failure naming %s", err, named)
+			}
+			if got := c.topo.Primaries()[0]; got != primary {
+				t.Errorf("primary = %s, want %s kept", got.Addr, primary.Addr)
+			}
+			held.Release()
+			if err := <-inFlight; err != nil && !errors.Is(err, ErrNil) {
+				t.Errorf("the GET in flight on the kept primary = %v, want its reply", err)
+			}
+		})
 	}
 }
 

@@ -207,15 +207,24 @@ func (s *Sentinel) answered(addr string, others []string, switches uint64) {
 }
 
 // discover asks the sentinels for the primary, its replicas and the other
-// sentinels, and installs what the first one that knows the name says;
-// but a sentinel that names a primary the client cannot reach now (its
-// last dial failed) is passed over for the next one that names another,
-// so that one stale sentinel cannot pin the client to a dead primary. If
-// none does, the first answer is installed.
+// sentinels, and installs what the first one that knows the name says.
+// An answer that would replace the current primary with another address
+// is verified first, as the Sentinel client guidelines ask: the address
+// must accept a connection whose ROLE is master (within ctx and
+// QueryTimeout); one that does not (a stale sentinel naming the dead old
+// primary, or a replica) is passed over for the next sentinel's answer,
+// and when no answer verifies the current primary stays and the
+// discovery fails with every reason. A sentinel that names the current
+// primary while the client cannot reach it (its last dial failed) is
+// passed over likewise for one that names a verified other; if none
+// does, the first such answer is installed. The first discovery, with no
+// primary yet, installs the first answer unverified: the primary's own
+// connection checks its ROLE.
 func (s *Sentinel) discover(ctx context.Context) error {
 	var errs []error
 	unknown := 0
 	order, switches := s.order()
+	cur := s.snap.Load()
 	type answer struct {
 		addr, primary    string
 		replicas, others []string
@@ -226,6 +235,9 @@ func (s *Sentinel) discover(ctx context.Context) error {
 			break
 		}
 		primary, replicas, others, err := s.ask(ctx, addr)
+		if err == nil && cur != nil && primary != cur.primary.Addr {
+			err = s.verify(ctx, addr, primary)
+		}
 		if err != nil && ctx.Err() != nil {
 			// The caller's context ended the query: the sentinel is not
 			// to blame for the timeout that cut it short.
@@ -263,8 +275,28 @@ func (s *Sentinel) discover(ctx context.Context) error {
 	return &discoveryError{errs: errs}
 }
 
-// discoveryError reports a discovery in which no sentinel named the
-// primary: it gives every sentinel's reason, and matches each of them.
+// verify dials primary, which the sentinel at addr named, and checks that
+// its ROLE is master, within ctx and QueryTimeout; the connection is
+// closed at once. The error names the sentinel and the address.
+func (s *Sentinel) verify(ctx context.Context, addr, primary string) error {
+	if s.cfg.QueryTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.QueryTimeout)
+		defer cancel()
+	}
+	cfg := s.nodes.cfg.Shared(primary, false)
+	cfg.Role, cfg.ReadOnly, cfg.Tracking, cfg.OnPush, cfg.OnTrackingLost = "master", false, false, nil, nil
+	nc, _, _, _, err := wire.DialRaw(ctx, cfg)
+	if err != nil {
+		return &sentinelError{addr: addr, err: fmt.Errorf("named primary %s, which is not a reachable primary: %w", primary, err)}
+	}
+	_ = nc.Close()
+	return nil
+}
+
+// discoveryError reports a discovery in which no sentinel named a
+// primary that could be installed: it gives every sentinel's reason, and
+// matches each of them.
 type discoveryError struct{ errs []error }
 
 func (e *discoveryError) Error() string {

@@ -73,7 +73,8 @@ func fakeSentinel(t *testing.T, primary string, onAsk func([]string)) *respirete
 // stale sentinel first again, which would keep the client on the old
 // primary after the message.
 func TestSentinelSwitchMessageOutlivesDiscoveryInFlight(t *testing.T) {
-	const oldPrimary, newPrimary = "127.0.0.1:1111", "127.0.0.1:2222"
+	// Both primaries answer ROLE master: the switch verifies.
+	oldPrimary, newPrimary := fakeRole(t, "master").Addr(), fakeRole(t, "master").Addr()
 	var hold atomic.Bool
 	asked, release := make(chan struct{}), make(chan struct{})
 	stale := fakeSentinel(t, oldPrimary, func([]string) {
@@ -109,11 +110,7 @@ func TestSentinelSwitchMessageOutlivesDiscoveryInFlight(t *testing.T) {
 	inFlight := make(chan error, 1)
 	go func() { inFlight <- s.discover(ctx) }()
 	<-asked // the discovery in flight waits for the stale sentinel's answer
-	msg := resp.Value{Type: resp.Array, Elems: []resp.Value{
-		{Type: resp.BulkString, Str: []byte("message")},
-		{Type: resp.BulkString, Str: []byte("+switch-master")},
-		{Type: resp.BulkString, Str: []byte("m 127.0.0.1 1111 127.0.0.1 2222")}}}
-	s.watchMessage(ctx, switched.Addr(), msg)
+	s.watchMessage(ctx, switched.Addr(), switchMessage)
 	close(release)
 	if err := <-inFlight; err != nil {
 		t.Fatal(err)
