@@ -34,7 +34,8 @@ func fakeRole(t *testing.T, role string) *respiretest.Server {
 // leaked goroutines when the test ends.
 func sentinelOn(t *testing.T, primary string, sentinels ...string) *Sentinel {
 	t.Helper()
-	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
+	before := goleak.IgnoreCurrent() // the goroutines of other tests' servers
+	t.Cleanup(func() { goleak.VerifyNone(t, before) })
 	s := &Sentinel{
 		cfg: SentinelConfig{Name: "m", Addrs: sentinels, QueryTimeout: 10 * time.Second,
 			Conn: func(addr string) wire.Config { return wire.Config{Addr: addr} }},
