@@ -567,7 +567,7 @@ func (e *ContextError) Error() string {
 		s += " (the command may have been executed)"
 	}
 	if e.Last != nil {
-		s += " while waiting to retry after: " + e.Last.Error()
+		s += " while waiting to retry after: " + causeText(e.Last, e.Command)
 	}
 	return s
 }

@@ -231,7 +231,7 @@ func (e *RetryError) Error() string {
 	if e.Attempts == 1 {
 		attempts = " attempt: "
 	}
-	return "respire: " + e.Command + ": failed after " + strconv.Itoa(e.Attempts) + attempts + e.Err.Error()
+	return "respire: " + e.Command + ": failed after " + strconv.Itoa(e.Attempts) + attempts + causeText(e.Err, e.Command)
 }
 
 // Unwrap returns the last failure.
