@@ -159,6 +159,19 @@ func (e *ConnError) Error() string {
 // otherwise.
 func (e *ConnError) Addr() string { return e.addr }
 
+// causedError is a command's failure that says what the library did
+// (text) before giving its cause, err, which it wraps.
+type causedError struct {
+	command, text string
+	err           error
+}
+
+func (e *causedError) Error() string {
+	return "respire: " + e.command + ": " + e.text + ": " + causeText(e.err, e.command)
+}
+
+func (e *causedError) Unwrap() error { return e.err }
+
 // causeText is err's text without the "respire: " prefix, nor the
 // "command: " that follows it when command is not "", for an error
 // whose text already says both before giving err's.
