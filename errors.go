@@ -159,6 +159,35 @@ func (e *ConnError) Error() string {
 // otherwise.
 func (e *ConnError) Addr() string { return e.addr }
 
+// closedWaiting is the failure of a call whose retry Close ended during
+// its backoff: closed, a *ConnError matching ErrClosed, then last, the
+// last attempt's failure, said as a [*ContextError] says its Last.
+type closedWaiting struct {
+	closed *ConnError
+	last   error
+}
+
+// closedWhileWaiting is the failure of command's call whose retry Close
+// ended during the backoff after last (nil: none); ran reports whether
+// the call may have run.
+func closedWhileWaiting(command string, ran bool, last error) error {
+	closed := &ConnError{Command: command, Unwritten: !ran, Err: ErrClosed}
+	if last == nil {
+		return closed
+	}
+	return &closedWaiting{closed: closed, last: last}
+}
+
+func (e *closedWaiting) Error() string {
+	s := "respire: " + e.closed.Command + ": " + causeText(ErrClosed, "")
+	if !e.closed.Unwritten {
+		s += " (the command may have been executed)"
+	}
+	return s + " while waiting to retry after: " + causeText(e.last, e.closed.Command)
+}
+
+func (e *closedWaiting) Unwrap() []error { return []error{e.closed, e.last} }
+
 // causedError is a command's failure that says what the library did
 // (text) before giving its cause, err, which it wraps.
 type causedError struct {

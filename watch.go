@@ -269,11 +269,7 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 			if err != ErrClosed {
 				return end(&ContextError{Command: "WATCH", Err: err, Last: last}, true)
 			}
-			err = &ConnError{Command: "WATCH", Unwritten: true, Err: ErrClosed}
-			if last != nil {
-				err = errors.Join(err, last)
-			}
-			return end(err, true)
+			return end(closedWhileWaiting("WATCH", false, last), true)
 		}
 	}
 }
