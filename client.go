@@ -442,7 +442,7 @@ func (c *Client) retryOp(ctx context.Context, waitDL time.Time, s *spec, r attem
 				last := markRan(r.err, ran)
 				if err == ErrClosed {
 					return &RetryError{Command: s.name, Attempts: attempts, ran: ran, earlier: earlier,
-						Err: errors.Join(&ConnError{Command: s.name, Unwritten: !ran, Err: ErrClosed}, last)}
+						Err: closedWhileWaiting(s.name, ran, last)}
 				}
 				return &RetryError{Command: s.name, Attempts: attempts, ran: ran, earlier: earlier,
 					Err: &ContextError{Command: s.name, Sent: ran, Err: err, Last: last}}
@@ -567,7 +567,7 @@ func (e *ContextError) Error() string {
 		s += " (the command may have been executed)"
 	}
 	if e.Last != nil {
-		s += " while waiting to retry after: " + e.Last.Error()
+		s += " while waiting to retry after: " + causeText(e.Last, e.Command)
 	}
 	return s
 }

@@ -2,10 +2,13 @@ package respire
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/respire-go/respire/respiretest"
 )
 
 // TestConnErrorSaysWhatHappened: a ConnError's text says what a new user
@@ -33,7 +36,7 @@ func TestConnErrorSaysWhatHappened(t *testing.T) {
 	c := newClient(t, Options{Endpoints: []string{addr}})
 	_ = c.Close()
 	_, err = c.Get(ctx, key(t, "k"))
-	wantConnErr(t, "after Close", err, "respire: GET: not sent: respire: client closed", "")
+	wantConnErr(t, "after Close", err, "respire: GET: not sent: client closed", "")
 	if !errors.Is(err, ErrClosed) || MayHaveExecuted(err) {
 		t.Errorf("after Close: %v, want ErrClosed, not executed", err)
 	}
@@ -44,9 +47,11 @@ func TestConnErrorSaysWhatHappened(t *testing.T) {
 	}{
 		{&ConnError{Command: "INCR", Err: io.EOF, lost: true}, "respire: INCR: connection lost; the command may have been executed: EOF"},
 		{&ConnError{Command: "INCR", Unwritten: true, Err: io.EOF, lost: true}, "respire: INCR: connection lost before the command was sent: EOF"},
-		{&ConnError{Command: "GET", Unwritten: true, Err: ErrClosed}, "respire: GET: not sent: respire: client closed"},
+		{&ConnError{Command: "GET", Unwritten: true, Err: ErrClosed}, "respire: GET: not sent: client closed"},
 		{&ConnError{Command: "GET", Unwritten: true, Err: newServerError("HELLO", []byte("WRONGPASS invalid username-password pair"))},
-			"respire: GET: not sent: respire: HELLO: WRONGPASS invalid username-password pair"},
+			"respire: GET: not sent: the server refused HELLO: WRONGPASS invalid username-password pair"},
+		{&ConnError{Command: "GET", Unwritten: true, Err: newServerError("AUTH", []byte("WRONGPASS invalid username-password pair")), addr: "127.0.0.1:7"},
+			"respire: GET: not sent: could not connect to 127.0.0.1:7: the server refused AUTH: WRONGPASS invalid username-password pair"},
 		{&ConnError{Command: "GET"}, "respire: GET: connection lost; the command may have been executed"},
 	} {
 		if got := tt.err.Error(); got != tt.want {
@@ -101,5 +106,40 @@ func TestConnectAuthRejectionNamesTheServer(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCommandAuthRejectionNamesTheServer: a command that needed a new
+// connection whose handshake the server rejected (the password changed
+// after Connect) fails with a *ConnError that names the server and the
+// command it refused, says "respire:" once and never the password; the
+// *ServerError and ErrConnectionLost still match, and Addr returns the
+// server.
+func TestCommandAuthRejectionNamesTheServer(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		t.Run("RESP"+strconv.Itoa(proto), func(t *testing.T) {
+			ctx := testCtx(t)
+			srv := respiretest.NewServer(t)
+			srv.Engine().RequireAuth("Hunter2-old")
+			c := newClient(t, Options{Endpoints: []string{srv.Addr()}, Protocol: proto, Password: "Hunter2-old"})
+			k := key(t, "authmsg")
+			if _, err := c.Get(ctx, k); !errors.Is(err, ErrNil) {
+				t.Fatalf("GET before the password changed: %v, want ErrNil", err)
+			}
+			srv.Engine().RequireAuth("Hunter2-new")
+			srv.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1, Action: respiretest.DropBeforeForward})
+			_, _ = c.Get(ctx, k) // the connection closes; the next GET dials anew
+			_, err := c.Get(ctx, k)
+			cmd := map[int]string{2: "AUTH", 3: "HELLO"}[proto]
+			want := "respire: GET: not sent: could not connect to " + srv.Addr() + ": the server refused " + cmd + ": WRONGPASS"
+			if msg := fmt.Sprint(err); !strings.HasPrefix(msg, want) || strings.Count(msg, "respire:") != 1 || strings.Contains(msg, "Hunter2") {
+				t.Errorf("GET = %q, want it to start with %q, say \"respire:\" once and name no password", msg, want)
+			}
+			var se *ServerError
+			var ce *ConnError
+			if !errors.As(err, &se) || !se.IsAuth() || !errors.Is(err, ErrConnectionLost) || !errors.As(err, &ce) || ce.Addr() != srv.Addr() {
+				t.Errorf("GET = %#v, want a *ConnError with Addr %s wrapping a *ServerError that IsAuth", err, srv.Addr())
+			}
+		})
 	}
 }

@@ -112,29 +112,28 @@ type ConnError struct {
 }
 
 // Error describes the connection failure and its cause: "could not
-// connect" for [Connect] (Command "connect"; with the server's address
-// when known, and "the server refused" before the command of a rejected
-// handshake), "not sent" for a command
-// the client did not send because it was closed ([ErrClosed]) or the
-// server rejected the connection's handshake (a [*ServerError]), and
-// otherwise whether the connection was lost before or after the command
-// was sent.
+// connect" for [Connect] (Command "connect"), with the server's address
+// when known; "not sent" for a command the client did not send because
+// it was closed ([ErrClosed]) or could not connect; "the server refused"
+// and the command and reply of a handshake the server rejected (a
+// [*ServerError]); otherwise whether the connection was lost before or
+// after the command was sent. The cause's own "respire: " prefix is not
+// repeated.
 func (e *ConnError) Error() string {
 	s := "respire: " + e.Command + ": "
+	refused, isRefusal := e.Err.(*ServerError)
+	if r, ok := e.Err.(*rejection); ok && e.addr != "" {
+		refused, isRefusal = r.se, true
+	}
+	isRefusal = isRefusal && refused.Command != "" && e.Unwritten
 	var se *ServerError
 	switch {
 	case e.Command == "connect" && e.Unwritten:
 		s += "could not connect"
-		if e.addr != "" {
-			s += " to " + e.addr
-		}
-		refused, ok := e.Err.(*ServerError)
-		if r, isRejection := e.Err.(*rejection); isRejection && e.addr != "" {
-			refused, ok = r.se, true
-		}
-		if ok && refused.Command != "" {
-			return s + ": the server refused " + refused.Command + ": " + refused.Message
-		}
+	case isRefusal && e.addr != "":
+		s += "not sent: could not connect"
+	case isRefusal:
+		return s + "not sent: the server refused " + refused.Command + ": " + refused.Message
 	case e.Unwritten && (errors.Is(e.Err, ErrClosed) || errors.As(e.Err, &se)):
 		s += "not sent"
 	case e.Unwritten:
@@ -142,8 +141,73 @@ func (e *ConnError) Error() string {
 	default:
 		s += "connection lost; the command may have been executed"
 	}
+	if e.addr != "" && (e.Command == "connect" || isRefusal) {
+		s += " to " + e.addr
+	}
+	if isRefusal {
+		return s + ": the server refused " + refused.Command + ": " + refused.Message
+	}
 	if e.Err != nil {
-		s += ": " + e.Err.Error()
+		s += ": " + causeText(e.Err, "")
+	}
+	return s
+}
+
+// Addr returns the address of the server the connection could not be
+// made to or was refused by, when known: for a failed [Connect] and for
+// a command not sent because a new connection's handshake failed; ""
+// otherwise.
+func (e *ConnError) Addr() string { return e.addr }
+
+// closedWaiting is the failure of a call whose retry Close ended during
+// its backoff: closed, a *ConnError matching ErrClosed, then last, the
+// last attempt's failure, said as a [*ContextError] says its Last.
+type closedWaiting struct {
+	closed *ConnError
+	last   error
+}
+
+// closedWhileWaiting is the failure of command's call whose retry Close
+// ended during the backoff after last (nil: none); ran reports whether
+// the call may have run.
+func closedWhileWaiting(command string, ran bool, last error) error {
+	closed := &ConnError{Command: command, Unwritten: !ran, Err: ErrClosed}
+	if last == nil {
+		return closed
+	}
+	return &closedWaiting{closed: closed, last: last}
+}
+
+func (e *closedWaiting) Error() string {
+	s := "respire: " + e.closed.Command + ": " + causeText(ErrClosed, "")
+	if !e.closed.Unwritten {
+		s += " (the command may have been executed)"
+	}
+	return s + " while waiting to retry after: " + causeText(e.last, e.closed.Command)
+}
+
+func (e *closedWaiting) Unwrap() []error { return []error{e.closed, e.last} }
+
+// causedError is a command's failure that says what the library did
+// (text) before giving its cause, err, which it wraps.
+type causedError struct {
+	command, text string
+	err           error
+}
+
+func (e *causedError) Error() string {
+	return "respire: " + e.command + ": " + e.text + ": " + causeText(e.err, e.command)
+}
+
+func (e *causedError) Unwrap() error { return e.err }
+
+// causeText is err's text without the "respire: " prefix, nor the
+// "command: " that follows it when command is not "", for an error
+// whose text already says both before giving err's.
+func causeText(err error, command string) string {
+	s := strings.TrimPrefix(err.Error(), "respire: ")
+	if command != "" {
+		s = strings.TrimPrefix(s, command+": ")
 	}
 	return s
 }
@@ -209,7 +273,7 @@ func (e *RetryError) Error() string {
 	if e.Attempts == 1 {
 		attempts = " attempt: "
 	}
-	return "respire: " + e.Command + ": failed after " + strconv.Itoa(e.Attempts) + attempts + e.Err.Error()
+	return "respire: " + e.Command + ": failed after " + strconv.Itoa(e.Attempts) + attempts + causeText(e.Err, e.Command)
 }
 
 // Unwrap returns the last failure.
@@ -226,7 +290,7 @@ func connError(command string, e *wire.ConnError) error {
 		var re *wire.ReplyError
 		if errors.As(e.Cause, &re) {
 			se := newServerError(re.Command, []byte(re.Text))
-			return &ConnError{Command: command, Unwritten: true, Err: se}
+			return &ConnError{Command: command, Unwritten: true, Err: se, addr: e.Addr}
 		}
 	}
 	return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: e.Cause, lost: classifyConn(e) == retry.LostConnection}

@@ -251,8 +251,8 @@ func TestPartialErrorMessage(t *testing.T) {
 		e    *PartialError
 		want string
 	}{
-		{&PartialError{Command: "DEL", Parts: 3, Failed: 1, Err: cause}, "respire: DEL: 1 of 3 parts failed (the others ran): " + cause.Error()},
-		{&PartialError{Command: "DEL", Parts: 3, Failed: 3, Err: cause}, "respire: DEL: all 3 parts failed: " + cause.Error()},
+		{&PartialError{Command: "DEL", Parts: 3, Failed: 1, Err: cause}, "respire: DEL: 1 of 3 parts failed (the others ran): not sent: client closed"},
+		{&PartialError{Command: "DEL", Parts: 3, Failed: 3, Err: cause}, "respire: DEL: all 3 parts failed: not sent: client closed"},
 	} {
 		if got := tc.e.Error(); got != tc.want {
 			t.Errorf("Error() = %q, want %q", got, tc.want)

@@ -264,7 +264,7 @@ type memberError struct {
 }
 
 func (e *memberError) Error() string {
-	return "respire: failover member " + strconv.Itoa(e.index) + " (" + e.label + "): " + e.err.Error()
+	return "respire: failover member " + strconv.Itoa(e.index) + " (" + e.label + "): " + causeText(e.err, "")
 }
 
 func (e *memberError) Unwrap() error { return e.err }

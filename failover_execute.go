@@ -133,7 +133,7 @@ func Execute[T any](ctx context.Context, g *FailoverGroup, category RetryCategor
 			g.metrics.retried(category, outcomeExhausted)
 		}
 		return lastV, &RetryError{Command: groupCommand, Attempts: attempts, ran: ran,
-			Err: errors.Join(&ConnError{Command: groupCommand, Unwritten: !ran, Err: ErrClosed}, last)}
+			Err: closedWhileWaiting(groupCommand, ran, last)}
 	}
 	for {
 		m, err := g.pick(excluded)

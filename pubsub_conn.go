@@ -211,7 +211,7 @@ func (s *Subscription) keepalive(nc net.Conn, every time.Duration, stop <-chan s
 type lostError struct{ err error }
 
 func (e *lostError) Error() string {
-	return "respire: subscription connection lost: " + e.err.Error()
+	return "respire: subscription connection lost: " + causeText(e.err, "")
 }
 
 func (e *lostError) Unwrap() error { return e.err }

@@ -447,6 +447,10 @@ func TestRetryCloseEndsBackoffAtOnce(t *testing.T) {
 		if !errors.Is(err, &ServerError{Code: "LOADING"}) {
 			t.Errorf("err = %v, want it to keep the last failure (LOADING)", err)
 		}
+		// One line that says "respire:" once.
+		if want := "respire: GET: failed after 1 attempt: client closed (the command may have been executed) while waiting to retry after: " + respiretest.ErrLoading; err.Error() != want {
+			t.Errorf("err = %q, want %q", err, want)
+		}
 		retryWantAttempts(t, err, 1)
 		if n := get.Matched(); n != 1 {
 			t.Errorf("server saw %d GETs, want 1", n)

@@ -3,7 +3,6 @@ package respire
 import (
 	"errors"
 	"strconv"
-	"strings"
 )
 
 // Routing errors, matched with errors.Is inside a [*RouteError].
@@ -41,7 +40,7 @@ func (e *RouteError) Error() string {
 	if e.Slot >= 0 {
 		s += " (slot " + strconv.Itoa(e.Slot) + ")"
 	}
-	return s + ": " + strings.TrimPrefix(e.Err.Error(), "respire: ")
+	return s + ": " + causeText(e.Err, "")
 }
 
 // Unwrap returns the cause.
@@ -74,10 +73,10 @@ type PartialError struct {
 // part's failure.
 func (e *PartialError) Error() string {
 	if e.Failed == e.Parts {
-		return "respire: " + e.Command + ": all " + strconv.Itoa(e.Parts) + " parts failed: " + e.Err.Error()
+		return "respire: " + e.Command + ": all " + strconv.Itoa(e.Parts) + " parts failed: " + causeText(e.Err, e.Command)
 	}
 	return "respire: " + e.Command + ": " + strconv.Itoa(e.Failed) + " of " + strconv.Itoa(e.Parts) +
-		" parts failed (the others ran): " + e.Err.Error()
+		" parts failed (the others ran): " + causeText(e.Err, e.Command)
 }
 
 // Unwrap returns the first part's failure.

@@ -3,6 +3,7 @@ package respire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"time"
@@ -240,7 +241,7 @@ func redirectAddr(addr, from string) string {
 // redirectLoop is the error of a command (or transaction) redirected
 // more than MaxRedirects times; reply is the last redirect's text.
 func redirectLoop(command string, slot int, reply string) error {
-	return &RouteError{Command: command, Slot: slot, Err: errors.Join(ErrRedirectLoop, errors.New("last redirect: "+reply))}
+	return &RouteError{Command: command, Slot: slot, Err: fmt.Errorf("%w; last redirect: %s", ErrRedirectLoop, reply)}
 }
 
 // redirectBudget returns the failure of an attempt whose deadline or

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 	"unicode"
@@ -205,7 +204,7 @@ func (c *Client) xaddAutoFrames(ctx context.Context, key string, opt XAddOptions
 		// An earlier attempt may have appended the entry before a server
 		// without IDMP answered the resend (a failover onto an older
 		// server): a plain XADD could append it a second time.
-		return nil, fmt.Errorf("respire: XADD: the server rejected IDMP after an earlier attempt may have appended the entry; not sent again as a plain XADD: %w", err)
+		return nil, &causedError{command: "XADD", text: "the server rejected IDMP after an earlier attempt may have appended the entry; not sent again as a plain XADD", err: err}
 	}
 	// The server has no IDMP: it rejected the identity before running the
 	// XADD. Send the call once more without it, as a plain XADD.

@@ -271,6 +271,10 @@ func TestClusterRedirects(t *testing.T) {
 		if !errors.Is(err, ErrRedirectLoop) || MayHaveExecuted(err) {
 			t.Fatalf("err = %v, want ErrRedirectLoop, not executed", err)
 		}
+		// One line, "respire:" once, ending with the last redirect.
+		if want := "respire: GET (slot " + strconv.Itoa(slot) + "): too many cluster redirects; last redirect: " + respiretest.Moved(slot, a); err.Error() != want {
+			t.Errorf("err = %q, want %q", err, want)
+		}
 		var re *RetryError
 		if errors.As(err, &re) {
 			t.Errorf("err = %v: redirects must not count as retry attempts", err)

@@ -20,7 +20,7 @@ var ErrTxConflict = errors.New("respire: watched keys changed before EXEC; the t
 
 // errRunConflict is the result of the members of a Watch run whose EXEC
 // found a watched key changed: none was applied.
-var errRunConflict = errors.Join(ErrTxConflict, errors.New("respire: EXEC: this run's members were not applied"))
+var errRunConflict = &causedError{command: "EXEC", text: "this run's members were not applied", err: ErrTxConflict}
 
 // Watch limits: the callback runs at most maxWatchAttempts times, waiting
 // between runs from watchBackoff, doubling, up to watchMaxBackoff, with
@@ -259,7 +259,7 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 			return nil
 		default:
 			if conflicts++; conflicts == maxWatchAttempts {
-				return end(errors.Join(ErrTxConflict, errors.New("respire: WATCH: "+strconv.Itoa(conflicts)+" attempts")), true)
+				return end(&causedError{command: "WATCH", text: "gave up after " + strconv.Itoa(conflicts) + " attempts", err: ErrTxConflict}, true)
 			}
 			ceiling := min(watchBackoff<<min(conflicts-1, 16), watchMaxBackoff)
 			delay = time.Duration(rand.Int64N(int64(ceiling))) + 1
@@ -269,11 +269,7 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 			if err != ErrClosed {
 				return end(&ContextError{Command: "WATCH", Err: err, Last: last}, true)
 			}
-			err = &ConnError{Command: "WATCH", Unwritten: true, Err: ErrClosed}
-			if last != nil {
-				err = errors.Join(err, last)
-			}
-			return end(err, true)
+			return end(closedWhileWaiting("WATCH", false, last), true)
 		}
 	}
 }

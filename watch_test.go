@@ -44,8 +44,14 @@ func TestWatchGivesUpAfter16Conflicts(t *testing.T) {
 		if !errors.Is(err, ErrTxConflict) {
 			t.Fatalf("Watch = %v, want ErrTxConflict", err)
 		}
+		// Each text is one line that says "respire:" once.
+		if want := "respire: WATCH: gave up after 16 attempts: watched keys changed before EXEC; the transaction was not applied"; err.Error() != want {
+			t.Errorf("Watch = %q, want %q", err, want)
+		}
 		if err := set.Err(); !errors.Is(err, ErrTxConflict) {
 			t.Errorf("the last run's member = %v, want ErrTxConflict (its EXEC was sent and applied nothing)", err)
+		} else if want := "respire: EXEC: this run's members were not applied: watched keys changed before EXEC; the transaction was not applied"; err.Error() != want {
+			t.Errorf("the last run's member = %q, want %q", err, want)
 		}
 		if len(starts) != 16 {
 			t.Fatalf("the callback ran %d times, want 16", len(starts))

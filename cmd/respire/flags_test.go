@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/internal/testenv"
+	"github.com/respire-go/respire/resp"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -374,6 +375,33 @@ func TestAuthFailure(t *testing.T) {
 	code, out, errs = runCLI(t, map[string]string{passwordEnv: "right"}, "--addr", srv.Addr(), "PING")
 	if code != exitOK || out != "PONG\n" || errs != "" {
 		t.Errorf("with the right password: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// TestAuthFailureAtSentinelPrimary: when the primary a sentinel named
+// refuses the credentials, the authentication failure names that
+// primary, not the sentinel the user configured.
+func TestAuthFailureAtSentinelPrimary(t *testing.T) {
+	data := respiretest.NewServer(t)
+	data.Engine().RequireAuth("right")
+	data.MustAddRule(t, respiretest.Rule{Command: "ROLE", Times: respiretest.Always, Action: respiretest.Reply(resp.AppendValue(nil,
+		resp.Value{Type: resp.Array, Elems: []resp.Value{{Type: resp.BulkString, Str: []byte("master")}, {Type: resp.Integer}, {Type: resp.Array}}}, 2))})
+	sentinel := respiretest.NewServer(t)
+	host, port, _ := net.SplitHostPort(data.Addr())
+	for arg, reply := range map[string]resp.Value{
+		"GET-MASTER-ADDR-BY-NAME": {Type: resp.Array, Elems: []resp.Value{{Type: resp.BulkString, Str: []byte(host)}, {Type: resp.BulkString, Str: []byte(port)}}},
+		"REPLICAS":                {Type: resp.Array},
+		"SENTINELS":               {Type: resp.Array},
+	} {
+		sentinel.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: arg, Times: respiretest.Always, Action: respiretest.Reply(resp.AppendValue(nil, reply, 2))})
+	}
+	const secret = "wrong-5b2f"
+	code, out, errs := runCLI(t, nil, "-u", "redis+sentinel://:"+secret+"@"+sentinel.Addr()+"/p", "--no-auth-warning", "PING")
+	if want := "respire: authentication failed at " + data.Addr() + ": WRONGPASS"; code != exitFail || out != "" || !strings.HasPrefix(errs, want) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 1 and %q", code, out, errs, want)
+	}
+	if strings.Contains(errs, secret) {
+		t.Errorf("the password was printed: %q", errs)
 	}
 }
 

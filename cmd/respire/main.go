@@ -246,7 +246,8 @@ func connect(ctx context.Context, f *connFlags, getenv func(string) string, stde
 	return c, opts, exitOK
 }
 
-// describeConnectError says what failed when Connect returned err: the
+// describeConnectError says what failed when Connect returned err, and
+// where (the server the error names, else the configured addresses): the
 // dial was refused, timed out or could not resolve the host, the server's
 // TLS certificate did not verify, the server refused the credentials, the
 // database or another command of the connection's setup; otherwise (an
@@ -255,6 +256,12 @@ func describeConnectError(err error, opts respire.Options) string {
 	where := strings.Join(opts.Endpoints, ",")
 	if opts.Sentinel != nil {
 		where = strings.Join(opts.Sentinel.Addrs, ",")
+	}
+	// The server the error names (a Sentinel's primary is not one of
+	// the configured addresses) is the one that failed.
+	var ce *respire.ConnError
+	if errors.As(err, &ce) && ce.Addr() != "" {
+		where = ce.Addr()
 	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Addr != nil && where == "" {

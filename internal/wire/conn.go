@@ -36,6 +36,8 @@ type ConnError struct {
 	Reason   Reason
 	Evidence Evidence
 	Cause    error
+	// Addr is the server a dial or handshake failed with, when known.
+	Addr string
 }
 
 // Error describes the reason, the evidence and the cause.

@@ -238,7 +238,7 @@ func dialPrepared(ctx context.Context, cfg Config) (*meteredConn, *resp.Reader, 
 	}
 	raw, err := dialSocket(ctx, cfg)
 	if err != nil {
-		return nil, nil, 0, 0, &ConnError{Reason: DialFailed, Evidence: Unwritten, Cause: err}
+		return nil, nil, 0, 0, &ConnError{Reason: DialFailed, Evidence: Unwritten, Cause: err, Addr: cfg.Addr}
 	}
 	nc := newMeteredConn(raw)
 	// The handshake obeys ctx through the socket deadline.
@@ -253,9 +253,9 @@ func dialPrepared(ctx context.Context, cfg Config) (*meteredConn, *resp.Reader, 
 		}
 		var re *ReplyError
 		if errors.As(err, &re) || errors.Is(err, ErrTrackingNeedsRESP3) {
-			return nil, nil, 0, 0, &ConnError{Reason: Handshake, Evidence: Unwritten, Cause: err}
+			return nil, nil, 0, 0, &ConnError{Reason: Handshake, Evidence: Unwritten, Cause: err, Addr: cfg.Addr}
 		}
-		return nil, nil, 0, 0, &ConnError{Reason: DialFailed, Evidence: Unwritten, Cause: err}
+		return nil, nil, 0, 0, &ConnError{Reason: DialFailed, Evidence: Unwritten, Cause: err, Addr: cfg.Addr}
 	}
 	_ = nc.SetDeadline(time.Time{})
 	return nc, rd, proto, id, nil
