@@ -121,19 +121,16 @@ type ConnError struct {
 // repeated.
 func (e *ConnError) Error() string {
 	s := "respire: " + e.Command + ": "
-	refused, isRefusal := e.Err.(*ServerError)
-	if r, ok := e.Err.(*rejection); ok && e.addr != "" {
-		refused, isRefusal = r.se, true
-	}
-	isRefusal = isRefusal && refused.Command != "" && e.Unwritten
+	refused := e.refusal()
 	var se *ServerError
 	switch {
 	case e.Command == "connect" && e.Unwritten:
 		s += "could not connect"
-	case isRefusal && e.addr != "":
-		s += "not sent: could not connect"
-	case isRefusal:
-		return s + "not sent: the server refused " + refused.Command + ": " + refused.Message
+	case refused != nil:
+		s += "not sent"
+		if e.addr != "" {
+			s += ": could not connect"
+		}
 	case e.Unwritten && (errors.Is(e.Err, ErrClosed) || errors.As(e.Err, &se)):
 		s += "not sent"
 	case e.Unwritten:
@@ -141,16 +138,30 @@ func (e *ConnError) Error() string {
 	default:
 		s += "connection lost; the command may have been executed"
 	}
-	if e.addr != "" && (e.Command == "connect" || isRefusal) {
+	if e.addr != "" && (e.Command == "connect" || refused != nil) {
 		s += " to " + e.addr
 	}
-	if isRefusal {
-		return s + ": the server refused " + refused.Command + ": " + refused.Message
-	}
-	if e.Err != nil {
+	switch {
+	case refused != nil:
+		s += ": the server refused " + refused.Command + ": " + refused.Message
+	case e.Err != nil:
 		s += ": " + causeText(e.Err, "")
 	}
 	return s
+}
+
+// refusal returns the server's reply that rejected a new connection's
+// handshake (HELLO, AUTH...) and so kept the command from being sent, or
+// nil.
+func (e *ConnError) refusal() *ServerError {
+	se, ok := e.Err.(*ServerError)
+	if r, isRejection := e.Err.(*rejection); isRejection && e.addr != "" {
+		se, ok = r.se, true
+	}
+	if !ok || se.Command == "" || !e.Unwritten {
+		return nil
+	}
+	return se
 }
 
 // Addr returns the address of the server the connection could not be

@@ -275,15 +275,21 @@ func (s *Sentinel) discover(ctx context.Context) error {
 	return &discoveryError{errs: errs}
 }
 
+// queryContext bounds one sentinel query, or one verification, by
+// QueryTimeout when it is set.
+func (s *Sentinel) queryContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.cfg.QueryTimeout > 0 {
+		return context.WithTimeout(ctx, s.cfg.QueryTimeout)
+	}
+	return ctx, func() {}
+}
+
 // verify dials primary, which the sentinel at addr named, and checks that
 // its ROLE is master, within ctx and QueryTimeout; the connection is
 // closed at once. The error names the sentinel and the address.
 func (s *Sentinel) verify(ctx context.Context, addr, primary string) error {
-	if s.cfg.QueryTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.cfg.QueryTimeout)
-		defer cancel()
-	}
+	ctx, cancel := s.queryContext(ctx)
+	defer cancel()
 	cfg := s.nodes.cfg.Shared(primary, false)
 	cfg.Role, cfg.ReadOnly, cfg.Tracking, cfg.OnPush, cfg.OnTrackingLost = "master", false, false, nil, nil
 	nc, _, _, _, err := wire.DialRaw(ctx, cfg)
@@ -327,11 +333,8 @@ func (s *Sentinel) unreachable(addr string) bool {
 // not nil, when it listed no healthy replica; others likewise for SENTINEL
 // SENTINELS.
 func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replicas, others []string, err error) {
-	if s.cfg.QueryTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.cfg.QueryTimeout)
-		defer cancel()
-	}
+	ctx, cancel := s.queryContext(ctx)
+	defer cancel()
 	nc, rd, _, _, err := wire.DialRaw(ctx, s.cfg.Conn(addr))
 	if err != nil {
 		return "", nil, nil, &sentinelError{addr: addr, err: err}
