@@ -304,12 +304,17 @@ func (g *FailoverGroup) Members() []FailoverMemberStatus {
 	return out
 }
 
-// Close stops the probes, waits for their goroutines to exit and closes
-// every member's client. Operations in flight fail with an error matching
-// [ErrClosed] (a backoff ends at once); later calls too. Close is safe to
-// call more than once (a Close called while another runs returns when
-// that one does); it must not be called from OnSwitch. On a group not
-// made by NewFailoverGroup (nil or its zero value) Close, like
+// Close stops the probes and closes every member's client. Operations in
+// flight fail with an error matching [ErrClosed] (a backoff ends at once);
+// later calls too. Close waits for the probe goroutines and the member
+// clients' Close calls, but at most one second: a probe held in user code
+// that ignores its context (a member's ProcessHook or DialHook, or its
+// Options.Dialer) does not hold Close; its goroutine ends when that code
+// returns, closing any client it connected meanwhile, and the error of a
+// member client's Close that had not returned is not reported. Close is
+// safe to call more than once (a Close called while another runs returns
+// when that one does); it must not be called from OnSwitch. On a group
+// not made by NewFailoverGroup (nil or its zero value) Close, like
 // ActiveClient and Execute, fails with an error matching
 // [ErrInvalidArgument].
 func (g *FailoverGroup) Close() error {
@@ -323,14 +328,36 @@ func (g *FailoverGroup) Close() error {
 	defer close(g.shut)
 	close(g.done)
 	g.cancel()
-	g.wg.Wait()
+	// The clients are closed without waiting for the probes: a probe that
+	// connects a client after this reads closed and closes it itself
+	// (probeLoop), and one running a command on a client sees it fail.
+	closed := make(chan error, 1)
+	go g.closeMembers(closed)
+	t := time.NewTimer(groupCloseWait)
+	defer t.Stop()
+	select {
+	case err := <-closed:
+		return err
+	case <-t.C:
+		return nil
+	}
+}
+
+// groupCloseWait bounds how long [FailoverGroup.Close] waits for the
+// probes and the member clients.
+const groupCloseWait = time.Second
+
+// closeMembers closes every member's client, waits for the probe loops,
+// and sends the clients' errors to out.
+func (g *FailoverGroup) closeMembers(out chan<- error) {
 	var errs []error
 	for _, m := range g.members {
 		if c := m.client.Load(); c != nil {
 			errs = append(errs, c.Close())
 		}
 	}
-	return errors.Join(errs...)
+	g.wg.Wait()
+	out <- errors.Join(errs...)
 }
 
 // made reports whether g was made by NewFailoverGroup (not nil, not a

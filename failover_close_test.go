@@ -6,8 +6,10 @@ package respire
 import (
 	"context"
 	"errors"
+	"net"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -80,18 +82,25 @@ func TestFailoverCloseStopsProbesAndClosesMembers(t *testing.T) {
 	}
 }
 
-// TestFailoverConcurrentCloseCallsBothWait: a Close called while another
-// is still waiting for the probes returns only when the member clients
-// are closed, as the first does (and as Client.Close does). The first
-// Close is held by a probe that ignores its context.
-func TestFailoverConcurrentCloseCallsBothWait(t *testing.T) {
+// TestFailoverCloseReturnsWhileProbeIsStuck: a probe held in code that
+// ignores its context (here the probe itself) does not hold Close, nor a
+// second Close called at the same time: both return within the group's
+// bounded wait with the member clients closed, and the probe's goroutine
+// ends once the held code returns, closing the client it connected late.
+func TestFailoverCloseReturnsWhileProbeIsStuck(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		members, _ := memMembers(t, 0, 1)
 		probing, gate := make(chan struct{}, 2), make(chan struct{})
-		probe := func(context.Context, *groupMember) error {
+		probe := func(_ context.Context, m *groupMember) error {
 			probing <- struct{}{}
 			<-gate
-			return nil
+			// Reconnect the member, as pingMember does, after Close closed
+			// the clients: the probe loop must close this one.
+			c, err := Connect(context.Background(), m.opts)
+			if err == nil {
+				m.client.Store(c)
+			}
+			return err
 		}
 		g, err := newFailoverGroup(context.Background(), members, bubbleOpts(), probe)
 		if err != nil {
@@ -101,20 +110,93 @@ func TestFailoverConcurrentCloseCallsBothWait(t *testing.T) {
 		closed := make(chan error, 2)
 		go func() { closed <- g.Close() }()
 		go func() { closed <- g.Close() }()
-		synctest.Wait()
-		if n := len(closed); n != 0 {
-			t.Errorf("%d of two concurrent Close calls returned while a probe still runs", n)
-		}
-		close(gate)
-		for range 2 {
-			if err := <-closed; err != nil {
-				t.Errorf("Close = %v", err)
+		assertClosedWhileHeld(t, g, closed, 2, gate)
+	})
+}
+
+// TestFailoverCloseReturnsWhileProbeHookIsStuck: the real probe (PING)
+// held in a member's ProcessHook that ignores its context does not hold
+// Close; the probe's goroutine ends once the hook returns.
+func TestFailoverCloseReturnsWhileProbeHookIsStuck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		members, _ := memMembers(t, 0, 1)
+		hook := &beforeHook{name: "PING"}
+		members[1].Options.Hooks = []Hook{hook}
+		probing, gate := make(chan struct{}), make(chan struct{})
+		hook.arm(func() { close(probing); <-gate })
+		closeWhileHeld(t, members, probing, gate)
+	})
+}
+
+// TestFailoverCloseReturnsWhileProbeDialIsStuck: the probe connecting a
+// member that was unreachable at start, held in the member's Dialer that
+// ignores its context, does not hold Close; once the Dialer returns a
+// connection the probe's goroutine ends and nothing stays connected.
+func TestFailoverCloseReturnsWhileProbeDialIsStuck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		members, servers := memMembers(t, 0, 1)
+		var dials atomic.Int32
+		probing, gate := make(chan struct{}), make(chan struct{})
+		members[1].Options.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if dials.Add(1) == 1 {
+				return nil, errors.New("unreachable at start")
 			}
+			close(probing)
+			<-gate
+			return servers[1].Dial(context.Background(), network, addr) // ignores ctx
 		}
-		for _, m := range g.Members() {
-			if err := m.Client.Ping(context.Background()); !errors.Is(err, ErrClosed) {
-				t.Errorf("member %d's client after Close: PING = %v, want ErrClosed", m.Index, err)
-			}
+		closeWhileHeld(t, members, probing, gate)
+		if n := servers[1].Sessions(); n != 0 {
+			t.Errorf("%d connections to the member after its held dial returned, want 0", n)
 		}
 	})
+}
+
+// closeWhileHeld starts a group of members, waits for user code of a
+// probe to be held at gate (probing closes), closes the group and checks
+// it with assertClosedWhileHeld.
+func closeWhileHeld(t *testing.T, members []FailoverMember, probing, gate chan struct{}) {
+	t.Helper()
+	g, err := NewFailoverGroup(context.Background(), members, bubbleOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-probing
+	closed := make(chan error, 1)
+	go func() { closed <- g.Close() }()
+	assertClosedWhileHeld(t, g, closed, 1, gate)
+}
+
+// assertClosedWhileHeld checks, in a bubble, that n Close calls sent to
+// closed return (with no error) within their bounded wait while user code
+// is held at gate, that the
+// member clients are closed when they do, then opens gate and checks that
+// every goroutine of the group ends and every member client is closed.
+func assertClosedWhileHeld(t *testing.T, g *FailoverGroup, closed chan error, n int, gate chan struct{}) {
+	t.Helper()
+	time.Sleep(groupCloseWait) // the bubble's clock: Close's bounded wait passes
+	synctest.Wait()
+	if got := len(closed); got != n {
+		t.Errorf("%d of %d Close calls returned while a probe is held", got, n)
+	}
+	for _, m := range g.Members() {
+		if m.Client != nil && !m.Client.closed.Load() {
+			t.Errorf("member %d's client is open after Close returned", m.Index)
+		}
+	}
+	close(gate)
+	for range n {
+		if err := <-closed; err != nil {
+			t.Errorf("Close = %v", err)
+		}
+	}
+	synctest.Wait()
+	if gs := failoverGoroutines(); len(gs) != 0 {
+		t.Errorf("group goroutines after the held code returned:\n%s", strings.Join(gs, "\n\n"))
+	}
+	for _, m := range g.Members() {
+		if m.Client != nil && !m.Client.closed.Load() {
+			t.Errorf("member %d's client is open after the held code returned", m.Index)
+		}
+	}
 }

@@ -173,11 +173,18 @@ func validateMembers(members []FailoverMember) ([]*groupMember, error) {
 	for i, fm := range members {
 		field := "members[" + strconv.Itoa(i) + "]"
 		o := copyOptions(fm.Options)
-		_, err := o.validate()
+		cfg, err := o.validate()
 		if err == nil {
-			// Connect checks what the hooks return only after
-			// validate; check it here too, before any member is dialed.
+			// Connect checks what the hooks return and creates the
+			// metric instruments only after validate, while the other
+			// members are being dialed: check both here, before any
+			// member is dialed, so the error names the member's field
+			// (a provider asked twice for an instrument returns it
+			// again).
 			_, err = newHooks(o.Hooks)
+		}
+		if err == nil {
+			err = (&Client{cfg: cfg}).newMetrics()
 		}
 		if err != nil {
 			var ce *ConfigError

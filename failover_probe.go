@@ -23,8 +23,8 @@ var switchReasonNames = [numSwitchReasons]string{"failover", "failback", "recove
 // connecting the client first when it has never connected, or when its
 // caller closed it (the group owns it, but a closed client would otherwise
 // keep the member's circuit open for good). Only the member's probe loop
-// stores its client, and Close joins the loops before closing the clients,
-// so a client connected here is always closed.
+// stores its client; a client stored after Close closed the members' is
+// closed by the probe loop.
 func pingMember(ctx context.Context, m *groupMember) error {
 	c := m.client.Load()
 	if c == nil || c.closed.Load() {
@@ -74,7 +74,13 @@ func (g *FailoverGroup) probeLoop(m *groupMember) {
 		err := g.probeOnce(ctx, m)
 		cancel()
 		if g.closed.Load() {
-			return // a probe cut short by Close is no observation
+			// A probe cut short by Close is no observation. Close may
+			// have closed the members' clients before this probe stored
+			// the one it connected: close it (again).
+			if c := m.client.Load(); c != nil {
+				_ = c.Close()
+			}
+			return
 		}
 		g.observe(m, err == nil, time.Now())
 	}

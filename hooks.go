@@ -28,8 +28,8 @@ import (
 // A cached read's hook runs once for the one read of a missing entry;
 // a cache hit sends nothing and runs no hook (nor records a duration).
 // The ProcessHook of a [FailoverGroup] member's PING probes runs on the
-// group's probe goroutine, which [FailoverGroup.Close] waits for; a panic
-// there fails the probe. A hook may
+// group's probe goroutine, which [FailoverGroup.Close] waits for (at most
+// a second); a panic there fails the probe. A hook may
 // derive the context it passes to next (a tracing span), time the call,
 // or fail it before anything is sent by returning an error without
 // calling next. It cannot turn a failure into a success: when next
