@@ -279,8 +279,12 @@ func (s SentinelOptions) GoString() string {
 // catalog marks read-only) on Sentinel and Cluster clients. Writes always
 // go to the primary, and so does a Sentinel batch or transaction, reads
 // included (a Cluster batch group made only of reads follows the policy). A read a replica serves is never retried: a replica
-// may lag, and a resend could observe time going backwards. Its values are
-// plain constants, safe for concurrent use.
+// may lag, and a resend could observe time going backwards. A Sentinel
+// replica is used only through connections whose handshake found, with
+// ROLE, that it follows the current primary with its link up: one that
+// follows another primary, or whose link is down or still synchronising,
+// fails that dial (its read fails as a lost connection, unsent). Its
+// values are plain constants, safe for concurrent use.
 type ReadPolicy uint8
 
 // Read policies.

@@ -923,10 +923,29 @@ func TestSentinelWrongRoleErrorNamesTheServer(t *testing.T) {
 // for any role, the fields of a replica's answer).
 func roleServer(t *testing.T, role string) *respiretest.Server {
 	t.Helper()
+	return answersRole(t, role, "127.0.0.1", 6379)
+}
+
+// replicaServer returns a test server that answers ROLE as a replica of
+// the server at primary, with its link up.
+func replicaServer(t *testing.T, primary string) *respiretest.Server {
+	t.Helper()
+	host, port, err := net.SplitHostPort(primary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(port)
+	return answersRole(t, "slave", host, int64(n))
+}
+
+// answersRole returns a test server that answers ROLE with role and the
+// fields of a replica's answer: a link up to host:port.
+func answersRole(t *testing.T, role, host string, port int64) *respiretest.Server {
+	t.Helper()
 	s := respiretest.NewServer(t)
 	s.MustAddRule(t, respiretest.Rule{Command: "ROLE", Times: respiretest.Always,
 		Action: respiretest.Reply(encode(resp.Value{Type: resp.Array, Elems: []resp.Value{
-			bulk(role), bulk("127.0.0.1"), {Type: resp.Integer, Int: 6379}, bulk("connected"), {Type: resp.Integer, Int: 0}}}))})
+			bulk(role), bulk(host), {Type: resp.Integer, Int: port}, bulk("connected"), {Type: resp.Integer, Int: 0}}}))})
 	return s
 }
 
@@ -988,7 +1007,8 @@ func (h installLog) Handle(_ context.Context, r slog.Record) error {
 func TestSentinelReadWithoutReplicaAsksForRediscovery(t *testing.T) {
 	for name, policy := range map[string]ReadPolicy{"ReadReplica": ReadReplica, "ReadReplicaPreferred": ReadReplicaPreferred} {
 		t.Run(name, func(t *testing.T) {
-			primary, replica := roleServer(t, "master"), roleServer(t, "slave")
+			primary := roleServer(t, "master")
+			replica := replicaServer(t, primary.Addr())
 			sentinel, none := fakeSentinel(t, primary.Addr(), nil)
 			installed := installLog{want: ", 1 replicas", c: make(chan struct{}, 1)}
 			ctx := testCtx(t)
@@ -1032,7 +1052,8 @@ func TestSentinelReadWithoutReplicaAsksForRediscovery(t *testing.T) {
 // reach the replica the sentinels list now, instead of failing on the
 // lost one until the periodic rediscovery, up to 30 s later.
 func TestSentinelLostReplicaAsksForRediscovery(t *testing.T) {
-	primary, gone, next := roleServer(t, "master"), roleServer(t, "slave"), roleServer(t, "slave")
+	primary := roleServer(t, "master")
+	gone, next := replicaServer(t, primary.Addr()), replicaServer(t, primary.Addr())
 	sentinel, listed := fakeSentinel(t, primary.Addr(), []string{gone.Addr()})
 	ctx := testCtx(t)
 	c, err := Connect(ctx, Options{ReadFrom: ReadReplica,

@@ -3,12 +3,15 @@ package respire
 import (
 	"context"
 	"errors"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/testenv"
+	"github.com/respire-go/respire/resp"
 	"github.com/respire-go/respire/respiretest"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -103,6 +106,69 @@ func TestReplicaReadsAreNeverRetried(t *testing.T) {
 	}
 	if got := commandCalls(t, replicaAddr, "getrange") - before; got != 1 {
 		t.Errorf("the replica ran GETRANGE %d times, want 1", got)
+	}
+}
+
+// TestSentinelReplicaMustFollowThePrimary: a replica the sentinels list
+// serves ReadReplica reads only while its ROLE says it follows the
+// current primary with its link up. A proxy in front of the real replica
+// answers ROLE for it; the replica's commandstats witness whether the
+// reads ran there. The first case, the replica following the primary, is
+// the control that the proxied replica does serve reads.
+func TestSentinelReplicaMustFollowThePrimary(t *testing.T) {
+	countsCommands(t)
+	primary := sentinelPrimary(t)
+	replicaAddr := testenv.SentinelReplica(t)
+	if primary == replicaAddr {
+		replicaAddr = testenv.SentinelPrimary(t)
+	}
+	host, port, err := net.SplitHostPort(primary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pport, _ := strconv.Atoi(port)
+	role := func(host string, port int, state string) []byte {
+		b := resp.AppendArrayHeader(nil, 5)
+		b = resp.AppendBulkString(b, "slave")
+		b = resp.AppendBulkString(b, host)
+		b = resp.AppendInteger(b, int64(port))
+		b = resp.AppendBulkString(b, state)
+		return resp.AppendInteger(b, 1)
+	}
+	tests := []struct {
+		name   string
+		role   []byte
+		served bool
+	}{
+		{"FollowsThePrimary", role(host, pport, "connected"), true},
+		{"FollowsAnotherPort", role(host, 1, "connected"), false},
+		{"FollowsAnotherHost", role("127.0.0.2", pport, "connected"), false},
+		{"LinkConnect", role(host, pport, "connect"), false},
+		{"LinkConnecting", role(host, pport, "connecting"), false},
+		{"LinkSync", role(host, pport, "sync"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			px := realProxy(t, replicaAddr)
+			px.MustAddRule(t, respiretest.Rule{Command: "ROLE", Action: respiretest.Reply(tt.role)})
+			c := sentinelClient(t, Options{ReadFrom: ReadReplica, Dialer: rewriteDialer(map[string]string{replicaAddr: px.Addr()})})
+			ctx := testCtx(t)
+			before := commandCalls(t, replicaAddr, "strlen")
+			_, err := c.StrLen(ctx, keyPrefix(t)+"k")
+			ran := commandCalls(t, replicaAddr, "strlen") - before
+			if tt.served {
+				if err != nil || ran != 1 {
+					t.Fatalf("STRLEN = %v, ran %d times on the replica, want served there once", err, ran)
+				}
+				return
+			}
+			if err == nil || ran != 0 {
+				t.Errorf("STRLEN = %v, ran %d times on the replica, want refused before it is sent", err, ran)
+			}
+			if !errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), "want a replica of "+primary) {
+				t.Errorf("err = %v, want a lost connection naming the primary the replica must follow", err)
+			}
+		})
 	}
 }
 

@@ -102,7 +102,7 @@ func NewSentinel(ctx context.Context, cfg SentinelConfig) (*Sentinel, error) {
 	s := &Sentinel{cfg: cfg, sentinels: slices.Clone(cfg.Addrs)}
 	// A lost replica asks too (only replica read policies dial them):
 	// the group may have replaced it with one at another address.
-	s.nodes = newNodes(cfg.Nodes, func(*Node) { s.ref.request(context.Background(), false) })
+	s.nodes = newNodes(s.replicasFollow(cfg.Nodes), func(*Node) { s.ref.request(context.Background(), false) })
 	s.ref = newRefresher(s.discover, cfg.Refresh, minSentinelRefreshGap)
 	if err := s.discover(ctx); err != nil {
 		_ = s.nodes.close()
@@ -113,6 +113,36 @@ func NewSentinel(ctx context.Context, cfg SentinelConfig) (*Sentinel, error) {
 	s.watchWG.Add(1)
 	go s.watch()
 	return s, nil
+}
+
+// replicasFollow returns nc with the connections to a replica checking,
+// at each dial, that the replica follows the current primary with its
+// link up: a listed replica that now follows another primary (another
+// group's, or one the sentinels have not yet reconfigured) or that lost
+// its link serves no reads meant for this one.
+func (s *Sentinel) replicasFollow(nc Config) Config {
+	follows := func() string {
+		if sn := s.snap.Load(); sn != nil {
+			return sn.primary.Addr
+		}
+		return ""
+	}
+	shared, dedicated := nc.Shared, nc.Dedicated
+	nc.Shared = func(addr string, replica bool) wire.Config {
+		w := shared(addr, replica)
+		if replica {
+			w.Follows = follows
+		}
+		return w
+	}
+	nc.Dedicated = func(addr string, replica bool) wire.Config {
+		w := dedicated(addr, replica)
+		if replica {
+			w.Follows = follows
+		}
+		return w
+	}
+	return nc
 }
 
 // Kind returns KindSentinel.

@@ -55,6 +55,13 @@ type Config struct {
 	// [ErrWrongRole] when the server has another role: a stale address
 	// never receives a command meant for a primary.
 	Role string
+	// Follows, with Role "slave", returns the address (host:port) of the
+	// primary the replica must follow; the handshake then also fails with
+	// [ErrWrongRole] when ROLE names another primary or a link to it that
+	// is not up ("connect", "connecting", "sync"): such a replica serves
+	// another data set, or a stale one. nil, or an empty address, checks
+	// the role only. It is called at every dial.
+	Follows func() string
 	// WantID makes a RESP2 handshake learn the server's id of the
 	// connection (CLIENT ID); a RESP3 handshake learns it from HELLO.
 	WantID bool
@@ -215,19 +222,6 @@ func DialRaw(ctx context.Context, cfg Config) (nc net.Conn, rd *resp.Reader, pro
 	return mc, rd, proto, id, nil
 }
 
-// roleError reports a server whose ROLE was not the expected one; addr
-// names it (a Sentinel client dials the address a sentinel gave).
-type roleError struct{ addr, want, got string }
-
-func (e *roleError) Error() string {
-	return "ROLE of " + e.addr + " is " + e.got + ", want " + e.want + ": " + ErrWrongRole.Error()
-}
-
-func (e *roleError) Unwrap() error { return ErrWrongRole }
-
-// maxRoleText bounds the server's role repeated in a roleError.
-const maxRoleText = 64
-
 // dialPrepared opens the socket and runs the handshake within ctx and
 // cfg.DialTimeout.
 func dialPrepared(ctx context.Context, cfg Config) (*meteredConn, *resp.Reader, int, int64, error) {
@@ -373,17 +367,9 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, e
 		if err != nil {
 			return 0, 0, err
 		}
-		if v.Type.Aggregate() && len(v.Elems) > 0 && v.Elems[0].Text() == cfg.Role {
-			return proto, id, nil
+		if err := checkRole(cfg, v); err != nil {
+			return 0, 0, err
 		}
-		role := "unknown"
-		if v.Type.Aggregate() && len(v.Elems) > 0 {
-			role = strconv.Quote(v.Elems[0].Text())
-			if len(role) > maxRoleText {
-				role = role[:maxRoleText] + "..."
-			}
-		}
-		return 0, 0, &roleError{addr: cfg.Addr, want: cfg.Role, got: role}
 	}
 	return proto, id, nil
 }
