@@ -19,7 +19,7 @@ func exampleServer() (addr string, stop func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	return srv.Addr(), srv.Close
+	return srv.Addr(), func() { _ = srv.Close() }
 }
 
 // exampleClient connects to a new embedded test server; stop closes both.

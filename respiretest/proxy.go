@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // DialFunc dials a connection, like net.Dialer.DialContext. The proxy calls
@@ -28,6 +29,7 @@ type config struct {
 	inMemory    bool
 	backendDial DialFunc
 	idmp        *bool
+	engine      bool // the backend is a Server's embedded engine
 }
 
 // InMemory makes the proxy listen on nothing: clients reach it only through
@@ -70,6 +72,7 @@ type Proxy struct {
 	dialBackend DialFunc
 	ln          net.Listener
 	idmp        *idmpTable // nil: emulation off
+	engine      bool       // the backend is a Server's embedded engine
 
 	mu       sync.Mutex
 	closed   bool
@@ -113,6 +116,7 @@ func newProxy(backendAddr string, cfg config) (*Proxy, error) {
 	p := &Proxy{
 		backendAddr: backendAddr,
 		dialBackend: cfg.backendDial,
+		engine:      cfg.engine,
 		sessions:    map[*session]struct{}{},
 		stats:       map[string]*cmdCounter{},
 	}
@@ -120,7 +124,7 @@ func newProxy(backendAddr string, cfg config) (*Proxy, error) {
 	p.done = p.ctx.Done()
 	if p.dialBackend == nil {
 		if backendAddr == "" {
-			return nil, errors.New("respiretest: NewProxy needs a backend address or WithBackendDialer")
+			return nil, fmt.Errorf("%w: NewProxy needs a backend address or WithBackendDialer", ErrInvalidArgument)
 		}
 		var d net.Dialer
 		p.dialBackend = d.DialContext
@@ -150,13 +154,36 @@ func (p *Proxy) Addr() string {
 	return p.ln.Addr().String()
 }
 
+// Bounds of the accept loop's backoff after a failed Accept.
+const (
+	minAcceptBackoff = 5 * time.Millisecond
+	maxAcceptBackoff = time.Second
+)
+
+// acceptLoop serves the listener's connections until the proxy closes. A
+// failed Accept of a listener still open (a temporary shortage such as
+// EMFILE, or an aborted connection) is retried after a backoff that
+// doubles from 5 ms to at most 1 s, and resets once a connection arrives.
 func (p *Proxy) acceptLoop() {
 	defer p.wg.Done()
+	var backoff time.Duration
 	for {
 		c, err := p.ln.Accept()
 		if err != nil {
-			return
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			backoff = min(max(2*backoff, minAcceptBackoff), maxAcceptBackoff)
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+				continue
+			case <-p.done:
+				t.Stop()
+				return
+			}
 		}
+		backoff = 0
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
@@ -405,10 +432,10 @@ func (g *Gate) Held() int { return int(g.held.Load()) }
 // RefuseDials makes the proxy refuse the next n client connections: an
 // accepted TCP connection is reset at once, and [Proxy.Dial] returns
 // [ErrDialRefused]. It adds to refusals still pending. A negative n is an
-// error.
+// error wrapping [ErrInvalidArgument] and changes nothing.
 func (p *Proxy) RefuseDials(n int) error {
 	if n < 0 {
-		return fmt.Errorf("respiretest: RefuseDials(%d): negative count", n)
+		return fmt.Errorf("%w: RefuseDials(%d): negative count", ErrInvalidArgument, n)
 	}
 	p.mu.Lock()
 	p.refuse += n

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/resp"
 )
 
@@ -19,6 +20,10 @@ var (
 	// error, a negative delay, or an injected reply that is not exactly one
 	// RESP value).
 	ErrInvalidRule = errors.New("respiretest: invalid rule")
+	// ErrInvalidArgument is wrapped by the error of a call given an
+	// argument it cannot use: [NewProxy] without a backend address or
+	// dialer, [Proxy.RefuseDials] with a negative count.
+	ErrInvalidArgument = errors.New("respiretest: invalid argument")
 	// ErrClosed is returned by the operations of a closed [Proxy] or
 	// [Server], and by a dial that was held when the proxy closed.
 	ErrClosed = errors.New("respiretest: proxy closed")
@@ -165,17 +170,23 @@ const Always = -1
 // Rule selects frames and says what to do with them.
 //
 // A frame matches when its command name equals Command (case-insensitive
-// for a-z only, as Redis compares names; "" matches every command) and, if Arg is not "", its first argument
-// equals Arg (case-sensitive, like a key). The rule applies to the matching
+// for a-z only, as Redis compares names; "" matches every command) and, if
+// Arg is not "", its first argument equals Arg, compared as Redis compares
+// that argument: case-insensitively for a-z only when Command has
+// subcommands (CLIENT, CONFIG, OBJECT, SENTINEL and the other commands
+// with subcommands in package catalog), so Arg "SETNAME" matches "client
+// setname"; exactly otherwise, since a first argument is then a key or a
+// value. The rule applies to the matching
 // frames number Nth to Nth+Times-1, counted from 1 per rule. [Proxy.AddRule]
 // copies it, so one Rule value may be added from several goroutines.
 type Rule struct {
 	// Command is the command name to match, such as "GET". "" matches any.
 	// It is one word: a subcommand, such as CLIENT SETNAME, is matched
-	// with Command "CLIENT" and Arg "SETNAME" (Arg is case-sensitive).
-	// A Command with a space or '|' is an invalid rule.
+	// with Command "CLIENT" and Arg "SETNAME" (in any case). A Command
+	// with a space or '|' is an invalid rule.
 	Command string
-	// Arg, if not "", must equal the frame's first argument.
+	// Arg, if not "", must equal the frame's first argument: in any a-z
+	// case when Command has subcommands, exactly otherwise (see [Rule]).
 	Arg string
 	// Nth is the first matching frame the rule applies to, counting from
 	// 1. Defaults to 1. Negative is an invalid rule.
@@ -219,6 +230,7 @@ type RuleHandle struct {
 	p       *Proxy
 	rule    Rule
 	command string // upper case
+	foldArg bool   // the first argument is a subcommand: compare a-z case-insensitively
 	first   int64  // first applying occurrence (1-based)
 	last    int64  // last applying occurrence, or -1 for no end
 
@@ -293,6 +305,7 @@ func newRuleHandle(p *Proxy, r Rule) *RuleHandle {
 		received: make(chan struct{}),
 		released: make(chan struct{}),
 	}
+	h.foldArg = h.command != "" && (h.command == "SENTINEL" || catalog.HasSubcommands(h.command))
 	nth, times := int64(r.Nth), int64(r.Times)
 	if nth == 0 {
 		nth = 1
@@ -312,8 +325,35 @@ func (h *RuleHandle) matches(name string, args [][]byte) bool {
 	if h.command != "" && h.command != name {
 		return false
 	}
-	if h.rule.Arg != "" && (len(args) < 2 || string(args[1]) != h.rule.Arg) {
+	if h.rule.Arg == "" {
+		return true
+	}
+	if len(args) < 2 {
 		return false
+	}
+	if h.foldArg {
+		return equalFoldASCII(args[1], h.rule.Arg)
+	}
+	return string(args[1]) == h.rule.Arg
+}
+
+// equalFoldASCII reports whether b and s are equal when a-z and A-Z are
+// taken as the same letters (and nothing else folds).
+func equalFoldASCII(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i, c := range b {
+		d := s[i]
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		if 'a' <= d && d <= 'z' {
+			d -= 'a' - 'A'
+		}
+		if c != d {
+			return false
+		}
 	}
 	return true
 }

@@ -44,7 +44,7 @@ func NewServer(tb TB, opts ...Option) *Server {
 	if err != nil {
 		tb.Fatalf("respiretest: %v", err)
 	}
-	tb.Cleanup(s.Close)
+	tb.Cleanup(func() { _ = s.Close() })
 	return s
 }
 
@@ -78,6 +78,7 @@ func StartServer(opts ...Option) (*Server, error) {
 	srv := m.Server()
 	srv.SetPreHook(redis70Hook(srv))
 	cfg.backendDial = func(context.Context, string, string) (net.Conn, error) { return m.Dial() }
+	cfg.engine = true
 	p, err := newProxy("", cfg)
 	if err != nil {
 		m.Close()
@@ -98,11 +99,14 @@ func (s *Server) Engine() *miniredis.Miniredis { return s.engine }
 // count; the IDMP emulation's own TYPE probes are not counted).
 func (s *Server) Executed(command string) int { return s.Proxy.Forwarded(command) }
 
-// Close stops the proxy and the engine. Closing again does nothing more
-// (a concurrent Close waits, as [Proxy.Close] does).
-func (s *Server) Close() {
-	s.Proxy.Close()
+// Close stops the proxy and the engine and returns the proxy's error, as
+// [Proxy.Close] does (a Server is an io.Closer). Closing again does
+// nothing more and returns nil (a concurrent Close waits, as Proxy.Close
+// does).
+func (s *Server) Close() error {
+	err := s.Proxy.Close()
 	s.engine.Close()
+	return err
 }
 
 // redis70Hook makes the engine answer like Redis 7.0.15 where miniredis

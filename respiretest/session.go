@@ -237,6 +237,15 @@ func (s *session) readLoop() {
 			}
 			continue
 		}
+		if s.p.engine && !isASCII(args[0]) {
+			// The engine upper-cases names with Unicode rules ("pıng"
+			// runs PING); Redis folds a-z only, so no command name
+			// with another byte is known.
+			if !s.enqueue(fixedSlot(resp.AppendError(nil, unknownCommand(string(args[0]), copyArgs(args[1:]))))) {
+				return
+			}
+			continue
+		}
 		s.track(name, args) // only frames that go on count
 		sl := &slot{kind: slotForward, counter: ctr, rules: matched, ready: make(chan struct{})}
 		switch kind {
@@ -754,6 +763,16 @@ func (s *session) writeLoop() {
 // upperASCII returns b as a new string with a-z in upper case, as Redis
 // folds command names and options: every other byte stays as it is, so a
 // non-ASCII letter (such as a dotless i) never becomes an ASCII one.
+// isASCII reports whether b has no byte above 0x7f.
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 func upperASCII(b []byte) string {
 	for i, c := range b {
 		if 'a' <= c && c <= 'z' {
