@@ -347,15 +347,19 @@ func (g *FailoverGroup) Close() error {
 // probes and the member clients.
 const groupCloseWait = time.Second
 
-// closeMembers closes every member's client, waits for the probe loops,
-// and sends the clients' errors to out.
+// closeMembers closes every member's client, each on its own goroutine (a
+// client's Close waits for its dials: one held in user code must not keep
+// the others open), waits for them and for the probe loops, and sends the
+// clients' errors to out.
 func (g *FailoverGroup) closeMembers(out chan<- error) {
-	var errs []error
-	for _, m := range g.members {
+	errs := make([]error, len(g.members))
+	var wg sync.WaitGroup
+	for i, m := range g.members {
 		if c := m.client.Load(); c != nil {
-			errs = append(errs, c.Close())
+			wg.Go(func() { errs[i] = c.Close() })
 		}
 	}
+	wg.Wait()
 	g.wg.Wait()
 	out <- errors.Join(errs...)
 }

@@ -152,6 +152,28 @@ func TestFailoverCloseReturnsWhileProbeDialIsStuck(t *testing.T) {
 	})
 }
 
+// TestFailoverCloseReturnsWhileMemberRedialIsStuck: a member client's own
+// redial held in its Dialer that ignores its context holds that client's
+// Close (Client.Close waits for its dials), but neither the group's Close
+// nor the closing of the other members' clients.
+func TestFailoverCloseReturnsWhileMemberRedialIsStuck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		members, servers := memMembers(t, 0, 1)
+		var dials atomic.Int32
+		probing, gate := make(chan struct{}), make(chan struct{})
+		members[0].Options.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if dials.Add(1) == 2 {
+				close(probing)
+				<-gate
+			}
+			return servers[0].Dial(context.Background(), network, addr) // ignores ctx
+		}
+		// The first probe's PING loses the connection: the next redials.
+		servers[0].MustAddRule(t, respiretest.Rule{Command: "PING", Action: respiretest.DropBeforeForward})
+		closeWhileHeld(t, members, probing, gate)
+	})
+}
+
 // closeWhileHeld starts a group of members, waits for user code of a
 // probe to be held at gate (probing closes), closes the group and checks
 // it with assertClosedWhileHeld.
