@@ -283,8 +283,14 @@ func (s SentinelOptions) GoString() string {
 // replica is used only through connections whose handshake found, with
 // ROLE, that it follows the current primary with its link up: one that
 // follows another primary, or whose link is down or still synchronising,
-// fails that dial (its read fails as a lost connection, unsent). Its
-// values are plain constants, safe for concurrent use.
+// fails that dial (its read fails as a lost connection, unsent). The
+// replica's primary is compared with the sentinels' as written: ports
+// and IP addresses in their canonical forms, host names case aside (a
+// replica that names its primary otherwise, such as by a shorter name,
+// is refused), and a host name is not compared with an IP address. The
+// check runs when a connection to the replica is made, not again on a
+// connection already open. Its values are plain constants, safe for
+// concurrent use.
 type ReadPolicy uint8
 
 // Read policies.
