@@ -288,9 +288,10 @@ func (s SentinelOptions) GoString() string {
 // and IP addresses in their canonical forms, host names case aside (a
 // replica that names its primary otherwise, such as by a shorter name,
 // is refused), and a host name is not compared with an IP address. The
-// check runs when a connection to the replica is made, not again on a
-// connection already open. Its values are plain constants, safe for
-// concurrent use.
+// check runs when a connection to the replica is made; when the
+// sentinels name another primary the replicas' connections are closed
+// (reads in flight on them fail as lost) and new ones check again. Its
+// values are plain constants, safe for concurrent use.
 type ReadPolicy uint8
 
 // Read policies.

@@ -1046,6 +1046,28 @@ func TestSentinelReadWithoutReplicaAsksForRediscovery(t *testing.T) {
 	}
 }
 
+// readOnReplica connects a ReadReplica client through the fake sentinel
+// and checks that a GET of its key k runs on replica, once. The client
+// closes when the test ends.
+func readOnReplica(t *testing.T, sentinel, replica *respiretest.Server) (c *Client, ctx context.Context, k string) {
+	t.Helper()
+	ctx = testCtx(t)
+	c, err := Connect(ctx, Options{ReadFrom: ReadReplica,
+		Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{sentinel.Addr()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	k = keyPrefix(t) + "k"
+	if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
+		t.Fatalf("GET = %v", err)
+	}
+	if got := replica.Forwarded("GET"); got != 1 {
+		t.Fatalf("the replica served %d GETs, want 1", got)
+	}
+	return c, ctx, k
+}
+
 // TestSentinelLostReplicaAsksForRediscovery: under ReadReplica, a replica
 // whose connection is lost (it stopped; the group replaced it with one at
 // another address) asks for a rediscovery, as a lost primary does: reads
@@ -1055,20 +1077,7 @@ func TestSentinelLostReplicaAsksForRediscovery(t *testing.T) {
 	primary := roleServer(t, "master")
 	gone, next := replicaServer(t, primary.Addr()), replicaServer(t, primary.Addr())
 	sentinel, listed := fakeSentinel(t, primary.Addr(), []string{gone.Addr()})
-	ctx := testCtx(t)
-	c, err := Connect(ctx, Options{ReadFrom: ReadReplica,
-		Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{sentinel.Addr()}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	k := keyPrefix(t) + "k"
-	if _, err := c.Get(ctx, k); err != nil && !errors.Is(err, ErrNil) {
-		t.Fatalf("GET = %v", err)
-	}
-	if got := gone.Forwarded("GET"); got != 1 {
-		t.Fatalf("the replica served %d GETs, want 1", got)
-	}
+	c, ctx, k := readOnReplica(t, sentinel, gone)
 	listed.Remove()
 	asked := sentinel.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "REPLICAS", Times: respiretest.Always,
 		Action: replicasReply([]string{next.Addr()})})

@@ -172,6 +172,35 @@ func TestSentinelReplicaMustFollowThePrimary(t *testing.T) {
 	}
 }
 
+// TestSentinelNewPrimaryRechecksReplicaConnections: a connection to a
+// replica was checked against the primary of its time; when the sentinels
+// name another primary, the replica serves reads again only through a new
+// connection whose ROLE follows the new one. Here the replica still
+// follows the old primary, so it serves nothing more.
+func TestSentinelNewPrimaryRechecksReplicaConnections(t *testing.T) {
+	oldPrimary, newPrimary := roleServer(t, "master"), roleServer(t, "master")
+	replica := replicaServer(t, oldPrimary.Addr())
+	sentinel := respiretest.NewServer(t)
+	named := namePrimary(t, sentinel.Proxy, oldPrimary.Addr())
+	sentinel.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "REPLICAS", Times: respiretest.Always,
+		Action: replicasReply([]string{replica.Addr()})})
+	sentinel.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Arg: "SENTINELS", Times: respiretest.Always,
+		Action: respiretest.Reply(encode(resp.Value{Type: resp.Array}))})
+	c, ctx, k := readOnReplica(t, sentinel, replica)
+	named.Remove()
+	namePrimary(t, sentinel.Proxy, newPrimary.Addr())
+	if err := c.topo.Refresh(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if p := c.topo.Primaries()[0].Addr; p != newPrimary.Addr() {
+		t.Fatalf("primary %s after the refresh, want %s", p, newPrimary.Addr())
+	}
+	_, err := c.Get(ctx, k)
+	if got := replica.Forwarded("GET"); got != 1 || !errors.Is(err, ErrConnectionLost) {
+		t.Errorf("GET = %v, the replica served %d GETs; want it refused (1 GET, the first)", err, got)
+	}
+}
+
 // TestTopologyPubSub: subscriptions work on every topology; on a Cluster,
 // shard channels of one subscription share a slot, and a subscription
 // follows its slot when the slot moves (the server's SUNSUBSCRIBE starts a

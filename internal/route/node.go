@@ -119,10 +119,16 @@ func (ns *nodes) at(addr string) (*Node, error) {
 // retain retires every node not in keep: its commands in flight fail as
 // connection loss (cause [ErrRetired]) and later lookups make a new one.
 func (ns *nodes) retain(keep map[*Node]bool) {
+	ns.retireIf(func(n *Node) bool { return !keep[n] })
+}
+
+// retireIf retires every node for which drop reports true, as retain
+// does.
+func (ns *nodes) retireIf(drop func(*Node) bool) {
 	ns.mu.Lock()
 	var gone []*Node
 	for k, n := range ns.byKey {
-		if !keep[n] {
+		if drop(n) {
 			gone = append(gone, n)
 			delete(ns.byKey, k)
 		}

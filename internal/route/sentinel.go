@@ -476,12 +476,17 @@ func (s *Sentinel) install(primary string, replicas []string) error {
 	if err != nil {
 		return err
 	}
-	if replicas == nil {
-		if cur := s.snap.Load(); cur != nil {
-			for _, n := range cur.replicas {
-				replicas = append(replicas, n.Addr)
-			}
+	cur := s.snap.Load()
+	if replicas == nil && cur != nil {
+		for _, n := range cur.replicas {
+			replicas = append(replicas, n.Addr)
 		}
+	}
+	if cur != nil && cur.primary != p {
+		// The replicas' connections checked that they follow the old
+		// primary: retire them, so that the replicas serve reads again
+		// only through connections that check the new one.
+		s.nodes.retireIf(func(n *Node) bool { return n.Replica })
 	}
 	sn := &sentinelSnap{primary: p}
 	keep := map[*Node]bool{p: true}
