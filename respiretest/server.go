@@ -25,7 +25,10 @@ import (
 // runs inside a testing/synctest bubble with virtual time. Unlike the
 // proxy alone, IDMP emulation is on by default (turn it off with
 // WithIDMP(false)); without it the engine answers IDMP and XCFGSET exactly
-// as Redis 7.0 does. A Server is safe for concurrent use. Make one with
+// as Redis 7.0 does. Command names fold a-z only, as Redis folds them: a
+// name with a byte outside ASCII is an unknown command (except inside a
+// Lua script, whose redis.call names the engine upper-cases with Unicode
+// rules). A Server is safe for concurrent use. Make one with
 // [NewServer] or [StartServer]: the zero Server is not usable.
 type Server struct {
 	*Proxy
