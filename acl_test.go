@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,7 @@ func connectRefused(t *testing.T, opts Options) error {
 	return err
 }
 
-// checkRefusal checks that err, a failed Connect, is a *ConnError whose
+// checkRefusal checks that err, of a failed Connect or call, is a *ConnError whose
 // cause errors.As finds: the server's NOPERM for command, named in the
 // text, which holds no password.
 func checkRefusal(t *testing.T, err error, command, password string) {
@@ -187,4 +188,55 @@ func TestACLDiscoveryRefused(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Replica reads of a user whose ACL refuses READONLY: each read the
+// replica's refusal fails names READONLY and its NOPERM, under
+// ReadReplicaPreferred the other reads go to the primary, and the
+// refused redials of the replicas never ask for a new slot map (a
+// refused handshake is no topology change): the only CLUSTER SHARDS the
+// nodes see is the one the test asks for.
+func TestACLClusterReplicaRefusalAsksNoRefresh(t *testing.T) {
+	countsCommands(t)
+	nodes := testenv.ClusterAddrs(t)
+	user, pw := aclUser(t, nodes, "~*", "&*", "+@all", "-readonly")
+	c := clusterClient(t, Options{Endpoints: nodes, Cluster: &ClusterOptions{RefreshInterval: NoTimeout},
+		Username: user, Password: pw, ReadFrom: ReadReplicaPreferred})
+	ctx := testCtx(t)
+	asked := func() int {
+		n := 0
+		for _, a := range nodes {
+			n += commandSeen(t, a, "cluster|shards") + commandSeen(t, a, "cluster|slots")
+		}
+		return n
+	}
+	refusals := func() int {
+		n := 0
+		for _, r := range c.topo.Replicas() {
+			n += commandStat(t, r.Addr, "readonly", "rejected_calls")
+		}
+		return n
+	}
+	before, refusedBefore := asked(), refusals()
+	// Five refused dials of each replica span the backoffs of 10, 20,
+	// 40 and 80 ms, longer than the 100 ms that space refreshes: a
+	// refresh asked for by the first would have run by the last.
+	replicas := len(c.topo.Replicas())
+	for i := 0; refusals()-refusedBefore < 5*replicas; i++ {
+		for j := range 20 {
+			_, err := c.Get(ctx, key(t, strconv.Itoa(i*20+j)))
+			if err != nil && !errors.Is(err, ErrNil) {
+				checkRefusal(t, err, "READONLY", pw)
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the replicas refused READONLY %d times, want %d", refusals()-refusedBefore, 5*replicas)
+		}
+	}
+	if err := c.topo.Refresh(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if n := asked() - before; n != 1 {
+		t.Errorf("the nodes were asked for the slot map %d times, want once (the test's own)", n)
+	}
 }
