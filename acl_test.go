@@ -240,3 +240,42 @@ func TestACLClusterReplicaRefusalAsksNoRefresh(t *testing.T) {
 		t.Errorf("the nodes were asked for the slot map %d times, want once (the test's own)", n)
 	}
 }
+
+// A transaction whose MULTI the ACL refuses is no transaction: the
+// server runs the members it accepts one by one as they arrive. The
+// error says so (and MayHaveExecuted is true), with the server's NOPERM
+// for MULTI still found by errors.As; Watch does not rerun its callback.
+func TestACLTransactionMultiRefused(t *testing.T) {
+	addr := standaloneAddr(t)
+	user, pw := aclUser(t, []string{addr}, "~*", "&*", "+@all", "-multi")
+	c := newClient(t, Options{Username: user, Password: pw})
+	ctx := testCtx(t)
+	n := key(t, "n")
+	check := func(t *testing.T, err error, wantN string) {
+		t.Helper()
+		if !errors.Is(err, &ServerError{Code: "NOPERM", Command: "MULTI"}) || !MayHaveExecuted(err) ||
+			!strings.Contains(err.Error(), "outside a transaction") {
+			t.Errorf("%v: want the server's NOPERM for MULTI, saying the members ran outside a transaction", err)
+		}
+		if got, err := c.Get(ctx, n); got != wantN || err != nil {
+			t.Fatalf("%s = %q, %v; want %s: the server ran INCR", n, got, err, wantN)
+		}
+	}
+	tx := c.NewTransaction()
+	incr := tx.Do(NewCommand("INCR"), n)
+	err := tx.Execute(ctx)
+	check(t, err, "1")
+	if err := incr.Err(); err == nil || !MayHaveExecuted(err) {
+		t.Errorf("the member's result: %v, want an error that may have executed", err)
+	}
+	runs := 0
+	err = c.Watch(ctx, func(tx *Tx) error {
+		runs++
+		tx.Queue().Do(NewCommand("INCR"), n)
+		return nil
+	}, n)
+	check(t, err, "2")
+	if runs != 1 {
+		t.Errorf("Watch ran its callback %d times, want once", runs)
+	}
+}
