@@ -279,3 +279,33 @@ func TestACLTransactionMultiRefused(t *testing.T) {
 		t.Errorf("Watch ran its callback %d times, want once", runs)
 	}
 }
+
+// A cached read whose CLIENT CACHING YES (sent ahead of it in the same
+// frame) the ACL refuses gets its own reply, uncached, as when a PTTL is
+// refused: not the refusal of a command the caller did not send, with
+// the read's reply dropped. The read's own error is still its caller's.
+func TestACLCachedReadCachingRefused(t *testing.T) {
+	addr := standaloneAddr(t)
+	user, pw := aclUser(t, []string{addr}, "~*", "&*", "+@all", "-client|caching")
+	c := newClient(t, Options{Username: user, Password: pw, ClientCache: &CacheOptions{}})
+	ctx := testCtx(t)
+	k, list := key(t, "k"), key(t, "list")
+	if err := c.Set(ctx, k, "v"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do(ctx, NewCommand("RPUSH"), list, "x"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		mustGetCached(t, c, k, "v")
+	}
+	if n := c.cache.len(); n != 0 {
+		t.Errorf("%d entries cached without tracking, want none", n)
+	}
+	if _, err := c.GetCached(ctx, key(t, "missing")); !errors.Is(err, ErrNil) {
+		t.Errorf("GetCached of a missing key = %v, want ErrNil", err)
+	}
+	if _, err := c.GetCached(ctx, list); !errors.Is(err, &ServerError{Code: "WRONGTYPE", Command: "GET"}) {
+		t.Errorf("GetCached of a list = %v, want the server's WRONGTYPE for GET", err)
+	}
+}
