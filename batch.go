@@ -139,7 +139,10 @@ func (c *Client) NewBatch() *Batch { return &Batch{c: c} }
 // so that they run atomically and no other command comes between them.
 // It retries as one unit, like a [Batch]; a lost EXEC reply counts as
 // possible execution. On a Cluster client every key must hash to one slot.
-// For optimistic locking with WATCH use [Client.Watch].
+// For optimistic locking with WATCH use [Client.Watch]. The user's ACL
+// must allow MULTI and EXEC: a server that refuses MULTI runs the members
+// it accepts one by one as they arrive (the frame cannot wait for MULTI's
+// answer), and the unit's error then says they ran outside a transaction.
 func (c *Client) NewTransaction() *Batch { return &Batch{c: c, tx: true} }
 
 // Len returns the number of queued members. A member refused when it was

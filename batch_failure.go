@@ -84,12 +84,16 @@ func txFailure(f *wire.Frame) (retry.Failure, error) {
 		return retry.Fatal, errors.New("respire: MULTI: missing replies")
 	}
 	last := vs[len(vs)-1]
-	for i, v := range vs[:len(vs)-1] {
+	if vs[0].IsError() {
+		err := multiRefused(vs)
+		if _, ran := err.(*causedError); ran {
+			return retry.Fatal, err // members ran: never resent
+		}
+		return selected(vs[0].Str), err
+	}
+	for i, v := range vs[1 : len(vs)-1] {
 		if v.IsError() {
-			name := "MULTI"
-			if i > 0 {
-				name = queuedName(f.Buf, i) + " (transaction member " + strconv.Itoa(i) + ")"
-			}
+			name := queuedName(f.Buf, i+1) + " (transaction member " + strconv.Itoa(i+1) + ")"
 			return selected(v.Str), newServerError(name, v.Str)
 		}
 	}
@@ -110,6 +114,22 @@ func txFailure(f *wire.Frame) (retry.Failure, error) {
 	}
 	f.Value = last
 	return 0, nil
+}
+
+// multiRefused is the failure of a transaction whose MULTI the server
+// refused (vs: its replies; NOPERM under an ACL without MULTI): the
+// server, not in a transaction, ran each member it accepted as it came,
+// which the error says when a member's reply shows one ran (neither an
+// error nor QUEUED).
+func multiRefused(vs []resp.Value) error {
+	se := newServerError("MULTI", vs[0].Str)
+	for _, v := range vs[1 : len(vs)-1] {
+		if !v.IsError() && (v.Type != resp.SimpleString || string(v.Str) != "QUEUED") {
+			return &causedError{command: "MULTI", err: se,
+				text: "refused, so the server ran the members it accepted one by one, outside a transaction"}
+		}
+	}
+	return se
 }
 
 // queuedName returns the full name of the i-th command of a transaction

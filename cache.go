@@ -666,8 +666,9 @@ func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
 
 // execCached sends the prelude, rd's read and the PTTL of each of its keys
 // as one frame, to the primary that serves rd's keys. tracked is false
-// when the reply was served without the prelude (after an ASK redirect)
-// or a key's time to live is unknown (a PTTL failed); expires is the
+// when the reply was served without the prelude (after an ASK redirect,
+// or refused by an ACL without CLIENT CACHING) or a key's time to live
+// is unknown (a PTTL failed); expires is the
 // clock stamp by which a key expires, 0 when none does; from is the node
 // that answered (nil off a topology).
 func (c *Client) execCached(ctx context.Context, rd *cachedRead) (r Reply, tracked bool, expires int64, from *route.Node, err error) {
@@ -689,7 +690,7 @@ func (c *Client) execCached(ctx context.Context, rd *cachedRead) (r Reply, track
 		return Reply{}, false, 0, nil, err
 	}
 	r = Reply{v: f.Values[0]} // owned: the frame's arena is not reused
-	tracked = true
+	tracked = !f.IsErr        // a refused prelude (see refusedPrelude): untracked
 	for _, v := range f.Values[1:] {
 		switch {
 		case v.Type != resp.Integer:

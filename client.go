@@ -312,13 +312,29 @@ func (c *Client) send(ctx context.Context, f *wire.Frame, waitDL time.Time, s *s
 		}
 		return attemptResult{accepted: true, owned: true}
 	}
-	if f.IsErr && !(s.tracked && f.ErrIndex > 1) {
-		// A cached read's PTTLs (after its prelude and itself) may fail
-		// on their own: the read's reply is the caller's (execCached).
-		se := newServerError(s.name, f.ErrReply)
-		return attemptResult{err: se, failure: retry.ClassifyCode(se.Code), accepted: true, owned: true}
+	if f.IsErr {
+		if s.tracked && f.ErrIndex == 0 {
+			refusedPrelude(f)
+		}
+		if !s.tracked || f.ErrIndex == 1 {
+			// A cached read's prelude and PTTLs (before and after the
+			// read) may fail on their own: the read's reply is the
+			// caller's (execCached).
+			se := newServerError(s.name, f.ErrReply)
+			return attemptResult{err: se, failure: retry.ClassifyCode(se.Code), accepted: true, owned: true}
+		}
 	}
 	return attemptResult{accepted: true, owned: true}
+}
+
+// refusedPrelude handles a cached read's frame f whose prelude (CLIENT
+// CACHING YES, or ASKING, refused by an ACL without it) failed: when the
+// read failed too, its own error becomes the frame's (a MOVED is then
+// followed); otherwise the read succeeded, untracked (execCached).
+func refusedPrelude(f *wire.Frame) {
+	if len(f.Values) > 0 && f.Values[0].IsError() {
+		f.ErrIndex, f.ErrReply = 1, append(f.ErrReply[:0], f.Values[0].Str...)
+	}
 }
 
 // acquire waits for a connection within ctx and the command's deadline.

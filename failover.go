@@ -67,10 +67,12 @@ type FailoverMemberStatus struct {
 
 // FailoverGroup is a set of independently configured Redis deployments
 // (members) of which one, the active member, serves operations run
-// through [Execute]. Each member is probed with PING every ProbeInterval;
-// FailureThreshold consecutive failed probes open its circuit, so the
-// healthy member with the best priority becomes active; a preferred
-// member that recovers becomes active again after FailbackGrace.
+// through [Execute]. Each member is probed with PING every ProbeInterval
+// (a PING its user's ACL refuses with NOPERM passes: the server
+// answered); FailureThreshold consecutive failed probes open its
+// circuit, so the healthy member with the best priority becomes active;
+// a preferred member that recovers becomes active again after
+// FailbackGrace.
 //
 // Members are separate servers, not replicas the group keeps in sync: a
 // switch moves operations to another data set. A FailoverGroup is safe

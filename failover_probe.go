@@ -2,6 +2,7 @@ package respire
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -24,7 +25,9 @@ var switchReasonNames = [numSwitchReasons]string{"failover", "failback", "recove
 // caller closed it (the group owns it, but a closed client would otherwise
 // keep the member's circuit open for good). Only the member's probe loop
 // stores its client; a client stored after Close closed the members' is
-// closed by the probe loop.
+// closed by the probe loop. A PING the member's ACL refuses (NOPERM, a
+// user without PING) is a success: the server answered and serves the
+// user's other commands.
 func pingMember(ctx context.Context, m *groupMember) error {
 	c := m.client.Load()
 	if c == nil || c.closed.Load() {
@@ -34,8 +37,15 @@ func pingMember(ctx context.Context, m *groupMember) error {
 		}
 		m.client.Store(c)
 	}
-	return c.Ping(ctx)
+	err := c.Ping(ctx)
+	if errors.Is(err, errPingRefused) {
+		return nil
+	}
+	return err
 }
+
+// errPingRefused matches the NOPERM reply of a PING the ACL refuses.
+var errPingRefused = &ServerError{Code: "NOPERM", Command: "PING"}
 
 // probeLoop probes m until the group closes.
 func (g *FailoverGroup) probeLoop(m *groupMember) {

@@ -470,3 +470,23 @@ func TestFailoverRealPingProbesOpenCircuitOfUnreachableMember(t *testing.T) {
 		}
 	})
 }
+
+// A member whose user may not run PING (the group's probe) answers the
+// probe with NOPERM: the server is up and serves the user's commands, so
+// its circuit stays closed and it stays active.
+func TestFailoverProbeRefusedByACLKeepsMemberHealthy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		members, srv := memMembers(t, 0, 1)
+		refuse := srv[0].MustAddRule(t, respiretest.Rule{Command: "PING", Times: respiretest.Always,
+			Action: respiretest.Inject("NOPERM this user has no permissions to run the 'ping' command")})
+		c := bubbleClock{time.Now()}
+		g := fakeGroup(t, members, bubbleOpts(), nil) // real PING probes
+		c.at(550 * milli)                             // five probes
+		if st := g.Members(); !st[0].Healthy || activeIndex(g) != 0 {
+			t.Errorf("members %+v: want member 0 healthy and active after its probes were refused", st)
+		}
+		if n := refuse.Applied(); n != 5 {
+			t.Errorf("%d PINGs refused, want the five probes", n)
+		}
+	})
+}

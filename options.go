@@ -40,6 +40,18 @@ type Options struct {
 	// Username for AUTH; empty uses the server's "default" user. A
 	// Username without a Password authenticates with an empty password,
 	// which an ACL user with nopass accepts and any other refuses.
+	//
+	// Besides the commands it calls, the user's ACL must allow those the
+	// client sends for the options chosen: SELECT for DB, CLIENT SETNAME
+	// for ClientName on RESP2 (HELLO's SETNAME needs nothing more),
+	// CLIENT TRACKING for ClientCache, READONLY for replica reads on a
+	// Cluster, ROLE on a Sentinel group's data servers, and CLUSTER
+	// SHARDS or CLUSTER SLOTS on a Cluster. None of them is skipped when
+	// refused: the connection is not made, and the call (or Connect)
+	// fails with a [*ConnError] naming the server and the refused
+	// command, whose server reply (NOPERM) errors.As finds as a
+	// [*ServerError]; it is never retried. A refusal of any other command
+	// fails that call alone and leaves its connection in use.
 	Username string
 	// Password for AUTH; empty (with no Username) sends no AUTH. It never
 	// appears in errors.

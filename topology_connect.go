@@ -163,7 +163,8 @@ func (c *Client) dialPrimaries(ctx context.Context) (addr string, first error) {
 
 // withRejection is the *ConnError of a Connect whose discovery failed
 // with err, the joined failures of the servers asked. When a server
-// rejected the handshake (such as WRONGPASS or NOAUTH), its *ServerError
+// rejected the handshake (such as WRONGPASS or NOAUTH), or refused a
+// discovery query to the user's ACL (NOPERM), its *ServerError
 // is joined in front, so that errors.As finds it as it does after a
 // standalone Connect, and when that server is a Cluster node the error
 // names it and its rejection only, as a standalone Connect's does.
@@ -188,7 +189,8 @@ func (r *rejection) Error() string { return r.all.Error() }
 func (r *rejection) Unwrap() []error { return []error{r.se, r.all} }
 
 // handshakeRejection finds, depth first, a handshake that a server
-// answered with an error reply among err's causes, and the address of
+// answered with an error reply, or a discovery query it refused with an
+// authentication or permission error, among err's causes, and the address of
 // that server when a Cluster node's failure names it (addr: the one
 // named by an enclosing failure).
 func handshakeRejection(err error, addr string) (*ServerError, string) {
@@ -200,6 +202,15 @@ func handshakeRejection(err error, addr string) (*ServerError, string) {
 			var re *wire.ReplyError
 			if errors.As(we.Cause, &re) {
 				return newServerError(re.Command, []byte(re.Text)), addr
+			}
+		}
+		if re, ok := err.(*wire.ReplyError); ok {
+			// A discovery query (CLUSTER SLOTS, SENTINEL ...) that the
+			// user's ACL refused: as much a rejection as a refused
+			// handshake. Other replies (LOADING...) are the server's
+			// state, which the next discovery may find changed.
+			if se := newServerError(re.Command, []byte(re.Text)); se.IsAuth() {
+				return se, addr
 			}
 		}
 		if j, ok := err.(interface{ Unwrap() []error }); ok {

@@ -514,6 +514,14 @@ func (s *Sentinel) install(primary string, replicas []string) error {
 	return nil
 }
 
+// refusedWatchBackoffMax bounds the pause between rounds of the watch in
+// which every sentinel refused it (NOPERM, WRONGPASS: an ACL without the
+// +switch-master channel, say): the refusal does not pass by itself, and
+// the client follows the primary without the watch (rediscovery on lost
+// connections and READONLY replies, the periodic refresh). Other failed
+// rounds pause at most a second.
+const refusedWatchBackoffMax = 30 * time.Second
+
 // watch subscribes to +switch-master on one sentinel at a time and asks
 // for rediscovery on every message and after every reconnection (a
 // message may have been missed).
@@ -523,13 +531,16 @@ func (s *Sentinel) watch() {
 	first := true
 	for s.watchCtx.Err() == nil {
 		order, _ := s.order()
+		refusedAll := true
 		for _, addr := range order {
 			if s.watchCtx.Err() != nil {
 				return
 			}
-			if s.watchOne(addr, !first) {
+			subscribed, refused := s.watchOne(addr, !first)
+			if subscribed {
 				backoff = 50 * time.Millisecond
 			}
+			refusedAll = refusedAll && refused
 			first = false
 		}
 		t := time.NewTimer(backoff)
@@ -538,13 +549,41 @@ func (s *Sentinel) watch() {
 		case <-s.watchCtx.Done():
 			t.Stop()
 		}
-		backoff = min(backoff*2, time.Second)
+		limit := time.Second
+		if refusedAll {
+			limit = refusedWatchBackoffMax
+		}
+		backoff = min(backoff*2, limit)
 	}
 }
 
+// refusal reports whether err is a sentinel's refusal of the watch's
+// connection or commands by authentication or ACL (a rejected handshake,
+// a NOPERM reply), which retrying soon would not change.
+func refusal(err error) bool {
+	var ce *wire.ConnError
+	if errors.As(err, &ce) {
+		return ce.Reason == wire.Handshake
+	}
+	var re *wire.ReplyError
+	return errors.As(err, &re) && aclCode(re.Text)
+}
+
+// aclCode reports whether an error reply's text is an authentication or
+// permission failure.
+func aclCode(text string) bool {
+	for _, code := range []string{"NOPERM ", "NOAUTH ", "WRONGPASS "} {
+		if strings.HasPrefix(text, code) {
+			return true
+		}
+	}
+	return false
+}
+
 // watchOne follows +switch-master on one sentinel until the connection
-// ends; it reports whether the subscription was established.
-func (s *Sentinel) watchOne(addr string, resync bool) bool {
+// ends; it reports whether the subscription was established, and, when
+// not, whether the sentinel refused it (see refusal).
+func (s *Sentinel) watchOne(addr string, resync bool) (subscribed, refused bool) {
 	ctx := s.watchCtx
 	dctx := ctx
 	if s.cfg.QueryTimeout > 0 {
@@ -554,7 +593,7 @@ func (s *Sentinel) watchOne(addr string, resync bool) bool {
 	}
 	nc, rd, _, _, err := wire.DialRaw(dctx, s.cfg.Conn(addr))
 	if err != nil {
-		return false
+		return false, refusal(err)
 	}
 	defer nc.Close()
 	stop := context.AfterFunc(ctx, func() { _ = nc.Close() })
@@ -570,18 +609,18 @@ func (s *Sentinel) watchOne(addr string, resync bool) bool {
 	// name (or answers with no address) would hold the watch with nothing
 	// to say.
 	if v, err := rawCall(nc, rd, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", s.cfg.Name); err != nil {
-		return false
+		return false, refusal(err)
 	} else if _, err := primaryAddr(v); err != nil {
-		return false
+		return false, false
 	}
 	if _, err := nc.Write(encode("SUBSCRIBE", "+switch-master")); err != nil {
-		return false
+		return false, false
 	}
 	// The subscribe confirmation; an error reply (an ACL that denies the
 	// channel) or anything else leaves a connection on which no message
 	// will ever come.
 	if v, err := rd.ReadValue(); err != nil || !v.Type.Aggregate() || len(v.Elems) == 0 || v.Elems[0].Text() != "subscribe" {
-		return false
+		return false, err == nil && v.IsError() && aclCode(string(v.Str))
 	}
 	_ = nc.SetDeadline(time.Time{})
 	if resync {
@@ -601,7 +640,7 @@ func (s *Sentinel) watchOne(addr string, resync bool) bool {
 			_ = nc.SetReadDeadline(time.Now().Add(silence))
 			v, err := rd.ReadValue()
 			if err != nil {
-				return true
+				return true, false
 			}
 			lastRead.Store(time.Now().UnixNano())
 			s.watchMessage(ctx, addr, v)
@@ -610,7 +649,7 @@ func (s *Sentinel) watchOne(addr string, resync bool) bool {
 	for {
 		v, err := rd.ReadValue()
 		if err != nil {
-			return true
+			return true, false
 		}
 		s.watchMessage(ctx, addr, v)
 	}

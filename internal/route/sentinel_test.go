@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/respire-go/respire/internal/wire"
@@ -122,4 +123,41 @@ func TestSentinelSwitchMessageOutlivesDiscoveryInFlight(t *testing.T) {
 	if got := s.snap.Load().primary.Addr; got != newPrimary {
 		t.Errorf("primary after the +switch-master message = %s, want %s from the sentinel that published it", got, newPrimary)
 	}
+}
+
+// TestSentinelWatchRefusedByACLBacksOffLonger: when every sentinel
+// refuses the +switch-master subscription with NOPERM (a user's ACL
+// without the channel), the refusal will not pass by itself, and the
+// client follows the primary without the watch (rediscovery on lost
+// connections and READONLY replies, the periodic refresh): the watch
+// asks again with a backoff that grows to refusedWatchBackoffMax, not
+// once a second for ever.
+func TestSentinelWatchRefusedByACLBacksOffLonger(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := respiretest.NewServer(t, respiretest.InMemory())
+		primary := resp.AppendArrayHeader(nil, 2)
+		primary = resp.AppendBulkString(resp.AppendBulkString(primary, "127.0.0.1"), "6379")
+		srv.MustAddRule(t, respiretest.Rule{Command: "SENTINEL", Times: respiretest.Always, Action: respiretest.Reply(primary)})
+		refused := srv.MustAddRule(t, respiretest.Rule{Command: "SUBSCRIBE", Times: respiretest.Always,
+			Action: respiretest.Inject("NOPERM this user has no permissions to access the '+switch-master' channel")})
+		sentinels := []string{"s1.test:26379", "s2.test:26379"}
+		s := &Sentinel{
+			cfg: SentinelConfig{Name: "m", Addrs: sentinels, QueryTimeout: time.Second,
+				Conn: func(addr string) wire.Config { return wire.Config{Addr: addr, Dial: srv.Dial} }},
+			sentinels: sentinels,
+		}
+		s.watchCtx, s.watchCancel = context.WithCancel(context.Background())
+		s.watchWG.Add(1)
+		go s.watch()
+		time.Sleep(2 * time.Minute) // virtual
+		synctest.Wait()
+		s.watchCancel()
+		s.watchWG.Wait()
+		// Rounds at 0, 0.05, 0.15, 0.35, 0.75, 1.55, 3.15, 6.35, 12.75,
+		// 25.55, 51.15, 81.15 and 111.15 s: 13 of two sentinels each
+		// (a backoff bounded by one second would make about 120).
+		if n := refused.Applied(); n != 26 {
+			t.Errorf("%d refused SUBSCRIBEs in two minutes, want 26", n)
+		}
+	})
 }

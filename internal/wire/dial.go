@@ -53,7 +53,9 @@ type Config struct {
 	// Role, when not empty ("master" or "slave"), makes the handshake ask
 	// ROLE and fail with a DialFailed error whose cause matches
 	// [ErrWrongRole] when the server has another role: a stale address
-	// never receives a command meant for a primary.
+	// never receives a command meant for a primary. A ROLE the server
+	// refuses (an ACL without it) fails the handshake with its reply (a
+	// Handshake error, cause *ReplyError), not as a wrong role.
 	Role string
 	// Follows, with Role "slave", returns the address (host:port) of the
 	// primary the replica must follow; the handshake then also fails with
@@ -180,7 +182,7 @@ var ErrTrackingNeedsRESP3 = errors.New("client-side caching needs RESP3 (HELLO 3
 
 // ReplyError is an error reply the server sent during the handshake.
 type ReplyError struct {
-	Command string // "HELLO", "AUTH", "SELECT" or "CLIENT SETNAME"
+	Command string // "HELLO", "AUTH", "CLIENT SETNAME", "SELECT", "READONLY", "CLIENT TRACKING" or "ROLE"
 	Text    string // the reply, such as "WRONGPASS invalid username-password pair"
 }
 
@@ -366,6 +368,11 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, e
 		v, err := roundTrip(nc, rd, []string{"ROLE"})
 		if err != nil {
 			return 0, 0, err
+		}
+		if v.IsError() {
+			// Refused (NOPERM under an ACL without ROLE): the role is
+			// unknown, not wrong, and another address would not help.
+			return 0, 0, &ReplyError{Command: "ROLE", Text: redact(v.Str, cfg.Password)}
 		}
 		if err := checkRole(cfg, v); err != nil {
 			return 0, 0, err

@@ -28,7 +28,8 @@ type Endpoint struct {
 	// open dials a connection: [Dial], or a test's stand-in.
 	open func(ctx context.Context, cfg Config, onDead func(*Conn)) (*Conn, error)
 	// onLost, when set, runs after the live connection dies or a dial
-	// fails (not after Close or Retire); it must not block.
+	// fails (not after Close or Retire, nor after a handshake the server
+	// refused); it must not block.
 	onLost func()
 
 	// lanes, created on first use, are Config.BatchLanes endpoints to the
@@ -72,8 +73,10 @@ func NewEndpoint(cfg Config) *Endpoint {
 
 // NewEndpointNotify is [NewEndpoint] with onLost, which runs (on the
 // endpoint's own goroutines; it must not block) each time the live
-// connection dies or a dial fails, but not after Close or Retire. Routing
-// uses it to look for a topology change.
+// connection dies or a dial fails, but not after Close or Retire, nor
+// after a dial whose handshake the server refused (Reason Handshake: the
+// server answered, so the topology did not change). Routing uses it to
+// look for a topology change.
 func NewEndpointNotify(cfg Config, onLost func()) *Endpoint {
 	e := NewEndpoint(cfg)
 	e.onLost = onLost
@@ -261,7 +264,10 @@ func (e *Endpoint) dial(a *dialAttempt, delay time.Duration) {
 		}
 		c, err = nil, e.closedErrorLocked()
 	}
-	lost := err != nil && !e.closed
+	// A refused handshake (an ACL without SELECT, READONLY, ROLE...) is
+	// no topology change: the server answered, and would answer so
+	// again.
+	lost := err != nil && !e.closed && !refusedHandshake(err)
 	e.down.Store(err != nil)
 	if err != nil {
 		e.failures++
@@ -283,6 +289,13 @@ func (e *Endpoint) dial(a *dialAttempt, delay time.Duration) {
 	if lost && e.onLost != nil {
 		e.onLost()
 	}
+}
+
+// refusedHandshake reports whether err is a dial's failure because the
+// server refused a handshake command (Reason Handshake).
+func refusedHandshake(err error) bool {
+	ce, ok := err.(*ConnError)
+	return ok && ce.Reason == Handshake
 }
 
 // connDied starts a replacement dial right away, unless one is running or

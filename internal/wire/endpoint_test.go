@@ -597,3 +597,37 @@ func TestEndpointConnAfterQuickDeath(t *testing.T) {
 		}
 	})
 }
+
+// TestEndpointRefusedHandshakeIsNotLost proves that a dial whose
+// handshake the server refused (an ACL without READONLY, SELECT, ROLE...)
+// leaves the endpoint down without calling onLost: the server answered,
+// so routing has no topology change to look for, and asking for one on
+// every redial would refresh the topology in a loop. A dial that failed
+// otherwise still calls it.
+func TestEndpointRefusedHandshakeIsNotLost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var lost atomic.Int32
+		ep := NewEndpointNotify(Config{Addr: "fake:6379"}, func() { lost.Add(1) })
+		defer ep.Close()
+		refused := &ConnError{Reason: Handshake, Evidence: Unwritten, Addr: "fake:6379",
+			Cause: &ReplyError{Command: "READONLY", Text: "NOPERM this user has no permissions to run the 'readonly' command"}}
+		unreachable := &ConnError{Reason: DialFailed, Evidence: Unwritten, Addr: "fake:6379", Cause: errors.New("connection refused")}
+		next := error(refused)
+		ep.open = func(context.Context, Config, func(*Conn)) (*Conn, error) { return nil, next }
+		if _, err := ep.Conn(context.Background()); err != refused {
+			t.Fatalf("Conn = %v, want the refusal", err)
+		}
+		synctest.Wait() // the dial's goroutine has finished
+		if !ep.Down() || lost.Load() != 0 {
+			t.Fatalf("after a refused handshake: Down %v, onLost ran %d times; want down, and no onLost", ep.Down(), lost.Load())
+		}
+		next = unreachable
+		if _, err := ep.Conn(context.Background()); err != unreachable {
+			t.Fatalf("Conn = %v, want the dial's failure", err)
+		}
+		synctest.Wait()
+		if n := lost.Load(); n != 1 {
+			t.Errorf("onLost ran %d times after a failed dial, want once", n)
+		}
+	})
+}
