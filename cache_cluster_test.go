@@ -254,16 +254,7 @@ func TestCacheKeptWhenAReplicaConnectionEnds(t *testing.T) {
 		if err != nil || !replica.Replica {
 			t.Fatalf("the replica of %s: %v, %v", k, replica, err)
 		}
-		conn := replica.EP.Current()
-		if conn == nil {
-			t.Fatal("the replica read left no connection")
-		}
-		killClient(t, replica.Addr, strconv.FormatInt(conn.ID(), 10))
-		select {
-		case <-conn.Dead(): // its end has been handled
-		case <-ctx.Done():
-			t.Fatal("the replica's connection did not end")
-		}
+		killSharedConn(t, ctx, replica)
 		if n := c.cache.len(); n != 1 {
 			t.Fatalf("%d entries after a replica's connection ended, want 1", n)
 		}
@@ -271,4 +262,94 @@ func TestCacheKeptWhenAReplicaConnectionEnds(t *testing.T) {
 			t.Fatal("the entry read from the primary is no longer served")
 		}
 	})
+}
+
+// TestClusterNodeLossDropsOnlyItsEntries: when one node's tracking
+// connection ends, the invalidations lost with it concern the keys that
+// node served only: their entries are dropped, and a write made while the
+// client reconnected is read from the server, while an entry another
+// node served is still a hit (no GET reaches that node). The whole cache
+// used to be dropped.
+func TestClusterNodeLossDropsOnlyItsEntries(t *testing.T) {
+	c, proxies := frozenMapCluster(t, Options{ClientCache: &CacheOptions{}})
+	ctx := testCtx(t)
+	primaries := c.topo.Primaries()
+	a, b := primaries[0], primaries[1]
+	lost, kept := bcTagOn(t, c, a.Addr)+"k", bcTagOn(t, c, b.Addr)+"k"
+	must(t, c.Set(ctx, lost, "before"))
+	must(t, c.Set(ctx, kept, "kept"))
+	t.Cleanup(func() { _, _ = c.Del(testCtx(t), lost, kept) })
+	mustGetCached(t, c, lost, "before")
+	mustGetCached(t, c, kept, "kept")
+	if n := c.cache.len(); n != 2 {
+		t.Fatalf("%d entries, want 2", n)
+	}
+	killSharedConn(t, ctx, a)
+	admin(t, a.Addr, "SET", lost, "after") // no tracking connection saw it
+	getsA, getsB := proxies[a.Addr].Forwarded("GET"), proxies[b.Addr].Forwarded("GET")
+	mustGetCached(t, c, lost, "after")
+	mustGetCached(t, c, kept, "kept")
+	if n := proxies[a.Addr].Forwarded("GET") - getsA; n != 1 {
+		t.Errorf("the lost node's key was read %d times from the server, want 1", n)
+	}
+	if n := proxies[b.Addr].Forwarded("GET") - getsB; n != 0 {
+		t.Errorf("the other node's key was read %d times from the server, want 0 (a hit)", n)
+	}
+}
+
+// TestClusterNodeLossDuringACachedRead: a node's tracking connection
+// that ends while a cached read's reply is in but not yet published
+// keeps that reply out of the cache (the invalidation of a write right
+// after the read may have been lost with it): the caller gets what it
+// read, and the next read goes to the server. The node's new connection
+// tracks again: a later write by another client invalidates the entry
+// it fills.
+func TestClusterNodeLossDuringACachedRead(t *testing.T) {
+	h := newHoldHook(false, true)
+	c, proxies := frozenMapCluster(t, Options{ClientCache: &CacheOptions{}, Hooks: []Hook{h}})
+	ctx := testCtx(t)
+	a := c.topo.Primaries()[0]
+	k := bcTagOn(t, c, a.Addr) + "k"
+	must(t, c.Set(ctx, k, "before"))
+	t.Cleanup(func() { _, _ = c.Del(testCtx(t), k) })
+	got := make(chan string, 1)
+	go func() {
+		v, _ := c.GetCached(ctx, k)
+		got <- v
+	}()
+	<-h.entered // the reply is in, not yet published
+	killSharedConn(t, ctx, a)
+	admin(t, a.Addr, "SET", k, "after")
+	close(h.release)
+	if v := <-got; v != "before" {
+		t.Fatalf("the read in flight returned %q, want what it read (before)", v)
+	}
+	if n := c.cache.len(); n != 0 {
+		t.Fatalf("%d entries, want none: the read's tracking was lost before it was published", n)
+	}
+	gets := proxies[a.Addr].Forwarded("GET")
+	mustGetCached(t, c, k, "after")
+	mustGetCached(t, c, k, "after")
+	if n := proxies[a.Addr].Forwarded("GET") - gets; n != 1 {
+		t.Fatalf("%d GETs reached the node, want 1 (then a hit)", n)
+	}
+	admin(t, a.Addr, "SET", k, "again")
+	waitCache(t, c, "the new connection's invalidation", func(cc *clientCache) bool { return len(cc.entries) == 0 })
+	mustGetCached(t, c, k, "again")
+}
+
+// killSharedConn kills node n's shared connection on the server and
+// returns once the client has handled its end.
+func killSharedConn(t *testing.T, ctx context.Context, n *route.Node) {
+	t.Helper()
+	conn := n.EP.Current()
+	if conn == nil {
+		t.Fatalf("no connection to %s", n.Addr)
+	}
+	killClient(t, n.Addr, strconv.FormatInt(conn.ID(), 10))
+	select {
+	case <-conn.Dead(): // its end has been handled
+	case <-ctx.Done():
+		t.Fatalf("the connection to %s did not end", n.Addr)
+	}
 }
