@@ -16,17 +16,25 @@ import (
 // one operation. After MOVED the whole frame, CLIENT CACHING YES and the
 // read, goes to the node of the redirect, and the reply is cached. After
 // ASK the prelude gives way to ASKING (the server clears the one's flag
-// on the other), so the reply is returned but not cached. Neither uses
-// retry budget.
+// on the other), so the reply the asked node serves is returned but not
+// cached (its proxy answers the read and its PTTL, as a node importing
+// the slot would). An asked node that does not serve the slot answers
+// MOVED back to the owner, and the frame goes there whole again: that
+// reply is tracked and cached (it used to be returned uncached, the
+// ASK's mark kept). None uses retry budget.
 func TestClusterCachedReadRedirects(t *testing.T) {
 	cases := []struct {
 		name     string
 		redirect func(slot int, addr string) string
-		times    int
-		cached   bool
+		served   bool // the asked node's proxy answers the read
+		// how many times the owner and the redirect's node get CLIENT
+		// CACHING, and the redirect's node ASKING
+		clientA, clientB, asking int
+		cached                   bool
 	}{
-		{"Moved", respiretest.Moved, 1, true},
-		{"Ask", respiretest.Ask, 2, false},
+		{"Moved", respiretest.Moved, false, 2, 1, 0, true}, // b sends it back: MOVED
+		{"Ask", respiretest.Ask, true, 1, 0, 1, false},
+		{"AskThenMoved", respiretest.Ask, false, 2, 0, 1, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -44,27 +52,29 @@ func TestClusterCachedReadRedirects(t *testing.T) {
 			}
 			t.Cleanup(func() { _, _ = c.Del(testCtx(t), k) })
 			pxA, pxB := proxies[a], proxies[b]
-			rule := pxA.MustAddRule(t, respiretest.Rule{Command: "GET", Times: tc.times,
+			rule := pxA.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1,
 				Action: respiretest.Inject(tc.redirect(route.Slot(k), b))})
 			defer rule.Remove()
+			if tc.served {
+				for cmd, reply := range map[string]string{"GET": "$1\r\nv\r\n", "PTTL": ":-1\r\n"} {
+					h := pxB.MustAddRule(t, respiretest.Rule{Command: cmd, Times: 1, Action: respiretest.Reply([]byte(reply))})
+					defer h.Remove()
+				}
+			}
 			clientA, clientB, askingB := pxA.Forwarded("CLIENT"), pxB.Forwarded("CLIENT"), pxB.Forwarded("ASKING")
 
 			mustGetCached(t, c, k, "v")
-			if n := rule.Applied(); n != tc.times {
-				t.Fatalf("the redirect applied %d times, want %d", n, tc.times)
+			if n := rule.Applied(); n != 1 {
+				t.Fatalf("the redirect applied %d times, want 1", n)
 			}
-			wantB, wantAsking := 1, 0 // the prelude travelled with the read
-			if tc.name == "Ask" {
-				wantB, wantAsking = 0, tc.times // ASKING took the prelude's place
+			if n := pxB.Forwarded("CLIENT") - clientB; n != tc.clientB {
+				t.Errorf("the redirect's node got CLIENT CACHING %d times, want %d", n, tc.clientB)
 			}
-			if n := pxB.Forwarded("CLIENT") - clientB; n != wantB {
-				t.Errorf("the redirect's node got CLIENT CACHING %d times, want %d", n, wantB)
+			if n := pxB.Forwarded("ASKING") - askingB; n != tc.asking {
+				t.Errorf("the redirect's node got ASKING %d times, want %d", n, tc.asking)
 			}
-			if n := pxB.Forwarded("ASKING") - askingB; n != wantAsking {
-				t.Errorf("the redirect's node got ASKING %d times, want %d", n, wantAsking)
-			}
-			if n := pxA.Forwarded("CLIENT") - clientA; n != tc.times+1 {
-				t.Errorf("the owner got CLIENT CACHING %d times, want %d (every send of the frame)", n, tc.times+1)
+			if n := pxA.Forwarded("CLIENT") - clientA; n != tc.clientA {
+				t.Errorf("the owner got CLIENT CACHING %d times, want %d (every send of the whole frame)", n, tc.clientA)
 			}
 			gets := pxA.Forwarded("GET")
 			mustGetCached(t, c, k, "v")
