@@ -1,11 +1,14 @@
 package respire
 
 import (
+	"errors"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/respire-go/respire/resp"
+	"github.com/respire-go/respire/respiretest"
 )
 
 // publishFrom publishes a read of key (its only dependency) that the
@@ -170,5 +173,22 @@ func BenchmarkCacheDropSlots(b *testing.B) {
 				cc.dropSlots(moved)
 			}
 		})
+	}
+}
+
+// TestCacheServerRefusingTrackingFailsConnect: a server without CLIENT
+// TRACKING (the in-memory test server, a proxy, an ACL that denies it)
+// fails Connect with its refusal, a *ServerError that names the
+// command, rather than running uncached or caching untracked reads.
+func TestCacheServerRefusingTrackingFailsConnect(t *testing.T) {
+	s := respiretest.NewServer(t, respiretest.InMemory())
+	c, err := Connect(testCtx(t), Options{Endpoints: []string{"mem.test:6379"}, Dialer: s.Dial, ClientCache: &CacheOptions{}})
+	if err == nil {
+		c.Close()
+		t.Fatal("Connect succeeded against a server without CLIENT TRACKING")
+	}
+	var se *ServerError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "CLIENT TRACKING") {
+		t.Fatalf("Connect = %v, want the server's refusal of CLIENT TRACKING as a *ServerError", err)
 	}
 }
