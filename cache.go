@@ -34,12 +34,12 @@ type CacheOptions struct {
 	// server says: a safety net for an invalidation that never arrives
 	// (one lost with a connection is already handled: the whole cache,
 	// or on a Cluster what that node served, is dropped once the client
-	// learns the connection ended, which for a
-	// silent one, or one that died alone, takes
-	// [Options.IdlePingInterval] plus [Options.HealthTimeout] and the
-	// probe). At least 1 ms, or [NoTimeout] to keep entries until the
-	// server invalidates them, one of their keys expires (its PTTL is
-	// read with the entry) or they are evicted. Defaults to 1 minute.
+	// learns the connection ended, which for a silent one, or one that
+	// died alone, takes [Options.IdlePingInterval] plus
+	// [Options.HealthTimeout] and the probe). At least 1 ms, or
+	// [NoTimeout] to keep entries until the server invalidates them, one
+	// of their keys expires (its PTTL is read with the entry) or they are
+	// evicted. Defaults to 1 minute.
 	TTL time.Duration
 }
 
@@ -85,9 +85,8 @@ var cachingPrelude = appendCommand(nil, NewCommand("CLIENT"), []string{"CACHING"
 // clientCache holds the replies of cached reads, keyed by the encoded
 // command, until the server invalidates one of their keys, a tracking
 // connection ends (on a Cluster: the node's that served them), their TTL
-// passes or they are evicted. One read per
-// missing entry is in flight at a time; concurrent callers of the same
-// command wait for it.
+// passes or they are evicted. One read per missing entry is in flight at
+// a time; concurrent callers of the same command wait for it.
 //
 // An entry is published only when nothing could have made it stale
 // between the read's send and its publication: no invalidation of its
