@@ -196,10 +196,9 @@ func (cc *clientCache) push(v resp.Value, all func()) {
 // invalidateLocked drops the entries that read key and dirties the reads
 // in flight on it.
 func (cc *clientCache) invalidateLocked(key []byte) {
-	for _, ek := range cc.byKey[string(key)] {
-		if e := cc.entries[ek]; e != nil {
-			cc.removeLocked(e)
-		}
+	if refs := cc.byKey[string(key)]; refs != nil {
+		delete(cc.byKey, string(key))
+		cc.dropRefsLocked(refs)
 	}
 	for _, fl := range cc.reading[string(key)] {
 		fl.dirty = true
@@ -313,6 +312,18 @@ func (cc *clientCache) close() {
 	clear(cc.slotHeads)
 	clear(cc.nodeHeads)
 	cc.mu.Unlock()
+}
+
+// dropRefsLocked drops the entries of refs, the list of a key that the
+// caller has taken off byKey: each removal then leaves that list alone
+// rather than search it, which for a key that many entries read (the
+// pages of one sorted set) made dropping them all quadratic.
+func (cc *clientCache) dropRefsLocked(refs []string) {
+	for _, ek := range refs {
+		if e := cc.entries[ek]; e != nil {
+			cc.removeLocked(e)
+		}
+	}
 }
 
 // removeLocked drops entry e, its key references and its places on the

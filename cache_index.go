@@ -5,8 +5,9 @@ import "github.com/respire-go/respire/resp"
 // The entries of a Cluster's cache are also listed by the slot of their
 // keys and by the node that served them, so that a slot's move or a
 // node's lost tracking connection visits the entries concerned only.
-// The lists run through the entries (no allocation beyond the entry's
-// own), and a hit touches none of them.
+// The lists run through the entries (only their heads are held in maps,
+// one per slot and per node with entries), and a hit touches none of
+// them.
 
 // cacheLink is an entry's place in one of its lists.
 type cacheLink struct{ prev, next *cacheEntry }
@@ -69,13 +70,16 @@ func (cc *clientCache) unindexLocked(e *cacheEntry) {
 // A read in flight is kept out by its publication's check that the node
 // that answered still owns the slot (produce): the map changes before
 // this runs, so a read either sees the new map there or is published
-// before this drops it. Its cost is that of the slots and their entries.
+// before this drops it. Its cost is that of the slots and their entries,
+// not of the whole cache.
 func (cc *clientCache) dropSlots(slots []int) {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	for _, s := range slots {
 		for e := cc.slotHeads[s]; e != nil; e = cc.slotHeads[s] {
-			cc.removeLocked(e)
+			// The entries that read a key of e's are all in slot s (a
+			// Cluster's cached read keeps its keys in one slot).
+			cc.dropKeyOfLocked(e)
 		}
 	}
 }
@@ -91,10 +95,27 @@ func (cc *clientCache) dropNode(addr string) {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	for e := cc.nodeHeads[addr]; e != nil; e = cc.nodeHeads[addr] {
-		cc.removeLocked(e)
+		// Another node's entries of e's key, if any (while a slot's move
+		// is not yet handled), go too: they are read again.
+		cc.dropKeyOfLocked(e)
 	}
 	for _, fl := range cc.flights {
 		fl.dirty = true
+	}
+}
+
+// dropKeyOfLocked drops e and every entry that reads e's first key, as
+// one list (dropRefsLocked): dropping a hot key's entries one by one
+// would search its list for each.
+func (cc *clientCache) dropKeyOfLocked(e *cacheEntry) {
+	if len(e.deps) > 0 {
+		d := e.deps[0]
+		refs := cc.byKey[d]
+		delete(cc.byKey, d)
+		cc.dropRefsLocked(refs)
+	}
+	if cc.entries[e.key] == e { // not on its key's list: still dropped
+		cc.removeLocked(e)
 	}
 }
 
