@@ -32,13 +32,14 @@ type CacheOptions struct {
 	MaxEntries int
 	// TTL bounds how long a reply is served from the cache, whatever the
 	// server says: a safety net for an invalidation that never arrives
-	// (one lost with a connection is already handled: the whole cache is
-	// dropped once the client learns the connection ended, which for a
-	// silent one, or one that died alone, takes
-	// [Options.IdlePingInterval] plus [Options.HealthTimeout] and the
-	// probe). At least 1 ms, or [NoTimeout] to keep entries until the
-	// server invalidates them, one of their keys expires (its PTTL is
-	// read with the entry) or they are evicted. Defaults to 1 minute.
+	// (one lost with a connection is already handled: the whole cache,
+	// or on a Cluster what that node served, is dropped once the client
+	// learns the connection ended, which for a silent one, or one that
+	// died alone, takes [Options.IdlePingInterval] plus
+	// [Options.HealthTimeout] and the probe). At least 1 ms, or
+	// [NoTimeout] to keep entries until the server invalidates them, one
+	// of their keys expires (its PTTL is read with the entry) or they are
+	// evicted. Defaults to 1 minute.
 	TTL time.Duration
 }
 
@@ -83,9 +84,9 @@ var cachingPrelude = appendCommand(nil, NewCommand("CLIENT"), []string{"CACHING"
 
 // clientCache holds the replies of cached reads, keyed by the encoded
 // command, until the server invalidates one of their keys, a tracking
-// connection ends, their TTL passes or they are evicted. One read per
-// missing entry is in flight at a time; concurrent callers of the same
-// command wait for it.
+// connection ends (on a Cluster: the node's that served them), their TTL
+// passes or they are evicted. One read per missing entry is in flight at
+// a time; concurrent callers of the same command wait for it.
 //
 // An entry is published only when nothing could have made it stale
 // between the read's send and its publication: no invalidation of its
@@ -96,7 +97,11 @@ type clientCache struct {
 	mu      sync.Mutex
 	entries map[string]*cacheEntry
 	byKey   map[string][]string // a Redis key: the entries that read it
-	flights map[string]*cacheFlight
+	// slotHeads and nodeHeads: the first of the entries of a slot, and of
+	// those a Cluster node served (cache_index.go).
+	slotHeads map[int]*cacheEntry
+	nodeHeads map[string]*cacheEntry
+	flights   map[string]*cacheFlight
 	// reading: a Redis key: the flights (of flights) that read it, so
 	// that an invalidation or a write visits those only.
 	reading map[string][]*cacheFlight
@@ -109,10 +114,16 @@ type clientCache struct {
 }
 
 type cacheEntry struct {
+	key     string // its key in entries: the encoded command
 	r       Reply
 	deps    []string // the keys the read read
 	expires int64    // clock stamp; 0: none
 	used    uint64   // the cache's tick at its last use
+	// node: the address of the Cluster node that served it, "" off a
+	// Cluster; slot: its keys' slot there. They place it on its lists.
+	node  string
+	slot  int
+	links [2]cacheLink
 }
 
 // evictSample is how many entries an eviction compares: more keeps hot
@@ -124,9 +135,11 @@ type cacheFlight struct {
 	key     string
 	deps    []string
 	gen     uint64
-	expires int64 // clock stamp by which a key of deps expires; 0: none
-	dirty   bool  // a key of deps was invalidated while it was in flight
-	retired bool  // its last waiter left: it publishes nothing
+	node    string // Cluster: the node that answered, once it has
+	slot    int    // Cluster: the keys' slot
+	expires int64  // clock stamp by which a key of deps expires; 0: none
+	dirty   bool   // a key of deps was invalidated while it was in flight
+	retired bool   // its last waiter left: it publishes nothing
 	waiters int
 	cancel  context.CancelCauseFunc // the cause: why the last waiter left
 	done    chan struct{}           // closed when r and err are set
@@ -147,24 +160,30 @@ func (fl *cacheFlight) result() (Reply, error) {
 
 func newClientCache(o *CacheOptions) *clientCache {
 	return &clientCache{
-		entries: map[string]*cacheEntry{},
-		byKey:   map[string][]string{},
-		flights: map[string]*cacheFlight{},
-		reading: map[string][]*cacheFlight{},
-		max:     o.MaxEntries,
-		ttl:     o.TTL,
+		entries:   map[string]*cacheEntry{},
+		byKey:     map[string][]string{},
+		flights:   map[string]*cacheFlight{},
+		slotHeads: map[int]*cacheEntry{},
+		nodeHeads: map[string]*cacheEntry{},
+		reading:   map[string][]*cacheFlight{},
+		max:       o.MaxEntries,
+		ttl:       o.TTL,
 	}
 }
 
 // onPush applies an invalidation push (["invalidate", keys or null]);
 // other pushes are ignored. It runs on a connection's reader goroutine.
-func (cc *clientCache) onPush(v resp.Value) {
+func (cc *clientCache) onPush(v resp.Value) { cc.push(v, cc.flush) }
+
+// push is onPush with all, which drops what a null invalidation makes
+// stale: everything, or on a Cluster what the node that sent it served.
+func (cc *clientCache) push(v resp.Value, all func()) {
 	if len(v.Elems) < 2 || !strings.EqualFold(string(v.Elems[0].TextBytes()), "invalidate") {
 		return
 	}
 	keys := v.Elems[1]
 	if !keys.Type.Aggregate() {
-		cc.flush() // FLUSHALL, FLUSHDB, or the server's table overflowed
+		all() // FLUSHALL, FLUSHDB
 		return
 	}
 	cc.mu.Lock()
@@ -177,10 +196,9 @@ func (cc *clientCache) onPush(v resp.Value) {
 // invalidateLocked drops the entries that read key and dirties the reads
 // in flight on it.
 func (cc *clientCache) invalidateLocked(key []byte) {
-	for _, ek := range cc.byKey[string(key)] {
-		if e := cc.entries[ek]; e != nil {
-			cc.removeLocked(ek, e)
-		}
+	if refs := cc.byKey[string(key)]; refs != nil {
+		delete(cc.byKey, string(key))
+		cc.dropRefsLocked(refs)
 	}
 	for _, fl := range cc.reading[string(key)] {
 		fl.dirty = true
@@ -266,43 +284,14 @@ func (cc *clientCache) afterWrite(buf []byte, desc catalog.Command, single bool)
 	}
 }
 
-// dropSlots drops the entries whose keys are in one of slots: those slots
-// changed primary (a Cluster's slot migration or failover). A key read as
-// missing is tracked only by the node that answered; once its slot has
-// moved, the new owner would never report another client's write to it.
-// A read in flight is kept out by its publication's check that the node
-// that answered still owns the slot (produce): the map changes before
-// this runs, so a read either sees the new map there or is published
-// before this drops it.
-func (cc *clientCache) dropSlots(slots []int) {
-	var moved [route.Slots / 64]uint64
-	for _, s := range slots {
-		moved[s/64] |= 1 << (s % 64)
-	}
-	in := func(key string) bool {
-		s := route.Slot(key)
-		return moved[s/64]&(1<<(s%64)) != 0
-	}
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	for key, refs := range cc.byKey {
-		if !in(key) {
-			continue
-		}
-		for _, ek := range slices.Clone(refs) {
-			if e := cc.entries[ek]; e != nil {
-				cc.removeLocked(ek, e)
-			}
-		}
-	}
-}
-
 // flush drops every entry, and the right to publish of every read in
 // flight: a tracking connection ended, or the server invalidated all.
 func (cc *clientCache) flush() {
 	cc.mu.Lock()
 	clear(cc.entries)
 	clear(cc.byKey)
+	clear(cc.slotHeads)
+	clear(cc.nodeHeads)
 	cc.gen++
 	cc.mu.Unlock()
 }
@@ -320,12 +309,29 @@ func (cc *clientCache) close() {
 	clear(cc.reading)
 	clear(cc.entries)
 	clear(cc.byKey)
+	clear(cc.slotHeads)
+	clear(cc.nodeHeads)
 	cc.mu.Unlock()
 }
 
-// removeLocked drops entry e, stored under ek, and its key references.
-func (cc *clientCache) removeLocked(ek string, e *cacheEntry) {
+// dropRefsLocked drops the entries of refs, the list of a key that the
+// caller has taken off byKey: each removal then leaves that list alone
+// rather than search it, which for a key that many entries read (the
+// pages of one sorted set) made dropping them all quadratic.
+func (cc *clientCache) dropRefsLocked(refs []string) {
+	for _, ek := range refs {
+		if e := cc.entries[ek]; e != nil {
+			cc.removeLocked(e)
+		}
+	}
+}
+
+// removeLocked drops entry e, its key references and its places on the
+// lists.
+func (cc *clientCache) removeLocked(e *cacheEntry) {
+	ek := e.key
 	delete(cc.entries, ek)
+	cc.unindexLocked(e)
 	for _, d := range e.deps {
 		refs := cc.byKey[d]
 		for i, r := range refs {
@@ -349,13 +355,13 @@ func (cc *clientCache) publishLocked(fl *cacheFlight, tracked bool) {
 		return
 	}
 	if old := cc.entries[fl.key]; old != nil {
-		cc.removeLocked(fl.key, old)
+		cc.removeLocked(old)
 	}
 	for len(cc.entries) >= cc.max {
 		cc.evictLocked()
 	}
 	cc.tick++
-	e := &cacheEntry{r: fl.r, deps: fl.deps, used: cc.tick}
+	e := &cacheEntry{key: fl.key, r: fl.r, deps: fl.deps, used: cc.tick, node: fl.node, slot: fl.slot}
 	if now := clock.NowStamp(); cc.ttl > 0 && int64(cc.ttl) <= math.MaxInt64-now {
 		e.expires = now + int64(cc.ttl) // past the clock's range: none
 	}
@@ -363,6 +369,7 @@ func (cc *clientCache) publishLocked(fl *cacheFlight, tracked bool) {
 		e.expires = fl.expires
 	}
 	cc.entries[fl.key] = e
+	cc.indexLocked(e)
 	for _, d := range fl.deps {
 		cc.byKey[d] = append(cc.byKey[d], fl.key)
 	}
@@ -372,20 +379,19 @@ func (cc *clientCache) publishLocked(fl *cacheFlight, tracked bool) {
 // entries; map iteration starts at a random place, so they are a sample.
 func (cc *clientCache) evictLocked() {
 	var (
-		victim string
 		oldest *cacheEntry
 		n      int
 	)
-	for ek, e := range cc.entries {
+	for _, e := range cc.entries {
 		if oldest == nil || e.used < oldest.used {
-			victim, oldest = ek, e
+			oldest = e
 		}
 		if n++; n == evictSample {
 			break
 		}
 	}
 	if oldest != nil {
-		cc.removeLocked(victim, oldest)
+		cc.removeLocked(oldest)
 	}
 }
 
@@ -546,7 +552,7 @@ func (c *Client) cachedGet(ctx context.Context, rd *cachedRead) (Reply, error) {
 			cc.mu.Unlock()
 			return r, nil
 		}
-		cc.removeLocked(string(rd.body), e)
+		cc.removeLocked(e)
 	}
 	fl := cc.flights[string(rd.body)]
 	if fl != nil && (fl.dirty || fl.gen != cc.gen) {
@@ -658,6 +664,11 @@ func (c *Client) produce(ctx context.Context, fl *cacheFlight, rd cachedRead) {
 		// them (dropSlots).
 		n, err := c.topo.Pick(rd.slot, false)
 		tracked = err == nil && n == from
+		if tracked {
+			// Its entry goes with the node's tracking (dropNode) and
+			// with its slot's move (dropSlots).
+			fl.node, fl.slot = from.Addr, rd.slot
+		}
 	}
 	cc.publishLocked(fl, tracked)
 	close(fl.done)

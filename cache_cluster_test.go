@@ -16,17 +16,25 @@ import (
 // one operation. After MOVED the whole frame, CLIENT CACHING YES and the
 // read, goes to the node of the redirect, and the reply is cached. After
 // ASK the prelude gives way to ASKING (the server clears the one's flag
-// on the other), so the reply is returned but not cached. Neither uses
-// retry budget.
+// on the other), so the reply the asked node serves is returned but not
+// cached (its proxy answers the read and its PTTL, as a node importing
+// the slot would). An asked node that does not serve the slot answers
+// MOVED back to the owner, and the frame goes there whole again: that
+// reply is tracked and cached (it used to be returned uncached, the
+// ASK's mark kept). None uses retry budget.
 func TestClusterCachedReadRedirects(t *testing.T) {
 	cases := []struct {
 		name     string
 		redirect func(slot int, addr string) string
-		times    int
-		cached   bool
+		served   bool // the asked node's proxy answers the read
+		// how many times the owner and the redirect's node get CLIENT
+		// CACHING, and the redirect's node ASKING
+		clientA, clientB, asking int
+		cached                   bool
 	}{
-		{"Moved", respiretest.Moved, 1, true},
-		{"Ask", respiretest.Ask, 2, false},
+		{"Moved", respiretest.Moved, false, 2, 1, 0, true}, // b sends it back: MOVED
+		{"Ask", respiretest.Ask, true, 1, 0, 1, false},
+		{"AskThenMoved", respiretest.Ask, false, 2, 0, 1, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -44,27 +52,29 @@ func TestClusterCachedReadRedirects(t *testing.T) {
 			}
 			t.Cleanup(func() { _, _ = c.Del(testCtx(t), k) })
 			pxA, pxB := proxies[a], proxies[b]
-			rule := pxA.MustAddRule(t, respiretest.Rule{Command: "GET", Times: tc.times,
+			rule := pxA.MustAddRule(t, respiretest.Rule{Command: "GET", Times: 1,
 				Action: respiretest.Inject(tc.redirect(route.Slot(k), b))})
 			defer rule.Remove()
+			if tc.served {
+				for cmd, reply := range map[string]string{"GET": "$1\r\nv\r\n", "PTTL": ":-1\r\n"} {
+					h := pxB.MustAddRule(t, respiretest.Rule{Command: cmd, Times: 1, Action: respiretest.Reply([]byte(reply))})
+					defer h.Remove()
+				}
+			}
 			clientA, clientB, askingB := pxA.Forwarded("CLIENT"), pxB.Forwarded("CLIENT"), pxB.Forwarded("ASKING")
 
 			mustGetCached(t, c, k, "v")
-			if n := rule.Applied(); n != tc.times {
-				t.Fatalf("the redirect applied %d times, want %d", n, tc.times)
+			if n := rule.Applied(); n != 1 {
+				t.Fatalf("the redirect applied %d times, want 1", n)
 			}
-			wantB, wantAsking := 1, 0 // the prelude travelled with the read
-			if tc.name == "Ask" {
-				wantB, wantAsking = 0, tc.times // ASKING took the prelude's place
+			if n := pxB.Forwarded("CLIENT") - clientB; n != tc.clientB {
+				t.Errorf("the redirect's node got CLIENT CACHING %d times, want %d", n, tc.clientB)
 			}
-			if n := pxB.Forwarded("CLIENT") - clientB; n != wantB {
-				t.Errorf("the redirect's node got CLIENT CACHING %d times, want %d", n, wantB)
+			if n := pxB.Forwarded("ASKING") - askingB; n != tc.asking {
+				t.Errorf("the redirect's node got ASKING %d times, want %d", n, tc.asking)
 			}
-			if n := pxB.Forwarded("ASKING") - askingB; n != wantAsking {
-				t.Errorf("the redirect's node got ASKING %d times, want %d", n, wantAsking)
-			}
-			if n := pxA.Forwarded("CLIENT") - clientA; n != tc.times+1 {
-				t.Errorf("the owner got CLIENT CACHING %d times, want %d (every send of the frame)", n, tc.times+1)
+			if n := pxA.Forwarded("CLIENT") - clientA; n != tc.clientA {
+				t.Errorf("the owner got CLIENT CACHING %d times, want %d (every send of the whole frame)", n, tc.clientA)
 			}
 			gets := pxA.Forwarded("GET")
 			mustGetCached(t, c, k, "v")
@@ -254,16 +264,7 @@ func TestCacheKeptWhenAReplicaConnectionEnds(t *testing.T) {
 		if err != nil || !replica.Replica {
 			t.Fatalf("the replica of %s: %v, %v", k, replica, err)
 		}
-		conn := replica.EP.Current()
-		if conn == nil {
-			t.Fatal("the replica read left no connection")
-		}
-		killClient(t, replica.Addr, strconv.FormatInt(conn.ID(), 10))
-		select {
-		case <-conn.Dead(): // its end has been handled
-		case <-ctx.Done():
-			t.Fatal("the replica's connection did not end")
-		}
+		killSharedConn(t, ctx, replica)
 		if n := c.cache.len(); n != 1 {
 			t.Fatalf("%d entries after a replica's connection ended, want 1", n)
 		}
@@ -271,4 +272,94 @@ func TestCacheKeptWhenAReplicaConnectionEnds(t *testing.T) {
 			t.Fatal("the entry read from the primary is no longer served")
 		}
 	})
+}
+
+// TestClusterNodeLossDropsOnlyItsEntries: when one node's tracking
+// connection ends, the invalidations lost with it concern the keys that
+// node served only: their entries are dropped, and a write made while the
+// client reconnected is read from the server, while an entry another
+// node served is still a hit (no GET reaches that node). The whole cache
+// used to be dropped.
+func TestClusterNodeLossDropsOnlyItsEntries(t *testing.T) {
+	c, proxies := frozenMapCluster(t, Options{ClientCache: &CacheOptions{}})
+	ctx := testCtx(t)
+	primaries := c.topo.Primaries()
+	a, b := primaries[0], primaries[1]
+	lost, kept := bcTagOn(t, c, a.Addr)+"k", bcTagOn(t, c, b.Addr)+"k"
+	must(t, c.Set(ctx, lost, "before"))
+	must(t, c.Set(ctx, kept, "kept"))
+	t.Cleanup(func() { _, _ = c.Del(testCtx(t), lost, kept) })
+	mustGetCached(t, c, lost, "before")
+	mustGetCached(t, c, kept, "kept")
+	if n := c.cache.len(); n != 2 {
+		t.Fatalf("%d entries, want 2", n)
+	}
+	killSharedConn(t, ctx, a)
+	admin(t, a.Addr, "SET", lost, "after") // no tracking connection saw it
+	getsA, getsB := proxies[a.Addr].Forwarded("GET"), proxies[b.Addr].Forwarded("GET")
+	mustGetCached(t, c, lost, "after")
+	mustGetCached(t, c, kept, "kept")
+	if n := proxies[a.Addr].Forwarded("GET") - getsA; n != 1 {
+		t.Errorf("the lost node's key was read %d times from the server, want 1", n)
+	}
+	if n := proxies[b.Addr].Forwarded("GET") - getsB; n != 0 {
+		t.Errorf("the other node's key was read %d times from the server, want 0 (a hit)", n)
+	}
+}
+
+// TestClusterNodeLossDuringACachedRead: a node's tracking connection
+// that ends while a cached read's reply is in but not yet published
+// keeps that reply out of the cache (the invalidation of a write right
+// after the read may have been lost with it): the caller gets what it
+// read, and the next read goes to the server. The node's new connection
+// tracks again: a later write by another client invalidates the entry
+// it fills.
+func TestClusterNodeLossDuringACachedRead(t *testing.T) {
+	h := newHoldHook(false, true)
+	c, proxies := frozenMapCluster(t, Options{ClientCache: &CacheOptions{}, Hooks: []Hook{h}})
+	ctx := testCtx(t)
+	a := c.topo.Primaries()[0]
+	k := bcTagOn(t, c, a.Addr) + "k"
+	must(t, c.Set(ctx, k, "before"))
+	t.Cleanup(func() { _, _ = c.Del(testCtx(t), k) })
+	got := make(chan string, 1)
+	go func() {
+		v, _ := c.GetCached(ctx, k)
+		got <- v
+	}()
+	<-h.entered // the reply is in, not yet published
+	killSharedConn(t, ctx, a)
+	admin(t, a.Addr, "SET", k, "after")
+	close(h.release)
+	if v := <-got; v != "before" {
+		t.Fatalf("the read in flight returned %q, want what it read (before)", v)
+	}
+	if n := c.cache.len(); n != 0 {
+		t.Fatalf("%d entries, want none: the read's tracking was lost before it was published", n)
+	}
+	gets := proxies[a.Addr].Forwarded("GET")
+	mustGetCached(t, c, k, "after")
+	mustGetCached(t, c, k, "after")
+	if n := proxies[a.Addr].Forwarded("GET") - gets; n != 1 {
+		t.Fatalf("%d GETs reached the node, want 1 (then a hit)", n)
+	}
+	admin(t, a.Addr, "SET", k, "again")
+	waitCache(t, c, "the new connection's invalidation", func(cc *clientCache) bool { return len(cc.entries) == 0 })
+	mustGetCached(t, c, k, "again")
+}
+
+// killSharedConn kills node n's shared connection on the server and
+// returns once the client has handled its end.
+func killSharedConn(t *testing.T, ctx context.Context, n *route.Node) {
+	t.Helper()
+	conn := n.EP.Current()
+	if conn == nil {
+		t.Fatalf("no connection to %s", n.Addr)
+	}
+	killClient(t, n.Addr, strconv.FormatInt(conn.ID(), 10))
+	select {
+	case <-conn.Dead(): // its end has been handled
+	case <-ctx.Done():
+		t.Fatalf("the connection to %s did not end", n.Addr)
+	}
 }

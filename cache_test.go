@@ -950,8 +950,9 @@ func TestCachedHitAllocatesOnlyTheString(t *testing.T) {
 // TestCachedReadsYourWritesUnderLoad: on every topology, writers each own
 // a key and read it through the cache right after every write, while
 // readers keep filling the cache with the same keys (their reads race with
-// the writes) and, on the standalone server, the shared connection is
-// killed now and then (its invalidations are lost with it): a writer whose
+// the writes) and, on the standalone server and a Cluster's primaries, the
+// shared connection is killed now and then (its invalidations are lost
+// with it; on a Cluster one node's entries go): a writer whose
 // write and read both succeed always reads its own write, never an older
 // value.
 func TestCachedReadsYourWritesUnderLoad(t *testing.T) {
@@ -978,22 +979,50 @@ func TestCachedReadsYourWritesUnderLoad(t *testing.T) {
 			})
 		}
 		kills := 0
-		if c.topo == nil {
-			killer := newAdmin(t, standaloneAddr(t))
-			defer killer.Close()
+		if c.topo == nil || c.isCluster() {
+			// The shared connection's id, on the server that killer
+			// reaches: on a Cluster each primary's in turn.
+			var killers []*Client
+			var id func(i int) (int64, error)
+			if c.topo == nil {
+				killers = []*Client{newAdmin(t, standaloneAddr(t))}
+				id = func(int) (int64, error) {
+					r, err := c.Do(ctx, NewCommand("CLIENT ID"))
+					if err != nil {
+						return 0, err
+					}
+					return r.Int64()
+				}
+			} else {
+				primaries := c.topo.Primaries()
+				for _, p := range primaries {
+					killers = append(killers, newAdmin(t, p.Addr))
+				}
+				id = func(i int) (int64, error) {
+					conn := primaries[i].EP.Current()
+					if conn == nil {
+						return 0, ErrNoRoute
+					}
+					return conn.ID(), nil
+				}
+			}
+			defer func() {
+				for _, k := range killers {
+					_ = k.Close()
+				}
+			}()
 			bg.Go(func() {
-				for kills < 5 {
+				for i := 0; kills < 5; i++ {
 					select {
 					case <-stop:
 						return
 					default:
 					}
-					id, err := c.Do(ctx, NewCommand("CLIENT ID")) // the shared connection's
+					n, err := id(i % len(killers))
 					if err != nil {
 						continue // the last kill is still being noticed
 					}
-					n, _ := id.Int64()
-					if r, err := killer.Do(ctx, NewCommand("CLIENT"), "KILL", "ID", n); err == nil {
+					if r, err := killers[i%len(killers)].Do(ctx, NewCommand("CLIENT"), "KILL", "ID", n); err == nil {
 						if k, _ := r.Int64(); k == 1 {
 							kills++
 						}

@@ -19,9 +19,11 @@ type target struct {
 	// pinned node only: a MOVED or ASK reply is returned, never followed.
 	cursor bool
 	served *route.Node // the node of the last send
-	// untracked: the attempt followed an ASK redirect, which replaced a
-	// cached read's CLIENT CACHING prelude with ASKING (the server would
-	// clear the one's flag on the other): its reply must not be cached.
+	// untracked: the last send followed an ASK redirect, which replaced
+	// a cached read's CLIENT CACHING prelude with ASKING (the server would
+	// clear the one's flag on the other): its reply must not be cached. A
+	// MOVED after it sends the whole frame again, prelude included, and
+	// clears it.
 	untracked bool
 	// asking: the last send followed an ASK redirect and carried ASKING.
 	// Set on a pinned cursor continuation, it sends ASKING first: the

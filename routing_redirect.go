@@ -116,6 +116,10 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 				f.Reset()
 				if t.asking = rd.Ask; rd.Ask {
 					orig = attachAsking(f, s, t)
+				} else {
+					// After MOVED the frame goes whole: a cached read's
+					// prelude travels with it again, even after an ASK.
+					t.untracked = false
 				}
 				continue
 			}

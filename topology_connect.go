@@ -28,6 +28,10 @@ func (c *Client) connectTopology(ctx context.Context) error {
 				// Cached reads go to primaries only: a replica's
 				// connection tracks nothing, and its end drops nothing.
 				w.Tracking, w.OnPush, w.OnTrackingLost = false, nil, nil
+			} else if c.cache != nil && !sentinel {
+				// A Cluster primary's lost tracking, or its FLUSHALL,
+				// concerns the entries it served only.
+				w.OnPush, w.OnTrackingLost = c.cache.nodeHandlers(addr)
 			}
 			return w
 		},
