@@ -11,6 +11,7 @@ import (
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/clock"
+	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/internal/pool"
 	"github.com/respire-go/respire/internal/retry"
 	"github.com/respire-go/respire/internal/route"
@@ -125,7 +126,7 @@ func (c *Client) Close() error {
 	if c.topo != nil {
 		return c.topo.Close()
 	}
-	return errors.Join(c.ep.Close(), c.blocking.Close())
+	return multierr.Join(c.ep.Close(), c.blocking.Close())
 }
 
 // String names the client's topology and addresses, such as

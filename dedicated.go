@@ -8,6 +8,7 @@ import (
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/clock"
+	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
@@ -48,7 +49,7 @@ type Conn struct {
 
 // errCallbackReturned is the cause of the commands refused, or stopped,
 // because their Dedicated callback has returned.
-var errCallbackReturned = errors.Join(ErrClosed, errors.New("the Dedicated callback has returned"))
+var errCallbackReturned = multierr.With(ErrClosed, errors.New("the Dedicated callback has returned"))
 
 // restoreWait bounds how long the client restores a dedicated connection
 // after its callback (RESET and the handshake) when CommandTimeout is off.
@@ -579,7 +580,7 @@ func (conn *Conn) bind(ctx context.Context, waitDL time.Time, f *wire.Frame, s *
 			return routeErr(s.name, slot, err)
 		}
 		if n != conn.node {
-			return &RouteError{Command: s.name, Slot: slot, Err: errors.Join(ErrCrossSlot,
+			return &RouteError{Command: s.name, Slot: slot, Err: multierr.With(ErrCrossSlot,
 				errors.New("this dedicated connection is on "+conn.node.Addr+", the keys are served by "+n.Addr))}
 		}
 		return nil

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/internal/retry"
 	"github.com/respire-go/respire/internal/wire"
 )
@@ -116,9 +117,9 @@ type ConnError struct {
 // when known; "not sent" for a command the client did not send because
 // it was closed ([ErrClosed]) or could not connect; "the server refused"
 // and the command and reply of a handshake the server rejected (a
-// [*ServerError]); otherwise whether the connection was lost before or
-// after the command was sent. The cause's own "respire: " prefix is not
-// repeated.
+// [*ServerError]); for a failover group with no healthy member, only
+// that; otherwise whether the connection was lost before or after the
+// command was sent. The cause's own "respire: " prefix is not repeated.
 func (e *ConnError) Error() string {
 	s := "respire: " + e.Command + ": "
 	refused := e.refusal()
@@ -133,6 +134,8 @@ func (e *ConnError) Error() string {
 		}
 	case e.Unwritten && (errors.Is(e.Err, ErrClosed) || errors.As(e.Err, &se)):
 		s += "not sent"
+	case e.Unwritten && errors.Is(e.Err, ErrNoHealthyMember):
+		return s + causeText(e.Err, "")
 	case e.Unwritten:
 		s += "connection lost before the command was sent"
 	default:
@@ -212,11 +215,11 @@ func (e *causedError) Error() string {
 
 func (e *causedError) Unwrap() error { return e.err }
 
-// causeText is err's text without the "respire: " prefix, nor the
-// "command: " that follows it when command is not "", for an error
-// whose text already says both before giving err's.
+// causeText is err's text on one line, without the "respire: " prefix,
+// nor the "command: " that follows it when command is not "", for an
+// error whose text already says both before giving err's.
 func causeText(err error, command string) string {
-	s := strings.TrimPrefix(err.Error(), "respire: ")
+	s := strings.TrimPrefix(multierr.OneLine(err.Error()), "respire: ")
 	if command != "" {
 		s = strings.TrimPrefix(s, command+": ")
 	}
@@ -296,7 +299,7 @@ func connError(command string, e *wire.ConnError) error {
 	case wire.Closed:
 		return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: ErrClosed}
 	case wire.Protocol:
-		return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: errors.Join(ErrProtocol, e.Cause)}
+		return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: multierr.With(ErrProtocol, e.Cause)}
 	case wire.Handshake:
 		var re *wire.ReplyError
 		if errors.As(e.Cause, &re) {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/respire-go/respire/internal/multierr"
 )
 
 // ErrNoHealthyMember is the cause inside the [*ConnError] that
@@ -200,7 +202,7 @@ func newFailoverGroup(ctx context.Context, members []FailoverMember, opts Failov
 	}
 	if len(failed) == len(ms) {
 		return fail(&ConnError{Command: newGroupCommand, Unwritten: true,
-			Err: errors.Join(append([]error{ErrNoHealthyMember}, failed...)...)})
+			Err: multierr.With(ErrNoHealthyMember, multierr.Join(failed...))})
 	}
 
 	now := time.Now()
@@ -330,7 +332,7 @@ func (g *FailoverGroup) Close() error {
 			errs = append(errs, c.Close())
 		}
 	}
-	return errors.Join(errs...)
+	return multierr.Join(errs...)
 }
 
 // made reports whether g was made by NewFailoverGroup (not nil, not a

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/resp"
 )
@@ -317,7 +318,7 @@ func (c *Client) subscriptionSlot(command string, kind subKind, want int, names 
 	for _, n := range names {
 		sl := route.Slot(n)
 		if slot >= 0 && sl != slot {
-			return 0, &RouteError{Command: command, Slot: slot, Err: errors.Join(ErrCrossSlot,
+			return 0, &RouteError{Command: command, Slot: slot, Err: multierr.With(ErrCrossSlot,
 				errors.New("a Cluster subscription's shard channels must share one slot (open one SSubscribe per slot)"))}
 		}
 		slot = sl

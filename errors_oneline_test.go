@@ -1,0 +1,151 @@
+package respire
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/route"
+	"github.com/respire-go/respire/respiretest"
+)
+
+// oneLine fails the test unless err's text is one line that starts with
+// "respire: ", says it once, contains each of parts and matches each of
+// is with errors.Is.
+func oneLine(t *testing.T, name string, err error, parts []string, is ...error) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: no error", name)
+		return
+	}
+	msg := err.Error()
+	t.Logf("%s: %s", name, msg)
+	if strings.ContainsAny(msg, "\r\n") || !strings.HasPrefix(msg, "respire: ") || strings.Count(msg, "respire:") != 1 {
+		t.Errorf("%s: %q, want one line saying \"respire: \" once, first", name, msg)
+	}
+	for _, p := range parts {
+		if !strings.Contains(msg, p) {
+			t.Errorf("%s: %q, want it to contain %q", name, msg, p)
+		}
+	}
+	for _, target := range is {
+		if !errors.Is(err, target) {
+			t.Errorf("%s: %q does not match %v", name, msg, target)
+		}
+	}
+}
+
+// TestErrorsWithSeveralCausesAreOneLine: an error that wraps a sentinel
+// and its detail, or several failures at once, is said on one line with
+// "respire:" once, names the command or servers, and still matches each
+// error it wraps: a standalone reply the client cannot parse, a command
+// of a Dedicated connection whose callback returned, an unserved Cluster
+// slot, a malformed redirect, a Cluster batch whose groups all failed,
+// Connect to dead Cluster seeds, a handshake that outlived DialTimeout, a
+// failover group with no reachable member.
+func TestErrorsWithSeveralCausesAreOneLine(t *testing.T) {
+	ctx := testCtx(t)
+	noRetry := &RetryPolicy{MaxAttempts: 1}
+
+	t.Run("ProtocolReply", func(t *testing.T) {
+		srv := respiretest.NewServer(t)
+		c := newClient(t, Options{Endpoints: []string{srv.Addr()}, MaxBulk: 1024})
+		big := strings.Repeat("x", 2048)
+		srv.MustAddRule(t, respiretest.Rule{Command: "GET", Action: respiretest.Reply([]byte("$2048\r\n" + big + "\r\n"))})
+		_, err := c.Get(ctx, "oneline:k")
+		oneLine(t, "GET", err, []string{"GET", "protocol error"}, ErrProtocol, ErrConnectionLost)
+	})
+
+	t.Run("DedicatedAfterCallback", func(t *testing.T) {
+		c := newClient(t, Options{Endpoints: []string{respiretest.NewServer(t).Addr()}})
+		var kept *Conn
+		if err := c.Dedicated(ctx, func(conn *Conn) error { kept = conn; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		_, err := kept.Do(ctx, catalog.String.GET(), "oneline:k")
+		oneLine(t, "GET", err, []string{"GET", "Dedicated callback has returned"}, ErrClosed, ErrConnectionLost)
+	})
+
+	t.Run("UnservedSlot", func(t *testing.T) {
+		g := gappedCluster(t, Options{Cluster: &ClusterOptions{RefreshInterval: NoTimeout}})
+		_, err := g.c.Get(ctx, g.gap)
+		oneLine(t, "GET", err, []string{"GET", "no node"}, ErrNoRoute, route.ErrNoRoute)
+	})
+
+	t.Run("MalformedRedirect", func(t *testing.T) {
+		c, proxies := proxiedClusterNodes(t, Options{RetryPolicy: noRetry}, true)
+		k := keyPrefix(t) + "k"
+		for _, p := range proxies {
+			p.MustAddRule(t, respiretest.Rule{Command: "GET", Arg: k, Times: respiretest.Always, Action: respiretest.Inject("MOVED nonsense")})
+		}
+		_, err := c.Get(ctx, k)
+		oneLine(t, "GET", err, []string{"GET", "MOVED nonsense"}, ErrProtocol, route.ErrBadRedirect)
+	})
+
+	t.Run("ClusterBatchGroups", func(t *testing.T) {
+		c, proxies := proxiedClusterNodes(t, Options{RetryPolicy: noRetry}, false)
+		a, other := ownerAndOther(t, c, 0)
+		k1, _ := keyOn(t, c, a.Addr)
+		k2, _ := keyOn(t, c, other)
+		for _, p := range proxies {
+			p.MustAddRule(t, respiretest.Rule{Command: "GET", Times: respiretest.Always, Action: respiretest.DropBeforeForward})
+		}
+		b := c.NewBatch()
+		b.Get(k1)
+		b.Get(k2)
+		err := b.Execute(ctx)
+		oneLine(t, "batch", err, []string{"batch"}, ErrConnectionLost)
+	})
+
+	t.Run("DeadClusterSeeds", func(t *testing.T) {
+		a, b := freeAddr(t), freeAddr(t)
+		_, err := Connect(ctx, Options{Endpoints: []string{a, b}, Cluster: &ClusterOptions{}})
+		oneLine(t, "Connect", err, []string{"connect", a, b}, ErrConnectionLost)
+	})
+
+	t.Run("HandshakeTimeout", func(t *testing.T) {
+		srv := respiretest.NewServer(t)
+		held := srv.MustAddRule(t, respiretest.Rule{Command: "HELLO", Times: respiretest.Always, Action: respiretest.Hold})
+		t.Cleanup(held.Release)
+		_, err := Connect(ctx, Options{Endpoints: []string{srv.Addr()}, DialTimeout: 50 * time.Millisecond})
+		oneLine(t, "Connect", err, []string{"connect", srv.Addr()}, ErrConnectionLost, context.DeadlineExceeded)
+	})
+
+	t.Run("FailoverNoMember", func(t *testing.T) {
+		a, b := freeAddr(t), freeAddr(t)
+		_, err := NewFailoverGroup(ctx, []FailoverMember{{Options: Options{Endpoints: []string{a}}}, {Options: Options{Endpoints: []string{b}}}}, FailoverGroupOptions{})
+		oneLine(t, "NewFailoverGroup", err, []string{a, b}, ErrNoHealthyMember, ErrConnectionLost)
+	})
+}
+
+// TestCrossSlotErrorsAreOneLine: on a Cluster client, a transaction, a
+// Dedicated connection and a shard subscription whose keys or channels
+// are in different slots fail before sending with one line that names the
+// command and says why, matching ErrCrossSlot and ErrInvalidArgument.
+func TestCrossSlotErrorsAreOneLine(t *testing.T) {
+	ctx := testCtx(t)
+	c := clusterClient(t, Options{})
+	a, other := ownerAndOther(t, c, 0)
+	k1, _ := keyOn(t, c, a.Addr)
+	k2, _ := keyOn(t, c, other)
+
+	tx := c.NewTransaction()
+	tx.Get(k1)
+	tx.Get(k2)
+	oneLine(t, "transaction", tx.Execute(ctx), []string{"MULTI", "one slot"}, ErrCrossSlot, ErrInvalidArgument)
+
+	err := c.Dedicated(ctx, func(conn *Conn) error {
+		if _, err := conn.Do(ctx, catalog.String.GET(), k1); err != nil && !errors.Is(err, ErrNil) {
+			t.Fatal(err)
+		}
+		_, err := conn.Do(ctx, catalog.String.GET(), k2)
+		return err
+	})
+	oneLine(t, "Dedicated", err, []string{"GET", a.Addr, other}, ErrCrossSlot, ErrInvalidArgument)
+
+	_, err = c.SSubscribe(ctx, k1, k2)
+	oneLine(t, "SSubscribe", err, []string{"SSUBSCRIBE", "one slot"}, ErrCrossSlot, ErrInvalidArgument)
+}
