@@ -118,8 +118,10 @@ type ConnError struct {
 // it was closed ([ErrClosed]) or could not connect; "the server refused"
 // and the command and reply of a handshake the server rejected (a
 // [*ServerError]); for a failover group with no healthy member, only
-// that; otherwise whether the connection was lost before or after the
-// command was sent. The cause's own "respire: " prefix is not repeated.
+// that; for a command sent before Close ended the wait for its reply,
+// "client closed; the command may have been executed"; otherwise whether
+// the connection was lost before or after the command was sent. The
+// cause's own "respire: " prefix is not repeated.
 func (e *ConnError) Error() string {
 	s := "respire: " + e.Command + ": "
 	refused := e.refusal()
@@ -134,6 +136,9 @@ func (e *ConnError) Error() string {
 		}
 	case e.Unwritten && (errors.Is(e.Err, ErrClosed) || errors.As(e.Err, &se)):
 		s += "not sent"
+	case errors.Is(e.Err, ErrClosed):
+		// Close, not the transport, ended the wait for the reply.
+		return s + causeText(e.Err, "") + "; the command may have been executed"
 	case e.Unwritten && errors.Is(e.Err, ErrNoHealthyMember):
 		return s + causeText(e.Err, "")
 	case e.Unwritten:
