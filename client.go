@@ -51,8 +51,9 @@ type Client struct {
 // connection (HELLO, AUTH, SELECT, CLIENT SETNAME). An invalid option
 // fails with a [*ConfigError] naming it; a failed connection with a
 // [*ConnError] (whose Err is a [*ServerError] for a rejected handshake);
-// a context that has already ended with its error, before any dial, and
-// a nil context with an error matching [ErrInvalidArgument].
+// a context that has already ended with a [*ContextError] wrapping its
+// error, before any dial; and a nil context with an error matching
+// [ErrInvalidArgument].
 func Connect(ctx context.Context, opts Options) (*Client, error) {
 	cfg, err := opts.validate()
 	if err != nil {
@@ -62,7 +63,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		return nil, errNilContext("Connect")
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err // as a dial the context ends: nothing is dialed
+		return nil, &ContextError{Command: "connect", Err: err} // as a command's: nothing is dialed
 	}
 	cfg.streamProducerID = streamProducerID(cfg.streamProducerID)
 	c := &Client{cfg: cfg, retries: cfg.policy.Enabled(), done: make(chan struct{}), shut: make(chan struct{})}
