@@ -105,7 +105,13 @@ func (c *Client) Dedicated(ctx context.Context, fn func(conn *Conn) error) error
 	case ctx == nil:
 		return errNilContext("Dedicated")
 	}
-	s := &spec{name: "Dedicated", cat: Never}
+	return c.dedicated(ctx, "Dedicated", fn)
+}
+
+// dedicated is Dedicated for the call name (Dedicated, WATCH), which its
+// errors of getting the connection name.
+func (c *Client) dedicated(ctx context.Context, name string, fn func(conn *Conn) error) error {
+	s := &spec{name: name, cat: Never}
 	if c.closed.Load() {
 		return &ConnError{Command: s.name, Unwritten: true, Err: ErrClosed}
 	}

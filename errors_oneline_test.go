@@ -149,3 +149,25 @@ func TestCrossSlotErrorsAreOneLine(t *testing.T) {
 	_, err = c.SSubscribe(ctx, k1, k2)
 	oneLine(t, "SSubscribe", err, []string{"SSUBSCRIBE", "one slot"}, ErrCrossSlot, ErrInvalidArgument)
 }
+
+// TestWatchErrorsNameWatch: Watch on a closed client, or with a context
+// that has already ended, fails naming WATCH, the call the user made, not
+// the Dedicated connection it borrows; the errors match ErrClosed and
+// context.Canceled, and nothing was sent.
+func TestWatchErrorsNameWatch(t *testing.T) {
+	c := newClient(t, Options{Endpoints: []string{respiretest.NewServer(t).Addr()}})
+	ended, cancel := context.WithCancel(testCtx(t))
+	cancel()
+	noop := func(*Tx) error { return nil }
+	err := c.Watch(ended, noop, "oneline:k")
+	wantText(t, "ended context", err, "respire: WATCH: context canceled")
+	if !errors.Is(err, context.Canceled) || MayHaveExecuted(err) {
+		t.Errorf("ended context: %v, want context.Canceled, not executed", err)
+	}
+	_ = c.Close()
+	err = c.Watch(testCtx(t), noop, "oneline:k")
+	wantText(t, "closed", err, "respire: WATCH: not sent: client closed")
+	if !errors.Is(err, ErrClosed) || MayHaveExecuted(err) {
+		t.Errorf("closed: %v, want ErrClosed, not executed", err)
+	}
+}
