@@ -49,7 +49,7 @@ type Conn struct {
 
 // errCallbackReturned is the cause of the commands refused, or stopped,
 // because their Dedicated callback has returned.
-var errCallbackReturned = multierr.With(ErrClosed, errors.New("the Dedicated callback has returned"))
+var errCallbackReturned error = closedError("the Dedicated callback has returned")
 
 // restoreWait bounds how long the client restores a dedicated connection
 // after its callback (RESET and the handshake) when CommandTimeout is off.

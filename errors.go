@@ -207,6 +207,16 @@ func (e *closedWaiting) Error() string {
 
 func (e *closedWaiting) Unwrap() []error { return []error{e.closed, e.last} }
 
+// closedError is the cause, matching [ErrClosed], of a call refused or
+// stopped because a part of the client was closed while the client was
+// not (a Dedicated loan that ended, a closed Subscription); it says which.
+type closedError string
+
+func (e closedError) Error() string { return "respire: " + string(e) }
+
+// Is matches [ErrClosed].
+func (e closedError) Is(target error) bool { return target == ErrClosed }
+
 // causedError is a command's failure that says what the library did
 // (text) before giving its cause, err, which it wraps.
 type causedError struct {

@@ -171,3 +171,31 @@ func TestWatchErrorsNameWatch(t *testing.T) {
 		t.Errorf("closed: %v, want ErrClosed, not executed", err)
 	}
 }
+
+// TestClosedPartsSayWhatClosed: a call on a closed Subscription, or a
+// command of a Dedicated connection whose callback has returned, says
+// what was closed, not that the client was (it was not); both match
+// ErrClosed and were not sent.
+func TestClosedPartsSayWhatClosed(t *testing.T) {
+	ctx := testCtx(t)
+	c := newClient(t, Options{Endpoints: []string{respiretest.NewServer(t).Addr()}})
+	s, err := c.Subscribe(ctx, "oneline:ch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	err = s.Subscribe(ctx, "oneline:ch2")
+	wantText(t, "Subscription.Subscribe", err, "respire: SUBSCRIBE: not sent: the subscription is closed")
+	if !errors.Is(err, ErrClosed) || MayHaveExecuted(err) {
+		t.Errorf("Subscription.Subscribe: %v, want ErrClosed, not executed", err)
+	}
+	var kept *Conn
+	if err := c.Dedicated(ctx, func(conn *Conn) error { kept = conn; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	_, err = kept.Do(ctx, catalog.String.GET(), "oneline:k")
+	wantText(t, "Dedicated", err, "respire: GET: not sent: the Dedicated callback has returned")
+	if !errors.Is(err, ErrClosed) || MayHaveExecuted(err) {
+		t.Errorf("Dedicated: %v, want ErrClosed, not executed", err)
+	}
+}

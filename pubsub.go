@@ -434,7 +434,7 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 	// changed nothing: its names are neither in the set nor owed.
 	if err := s.lockWrite(ctx.Done()); err != nil {
 		if errors.Is(err, ErrClosed) {
-			return &ConnError{Command: command, Unwritten: true, Err: ErrClosed}
+			return &ConnError{Command: command, Unwritten: true, Err: errSubscriptionClosed}
 		}
 		return &ContextError{Command: command, Err: ctx.Err()}
 	}
@@ -442,7 +442,7 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 	if s.closed {
 		s.mu.Unlock()
 		s.unlockWrite()
-		return &ConnError{Command: command, Unwritten: true, Err: ErrClosed}
+		return &ConnError{Command: command, Unwritten: true, Err: errSubscriptionClosed}
 	}
 	waits := make([]chan error, len(names))
 	for i, n := range names {
@@ -477,11 +477,15 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 			// sends the set, names included, when it comes.
 			return &ContextError{Command: command, Sent: nc != nil, Err: ctx.Err()}
 		case <-s.done:
-			return &ConnError{Command: command, Err: ErrClosed}
+			return &ConnError{Command: command, Err: errSubscriptionClosed}
 		}
 	}
 	return nil
 }
+
+// errSubscriptionClosed is the cause of the calls of a closed
+// Subscription, which its Close or the client's closed.
+var errSubscriptionClosed error = closedError("the subscription is closed")
 
 // lockWrite takes the write lock; it gives up, with ErrClosed, when the
 // subscription closes, or, with context.Canceled, when stop closes.
