@@ -165,3 +165,22 @@ func TestCloseDuringSentCommandSaysClosed(t *testing.T) {
 		t.Errorf("INCR = %q (may have executed: %v), want it not to say connection lost, and to say it may have run", msg, MayHaveExecuted(err))
 	}
 }
+
+// TestCommandThatCouldNotConnectNamesTheServer: a command not sent
+// because its server refused a new connection says "not sent: could not
+// connect to" the server, not that a connection was lost; it matches
+// ErrConnectionLost, Addr names the server, and it did not run.
+func TestCommandThatCouldNotConnectNamesTheServer(t *testing.T) {
+	ctx := testCtx(t)
+	srv := respiretest.NewServer(t)
+	c := newClient(t, Options{Endpoints: []string{srv.Addr()}, RetryPolicy: &RetryPolicy{MaxAttempts: 1}})
+	srv.Close()
+	_, _ = c.Get(ctx, "connmsg:k") // may be the one to find the connection lost
+	_, err := c.Get(ctx, "connmsg:k")
+	want := "respire: GET: not sent: could not connect to " + srv.Addr() + ": dial tcp " + srv.Addr() + ": connect: connection refused"
+	wantText(t, "GET", err, want)
+	var ce *ConnError
+	if !errors.As(err, &ce) || ce.Addr() != srv.Addr() || !errors.Is(err, ErrConnectionLost) || MayHaveExecuted(err) {
+		t.Errorf("GET = %#v, want a *ConnError with Addr %s, not executed", err, srv.Addr())
+	}
+}

@@ -115,7 +115,8 @@ type ConnError struct {
 // Error describes the connection failure and its cause: "could not
 // connect" for [Connect] (Command "connect"), with the server's address
 // when known; "not sent" for a command the client did not send because
-// it was closed ([ErrClosed]) or could not connect; "the server refused"
+// it was closed ([ErrClosed]) or could not connect (and to which server,
+// when a new connection failed); "the server refused"
 // and the command and reply of a handshake the server rejected (a
 // [*ServerError]); for a failover group with no healthy member, only
 // that; for a command sent before Close ended the wait for its reply,
@@ -141,12 +142,14 @@ func (e *ConnError) Error() string {
 		return s + causeText(e.Err, "") + "; the command may have been executed"
 	case e.Unwritten && errors.Is(e.Err, ErrNoHealthyMember):
 		return s + causeText(e.Err, "")
+	case e.Unwritten && e.addr != "":
+		s += "not sent: could not connect"
 	case e.Unwritten:
 		s += "connection lost before the command was sent"
 	default:
 		s += "connection lost; the command may have been executed"
 	}
-	if e.addr != "" && (e.Command == "connect" || refused != nil) {
+	if e.addr != "" && e.Unwritten {
 		s += " to " + e.addr
 	}
 	switch {
@@ -174,8 +177,8 @@ func (e *ConnError) refusal() *ServerError {
 
 // Addr returns the address of the server the connection could not be
 // made to or was refused by, when known: for a failed [Connect] and for
-// a command not sent because a new connection's handshake failed; ""
-// otherwise.
+// a command not sent because a new connection's dial or handshake
+// failed; "" otherwise.
 func (e *ConnError) Addr() string { return e.addr }
 
 // closedWaiting is the failure of a call whose retry Close ended during
@@ -322,7 +325,11 @@ func connError(command string, e *wire.ConnError) error {
 			return &ConnError{Command: command, Unwritten: true, Err: se, addr: e.Addr}
 		}
 	}
-	return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: e.Cause, lost: classifyConn(e) == retry.LostConnection}
+	ce := &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: e.Cause, lost: classifyConn(e) == retry.LostConnection}
+	if e.Reason == wire.DialFailed || e.Reason == wire.Handshake {
+		ce.addr = e.Addr // a new connection could not be made
+	}
+	return ce
 }
 
 // MayHaveExecuted reports whether the command that returned err may have
