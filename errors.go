@@ -345,7 +345,8 @@ func connError(command string, e *wire.ConnError) error {
 //   - a [*ServerError]: true, because the server received the command
 //     (most error replies mean it had no effect, but a script or a
 //     transaction may have written before its error);
-//   - an invalid argument or configuration: false, nothing was sent;
+//   - an invalid argument or configuration, and [ErrNotExecuted]: false,
+//     nothing was sent;
 //   - any other error: true, the safe answer.
 func MayHaveExecuted(err error) bool {
 	if err == nil {
@@ -378,7 +379,7 @@ func MayHaveExecuted(err error) bool {
 	if errors.As(err, &se) {
 		return true
 	}
-	if errors.Is(err, ErrInvalidArgument) {
+	if errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrNotExecuted) {
 		return false
 	}
 	return true

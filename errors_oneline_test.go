@@ -199,3 +199,14 @@ func TestClosedPartsSayWhatClosed(t *testing.T) {
 		t.Errorf("Dedicated: %v, want ErrClosed, not executed", err)
 	}
 }
+
+// TestNotExecutedMemberDidNotRun: a batch member read before Execute
+// fails with ErrNotExecuted, and MayHaveExecuted says it did not run
+// (nothing was sent).
+func TestNotExecutedMemberDidNotRun(t *testing.T) {
+	c := newClient(t, Options{Endpoints: []string{respiretest.NewServer(t).Addr()}})
+	_, err := c.NewBatch().Get("oneline:k").Result()
+	if !errors.Is(err, ErrNotExecuted) || MayHaveExecuted(err) {
+		t.Errorf("member read before Execute: %v (may have executed: %v), want ErrNotExecuted, not executed", err, MayHaveExecuted(err))
+	}
+}
