@@ -38,6 +38,15 @@ func oneLine(t *testing.T, name string, err error, parts []string, is ...error) 
 	}
 }
 
+// noJargon fails the test if err's text shows the transport's evidence
+// word "(unwritten)", noise for a connection that was never made.
+func noJargon(t *testing.T, name string, err error) {
+	t.Helper()
+	if err != nil && strings.Contains(err.Error(), "(unwritten)") {
+		t.Errorf("%s: %q, want no \"(unwritten)\"", name, err)
+	}
+}
+
 // TestErrorsWithSeveralCausesAreOneLine: an error that wraps a sentinel
 // and its detail, or several failures at once, is said on one line with
 // "respire:" once, names the command or servers, and still matches each
@@ -104,6 +113,14 @@ func TestErrorsWithSeveralCausesAreOneLine(t *testing.T) {
 		a, b := freeAddr(t), freeAddr(t)
 		_, err := Connect(ctx, Options{Endpoints: []string{a, b}, Cluster: &ClusterOptions{}})
 		oneLine(t, "Connect", err, []string{"connect", a, b}, ErrConnectionLost)
+		noJargon(t, "Connect", err)
+	})
+
+	t.Run("DeadSentinels", func(t *testing.T) {
+		a, b := freeAddr(t), freeAddr(t)
+		_, err := Connect(ctx, Options{Sentinel: &SentinelOptions{PrimaryName: "p", Addrs: []string{a, b}}})
+		oneLine(t, "Connect", err, []string{"connect", "sentinel " + a, "sentinel " + b}, ErrConnectionLost)
+		noJargon(t, "Connect", err)
 	})
 
 	t.Run("HandshakeTimeout", func(t *testing.T) {
