@@ -115,14 +115,14 @@ type ConnError struct {
 // Error describes the connection failure and its cause: "could not
 // connect" for [Connect] (Command "connect"), with the server's address
 // when known; "not sent" for a command the client did not send because
-// it was closed ([ErrClosed]) or could not connect (and to which server,
-// when a new connection failed); "the server refused"
-// and the command and reply of a handshake the server rejected (a
-// [*ServerError]); for a failover group with no healthy member, only
-// that; for a command sent before Close ended the wait for its reply,
-// "client closed; the command may have been executed"; otherwise whether
-// the connection was lost before or after the command was sent. The
-// cause's own "respire: " prefix is not repeated.
+// it was closed ([ErrClosed]) or could not connect (to the server named,
+// when a new connection failed); "the server refused" and the command
+// and reply of a handshake the server rejected (a [*ServerError]); for a
+// failover group with no healthy member, only that; for a command sent
+// before Close ended the wait for its reply, "client closed; the command
+// may have been executed"; otherwise whether the connection was lost
+// before or after the command was sent. The cause's own "respire: "
+// prefix is not repeated.
 func (e *ConnError) Error() string {
 	s := "respire: " + e.Command + ": "
 	refused := e.refusal()
