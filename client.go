@@ -96,6 +96,10 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		if errors.As(err, &we) {
 			return nil, connectError(cfg.wire.Addr, we)
 		}
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// ctx ended the dial or handshake, as DialTimeout would have.
+			return nil, &ConnError{Command: "connect", Unwritten: true, Err: err, addr: cfg.wire.Addr}
+		}
 		return nil, err
 	}
 	return c, nil

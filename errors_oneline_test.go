@@ -129,6 +129,14 @@ func TestErrorsWithSeveralCausesAreOneLine(t *testing.T) {
 		t.Cleanup(held.Release)
 		_, err := Connect(ctx, Options{Endpoints: []string{srv.Addr()}, DialTimeout: 50 * time.Millisecond})
 		oneLine(t, "Connect", err, []string{"connect", srv.Addr()}, ErrConnectionLost, context.DeadlineExceeded)
+		// The caller's context, not DialTimeout, ends the handshake.
+		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		_, err = Connect(short, Options{Endpoints: []string{srv.Addr()}})
+		oneLine(t, "Connect", err, []string{"connect: could not connect to " + srv.Addr()}, ErrConnectionLost, context.DeadlineExceeded)
+		if MayHaveExecuted(err) {
+			t.Errorf("Connect = %v, want it not executed", err)
+		}
 	})
 
 	t.Run("FailoverNoMember", func(t *testing.T) {
