@@ -448,7 +448,7 @@ func (c *Client) retryOp(ctx context.Context, waitDL time.Time, s *spec, r attem
 				last := markRan(r.err, ran)
 				if err == ErrClosed {
 					return &RetryError{Command: s.name, Attempts: attempts, ran: ran, earlier: earlier,
-						Err: closedWhileWaiting(s.name, ran, last)}
+						Err: closedWhileWaiting(s.name, ErrClosed, ran, last)}
 				}
 				return &RetryError{Command: s.name, Attempts: attempts, ran: ran, earlier: earlier,
 					Err: &ContextError{Command: s.name, Sent: ran, Err: err, Last: last}}

@@ -190,10 +190,11 @@ type closedWaiting struct {
 }
 
 // closedWhileWaiting is the failure of command's call whose retry Close
-// ended during the backoff after last (nil: none); ran reports whether
-// the call may have run.
-func closedWhileWaiting(command string, ran bool, last error) error {
-	closed := &ConnError{Command: command, Unwritten: !ran, Err: ErrClosed}
+// ended during the backoff after last (nil: none): cause, matching
+// ErrClosed, says what was closed; ran reports whether the call may have
+// run.
+func closedWhileWaiting(command string, cause error, ran bool, last error) error {
+	closed := &ConnError{Command: command, Unwritten: !ran, Err: cause}
 	if last == nil {
 		return closed
 	}
@@ -201,7 +202,7 @@ func closedWhileWaiting(command string, ran bool, last error) error {
 }
 
 func (e *closedWaiting) Error() string {
-	s := "respire: " + e.closed.Command + ": " + causeText(ErrClosed, "")
+	s := "respire: " + e.closed.Command + ": " + causeText(e.closed.Err, "")
 	if !e.closed.Unwritten {
 		s += " (the command may have been executed)"
 	}

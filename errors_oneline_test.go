@@ -235,3 +235,30 @@ func TestNotExecutedMemberDidNotRun(t *testing.T) {
 		t.Errorf("member read before Execute: %v (may have executed: %v), want ErrNotExecuted, not executed", err, MayHaveExecuted(err))
 	}
 }
+
+// TestClosedFailoverGroupSaysTheGroupIsClosed: Execute and ActiveClient
+// on a closed FailoverGroup say that the group is closed (its members'
+// clients are, but the caller closed the group), matching ErrClosed, not
+// executed; a Close during Execute's backoff says so before the failure
+// it was waiting to retry after.
+func TestClosedFailoverGroupSaysTheGroupIsClosed(t *testing.T) {
+	ctx := testCtx(t)
+	g, err := NewFailoverGroup(ctx, []FailoverMember{{Options: Options{Endpoints: []string{respiretest.NewServer(t).Addr()}}}}, FailoverGroupOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = g.Close()
+	_, err = Execute(ctx, g, ReadOnly, func(ctx context.Context, c *Client) (int, error) { return 0, nil })
+	wantText(t, "Execute", err, "respire: failover group: not sent: the group is closed")
+	if !errors.Is(err, ErrClosed) || MayHaveExecuted(err) {
+		t.Errorf("Execute: %v, want ErrClosed, not executed", err)
+	}
+	_, err = g.ActiveClient()
+	wantText(t, "ActiveClient", err, "respire: failover group: not sent: the group is closed")
+	lost := &ConnError{Command: "GET", Err: errors.New("EOF"), lost: true}
+	err = closedWhileWaiting(groupCommand, errGroupClosed, true, lost)
+	wantText(t, "backoff", err, "respire: failover group: the group is closed (the command may have been executed) while waiting to retry after: GET: connection lost; the command may have been executed: EOF")
+	if !errors.Is(err, ErrClosed) {
+		t.Errorf("backoff: %v, want ErrClosed", err)
+	}
+}

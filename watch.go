@@ -269,7 +269,7 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 			if err != ErrClosed {
 				return end(&ContextError{Command: "WATCH", Err: err, Last: last}, true)
 			}
-			return end(closedWhileWaiting("WATCH", false, last), true)
+			return end(closedWhileWaiting("WATCH", ErrClosed, false, last), true)
 		}
 	}
 }
