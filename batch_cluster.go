@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/wire"
 )
@@ -157,7 +158,7 @@ func (b *Batch) execGroups(ctx context.Context) error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return multierr.Join(errs...)
 }
 
 // addGroup appends a group routed by slot (or pinned to n), reusing the
@@ -281,7 +282,7 @@ func (b *Batch) txSlot(slot int) (int, error) {
 		var small [16][]byte
 		s, cross := keySlot(m.desc, frameArgs(b.enc(m), small[:0]))
 		if cross || (s >= 0 && slot >= 0 && s != slot) {
-			err := &RouteError{Command: "MULTI", Slot: slot, Err: errors.Join(ErrCrossSlot,
+			err := &RouteError{Command: "MULTI", Slot: slot, Err: multierr.With(ErrCrossSlot,
 				errors.New("every key of a Cluster transaction, watched keys included, must hash to one slot"))}
 			b.fail(err)
 			return slot, err

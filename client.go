@@ -11,6 +11,7 @@ import (
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/clock"
+	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/internal/pool"
 	"github.com/respire-go/respire/internal/retry"
 	"github.com/respire-go/respire/internal/route"
@@ -50,8 +51,9 @@ type Client struct {
 // connection (HELLO, AUTH, SELECT, CLIENT SETNAME). An invalid option
 // fails with a [*ConfigError] naming it; a failed connection with a
 // [*ConnError] (whose Err is a [*ServerError] for a rejected handshake);
-// a context that has already ended with its error, before any dial, and
-// a nil context with an error matching [ErrInvalidArgument].
+// a context that has already ended with a [*ContextError] wrapping its
+// error, before any dial; and a nil context with an error matching
+// [ErrInvalidArgument].
 func Connect(ctx context.Context, opts Options) (*Client, error) {
 	cfg, err := opts.validate()
 	if err != nil {
@@ -61,7 +63,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		return nil, errNilContext("Connect")
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err // as a dial the context ends: nothing is dialed
+		return nil, &ContextError{Command: "connect", Err: err} // as a command's: nothing is dialed
 	}
 	cfg.streamProducerID = streamProducerID(cfg.streamProducerID)
 	c := &Client{cfg: cfg, retries: cfg.policy.Enabled(), done: make(chan struct{}), shut: make(chan struct{})}
@@ -94,6 +96,10 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		if errors.As(err, &we) {
 			return nil, connectError(cfg.wire.Addr, we)
 		}
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// ctx ended the dial or handshake, as DialTimeout would have.
+			return nil, &ConnError{Command: "connect", Unwritten: true, Err: err, addr: cfg.wire.Addr}
+		}
 		return nil, err
 	}
 	return c, nil
@@ -125,7 +131,7 @@ func (c *Client) Close() error {
 	if c.topo != nil {
 		return c.topo.Close()
 	}
-	return errors.Join(c.ep.Close(), c.blocking.Close())
+	return multierr.Join(c.ep.Close(), c.blocking.Close())
 }
 
 // String names the client's topology and addresses, such as
@@ -458,7 +464,7 @@ func (c *Client) retryOp(ctx context.Context, waitDL time.Time, s *spec, r attem
 				last := markRan(r.err, ran)
 				if err == ErrClosed {
 					return &RetryError{Command: s.name, Attempts: attempts, ran: ran, earlier: earlier,
-						Err: closedWhileWaiting(s.name, ran, last)}
+						Err: closedWhileWaiting(s.name, ErrClosed, ran, last)}
 				}
 				return &RetryError{Command: s.name, Attempts: attempts, ran: ran, earlier: earlier,
 					Err: &ContextError{Command: s.name, Sent: ran, Err: err, Last: last}}

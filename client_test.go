@@ -86,8 +86,10 @@ func TestConnectFailsWhenNothingListens(t *testing.T) {
 
 // TestConnectWithEndedContextDialsNothing: Connect with a context that
 // has already ended dials nothing, on every topology, and fails with the
-// context's error, the same error on each (Sentinel and Cluster wrapped it
-// in a *ConnError, standalone did not).
+// same error on each (Sentinel and Cluster wrapped it in a *ConnError,
+// standalone did not): a *ContextError that says "respire: connect:
+// context canceled", matches context.Canceled and was not sent, as a
+// command's with an ended context.
 func TestConnectWithEndedContextDialsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -106,9 +108,11 @@ func TestConnectWithEndedContextDialsNothing(t *testing.T) {
 		if c != nil {
 			_ = c.Close()
 		}
-		if err != context.Canceled || dials.Load() != 0 {
-			t.Errorf("%s: Connect with an ended context = %v after %d dials, want context.Canceled after none", topology, err, dials.Load())
+		var ce *ContextError
+		if !errors.As(err, &ce) || ce.Sent || !errors.Is(err, context.Canceled) || MayHaveExecuted(err) || dials.Load() != 0 {
+			t.Errorf("%s: Connect with an ended context = %#v after %d dials, want a *ContextError matching context.Canceled, not sent, after none", topology, err, dials.Load())
 		}
+		wantText(t, topology, err, "respire: connect: context canceled")
 	}
 }
 

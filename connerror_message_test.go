@@ -53,6 +53,7 @@ func TestConnErrorSaysWhatHappened(t *testing.T) {
 		{&ConnError{Command: "GET", Unwritten: true, Err: newServerError("AUTH", []byte("WRONGPASS invalid username-password pair")), addr: "127.0.0.1:7"},
 			"respire: GET: not sent: could not connect to 127.0.0.1:7: the server refused AUTH: WRONGPASS invalid username-password pair"},
 		{&ConnError{Command: "GET"}, "respire: GET: connection lost; the command may have been executed"},
+		{&ConnError{Command: "INCR", Err: ErrClosed}, "respire: INCR: client closed; the command may have been executed"},
 	} {
 		if got := tt.err.Error(); got != tt.want {
 			t.Errorf("%#v.Error() = %q, want %q", tt.err, got, tt.want)
@@ -141,5 +142,45 @@ func TestCommandAuthRejectionNamesTheServer(t *testing.T) {
 				t.Errorf("GET = %#v, want a *ConnError with Addr %s wrapping a *ServerError that IsAuth", err, srv.Addr())
 			}
 		})
+	}
+}
+
+// TestCloseDuringSentCommandSaysClosed: a command whose reply Close
+// interrupts fails with an error matching ErrClosed that says the client
+// was closed and that the command may have run, not that the connection
+// was lost.
+func TestCloseDuringSentCommandSaysClosed(t *testing.T) {
+	ctx := testCtx(t)
+	srv := respiretest.NewServer(t)
+	held := srv.MustAddRule(t, respiretest.Rule{Command: "INCR", Action: respiretest.Hold})
+	t.Cleanup(held.Release)
+	c := newClient(t, Options{Endpoints: []string{srv.Addr()}})
+	done := make(chan error, 1)
+	go func() { _, err := c.Incr(ctx, "oneline:n"); done <- err }()
+	<-held.Received()
+	_ = c.Close()
+	err := <-done
+	oneLine(t, "INCR", err, []string{"INCR", "client closed", "may have been executed"}, ErrClosed, ErrConnectionLost)
+	if msg := err.Error(); strings.Contains(msg, "connection lost") || !MayHaveExecuted(err) {
+		t.Errorf("INCR = %q (may have executed: %v), want it not to say connection lost, and to say it may have run", msg, MayHaveExecuted(err))
+	}
+}
+
+// TestCommandThatCouldNotConnectNamesTheServer: a command not sent
+// because its server refused a new connection says "not sent: could not
+// connect to" the server, not that a connection was lost; it matches
+// ErrConnectionLost, Addr names the server, and it did not run.
+func TestCommandThatCouldNotConnectNamesTheServer(t *testing.T) {
+	ctx := testCtx(t)
+	srv := respiretest.NewServer(t)
+	c := newClient(t, Options{Endpoints: []string{srv.Addr()}, RetryPolicy: &RetryPolicy{MaxAttempts: 1}})
+	srv.Close()
+	_, _ = c.Get(ctx, "connmsg:k") // may be the one to find the connection lost
+	_, err := c.Get(ctx, "connmsg:k")
+	want := "respire: GET: not sent: could not connect to " + srv.Addr() + ": dial tcp " + srv.Addr() + ": connect: connection refused"
+	wantText(t, "GET", err, want)
+	var ce *ConnError
+	if !errors.As(err, &ce) || ce.Addr() != srv.Addr() || !errors.Is(err, ErrConnectionLost) || MayHaveExecuted(err) {
+		t.Errorf("GET = %#v, want a *ConnError with Addr %s, not executed", err, srv.Addr())
 	}
 }

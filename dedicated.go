@@ -8,6 +8,7 @@ import (
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/clock"
+	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
@@ -48,7 +49,7 @@ type Conn struct {
 
 // errCallbackReturned is the cause of the commands refused, or stopped,
 // because their Dedicated callback has returned.
-var errCallbackReturned = errors.Join(ErrClosed, errors.New("the Dedicated callback has returned"))
+var errCallbackReturned error = closedError("the Dedicated callback has returned")
 
 // restoreWait bounds how long the client restores a dedicated connection
 // after its callback (RESET and the handshake) when CommandTimeout is off.
@@ -104,7 +105,13 @@ func (c *Client) Dedicated(ctx context.Context, fn func(conn *Conn) error) error
 	case ctx == nil:
 		return errNilContext("Dedicated")
 	}
-	s := &spec{name: "Dedicated", cat: Never}
+	return c.dedicated(ctx, "Dedicated", fn)
+}
+
+// dedicated is Dedicated for the call name (Dedicated, WATCH), which its
+// errors of getting the connection name.
+func (c *Client) dedicated(ctx context.Context, name string, fn func(conn *Conn) error) error {
+	s := &spec{name: name, cat: Never}
 	if c.closed.Load() {
 		return &ConnError{Command: s.name, Unwritten: true, Err: ErrClosed}
 	}
@@ -579,7 +586,7 @@ func (conn *Conn) bind(ctx context.Context, waitDL time.Time, f *wire.Frame, s *
 			return routeErr(s.name, slot, err)
 		}
 		if n != conn.node {
-			return &RouteError{Command: s.name, Slot: slot, Err: errors.Join(ErrCrossSlot,
+			return &RouteError{Command: s.name, Slot: slot, Err: multierr.With(ErrCrossSlot,
 				errors.New("this dedicated connection is on "+conn.node.Addr+", the keys are served by "+n.Addr))}
 		}
 		return nil

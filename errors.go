@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/internal/retry"
 	"github.com/respire-go/respire/internal/wire"
 )
@@ -114,11 +115,14 @@ type ConnError struct {
 // Error describes the connection failure and its cause: "could not
 // connect" for [Connect] (Command "connect"), with the server's address
 // when known; "not sent" for a command the client did not send because
-// it was closed ([ErrClosed]) or could not connect; "the server refused"
-// and the command and reply of a handshake the server rejected (a
-// [*ServerError]); otherwise whether the connection was lost before or
-// after the command was sent. The cause's own "respire: " prefix is not
-// repeated.
+// it was closed ([ErrClosed]) or could not connect (to the server named,
+// when a new connection failed); "the server refused" and the command
+// and reply of a handshake the server rejected (a [*ServerError]); for a
+// failover group with no healthy member, only that; for a command sent
+// before Close ended the wait for its reply, "client closed; the command
+// may have been executed"; otherwise whether the connection was lost
+// before or after the command was sent. The cause's own "respire: "
+// prefix is not repeated.
 func (e *ConnError) Error() string {
 	s := "respire: " + e.Command + ": "
 	refused := e.refusal()
@@ -133,12 +137,19 @@ func (e *ConnError) Error() string {
 		}
 	case e.Unwritten && (errors.Is(e.Err, ErrClosed) || errors.As(e.Err, &se)):
 		s += "not sent"
+	case errors.Is(e.Err, ErrClosed):
+		// Close, not the transport, ended the wait for the reply.
+		return s + causeText(e.Err, "") + "; the command may have been executed"
+	case e.Unwritten && errors.Is(e.Err, ErrNoHealthyMember):
+		return s + causeText(e.Err, "")
+	case e.Unwritten && e.addr != "":
+		s += "not sent: could not connect"
 	case e.Unwritten:
 		s += "connection lost before the command was sent"
 	default:
 		s += "connection lost; the command may have been executed"
 	}
-	if e.addr != "" && (e.Command == "connect" || refused != nil) {
+	if e.addr != "" && e.Unwritten {
 		s += " to " + e.addr
 	}
 	switch {
@@ -166,8 +177,8 @@ func (e *ConnError) refusal() *ServerError {
 
 // Addr returns the address of the server the connection could not be
 // made to or was refused by, when known: for a failed [Connect] and for
-// a command not sent because a new connection's handshake failed; ""
-// otherwise.
+// a command not sent because a new connection's dial or handshake
+// failed; "" otherwise.
 func (e *ConnError) Addr() string { return e.addr }
 
 // closedWaiting is the failure of a call whose retry Close ended during
@@ -179,10 +190,11 @@ type closedWaiting struct {
 }
 
 // closedWhileWaiting is the failure of command's call whose retry Close
-// ended during the backoff after last (nil: none); ran reports whether
-// the call may have run.
-func closedWhileWaiting(command string, ran bool, last error) error {
-	closed := &ConnError{Command: command, Unwritten: !ran, Err: ErrClosed}
+// ended during the backoff after last (nil: none): cause, matching
+// ErrClosed, says what was closed; ran reports whether the call may have
+// run.
+func closedWhileWaiting(command string, cause error, ran bool, last error) error {
+	closed := &ConnError{Command: command, Unwritten: !ran, Err: cause}
 	if last == nil {
 		return closed
 	}
@@ -190,7 +202,7 @@ func closedWhileWaiting(command string, ran bool, last error) error {
 }
 
 func (e *closedWaiting) Error() string {
-	s := "respire: " + e.closed.Command + ": " + causeText(ErrClosed, "")
+	s := "respire: " + e.closed.Command + ": " + causeText(e.closed.Err, "")
 	if !e.closed.Unwritten {
 		s += " (the command may have been executed)"
 	}
@@ -198,6 +210,16 @@ func (e *closedWaiting) Error() string {
 }
 
 func (e *closedWaiting) Unwrap() []error { return []error{e.closed, e.last} }
+
+// closedError is the cause, matching [ErrClosed], of a call refused or
+// stopped because a part of the client was closed while the client was
+// not (a Dedicated loan that ended, a closed Subscription); it says which.
+type closedError string
+
+func (e closedError) Error() string { return "respire: " + string(e) }
+
+// Is matches [ErrClosed].
+func (e closedError) Is(target error) bool { return target == ErrClosed }
 
 // causedError is a command's failure that says what the library did
 // (text) before giving its cause, err, which it wraps.
@@ -212,11 +234,11 @@ func (e *causedError) Error() string {
 
 func (e *causedError) Unwrap() error { return e.err }
 
-// causeText is err's text without the "respire: " prefix, nor the
-// "command: " that follows it when command is not "", for an error
-// whose text already says both before giving err's.
+// causeText is err's text on one line, without the "respire: " prefix,
+// nor the "command: " that follows it when command is not "", for an
+// error whose text already says both before giving err's.
 func causeText(err error, command string) string {
-	s := strings.TrimPrefix(err.Error(), "respire: ")
+	s := strings.TrimPrefix(multierr.OneLine(err.Error()), "respire: ")
 	if command != "" {
 		s = strings.TrimPrefix(s, command+": ")
 	}
@@ -296,7 +318,7 @@ func connError(command string, e *wire.ConnError) error {
 	case wire.Closed:
 		return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: ErrClosed}
 	case wire.Protocol:
-		return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: errors.Join(ErrProtocol, e.Cause)}
+		return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: multierr.With(ErrProtocol, e.Cause)}
 	case wire.Handshake:
 		var re *wire.ReplyError
 		if errors.As(e.Cause, &re) {
@@ -304,7 +326,11 @@ func connError(command string, e *wire.ConnError) error {
 			return &ConnError{Command: command, Unwritten: true, Err: se, addr: e.Addr}
 		}
 	}
-	return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: e.Cause, lost: classifyConn(e) == retry.LostConnection}
+	ce := &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: e.Cause, lost: classifyConn(e) == retry.LostConnection}
+	if e.Reason == wire.DialFailed || e.Reason == wire.Handshake {
+		ce.addr = e.Addr // a new connection could not be made
+	}
+	return ce
 }
 
 // MayHaveExecuted reports whether the command that returned err may have
@@ -320,7 +346,8 @@ func connError(command string, e *wire.ConnError) error {
 //   - a [*ServerError]: true, because the server received the command
 //     (most error replies mean it had no effect, but a script or a
 //     transaction may have written before its error);
-//   - an invalid argument or configuration: false, nothing was sent;
+//   - an invalid argument or configuration, and [ErrNotExecuted]: false,
+//     nothing was sent;
 //   - any other error: true, the safe answer.
 func MayHaveExecuted(err error) bool {
 	if err == nil {
@@ -353,7 +380,7 @@ func MayHaveExecuted(err error) bool {
 	if errors.As(err, &se) {
 		return true
 	}
-	if errors.Is(err, ErrInvalidArgument) {
+	if errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrNotExecuted) {
 		return false
 	}
 	return true

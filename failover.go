@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/respire-go/respire/internal/multierr"
 )
 
 // ErrNoHealthyMember is the cause inside the [*ConnError] that
@@ -202,7 +204,7 @@ func newFailoverGroup(ctx context.Context, members []FailoverMember, opts Failov
 	}
 	if len(failed) == len(ms) {
 		return fail(&ConnError{Command: newGroupCommand, Unwritten: true,
-			Err: errors.Join(append([]error{ErrNoHealthyMember}, failed...)...)})
+			Err: multierr.With(ErrNoHealthyMember, multierr.Join(failed...))})
 	}
 
 	now := time.Now()
@@ -363,7 +365,7 @@ func (g *FailoverGroup) closeMembers(out chan<- error) {
 	}
 	wg.Wait()
 	g.wg.Wait()
-	out <- errors.Join(errs...)
+	out <- multierr.Join(errs...)
 }
 
 // made reports whether g was made by NewFailoverGroup (not nil, not a

@@ -9,12 +9,15 @@ import (
 	"github.com/respire-go/respire/internal/retry"
 )
 
+// errGroupClosed is the cause of the calls of a closed FailoverGroup.
+var errGroupClosed error = closedError("the group is closed")
+
 // pick returns the member for the next attempt: the active member, unless
 // it is in excluded (its circuit opened during an earlier attempt of the
 // same operation), in which case the best healthy member not excluded.
 func (g *FailoverGroup) pick(excluded []*groupMember) (*groupMember, error) {
 	if g.closed.Load() {
-		return nil, &ConnError{Command: groupCommand, Unwritten: true, Err: ErrClosed}
+		return nil, &ConnError{Command: groupCommand, Unwritten: true, Err: errGroupClosed}
 	}
 	m := g.active.Load()
 	if m != nil && !isExcluded(excluded, m) {
@@ -133,7 +136,7 @@ func Execute[T any](ctx context.Context, g *FailoverGroup, category RetryCategor
 			g.metrics.retried(category, outcomeExhausted)
 		}
 		return lastV, &RetryError{Command: groupCommand, Attempts: attempts, ran: ran,
-			Err: closedWhileWaiting(groupCommand, ran, last)}
+			Err: closedWhileWaiting(groupCommand, errGroupClosed, ran, last)}
 	}
 	for {
 		m, err := g.pick(excluded)

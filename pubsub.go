@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/resp"
 )
@@ -317,7 +318,7 @@ func (c *Client) subscriptionSlot(command string, kind subKind, want int, names 
 	for _, n := range names {
 		sl := route.Slot(n)
 		if slot >= 0 && sl != slot {
-			return 0, &RouteError{Command: command, Slot: slot, Err: errors.Join(ErrCrossSlot,
+			return 0, &RouteError{Command: command, Slot: slot, Err: multierr.With(ErrCrossSlot,
 				errors.New("a Cluster subscription's shard channels must share one slot (open one SSubscribe per slot)"))}
 		}
 		slot = sl
@@ -433,7 +434,7 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 	// changed nothing: its names are neither in the set nor owed.
 	if err := s.lockWrite(ctx.Done()); err != nil {
 		if errors.Is(err, ErrClosed) {
-			return &ConnError{Command: command, Unwritten: true, Err: ErrClosed}
+			return &ConnError{Command: command, Unwritten: true, Err: errSubscriptionClosed}
 		}
 		return &ContextError{Command: command, Err: ctx.Err()}
 	}
@@ -441,7 +442,7 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 	if s.closed {
 		s.mu.Unlock()
 		s.unlockWrite()
-		return &ConnError{Command: command, Unwritten: true, Err: ErrClosed}
+		return &ConnError{Command: command, Unwritten: true, Err: errSubscriptionClosed}
 	}
 	waits := make([]chan error, len(names))
 	for i, n := range names {
@@ -476,11 +477,15 @@ func (s *Subscription) change(ctx context.Context, kind subKind, unsub bool, nam
 			// sends the set, names included, when it comes.
 			return &ContextError{Command: command, Sent: nc != nil, Err: ctx.Err()}
 		case <-s.done:
-			return &ConnError{Command: command, Err: ErrClosed}
+			return &ConnError{Command: command, Err: errSubscriptionClosed}
 		}
 	}
 	return nil
 }
+
+// errSubscriptionClosed is the cause of the calls of a closed
+// Subscription, which its Close or the client's closed.
+var errSubscriptionClosed error = closedError("the subscription is closed")
 
 // lockWrite takes the write lock; it gives up, with ErrClosed, when the
 // subscription closes, or, with context.Canceled, when stop closes.

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/wire"
 )
@@ -78,9 +79,9 @@ func (c *Client) pick(t *target) (*route.Node, error) {
 func routeErr(name string, slot int, err error) error {
 	switch {
 	case errors.Is(err, route.ErrNoRoute), errors.Is(err, route.ErrNoReplica):
-		err = errors.Join(ErrNoRoute, err)
+		err = multierr.With(ErrNoRoute, err)
 	case errors.Is(err, route.ErrBadRedirect):
-		err = errors.Join(ErrProtocol, err)
+		err = multierr.With(ErrProtocol, err)
 	}
 	var we *wire.ConnError
 	if errors.As(err, &we) {

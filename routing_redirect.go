@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/internal/retry"
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/wire"
@@ -95,7 +96,7 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 		if c.isCluster() && s.unit == nil { // a unit's members redirect on their own
 			rd, ok, perr := route.ParseRedirect(f.ErrReply)
 			if perr != nil {
-				return attemptResult{err: &RouteError{Command: s.name, Slot: t.slot, Err: errors.Join(ErrProtocol, perr, errors.New(string(f.ErrReply)))},
+				return attemptResult{err: &RouteError{Command: s.name, Slot: t.slot, Err: multierr.With(ErrProtocol, perr)},
 					failure: retry.Fatal, unwritten: true, owned: true}
 			}
 			if ok && ranRedirect(s.desc, t.slot, rd) {

@@ -269,7 +269,7 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 			if err != ErrClosed {
 				return end(&ContextError{Command: "WATCH", Err: err, Last: last}, true)
 			}
-			return end(closedWhileWaiting("WATCH", false, last), true)
+			return end(closedWhileWaiting("WATCH", ErrClosed, false, last), true)
 		}
 	}
 }
@@ -281,7 +281,7 @@ func (c *Client) watchOnce(ctx context.Context, fn func(tx *Tx) error, keys []st
 	var tx *Tx
 	var fnErr, execErr error
 	sent := false // execWatched was called
-	err = c.Dedicated(ctx, func(conn *Conn) error {
+	err = c.dedicated(ctx, "WATCH", func(conn *Conn) error {
 		if err := conn.watchKeys(ctx, keys); err != nil {
 			return err
 		}

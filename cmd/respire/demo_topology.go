@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/respire-go/respire"
+	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -228,7 +229,7 @@ func (te *topologyEnv) sentinelPrimary(ctx context.Context) (string, error) {
 		}
 		errs = append(errs, fmt.Errorf("sentinel %s: %w", s, err))
 	}
-	return "", fmt.Errorf("no sentinel named the primary %q: %w", te.name, errors.Join(errs...))
+	return "", fmt.Errorf("no sentinel named the primary %q: %w", te.name, multierr.Join(errs...))
 }
 
 // clusterOwner finds the primary owning key's slot: a seed that serves the
@@ -256,5 +257,5 @@ func (te *topologyEnv) clusterOwner(ctx context.Context, key string) (string, er
 		}
 		errs = append(errs, fmt.Errorf("node %s: %w", s, err))
 	}
-	return "", fmt.Errorf("no seed named the owner of %q: %w", key, errors.Join(errs...))
+	return "", fmt.Errorf("no seed named the owner of %q: %w", key, multierr.Join(errs...))
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/internal/wire"
 )
 
@@ -325,7 +326,7 @@ func (c *Cluster) refresh(ctx context.Context) error {
 		}
 		errs = append(errs, err)
 	}
-	return errors.Join(errs...) // wraps ErrNotCluster when a seed said so
+	return multierr.Join(errs...) // wraps ErrNotCluster when a seed said so
 }
 
 func (c *Cluster) refreshFrom(ctx context.Context, addr string) error {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/internal/pool"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
@@ -159,7 +160,7 @@ func (ns *nodes) close() error {
 		errs = append(errs, n.EP.Close(), n.Pool.Close())
 	}
 	ns.retiring.Wait()
-	return errors.Join(errs...)
+	return multierr.Join(errs...)
 }
 
 // call sends one command on ep's shared connection and returns its reply;

@@ -40,7 +40,8 @@ type ConnError struct {
 	Addr string
 }
 
-// Error describes the reason, the evidence and the cause.
+// Error describes the reason, the evidence (but for a connection that was
+// never made, whose frames are always unwritten) and the cause.
 func (e *ConnError) Error() string {
 	var s string
 	switch e.Reason {
@@ -55,7 +56,9 @@ func (e *ConnError) Error() string {
 	default:
 		s = "connection lost"
 	}
-	s += " (" + e.Evidence.String() + ")"
+	if e.Reason != DialFailed && e.Reason != Handshake {
+		s += " (" + e.Evidence.String() + ")"
+	}
 	if e.Cause != nil {
 		s += ": " + e.Cause.Error()
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/resp"
 )
 
@@ -245,7 +246,7 @@ func dialPrepared(ctx context.Context, cfg Config) (*meteredConn, *resp.Reader, 
 	if !stop() || err != nil {
 		_ = nc.Close()
 		if err == nil || ctx.Err() != nil {
-			err = errors.Join(ctx.Err(), err)
+			err = multierr.With(ctx.Err(), err)
 		}
 		var re *ReplyError
 		if errors.As(err, &re) || errors.Is(err, ErrTrackingNeedsRESP3) {
