@@ -113,6 +113,29 @@ func (r *Reader) Reset(rd io.Reader) {
 // Buffered returns how many bytes are buffered and not yet decoded.
 func (r *Reader) Buffered() int { return r.w - r.r }
 
+// Shrink lets go of the memory the reader grew for large input (a
+// buffer over 1 MiB, or the element slots of a large aggregate) when it
+// holds no unread byte and is between values, as it does anyway when the
+// next value starts: a reader that then waits long for input keeps only
+// a small buffer meanwhile. Values returned earlier stay valid (their
+// memory is not reused). It costs two comparisons when nothing is large.
+func (r *Reader) Shrink() {
+	if len(r.buf) > retainBufSize || len(r.arena) > retainArenaSize {
+		r.shrink()
+	}
+}
+
+func (r *Reader) shrink() {
+	if r.in || r.r != r.w {
+		return
+	}
+	// fill allocates a buffer of the initial size for the next input.
+	r.buf, r.spare, r.r, r.w, r.mark, r.fullReads = nil, nil, 0, 0, 0, 0
+	if len(r.arena) > retainArenaSize {
+		r.arena, r.used = nil, 0
+	}
+}
+
 // NextBuffered reports whether the next value is a scalar (simple string,
 // error, number, null, boolean, double, big number or bulk string) whose
 // every byte is already buffered, so that reading it needs no I/O. It
