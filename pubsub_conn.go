@@ -164,7 +164,7 @@ func (s *Subscription) serve(nc net.Conn, rd *resp.Reader) error {
 			if errors.Is(err, resp.ErrProtocol) {
 				// A malformed value, or one over MaxBulk: the connection
 				// is reset, as every connection is, with ErrProtocol.
-				return &lostError{err: errors.Join(ErrProtocol, err)}
+				return &lostError{err: protocolErr(err)}
 			}
 			return &lostError{err: err}
 		}

@@ -747,8 +747,8 @@ func TestSubscriptionErrorReachesOnlyItsCall(t *testing.T) {
 // TestSubscriptionOversizedMessageIsProtocolGap: a message larger than
 // Options.MaxBulk resets the subscription's connection as it resets any
 // connection, with an error matching ErrProtocol: the gap event's Err
-// says so (and still matches ErrConnectionLost), and the subscription
-// goes on with the next message.
+// says so on one line (and still matches ErrConnectionLost), and the
+// subscription goes on with the next message.
 func TestSubscriptionOversizedMessageIsProtocolGap(t *testing.T) {
 	forEachProtocol(t, Options{MaxBulk: 1024}, func(t *testing.T, c *Client) {
 		ctx := testCtx(t)
@@ -765,6 +765,7 @@ func TestSubscriptionOversizedMessageIsProtocolGap(t *testing.T) {
 		if !m.Gap || !errors.Is(m.Err, ErrProtocol) || !errors.Is(m.Err, ErrConnectionLost) {
 			t.Fatalf("after an oversized message: %+v, want a gap whose Err matches ErrProtocol and ErrConnectionLost", m)
 		}
+		wantText(t, "gap", m.Err, "respire: subscription connection lost: protocol error: bulk length exceeds the reader's limit (2048 bytes)")
 		resumes(t, c, s, ch, "small")
 	})
 }

@@ -78,7 +78,7 @@ func routeErr(name string, slot int, err error) error {
 	case errors.Is(err, route.ErrNoRoute), errors.Is(err, route.ErrNoReplica):
 		err = errors.Join(ErrNoRoute, err)
 	case errors.Is(err, route.ErrBadRedirect):
-		err = errors.Join(ErrProtocol, err)
+		err = protocolErr(err)
 	}
 	var we *wire.ConnError
 	if errors.As(err, &we) {
