@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -1048,5 +1049,25 @@ func TestShrinkLetsGoOfLargeBuffersBetweenValues(t *testing.T) {
 	r.Shrink() // "+after" is buffered: nothing is dropped
 	if v, err = r.ReadValue(); err != nil || string(v.Str) != "after" {
 		t.Fatalf("the value buffered at Shrink: %q, %v", v.Str, err)
+	}
+}
+
+// TestLargeBulkBufferFitsTheBulk proves that a 5 MiB bulk arriving up to
+// 64 KiB at a time is read into a buffer no larger than its encoding
+// (doubling went past it), and that the buffers it outgrew past 1 MiB
+// are not kept as the spare while it arrives.
+func TestLargeBulkBufferFitsTheBulk(t *testing.T) {
+	big := strings.Repeat("f", 5<<20)
+	in := "$" + fmt.Sprint(len(big)) + "\r\n" + big + "\r\n"
+	r := NewReader(&chunkReader{data: []byte(in), rnd: rand.New(rand.NewPCG(1, 2)), max: 64 << 10})
+	v, err := r.ReadValue()
+	if err != nil || string(v.Str) != big {
+		t.Fatalf("bulk: %v", err)
+	}
+	if len(r.buf) > len(in) {
+		t.Errorf("the buffer holds %d bytes for a bulk of %d encoded, want at most that", len(r.buf), len(in))
+	}
+	if len(r.spare) > retainBufSize {
+		t.Errorf("the spare buffer holds %d bytes, want at most %d", len(r.spare), retainBufSize)
 	}
 }
