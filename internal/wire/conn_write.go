@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"runtime"
+	"syscall"
 )
 
 // maxRetainedWriteBuf bounds the write buffer the writer keeps between
@@ -124,6 +125,15 @@ func (c *Conn) markLost(first uint64, ends, replies []int, w int, err error) {
 	}
 	if err == nil {
 		err = errors.New("short write")
+	}
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		// The server closed the connection: what it sent before, such as
+		// its error reply to a bulk over proto-max-bulk-len, is still
+		// readable, and belongs to frames written. Nothing more is
+		// written; the reader reads to the end and shuts the connection
+		// down.
+		c.stopWriting(err)
+		return
 	}
 	c.shutdown(Lost, err)
 }
