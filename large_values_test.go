@@ -1,6 +1,8 @@
 package respire
 
 import (
+	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -36,4 +38,67 @@ func TestGetOfALargeValueCopiesItOnce(t *testing.T) {
 	if viaString > viaBytes+1<<20 {
 		t.Errorf("Get allocated %d MiB, GetBytes %d MiB: want no copy of the 8 MiB value", viaString>>20, viaBytes>>20)
 	}
+}
+
+// TestSlowSubscriberDroppedByTheServerSeesAGap: a subscriber that reads
+// nothing while 16 KiB messages are published is closed by the real
+// server once its output buffer passes client-output-buffer-limit pubsub
+// (the server then counts no receiver). Reading afterwards yields the
+// messages received before, whole and in order (the push frame cut by the
+// close corrupts nothing), then a gap whose Err matches
+// ErrConnectionLost; the channel stays open and the subscription,
+// restored, receives a message published after.
+func TestSlowSubscriberDroppedByTheServerSeesAGap(t *testing.T) {
+	forEachProtocol(t, Options{}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		pub := newClient(t, Options{})
+		limits, err := pub.Do(ctx, NewCommand("CONFIG"), "GET", "client-output-buffer-limit")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, _ := limits.StringMap(); !strings.Contains(m["client-output-buffer-limit"], "pubsub") || strings.Contains(m["client-output-buffer-limit"], "pubsub 0 0") {
+			t.Skipf("the server does not drop slow subscribers: %q", m)
+		}
+		ch := key(t, "ch")
+		sub, err := c.Subscribe(ctx, ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		pad := strings.Repeat("p", 16<<10)
+		published := 0
+		for ; ; published++ {
+			n, err := pub.Publish(ctx, ch, fmt.Sprintf("%08d", published)+pad)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+			if published == 20000 {
+				t.Fatal("20000 messages of 16 KiB unread, and the server still has the subscriber")
+			}
+		}
+		next, gap := 0, false
+		for m := range sub.Channel() {
+			if m.Gap {
+				if !errors.Is(m.Err, ErrConnectionLost) {
+					t.Fatalf("gap %+v, want its Err to match ErrConnectionLost", m)
+				}
+				gap = true
+				break
+			}
+			if want := fmt.Sprintf("%08d", next) + pad; m.Payload != want || m.Channel != ch {
+				t.Fatalf("message %d: %q on %q (%d bytes), want the next one whole", next, m.Payload[:min(len(m.Payload), 8)], m.Channel, len(m.Payload))
+			}
+			next++
+		}
+		if !gap {
+			t.Fatalf("the channel closed after %d messages, want a gap", next)
+		}
+		if next == 0 || next >= published {
+			t.Fatalf("%d of %d messages before the gap, want some but not all", next, published)
+		}
+		resumes(t, pub, sub, ch, "after")
+	})
 }
