@@ -1,11 +1,14 @@
 package respire
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestGetOfALargeValueCopiesItOnce proves that Get of an 8 MiB value
@@ -101,4 +104,59 @@ func TestSlowSubscriberDroppedByTheServerSeesAGap(t *testing.T) {
 		}
 		resumes(t, pub, sub, ch, "after")
 	})
+}
+
+// TestCancelledLargeReadAndWriteLeaveOthersTheirReplies: while four
+// goroutines GET their own keys on the shared connection, a GET of a
+// 32 MiB value and a SET of one whose contexts end after 20 ms fail with
+// context.DeadlineExceeded within seconds; no other caller ever gets a
+// reply not its own, and the value then reads back whole.
+func TestCancelledLargeReadAndWriteLeaveOthersTheirReplies(t *testing.T) {
+	ctx := testCtx(t)
+	c := newClient(t, Options{})
+	big := key(t, "big")
+	value := strings.Repeat("v", 32<<20)
+	if err := c.Set(ctx, big, value); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		k, want := key(t, fmt.Sprint("small", g)), fmt.Sprint("value", g)
+		if err := c.Set(ctx, k, want); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			for !stopped(stop) {
+				if got, err := c.Get(ctx, k); err != nil || got != want {
+					t.Errorf("GET %s: %q, %v; want %q", k, got, err, want)
+					return
+				}
+			}
+		})
+	}
+	calls := []struct {
+		name string
+		call func(ctx context.Context) error
+	}{
+		{"GET", func(ctx context.Context) error { _, err := c.Get(ctx, big); return err }},
+		{"SET", func(ctx context.Context) error { return c.Set(ctx, big+":w", value) }},
+	}
+	for _, call := range calls {
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		began := time.Now()
+		err := call.call(cctx)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s of 32 MiB with 20 ms: %v, want context.DeadlineExceeded", call.name, err)
+		}
+		if d := time.Since(began); d > 5*time.Second {
+			t.Errorf("%s of 32 MiB with 20 ms returned after %v", call.name, d)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if got, err := c.Get(ctx, big); err != nil || got != value {
+		t.Fatalf("GET %s: %d bytes, %v; want the 32 MiB value", big, len(got), err)
+	}
 }
