@@ -338,8 +338,16 @@ func (c *Conn) shutdown(reason Reason, cause error) { c.close(reason, cause, tru
 // the connection during a write, but for the socket: it stays open for
 // the reader, which reads what the server sent before it closed, then
 // fails (EOF or reset) and shuts the connection down, closing it (Close
-// and Retire close it too).
-func (c *Conn) stopWriting(cause error) { c.close(Lost, cause, false) }
+// and Retire close it too). A peer that sends nothing more and does not
+// end the stream either is given up after drainWait.
+func (c *Conn) stopWriting(cause error) {
+	c.close(Lost, cause, false)
+	_ = c.nc.SetReadDeadline(time.Now().Add(drainWait))
+}
+
+// drainWait bounds the reads after stopWriting: what a server sent
+// before it closed is already on its way.
+const drainWait = time.Second
 
 // close is shutdown; the socket is closed when socket is set, also when
 // stopWriting closed the connection and left it open.
@@ -444,7 +452,13 @@ func (c *Conn) loopDone() {
 	reason, cause := c.reason, c.cause
 	queued := c.queue
 	c.queue = nil
+	draining := c.draining
+	c.draining = false
 	c.mu.Unlock()
+	if draining {
+		// The reader left (nothing was owed) before the stream ended.
+		_ = c.nc.Close()
+	}
 	// fail settles f and fails it; only the blamed frame keeps Protocol.
 	fail := func(f *Frame, ev Evidence) {
 		r := lostReason(reason)

@@ -2,10 +2,12 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"net"
 	"runtime"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -96,4 +98,58 @@ func TestServersLastReplyReadAfterItClosedDuringAWrite(t *testing.T) {
 		t.Errorf("the command behind it: Err %v, want lost and unwritten", behind.Err)
 	}
 	<-c.Dead()
+}
+
+// resetWriteConn is one end of a pipe whose writes fail as a reset
+// connection's do, while its reads, which honour deadlines, get nothing:
+// a peer that never ends the stream.
+type resetWriteConn struct{ net.Conn }
+
+func (resetWriteConn) Write([]byte) (int, error) { return 0, syscall.ECONNRESET }
+
+// TestDrainAfterAResetWriteEnds proves that a connection whose write
+// failed with a reset, but whose reads neither return data nor end,
+// still dies within seconds: the frame fails as lost and unwritten with
+// the write's error, and Close returns.
+func TestDrainAfterAResetWriteEnds(t *testing.T) {
+	client, server := net.Pipe()
+	defer server.Close()
+	c := startOn(resetWriteConn{client}, 2, Config{})
+	f := newFrame(WantBytes, "GET", "k")
+	submit(t, c, f)
+	select {
+	case <-c.Dead():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection never died after its write was reset")
+	}
+	if f.Err == nil || f.Err.Reason != Lost || f.Err.Evidence != Unwritten || !errors.Is(f.Err, syscall.ECONNRESET) {
+		t.Errorf("Err %v, want lost, unwritten, the reset", f.Err)
+	}
+	_ = c.Close()
+}
+
+// TestOversizedBulkOwnReadClosesTheSocket proves, with the real server,
+// that a caller reading its own reply to a command whose bulk is over
+// proto-max-bulk-len gets the server's error reply, and that the
+// connection, which the server closed, dies with its socket closed,
+// although nothing was owed when the reader left.
+func TestOversizedBulkOwnReadClosesTheSocket(t *testing.T) {
+	c := dialRealConfig(t, quiet)
+	do(t, c, WantBytes, "PING").Release()
+	awaitParked(t, c)
+	over := &Frame{Buf: []byte("*3\r\n$3\r\nSET\r\n$8\r\nwire:big\r\n$600000000\r\n" + strings.Repeat("x", 8<<20)), Want: WantNone, done: make(chan struct{}, 1)}
+	if sent, err := c.Do(context.Background(), time.Time{}, over); !sent || err != nil {
+		t.Fatalf("Do: %v %v", sent, err)
+	}
+	if over.Err != nil || !over.IsErr || !strings.Contains(string(over.ErrReply), "invalid bulk length") {
+		t.Errorf("Err %v, reply %q; want the server's error reply", over.Err, over.ErrReply)
+	}
+	select {
+	case <-c.Dead():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection the server closed never died")
+	}
+	if err := c.nc.Conn.SetReadDeadline(time.Time{}); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("the dead connection's socket: %v, want it closed", err)
+	}
 }
