@@ -16,6 +16,7 @@ import (
 
 	"github.com/respire-go/respire/catalog"
 	"github.com/respire-go/respire/internal/testenv"
+	"github.com/respire-go/respire/resp"
 	"github.com/respire-go/respire/respiretest"
 )
 
@@ -520,7 +521,9 @@ func TestCloseEndsDedicatedWatchAndSubscription(t *testing.T) {
 }
 
 // TestMaxBulkExceeded reads a 2 KiB value with MaxBulk 1024: a protocol
-// error that resets the connection; the next call succeeds on a new one.
+// error that resets the connection, said on one line with what the reader
+// found ("bulk length exceeds the reader's limit", matching
+// resp.ErrBulkTooLarge); the next call succeeds on a new one.
 func TestMaxBulkExceeded(t *testing.T) {
 	addr := standaloneAddr(t)
 	forEachProtocol(t, Options{MaxBulk: 1024}, func(t *testing.T, c *Client) {
@@ -541,6 +544,10 @@ func TestMaxBulkExceeded(t *testing.T) {
 			if !errors.Is(err, ErrProtocol) || !errors.As(err, &ce) || ce.Unwritten {
 				t.Errorf("%s(2 KiB) error = %v; want a written *ConnError matching ErrProtocol", r.name, err)
 			}
+			if !errors.Is(err, resp.ErrBulkTooLarge) {
+				t.Errorf("%s(2 KiB) error = %v; want it to match resp.ErrBulkTooLarge", r.name, err)
+			}
+			wantText(t, r.name, err, "respire: GET: connection lost; the command may have been executed: protocol error: bulk length exceeds the reader's limit (2048 bytes)")
 			if got, err := c.Get(testCtx(t), small); err != nil || len(got) != 1024 {
 				t.Errorf("Get(1 KiB) after %s = %d bytes, %v; want 1024 bytes", r.name, len(got), err)
 			}

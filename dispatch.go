@@ -2,6 +2,7 @@ package respire
 
 import (
 	"context"
+	"unsafe"
 
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
@@ -70,8 +71,18 @@ func (c *Client) doString(ctx context.Context, f *wire.Frame, s *spec) (string, 
 // frameString reads the string reply in f, which it releases; null is
 // ErrNil.
 func frameString(f *wire.Frame) (string, error) {
-	str, null, odd := string(f.Bytes), f.Null, f.Value
-	f.Scratch = f.Bytes[:0]
+	var str string
+	if cap(f.Bytes) > wire.MaxScratch {
+		// Release would drop these bytes, which the reply filled and
+		// nothing else refers to: the string takes them, without the
+		// copy that would double a large value's memory.
+		str = unsafe.String(unsafe.SliceData(f.Bytes), len(f.Bytes))
+		f.Scratch = nil
+	} else {
+		str = string(f.Bytes)
+		f.Scratch = f.Bytes[:0]
+	}
+	null, odd := f.Null, f.Value
 	f.Release()
 	switch {
 	case odd.Type != 0:

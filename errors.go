@@ -8,6 +8,7 @@ import (
 	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/internal/retry"
 	"github.com/respire-go/respire/internal/wire"
+	"github.com/respire-go/respire/resp"
 )
 
 // Sentinel errors, matched with errors.Is.
@@ -248,6 +249,20 @@ func causeText(err error, command string) string {
 // Unwrap returns the cause.
 func (e *ConnError) Unwrap() error { return e.Err }
 
+// protocolFailure is a malformed or oversized reply, or a redirect that
+// cannot be used: it matches [ErrProtocol] and wraps err, what was found,
+// and says both on one line ("respire: protocol error: " and err's text
+// without its own "resp: protocol error: ").
+type protocolFailure struct{ err error }
+
+func protocolErr(err error) error { return &protocolFailure{err: err} }
+
+func (e *protocolFailure) Error() string {
+	return ErrProtocol.Error() + ": " + multierr.OneLine(strings.TrimPrefix(e.err.Error(), resp.ErrProtocol.Error()+": "))
+}
+
+func (e *protocolFailure) Unwrap() []error { return []error{ErrProtocol, e.err} }
+
 // Is matches [ErrConnectionLost].
 func (e *ConnError) Is(target error) bool { return target == ErrConnectionLost }
 
@@ -318,7 +333,7 @@ func connError(command string, e *wire.ConnError) error {
 	case wire.Closed:
 		return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: ErrClosed}
 	case wire.Protocol:
-		return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: multierr.With(ErrProtocol, e.Cause)}
+		return &ConnError{Command: command, Unwritten: e.Evidence == wire.Unwritten, Err: protocolErr(e.Cause)}
 	case wire.Handshake:
 		var re *wire.ReplyError
 		if errors.As(e.Cause, &re) {

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
 )
@@ -165,7 +164,7 @@ func (s *Subscription) serve(nc net.Conn, rd *resp.Reader) error {
 			if errors.Is(err, resp.ErrProtocol) {
 				// A malformed value, or one over MaxBulk: the connection
 				// is reset, as every connection is, with ErrProtocol.
-				return &lostError{err: multierr.With(ErrProtocol, err)}
+				return &lostError{err: protocolErr(err)}
 			}
 			return &lostError{err: err}
 		}

@@ -81,7 +81,7 @@ func routeErr(name string, slot int, err error) error {
 	case errors.Is(err, route.ErrNoRoute), errors.Is(err, route.ErrNoReplica):
 		err = multierr.With(ErrNoRoute, err)
 	case errors.Is(err, route.ErrBadRedirect):
-		err = multierr.With(ErrProtocol, err)
+		err = protocolErr(err)
 	}
 	var we *wire.ConnError
 	if errors.As(err, &we) {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/catalog"
-	"github.com/respire-go/respire/internal/multierr"
 	"github.com/respire-go/respire/internal/retry"
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/wire"
@@ -96,7 +95,7 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 		if c.isCluster() && s.unit == nil { // a unit's members redirect on their own
 			rd, ok, perr := route.ParseRedirect(f.ErrReply)
 			if perr != nil {
-				return attemptResult{err: &RouteError{Command: s.name, Slot: t.slot, Err: multierr.With(ErrProtocol, perr)},
+				return attemptResult{err: &RouteError{Command: s.name, Slot: t.slot, Err: protocolErr(perr)},
 					failure: retry.Fatal, unwritten: true, owned: true}
 			}
 			if ok && ranRedirect(s.desc, t.slot, rd) {

@@ -230,8 +230,8 @@ func keyOn(t *testing.T, c *Client, node string) (string, int) {
 // TestClusterRedirects: MOVED updates the map and redirects; ASK sends
 // ASKING with the command in one frame to the target for that command
 // only; a redirect loop ends with ErrRedirectLoop after MaxRedirects; an
-// unparseable redirect is an error for that call. None counts as a
-// retry attempt.
+// unparseable redirect is an error for that call, said on one line. None
+// counts as a retry attempt.
 func TestClusterRedirects(t *testing.T) {
 	countsCommands(t)
 	c, proxies := proxiedCluster(t, Options{RetryPolicy: &RetryPolicy{MaxAttempts: 3}, Cluster: &ClusterOptions{MaxRedirects: 4}})
@@ -289,6 +289,9 @@ func TestClusterRedirects(t *testing.T) {
 		_, err := c.Get(ctx, k)
 		if !errors.Is(err, ErrProtocol) {
 			t.Fatalf("err = %v, want ErrProtocol", err)
+		}
+		if s := err.Error(); strings.Contains(s, "\n") || !strings.Contains(s, `: protocol error: route: malformed redirect: `) || strings.Count(s, "MOVED 99999 nowhere") != 1 {
+			t.Errorf("err = %q, want one line saying protocol error, then the malformed redirect once", s)
 		}
 		if v, err := c.Get(ctx, k); err != nil || v != "v" {
 			t.Fatalf("next GET = %q, %v", v, err)

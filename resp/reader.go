@@ -113,6 +113,29 @@ func (r *Reader) Reset(rd io.Reader) {
 // Buffered returns how many bytes are buffered and not yet decoded.
 func (r *Reader) Buffered() int { return r.w - r.r }
 
+// Shrink lets go of the memory the reader grew for large input (a
+// buffer over 1 MiB, or the element slots of a large aggregate) when it
+// holds no unread byte and is between values, as it does anyway when the
+// next value starts: a reader that then waits long for input keeps only
+// a small buffer meanwhile. Values returned earlier stay valid (their
+// memory is not reused). It costs two comparisons when nothing is large.
+func (r *Reader) Shrink() {
+	if len(r.buf) > retainBufSize || len(r.arena) > retainArenaSize {
+		r.shrink()
+	}
+}
+
+func (r *Reader) shrink() {
+	if r.in || r.r != r.w {
+		return
+	}
+	// fill allocates a buffer of the initial size for the next input.
+	r.buf, r.spare, r.r, r.w, r.mark, r.fullReads = nil, nil, 0, 0, 0, 0
+	if len(r.arena) > retainArenaSize {
+		r.arena, r.used = nil, 0
+	}
+}
+
 // NextBuffered reports whether the next value is a scalar (simple string,
 // error, number, null, boolean, double, big number or bulk string) whose
 // every byte is already buffered, so that reading it needs no I/O. It
@@ -312,7 +335,7 @@ func (r *Reader) begin() {
 // ensure makes at least n unread bytes available.
 func (r *Reader) ensure(n int) error {
 	for r.w-r.r < n {
-		if err := r.fill(n); err != nil {
+		if err := r.fill(n, 0); err != nil {
 			return err
 		}
 	}
@@ -321,22 +344,27 @@ func (r *Reader) ensure(n int) error {
 
 // ensureBulk is [Reader.ensure] for a payload whose announced length is not
 // trusted: the buffer grows with what arrives, at most doubling each time,
-// so a peer announcing a large bulk and sending little gets little memory.
+// so a peer announcing a large bulk and sending little gets little memory,
+// and never past the bulk's end: a bulk that has half arrived gets a
+// buffer its size, not twice the last one.
 func (r *Reader) ensureBulk(n int) error {
 	for r.w-r.r < n {
 		want := min(n, max(2*(r.w-r.r), initialBufSize))
-		if err := r.fill(want); err != nil {
+		if err := r.fill(want, n); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// fill reads more input, first making room for n unread bytes. Bytes of
-// the current value that were handed out are never moved in place: the
-// value moves to the spare buffer (or a new one) instead, and the old
-// buffer becomes the spare once the next value starts.
-func (r *Reader) fill(n int) error {
+// fill reads more input, first making room for n unread bytes; a buffer
+// that grows for them grows to at most most unread bytes, when most is
+// not 0 (a bulk's end). Bytes of the current value that were handed out
+// are never moved in place: the value moves to the spare buffer (or a new
+// one) instead, and the old buffer becomes the spare once the next value
+// starts, unless it is over 1 MiB (begin would drop it anyway: dropped
+// now, it can be collected while a large value still arrives).
+func (r *Reader) fill(n, most int) error {
 	if r.rd == nil {
 		return io.EOF
 	}
@@ -349,6 +377,9 @@ func (r *Reader) fill(n int) error {
 			size := max(initialBufSize, len(r.buf))
 			if size < need {
 				size = max(2*len(r.buf), need+initialBufSize/2)
+				if most > 0 {
+					size = max(need, min(size, r.r-r.mark+most))
+				}
 			}
 			var nb []byte
 			if len(r.spare) >= size && r.spareSeq < r.seq {
@@ -357,7 +388,10 @@ func (r *Reader) fill(n int) error {
 				nb = make([]byte, size)
 			}
 			r.w = copy(nb, r.buf[r.mark:r.w])
-			if r.buf != nil {
+			switch {
+			case len(r.buf) > retainBufSize:
+				r.spare = nil
+			case r.buf != nil:
 				r.spare, r.spareSeq = r.buf, r.seq
 			}
 			r.buf = nb
@@ -410,7 +444,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		if scanned > MaxLine+1 { // a full line and its CR may be waiting for LF
 			return nil, ErrLineTooLong
 		}
-		if err := r.fill(scanned + 1); err != nil {
+		if err := r.fill(scanned+1, 0); err != nil {
 			return nil, err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -1008,5 +1009,65 @@ func TestNextBufferedPromisesNoIO(t *testing.T) {
 	}
 	if bad.NextBuffered() {
 		t.Error("a reader with a sticky error answered true")
+	}
+}
+
+// TestShrinkLetsGoOfLargeBuffersBetweenValues proves that Shrink, between
+// values with nothing unread, drops the buffer grown for a 4 MiB bulk and
+// the element slots of a 100 000-element array, that a value read before
+// stays intact, and that the reader then reads on; with a value still
+// buffered, Shrink keeps it and it is read whole.
+func TestShrinkLetsGoOfLargeBuffersBetweenValues(t *testing.T) {
+	big := strings.Repeat("b", 4<<20)
+	arr := "*100000\r\n" + strings.Repeat(":1\r\n", 100000)
+	var in bytes.Buffer
+	r := NewReader(&in)
+	in.WriteString("$" + fmt.Sprint(len(big)) + "\r\n" + big + "\r\n")
+	v, err := r.ReadValue()
+	if err != nil || string(v.Str) != big {
+		t.Fatalf("bulk: %v", err)
+	}
+	r.Shrink()
+	if len(r.buf) > initialBufSize || r.spare != nil {
+		t.Fatalf("after Shrink the reader holds %d bytes of buffer and a spare of %d", len(r.buf), len(r.spare))
+	}
+	if string(v.Str) != big {
+		t.Fatal("the value read before Shrink changed")
+	}
+	in.WriteString(arr)
+	if v, err = r.ReadValue(); err != nil || len(v.Elems) != 100000 {
+		t.Fatalf("array: %v", err)
+	}
+	r.Shrink()
+	if len(r.arena) > retainArenaSize || len(r.buf) > retainBufSize {
+		t.Fatalf("after Shrink the reader holds %d slots and %d bytes", len(r.arena), len(r.buf))
+	}
+	in.WriteString("$" + fmt.Sprint(len(big)) + "\r\n" + big + "\r\n+after\r\n")
+	if v, err = r.ReadValue(); err != nil || string(v.Str) != big {
+		t.Fatalf("second bulk: %v", err)
+	}
+	r.Shrink() // "+after" is buffered: nothing is dropped
+	if v, err = r.ReadValue(); err != nil || string(v.Str) != "after" {
+		t.Fatalf("the value buffered at Shrink: %q, %v", v.Str, err)
+	}
+}
+
+// TestLargeBulkBufferFitsTheBulk proves that a 5 MiB bulk arriving up to
+// 64 KiB at a time is read into a buffer no larger than its encoding
+// (doubling went past it), and that the buffers it outgrew past 1 MiB
+// are not kept as the spare while it arrives.
+func TestLargeBulkBufferFitsTheBulk(t *testing.T) {
+	big := strings.Repeat("f", 5<<20)
+	in := "$" + fmt.Sprint(len(big)) + "\r\n" + big + "\r\n"
+	r := NewReader(&chunkReader{data: []byte(in), rnd: rand.New(rand.NewPCG(1, 2)), max: 64 << 10})
+	v, err := r.ReadValue()
+	if err != nil || string(v.Str) != big {
+		t.Fatalf("bulk: %v", err)
+	}
+	if len(r.buf) > len(in) {
+		t.Errorf("the buffer holds %d bytes for a bulk of %d encoded, want at most that", len(r.buf), len(in))
+	}
+	if len(r.spare) > retainBufSize {
+		t.Errorf("the spare buffer holds %d bytes, want at most %d", len(r.spare), retainBufSize)
 	}
 }

@@ -94,6 +94,9 @@ type Conn struct {
 	stop    chan struct{} // closed by shutdown
 	// idleHeld: the idle PING is not sent (see HoldIdlePing).
 	idleHeld bool
+	// draining: closed by stopWriting, the socket still open for the
+	// reader.
+	draining bool
 
 	// owed counts the frames the connection holds: admitted by Submit and
 	// not yet completed (queued, in the FIFO, partially answered, and
@@ -332,12 +335,39 @@ func (c *Conn) Retire(cause error) {
 
 // shutdown stops submissions, wakes waiting Submits and the health
 // monitor, and closes the socket so every loop exits.
-func (c *Conn) shutdown(reason Reason, cause error) {
+func (c *Conn) shutdown(reason Reason, cause error) { c.close(reason, cause, true) }
+
+// stopWriting is shutdown for the writer's role when the server closed
+// the connection during a write, but for the socket: it stays open for
+// the reader, which reads what the server sent before it closed, then
+// fails (EOF or reset) and shuts the connection down, closing it (Close
+// and Retire close it too). A peer that sends nothing more and does not
+// end the stream either is given up after drainWait.
+func (c *Conn) stopWriting(cause error) {
+	c.close(Lost, cause, false)
+	_ = c.nc.SetReadDeadline(time.Now().Add(drainWait))
+}
+
+// drainWait bounds the reads after stopWriting: what a server sent
+// before it closed is already on its way.
+const drainWait = time.Second
+
+// close is shutdown; the socket is closed when socket is set, also when
+// stopWriting closed the connection and left it open.
+func (c *Conn) close(reason Reason, cause error, socket bool) {
 	c.mu.Lock()
 	if c.closed {
+		open := socket && c.draining
+		if open {
+			c.draining = false
+		}
 		c.mu.Unlock()
+		if open {
+			_ = c.nc.Close()
+		}
 		return
 	}
+	c.draining = !socket
 	c.closed, c.reason, c.cause = true, reason, cause
 	c.alive.Store(false)
 	close(c.stop) // waiting Submits and the health monitor leave
@@ -345,7 +375,9 @@ func (c *Conn) shutdown(reason Reason, cause error) {
 	c.writing = true
 	c.wakeReaderLocked()
 	c.mu.Unlock()
-	_ = c.nc.Close()
+	if socket {
+		_ = c.nc.Close()
+	}
 	if idle {
 		c.wake <- struct{}{}
 	}
@@ -423,7 +455,13 @@ func (c *Conn) loopDone() {
 	reason, cause := c.reason, c.cause
 	queued := c.queue
 	c.queue = nil
+	draining := c.draining
+	c.draining = false
 	c.mu.Unlock()
+	if draining {
+		// The reader left (nothing was owed) before the stream ended.
+		_ = c.nc.Close()
+	}
 	// fail settles f and fails it; only the blamed frame keeps Protocol.
 	fail := func(f *Frame, ev Evidence) {
 		r := lostReason(reason)

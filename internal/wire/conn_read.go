@@ -34,6 +34,9 @@ func (c *Conn) readerIdle() bool {
 // tick (an idle connection is read again, and a server's close seen,
 // within a tick).
 func (c *Conn) park() bool {
+	// The buffers grown for a large reply are not kept while the
+	// connection idles (the next read would let go of them only then).
+	c.rd.Shrink()
 	c.mu.Lock()
 	if c.closed || c.owed.Load() != 0 {
 		closed := c.closed

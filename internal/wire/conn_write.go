@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"runtime"
+	"syscall"
 )
 
 // maxRetainedWriteBuf bounds the write buffer the writer keeps between
@@ -125,6 +126,15 @@ func (c *Conn) markLost(first uint64, ends, replies []int, w int, err error) {
 	if err == nil {
 		err = errors.New("short write")
 	}
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		// The server closed the connection: what it sent before, such as
+		// its error reply to a bulk over proto-max-bulk-len, is still
+		// readable, and belongs to frames written. Nothing more is
+		// written; the reader reads to the end and shuts the connection
+		// down.
+		c.stopWriting(err)
+		return
+	}
 	c.shutdown(Lost, err)
 }
 
@@ -134,6 +144,8 @@ func (c *Conn) writeLoop() {
 	var ends []int
 	var batchReplies []int // Replies of each frame in buf, read before it is written
 	var left []*Frame      // frames of a batch whose callers left before it was written
+	var parts []writePart  // the batch's bytes in order: buf's and large frames'
+	var large [][]byte     // the Bufs of the batch's large frames, taken before any write
 	for range c.wake {
 		if !c.writeRest() {
 			return
@@ -183,10 +195,21 @@ func (c *Conn) writeLoop() {
 			}
 			clear(left)
 			left = left[:0]
-			buf, ends, batchReplies = buf[:0], ends[:0], batchReplies[:0]
+			buf, ends, batchReplies, parts = buf[:0], ends[:0], batchReplies[:0], parts[:0]
+			total, from := 0, 0
 			for _, f := range batch[:n] {
-				buf = append(buf, f.Buf...)
-				ends = append(ends, len(buf))
+				if len(f.Buf) > largeFrame {
+					// Written from its own buffer, which no other frame
+					// reuses (recycle drops it), rather than copied; its
+					// slice is taken now, before any write.
+					parts = append(parts, writePart{start: from, end: len(buf), large: -1}, writePart{large: len(large)})
+					large = append(large, f.Buf)
+					from = len(buf)
+				} else {
+					buf = append(buf, f.Buf...)
+				}
+				total += len(f.Buf)
+				ends = append(ends, total)
 				batchReplies = append(batchReplies, f.Replies)
 			}
 			clear(batch)
@@ -194,8 +217,17 @@ func (c *Conn) writeLoop() {
 			if n == 0 {
 				continue
 			}
-			w, err := c.nc.Write(buf)
-			if err != nil || w < len(buf) {
+			var w int
+			var err error
+			if len(large) == 0 {
+				w, err = c.nc.Write(buf)
+			} else {
+				parts = append(parts, writePart{start: from, end: len(buf), large: -1})
+				w, err = c.writeParts(buf, parts, large)
+				clear(large)
+				large = large[:0]
+			}
+			if err != nil || w < total {
 				c.markLost(first, ends, batchReplies, w, err)
 				return
 			}
@@ -204,4 +236,38 @@ func (c *Conn) writeLoop() {
 			}
 		}
 	}
+}
+
+// largeFrame: the writer goroutine writes a frame longer than this from
+// the frame's own buffer instead of copying it into its batch's.
+const largeFrame = 1 << 20
+
+// writePart is a part of a batch's bytes, in the order they are written:
+// large[large], a large frame's buffer, or, when large is -1,
+// buf[start:end], the small frames between two large ones.
+type writePart struct {
+	start, end int
+	large      int
+}
+
+// writeParts writes the parts of a batch of small frames (copied into
+// buf) and large ones, in order; it returns the bytes written, and stops
+// at the first part not written whole.
+func (c *Conn) writeParts(buf []byte, parts []writePart, large [][]byte) (int, error) {
+	written := 0
+	for _, p := range parts {
+		b := buf[p.start:p.end]
+		if p.large >= 0 {
+			b = large[p.large]
+		}
+		if len(b) == 0 {
+			continue
+		}
+		w, err := c.nc.Write(b)
+		written += w
+		if err != nil || w < len(b) {
+			return written, err
+		}
+	}
+	return written, nil
 }

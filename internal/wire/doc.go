@@ -35,6 +35,10 @@
 //     or cut by a failed write), [PossiblyExecuted] otherwise. It is decided
 //     from the writer's own record of how many bytes each write accepted,
 //     once the connection is dead, and never changes afterwards.
+//     A write that fails because the server closed the connection (reset,
+//     broken pipe) leaves the socket to the reader until it fails too:
+//     what the server sent before closing, such as its error reply to a
+//     bulk over proto-max-bulk-len, still answers the frames written.
 //   - FIFO ownership. A caller that gives up (cancellation, deadline)
 //     abandons its wait, never its FIFO slot: the late reply is read and
 //     dropped, and only then does the frame return to the pool.

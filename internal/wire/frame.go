@@ -186,6 +186,10 @@ func GetFrame() *Frame { return defaultPool.Get() }
 // maxRetainedBuf bounds the command buffer a pooled frame keeps.
 const maxRetainedBuf = 64 << 10
 
+// MaxScratch is the largest Scratch a released frame keeps: a larger one
+// is dropped, so its caller may keep it.
+const MaxScratch = maxRetainedBuf
+
 // Release returns f to the pool. Call it only while the caller owns the
 // frame: before Submit, after a failed Submit, or after Wait returned nil.
 // After Wait returned an error the frame is no longer the caller's. It

@@ -122,6 +122,7 @@ func (c *Conn) exchange(f *Frame, deadline time.Time) {
 	c.writeOwn(f, closed)
 	for f.state.Load() != stateDone && c.readOne() {
 	}
+	c.rd.Shrink() // a large reply's buffers are not kept while idle
 	c.mu.Lock()
 	if !c.closed && c.owed.Load() == 0 && c.readerIdle() {
 		c.reader = readerParked
