@@ -104,8 +104,9 @@ func TestACLHandshakeStepRefused(t *testing.T) {
 
 // A command the ACL refuses is never retried, whatever the policy selects,
 // and neither is a command whose new connection's handshake the ACL
-// refuses: each call dials once, its caller gets the refusal, and the
-// refusals do not multiply.
+// refuses: its caller gets the refusal, and the refusals do not multiply
+// (at most one dial per call; TestACLRefusedHandshakeFailsFast shows
+// that most calls dial none).
 func TestACLRefusalNeverRetried(t *testing.T) {
 	countsCommands(t)
 	addr := standaloneAddr(t)
@@ -140,8 +141,73 @@ func TestACLRefusalNeverRetried(t *testing.T) {
 			t.Fatalf("SET = %v: retried", err)
 		}
 	}
-	if n := commandStat(t, addr, "select", "rejected_calls") - before; n != calls {
-		t.Errorf("SELECT refused %d times for %d calls, want one each", n, calls)
+	if n := commandStat(t, addr, "select", "rejected_calls") - before; n > calls {
+		t.Errorf("SELECT refused %d times for %d calls, want at most one each", n, calls)
+	}
+}
+
+// A client whose user's ACL comes to refuse a step of its handshake
+// (SELECT here) fails fast: every call returns the server's refusal,
+// unsent, without waiting for the redial, and the client redials at its
+// backoff pace (10 ms, 20 ms ... up to 1 s apart), not once per call.
+// Once the ACL is fixed, the redial under way brings the client back.
+func TestACLRefusedHandshakeFailsFast(t *testing.T) {
+	countsCommands(t)
+	addr := standaloneAddr(t)
+	user, pw := aclUser(t, []string{addr}, "~*", "&*", "+@all")
+	c := newClient(t, Options{Username: user, Password: pw, DB: 2})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	refusedSELECT := &ServerError{Code: "NOPERM", Command: "SELECT"}
+	admin(t, addr, "ACL", "SETUSER", user, "-select")
+	admin(t, addr, "CLIENT", "KILL", "USER", user)
+	// The first calls may find the killed connection before a new
+	// connection's SELECT is refused.
+	for err := c.Set(ctx, k, "v"); !errors.Is(err, refusedSELECT); err = c.Set(ctx, k, "v") {
+		if ctx.Err() != nil {
+			t.Fatalf("SET = %v, want the refusal of SELECT after the ACL changed", err)
+		}
+	}
+
+	// Few enough calls that, were each to wait for its redial (10 ms,
+	// 20 ms ... 1 s), they would end before testCtx's deadline.
+	const calls = 12
+	before, start := commandStat(t, addr, "select", "rejected_calls"), time.Now()
+	for range calls {
+		err := c.Set(ctx, k, "v")
+		if checkRefusal(t, err, "SELECT", pw); t.Failed() || MayHaveExecuted(err) {
+			t.Fatalf("SET = %v, want it unsent, refused by SELECT", err)
+		}
+	}
+	refused, elapsed := commandStat(t, addr, "select", "rejected_calls")-before, time.Since(start)
+	// The dials the backoff allows in elapsed: the one perhaps under
+	// way at the start, the one perhaps under way at the end, and one
+	// per backoff period in between (from 10 ms, the shortest).
+	allowed := 2
+	for d, sum := 10*time.Millisecond, time.Duration(0); sum+d <= elapsed; d = min(2*d, time.Second) {
+		sum += d
+		allowed++
+	}
+	switch {
+	case refused >= calls:
+		t.Errorf("%d calls in %v saw %d refused handshakes: each waited for a redial, want them to fail at once", calls, elapsed, refused)
+	case refused > allowed:
+		t.Errorf("%d calls in %v saw %d refused handshakes, want at most %d (one per backoff period)", calls, elapsed, refused, allowed)
+	}
+
+	admin(t, addr, "ACL", "SETUSER", user, "+select")
+	selects, rejected := commandStat(t, addr, "select", "calls"), commandStat(t, addr, "select", "rejected_calls")
+	for err := c.Set(ctx, k, "fixed"); err != nil; err = c.Set(ctx, k, "fixed") {
+		if !errors.Is(err, refusedSELECT) || ctx.Err() != nil {
+			t.Fatalf("SET = %v, want the last refusal until the redial succeeds", err)
+		}
+		time.Sleep(5 * time.Millisecond) // the calls' pace while the redial waits
+	}
+	if v, err := c.Get(ctx, k); err != nil || v != "fixed" {
+		t.Errorf("GET = %q, %v after the ACL was fixed, want fixed", v, err)
+	}
+	if n, r := commandStat(t, addr, "select", "calls")-selects, commandStat(t, addr, "select", "rejected_calls")-rejected; n != 1 || r > 1 {
+		t.Errorf("after the fix: %d SELECTs accepted and %d refused, want one redial that succeeds (after at most one refused under way)", n, r)
 	}
 }
 

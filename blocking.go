@@ -4,10 +4,10 @@ import (
 	"context"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/ascii"
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
@@ -124,14 +124,14 @@ func hasBlockOption(args []string) bool { return blockOption("", args) >= 0 }
 // stream named "block" is not mistaken for the option.
 func blockOption(name string, args []string) int {
 	for i := 0; i < len(args); {
-		switch strings.ToUpper(args[i]) {
-		case "BLOCK":
+		switch a := args[i]; {
+		case ascii.EqualFold(a, "BLOCK"):
 			return i
-		case "GROUP": // GROUP group consumer
+		case ascii.EqualFold(a, "GROUP"): // GROUP group consumer
 			i += 3
-		case "COUNT", "CLAIM":
+		case ascii.EqualFold(a, "COUNT"), ascii.EqualFold(a, "CLAIM"):
 			i += 2
-		case "STREAMS":
+		case ascii.EqualFold(a, "STREAMS"):
 			return -1
 		default:
 			i++

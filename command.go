@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/respire-go/respire/catalog"
@@ -327,10 +326,12 @@ func cursorContinuation(desc Command, words [][]byte) bool {
 }
 
 // isContinuation reports whether a SCAN-family call carries a non-zero
-// cursor: its server-side position cannot be replayed elsewhere.
+// cursor: its server-side position cannot be replayed elsewhere. name is
+// upper-case (ASCII letters only, as the server folds them), as every
+// command name the catalog makes.
 func isContinuation(name string, args [][]byte) bool {
 	i := 1 // HSCAN/SSCAN/ZSCAN key cursor
-	if strings.EqualFold(name, "SCAN") {
+	if name == "SCAN" {
 		i = 0
 	}
 	return len(args) <= i || len(bytes.TrimLeft(args[i], "0")) != 0

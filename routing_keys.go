@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/ascii"
 	"github.com/respire-go/respire/internal/route"
 )
 
@@ -141,11 +142,11 @@ func storeKey(name string, args [][]byte) (at int) {
 	case "SORT": // SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] ... [STORE destination]
 		for i := 2; i < len(args); i++ {
 			switch a := string(args[i]); {
-			case strings.EqualFold(a, "LIMIT"):
+			case ascii.EqualFold(a, "LIMIT"):
 				i += 2
-			case strings.EqualFold(a, "BY"), strings.EqualFold(a, "GET"):
+			case ascii.EqualFold(a, "BY"), ascii.EqualFold(a, "GET"):
 				i++
-			case strings.EqualFold(a, "STORE") && i+1 < len(args):
+			case ascii.EqualFold(a, "STORE") && i+1 < len(args):
 				at = i + 1
 				i++
 			}
@@ -158,7 +159,7 @@ func storeKey(name string, args [][]byte) (at int) {
 			i = 5
 		}
 		for ; i+1 < len(args); i++ {
-			if a := string(args[i]); strings.EqualFold(a, "STORE") || strings.EqualFold(a, "STOREDIST") {
+			if a := string(args[i]); ascii.EqualFold(a, "STORE") || ascii.EqualFold(a, "STOREDIST") {
 				at = i + 1
 				i++
 			}
@@ -198,13 +199,13 @@ func movableKeys(name string, args [][]byte) (first, count, step int, ok bool) {
 	case "MIGRATE": // MIGRATE host port key|"" db timeout [COPY] [REPLACE] [AUTH pw] [AUTH2 user pw] [KEYS key ...]
 		for i := 6; i < len(args); i++ {
 			switch a := string(args[i]); {
-			case strings.EqualFold(a, "AUTH"):
+			case ascii.EqualFold(a, "AUTH"):
 				i++
-			case strings.EqualFold(a, "AUTH2"):
+			case ascii.EqualFold(a, "AUTH2"):
 				i += 2
-			case strings.EqualFold(a, "KEYS") && len(args[3]) > 0:
+			case ascii.EqualFold(a, "KEYS") && len(args[3]) > 0:
 				return 0, 0, 0, true // the server rejects a key besides KEYS
-			case strings.EqualFold(a, "KEYS"):
+			case ascii.EqualFold(a, "KEYS"):
 				return i + 1, len(args) - i - 1, 1, true
 			}
 		}
@@ -214,11 +215,11 @@ func movableKeys(name string, args [][]byte) (first, count, step int, ok bool) {
 		// STREAMS: a group or a consumer may be named "streams".
 		for i := 1; i < len(args); i++ {
 			switch a := string(args[i]); {
-			case strings.EqualFold(a, "COUNT"), strings.EqualFold(a, "BLOCK"), strings.EqualFold(a, "CLAIM"):
+			case ascii.EqualFold(a, "COUNT"), ascii.EqualFold(a, "BLOCK"), ascii.EqualFold(a, "CLAIM"):
 				i++
-			case strings.EqualFold(a, "GROUP"):
+			case ascii.EqualFold(a, "GROUP"):
 				i += 2
-			case strings.EqualFold(a, "STREAMS"):
+			case ascii.EqualFold(a, "STREAMS"):
 				n := (len(args) - i - 1) / 2
 				return i + 1, n, 1, true
 			}

@@ -3,6 +3,8 @@ package catalog
 import (
 	"slices"
 	"strings"
+
+	"github.com/respire-go/respire/internal/ascii"
 )
 
 // RetryCategory is the execution risk a caller accepts when a command is
@@ -203,14 +205,16 @@ func (c Command) Category() RetryCategory { return c.cat }
 // New returns a descriptor for a command the catalog does not describe,
 // such as a module command. Its retry category is [Never] until declared
 // with [Command.WithRetryCategory]: recognizing a name grants nothing.
-// name may hold a subcommand after a space ("CLIENT INFO").
+// name may hold a subcommand after a space ("CLIENT INFO"). Its ASCII
+// letters are upper-cased, and only those, as the server folds a name:
+// a name with another letter (a dotless i, a long s) is sent as written.
 func New(name string) Command {
 	name = strings.TrimSpace(name)
 	d := &descriptor{}
 	if i := strings.IndexByte(name, ' '); i >= 0 {
-		d.name, d.sub = strings.ToUpper(name[:i]), strings.ToUpper(strings.TrimSpace(name[i+1:]))
+		d.name, d.sub = ascii.Upper(name[:i]), ascii.Upper(strings.TrimSpace(name[i+1:]))
 	} else {
-		d.name = strings.ToUpper(name)
+		d.name = ascii.Upper(name)
 	}
 	return Command{d: d}
 }

@@ -4,10 +4,13 @@ import (
 	"slices"
 	"strings"
 	"unsafe"
+
+	"github.com/respire-go/respire/internal/ascii"
 )
 
 // Lookup returns the descriptor of the command name with subcommand sub,
-// ignoring case. For a container command (CONFIG, CLIENT, ...) called with
+// ignoring the case of ASCII letters, as the server does (a name with
+// another letter, such as a dotless i, is no command it knows). For a container command (CONFIG, CLIENT, ...) called with
 // no subcommand or one the catalog does not know, it returns the
 // container's descriptor; for a command without subcommands sub is
 // ignored. It reports false for a command the catalog does not describe.
@@ -16,11 +19,11 @@ import (
 // state, cursor, scripting). A raw command's retry category never comes
 // from Lookup; only an audited descriptor or a declaration grants one.
 func Lookup(name, sub string) (Command, bool) {
-	name = strings.ToUpper(strings.TrimSpace(name))
+	name = ascii.Upper(strings.TrimSpace(name))
 	if i, ok := find(name, ""); ok && !container(i) {
 		return ref(i), true // sub is ignored: no case conversion of an argument
 	}
-	sub = strings.ToUpper(strings.TrimSpace(sub))
+	sub = ascii.Upper(strings.TrimSpace(sub))
 	if sub != "" {
 		if i, ok := find(name, sub); ok {
 			return ref(i), true
@@ -33,10 +36,11 @@ func Lookup(name, sub string) (Command, bool) {
 }
 
 // HasSubcommands reports whether the catalog knows subcommands of the
-// command name (CONFIG, CLIENT, ...), ignoring case: only then does a raw
+// command name (CONFIG, CLIENT, ...), ignoring the case of ASCII letters:
+// only then does a raw
 // command's first argument choose its descriptor.
 func HasSubcommands(name string) bool {
-	name = strings.ToUpper(strings.TrimSpace(name))
+	name = ascii.Upper(strings.TrimSpace(name))
 	i, ok := find(name, "")
 	if ok {
 		return container(i)

@@ -45,6 +45,10 @@ type Endpoint struct {
 	shut     chan struct{} // closed when the first Close or Retire has finished
 	attempt  *dialAttempt
 	failures int
+	// refused is the last dial's failure when the server refused its
+	// handshake (Reason Handshake), until a dial ends otherwise: calls
+	// return it at once instead of waiting for the redial.
+	refused error
 	// fresh: e.cur was stored at upSince by the last dial, and the next
 	// dial has not yet judged its lifetime for the backoff.
 	fresh   bool
@@ -171,6 +175,14 @@ func (e *Endpoint) Current() *Conn {
 // flight) when there is none. A failed dial returns a *ConnError with
 // Evidence Unwritten, and so does a dial whose connection died before it
 // was returned (Reason Lost); ctx ends the wait with ctx.Err().
+//
+// After a dial whose handshake the server refused (Reason Handshake: an
+// ACL without SELECT, a wrong password...), Conn does not wait: it
+// returns that refusal at once, and starts the next dial, after the
+// redial backoff, when none is in flight; the endpoint thus redials once
+// per backoff period while it is called (or redialed), and recovers
+// within one once the server accepts the handshake. After other dial
+// failures (the server unreachable, a timeout) Conn waits for the redial.
 func (e *Endpoint) Conn(ctx context.Context) (*Conn, error) {
 	if c := e.cur.Load(); c != nil && c.Alive() {
 		return c, nil
@@ -189,6 +201,12 @@ func (e *Endpoint) Conn(ctx context.Context) (*Conn, error) {
 		a := e.attempt
 		if a == nil {
 			a = e.startDialLocked()
+		}
+		if err := e.refused; err != nil {
+			// The server would most likely refuse again: the caller
+			// does not wait for the redial, which goes on.
+			e.mu.Unlock()
+			return nil, err
 		}
 		e.mu.Unlock()
 		select {
@@ -268,6 +286,10 @@ func (e *Endpoint) dial(a *dialAttempt, delay time.Duration) {
 	// no topology change: the server answered, and would answer so
 	// again.
 	lost := err != nil && !e.closed && !refusedHandshake(err)
+	e.refused = nil
+	if refusedHandshake(err) {
+		e.refused = err
+	}
 	e.down.Store(err != nil)
 	if err != nil {
 		e.failures++

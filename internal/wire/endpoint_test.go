@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -622,12 +623,120 @@ func TestEndpointRefusedHandshakeIsNotLost(t *testing.T) {
 			t.Fatalf("after a refused handshake: Down %v, onLost ran %d times; want down, and no onLost", ep.Down(), lost.Load())
 		}
 		next = unreachable
+		if _, err := ep.Conn(context.Background()); err != refused {
+			t.Fatalf("Conn = %v, want the last refusal (its redial goes on)", err)
+		}
+		time.Sleep(maxRedial) // virtual: the redial's backoff passes
+		synctest.Wait()       // the redial has failed
 		if _, err := ep.Conn(context.Background()); err != unreachable {
 			t.Fatalf("Conn = %v, want the dial's failure", err)
 		}
 		synctest.Wait()
-		if n := lost.Load(); n != 1 {
-			t.Errorf("onLost ran %d times after a failed dial, want once", n)
+		if n := lost.Load(); n != 2 {
+			t.Errorf("onLost ran %d times after two failed dials, want twice", n)
 		}
+	})
+}
+
+// TestEndpointRefusedHandshakeFailsFast proves, in virtual time, that
+// after a dial whose handshake the server refused (an ACL without
+// SELECT, WRONGPASS...) a call returns that refusal at once instead of
+// waiting for the next redial's backoff; that the calls keep one dial
+// going per backoff period (10 ms, 20 ms ... 1 s), no more; that once the
+// server accepts the handshake the endpoint recovers within one backoff
+// period; and that after another kind of dial failure a call waits for
+// the redial as before.
+func TestEndpointRefusedHandshakeFailsFast(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newFakeServer(t, nil)
+		ep := NewEndpoint(Config{Addr: "fake:6379", Dial: s.dial})
+		defer ep.Close()
+		start := time.Now()
+		var mu sync.Mutex // guards the stand-in's state, shared with the dials
+		var dials []time.Duration
+		var last *ConnError // the refusal of the last dial
+		accept, unreachable := false, false
+		ep.open = func(ctx context.Context, cfg Config, onDead func(*Conn)) (*Conn, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			dials = append(dials, time.Since(start))
+			switch {
+			case unreachable:
+				return nil, &ConnError{Reason: DialFailed, Evidence: Unwritten, Addr: cfg.Addr, Cause: errors.New("connection refused")}
+			case accept:
+				return Dial(ctx, cfg, onDead)
+			}
+			last = &ConnError{Reason: Handshake, Evidence: Unwritten, Addr: cfg.Addr,
+				Cause: &ReplyError{Command: "SELECT", Text: "NOPERM this user has no permissions to run the 'select' command"}}
+			return nil, last
+		}
+		dialTimes := func() []time.Duration { mu.Lock(); defer mu.Unlock(); return slices.Clone(dials) }
+		lastRefusal := func() *ConnError { mu.Lock(); defer mu.Unlock(); return last }
+		set := func(p *bool) { mu.Lock(); *p = true; mu.Unlock() }
+		if _, err := ep.Conn(context.Background()); err == nil || err != lastRefusal() {
+			t.Fatalf("the first Conn = %v, want the refusal", err)
+		}
+		// A call every millisecond for 3 s: each returns the last
+		// refusal at once.
+		for range 3000 {
+			synctest.Wait() // a redial due now has finished
+			mark := time.Now()
+			_, err := ep.Conn(context.Background())
+			if last := lastRefusal(); err == nil || err != last {
+				t.Fatalf("at %v: Conn = %v, want the last refusal %v", time.Since(start), err, last)
+			}
+			if waited := time.Since(mark); waited != 0 {
+				t.Fatalf("at %v: Conn waited %v after a refused handshake, want none", time.Since(start), waited)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		want := []time.Duration{0, 10, 20, 40, 80, 160, 320, 640, 1000}
+		times := dialTimes()
+		if len(times) != len(want) {
+			t.Fatalf("%d dials in 3 s of calls (at %v), want %d: one per backoff period", len(times), times, len(want))
+		}
+		for i := 1; i < len(times); i++ {
+			if gap := times[i] - times[i-1]; gap != want[i]*time.Millisecond {
+				t.Errorf("dial %d came %v after dial %d, want %v", i, gap, i-1, want[i]*time.Millisecond)
+			}
+		}
+
+		// The server accepts the handshake now: the redial in flight
+		// (due at 3.27 s) brings the endpoint back.
+		set(&accept)
+		fixed := time.Now()
+		var c *Conn
+		for c == nil {
+			time.Sleep(time.Millisecond)
+			synctest.Wait()
+			var err error
+			if c, err = ep.Conn(context.Background()); err != nil && err != lastRefusal() {
+				t.Fatalf("Conn = %v, want the last refusal or a connection", err)
+			}
+		}
+		if took := time.Since(fixed); took > maxRedial {
+			t.Errorf("recovered %v after the server accepted the handshake, want within %v", took, maxRedial)
+		}
+		if n := len(dialTimes()); n != len(want)+1 {
+			t.Errorf("%d dials, want %d: one more to recover", n, len(want)+1)
+		}
+
+		// Another kind of failure (the server unreachable) is waited
+		// for, as before: the call after it waits for the redial.
+		set(&unreachable)
+		s.dropAll()
+		<-c.Dead()
+		time.Sleep(maxRedial)
+		synctest.Wait() // the replacement dial has failed
+		mark := time.Now()
+		_, err := ep.Conn(context.Background())
+		var ce *ConnError
+		if !errors.As(err, &ce) || ce.Reason != DialFailed {
+			t.Fatalf("Conn = %v, want the dial failure", err)
+		}
+		if time.Since(mark) == 0 {
+			t.Error("Conn after an unreachable server returned at once, want it to wait for the redial")
+		}
+		s.close()
 	})
 }
