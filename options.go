@@ -67,7 +67,12 @@ type Options struct {
 	// falling back to RESP2 when the server does not know HELLO.
 	Protocol int
 	// TLS enables TLS with this configuration. Defaults to nil: plain TCP.
-	// When ServerName is empty it is taken from the endpoint's host.
+	// When ServerName is empty it is taken from the endpoint's host. Its
+	// callbacks (VerifyConnection, GetClientCertificate, ...) run on the
+	// client's dial goroutines, like Dialer: a panic in one fails that
+	// dial with an error. They must return promptly (a blocked one holds
+	// the dial, and Close, which waits for it) and must not call the
+	// client's Close.
 	TLS *tls.Config
 	// DialTimeout bounds establishing and preparing one connection. Must
 	// not be negative. Defaults to 5 seconds.

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -284,4 +285,23 @@ func TestTLSServerNameDefaultsToHostEvenWithoutVerification(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A panic in a callback of Options.TLS (VerifyConnection here), which
+// runs on the client's dial goroutines as the Dialer does, fails that
+// dial with an error instead of ending the process.
+func TestTLSCallbackPanicFailsTheDial(t *testing.T) {
+	tc := newTestCert(t, "127.0.0.1")
+	addr := tlsListener(t, tc.cert)
+	cfg := &tls.Config{RootCAs: tc.pool, MinVersion: tls.VersionTLS12,
+		VerifyConnection: func(tls.ConnectionState) error { panic("verify boom") }}
+	c, err := Connect(testCtx(t), Options{Endpoints: []string{addr}, TLS: cfg})
+	if err == nil {
+		_ = c.Close()
+		t.Fatal("Connect succeeded; want the panic as its error")
+	}
+	var ce *ConnError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "verify boom") {
+		t.Fatalf("Connect: %v; want a *ConnError naming the panic", err)
+	}
 }

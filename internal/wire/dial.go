@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -278,13 +279,27 @@ func dialSocket(ctx context.Context, cfg Config) (net.Conn, error) {
 	}
 	if cfg.TLS != nil {
 		tc := tls.Client(nc, tlsConfig(cfg))
-		if err := tc.HandshakeContext(ctx); err != nil {
+		if err := tlsHandshake(ctx, tc); err != nil {
 			_ = nc.Close()
 			return nil, err
 		}
 		nc = tc
 	}
 	return nc, nil
+}
+
+// tlsHandshake completes tc's TLS handshake. The caller's callbacks of its
+// tls.Config (VerifyConnection, GetClientCertificate, ...) run in it, on
+// the client's dial goroutines, out of the caller's reach: a panic in
+// one fails the dial with an error instead of ending the process. The
+// half-made connection is the dial's own, and is closed.
+func tlsHandshake(ctx context.Context, tc *tls.Conn) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("respire: a TLS callback panicked: %v", p)
+		}
+	}()
+	return tc.HandshakeContext(ctx)
 }
 
 // tlsConfig returns cfg.TLS with its ServerName defaulted to cfg.Addr's
