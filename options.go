@@ -99,14 +99,21 @@ type Options struct {
 	// MeterProvider provides the meter "github.com/respire-go/respire"
 	// when Metrics selects any group. Defaults to none (nothing is
 	// recorded): pass otel.GetMeterProvider() for the global provider. The
-	// client depends only on the OpenTelemetry metric API.
+	// client depends only on the OpenTelemetry metric API. Its instruments
+	// record on callers' goroutines and on the client's own (dials, a
+	// connection's end), so they must not block; a panic in one is
+	// recovered and changes no reply.
 	MeterProvider metric.MeterProvider
 	// Hooks observe and wrap dials, commands and batches (see [Hook]);
 	// the first is the outermost. Defaults to none, which costs nothing.
 	Hooks []Hook
 	// Logger receives connection lifecycle events: dial failures,
 	// connections lost or retired, topology rediscovery. Defaults to nil:
-	// nothing is logged. Passwords are never logged.
+	// nothing is logged. Passwords are never logged. Its handler runs on
+	// the client's goroutines (dials, a connection's end, discoveries),
+	// which [Client.Close] waits for: it must not block (a blocked handler
+	// holds a dial or a connection's replacement) nor call Close (it would
+	// wait for itself); a panic in it is recovered and changes nothing.
 	Logger *slog.Logger
 
 	// HealthTimeout retires a connection that owes replies and has
