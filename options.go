@@ -110,8 +110,8 @@ type Options struct {
 	// Logger receives connection lifecycle events: dial failures,
 	// connections lost or retired, topology rediscovery. Defaults to nil:
 	// nothing is logged. Passwords are never logged. Its handler runs on
-	// the client's goroutines (dials, a connection's end, discoveries),
-	// which [Client.Close] waits for: it must not block (a blocked handler
+	// callers' goroutines and on the client's own (dials, a connection's
+	// end, discoveries), which [Client.Close] waits for: it must not block (a blocked handler
 	// holds a dial or a connection's replacement) nor call Close (it would
 	// wait for itself); a panic in it is recovered and changes nothing.
 	Logger *slog.Logger
