@@ -165,3 +165,62 @@ func TestCallbackPanicOnCallerGoroutineReachesCaller(t *testing.T) {
 		})
 	}
 }
+
+// gateHook holds the ProcessHook of ECHO until release is closed, after
+// closing entered.
+type gateHook struct{ entered, release chan struct{} }
+
+func (h gateHook) DialHook(next DialHook) DialHook { return next }
+func (h gateHook) ProcessHook(next ProcessHook) ProcessHook {
+	return func(ctx context.Context, cmd *CommandInfo) error {
+		if cmd.Name == "ECHO" {
+			close(h.entered)
+			<-h.release
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h gateHook) ProcessBatchHook(next ProcessBatchHook) ProcessBatchHook { return next }
+
+// Close does not wait for a callback that blocks on a caller's goroutine
+// (a ProcessHook, Dedicated's fn), and other callers of the shared
+// connection go on meanwhile.
+func TestBlockedCallerCallbackStallsNeitherOthersNorClose(t *testing.T) {
+	ctx := testCtx(t)
+	k := key(t, "cbb")
+	for _, name := range []string{"ProcessHook", "Dedicated"} {
+		t.Run(name, func(t *testing.T) {
+			h := gateHook{entered: make(chan struct{}), release: make(chan struct{})}
+			c := newClient(t, Options{Hooks: []Hook{h}})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if name == "ProcessHook" {
+					_, _ = c.Do(ctx, catalog.Conn.ECHO(), "x")
+					return
+				}
+				_ = c.Dedicated(ctx, func(*Conn) error {
+					close(h.entered)
+					<-h.release
+					return nil
+				})
+			}()
+			<-h.entered
+			if err := c.Set(ctx, k, "1"); err != nil {
+				t.Errorf("Set while the callback blocks: %v", err)
+			}
+			closed := make(chan error, 1)
+			go func() { closed <- c.Close() }()
+			select {
+			case err := <-closed:
+				if err != nil {
+					t.Errorf("Close while the callback blocks: %v", err)
+				}
+			case <-ctx.Done():
+				t.Errorf("Close waited for the blocked callback:\n%s", allStacks())
+			}
+			close(h.release)
+			<-done
+		})
+	}
+}
