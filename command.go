@@ -37,7 +37,9 @@ type Command = catalog.Command
 // NewCommand returns a descriptor for any command name, such as a module
 // command "MYMODULE.GET" or "CLIENT INFO". It is never retried until its
 // category is declared with WithRetryCategory: recognizing a name grants
-// nothing, even "GET".
+// nothing, even "GET". ASCII white space around the name is trimmed; any
+// other character, a no-break space (U+00A0) included, is part of the
+// name, as the server reads it.
 func NewCommand(name string) Command { return catalog.New(name) }
 
 // Do sends cmd with args and returns the reply. Error replies are returned

@@ -30,6 +30,36 @@ func TestRawCommandNameFoldsASCIIOnly(t *testing.T) {
 	}
 }
 
+// NewCommand trims ASCII white space around a name, and only that: "GET"
+// with a no-break space (U+00A0) after it is sent as written, the server
+// answers it "unknown command", and no GET runs.
+func TestRawCommandNameKeepsUnicodeSpace(t *testing.T) {
+	countsCommands(t)
+	addr := standaloneAddr(t)
+	c := newClient(t, Options{})
+	ctx := testCtx(t)
+	k := key(t, "k")
+	if err := c.Set(ctx, k, "v"); err != nil {
+		t.Fatal(err)
+	}
+	before := commandCalls(t, addr, "get")
+	for _, name := range []string{"GET\u00a0", "\u0085GET"} {
+		_, err := c.Do(ctx, NewCommand(name), k)
+		var se *ServerError
+		if !errors.As(err, &se) || !strings.Contains(se.Message, "unknown command") {
+			t.Errorf("Do(%q) = %v, want the server's unknown command", name, err)
+		}
+	}
+	if n := commandCalls(t, addr, "get") - before; n != 0 {
+		t.Errorf("the server ran GET %d times, want 0", n)
+	}
+	if v, err := c.Do(ctx, NewCommand(" get\t"), k); err != nil {
+		t.Errorf("Do(\" get\\t\") = %v, want GET's reply (ASCII space trimmed)", err)
+	} else if s, _ := v.String(); s != "v" {
+		t.Errorf("Do(\" get\\t\") = %q, want v", s)
+	}
+}
+
 // The client reads option words as the server does, folding a-z only:
 // "ſtore" (long s) is no STORE, "\u212Aeys" (Kelvin sign) no KEYS,
 // "claım" (dotless i) no CLAIM, so the keys and the blocking the client

@@ -64,7 +64,9 @@ type Options struct {
 	// only: no spaces, control characters or other letters.
 	ClientName string
 	// Protocol is 2 or 3 to force RESP2 or RESP3. Defaults to 0: HELLO 3,
-	// falling back to RESP2 when the server does not know HELLO.
+	// falling back to RESP2 (AUTH, then the RESP2 handshake) when the
+	// server does not know HELLO or its ACL refuses HELLO (NOPERM). A
+	// refused password (WRONGPASS) is not tried again.
 	Protocol int
 	// TLS enables TLS with this configuration. Defaults to nil: plain TCP.
 	// When ServerName is empty it is taken from the endpoint's host. Its

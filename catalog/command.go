@@ -208,11 +208,13 @@ func (c Command) Category() RetryCategory { return c.cat }
 // name may hold a subcommand after a space ("CLIENT INFO"). Its ASCII
 // letters are upper-cased, and only those, as the server folds a name:
 // a name with another letter (a dotless i, a long s) is sent as written.
+// ASCII white space around the name and the subcommand is trimmed, and
+// only that: a no-break space is part of the name, as on the server.
 func New(name string) Command {
-	name = strings.TrimSpace(name)
+	name = trimSpace(name)
 	d := &descriptor{}
 	if i := strings.IndexByte(name, ' '); i >= 0 {
-		d.name, d.sub = ascii.Upper(name[:i]), ascii.Upper(strings.TrimSpace(name[i+1:]))
+		d.name, d.sub = ascii.Upper(name[:i]), ascii.Upper(trimSpace(name[i+1:]))
 	} else {
 		d.name = ascii.Upper(name)
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/respire-go/respire/internal/ascii"
 )
 
 // Arguments on which the embedded engine panics or allocates without
@@ -68,7 +70,7 @@ func engineCrash(cmd string, args []string) string {
 			return errNewproxy
 		}
 	case "SCRIPT":
-		if len(args) > 1 && strings.EqualFold(args[0], "LOAD") && strings.Contains(args[1], "newproxy") {
+		if len(args) > 1 && ascii.EqualFold(args[0], "LOAD") && strings.Contains(args[1], "newproxy") {
 			return errNewproxy
 		}
 	}
@@ -83,7 +85,7 @@ func xreadStreams(cmd string, args []string) []string {
 		i = 3 // GROUP group consumer
 	}
 	for i < len(args) {
-		switch strings.ToUpper(args[i]) {
+		switch ascii.Upper(args[i]) {
 		case "COUNT", "BLOCK":
 			i += 2
 		case "NOACK":
@@ -114,7 +116,7 @@ func scriptBlocks(cmd string, args []string) string {
 			start = 3
 		}
 		for i := start; i < len(args); i++ {
-			switch strings.ToUpper(args[i]) {
+			switch ascii.Upper(args[i]) {
 			case "BLOCK":
 				return "ERR " + cmd + " command is not allowed with BLOCK option from scripts"
 			case "STREAMS":
@@ -133,8 +135,13 @@ func xtrimCrash(args []string) string {
 	if len(args) < 3 {
 		return "" // the engine's arity error
 	}
-	strategy := strings.ToUpper(args[1])
+	strategy := ascii.Upper(args[1])
 	if strategy != "MAXLEN" && strategy != "MINID" {
+		if u := strings.ToUpper(args[1]); u == "MAXLEN" || u == "MINID" {
+			// The engine folds with Unicode rules and would take
+			// "MıNID" (dotless i) for MINID; Redis does not know it.
+			return errSyntax
+		}
 		return ""
 	}
 	rest := args[2:]
@@ -167,7 +174,7 @@ func hexpireCrash(args []string) string {
 		return ""
 	}
 	for i := 2; i < len(args); {
-		switch strings.ToUpper(args[i]) {
+		switch ascii.Upper(args[i]) {
 		case "NX", "XX", "GT", "LT":
 			i++
 			continue
@@ -211,7 +218,7 @@ func scanCursor(args []string) []string {
 // with fewer matches), or nil to pass them on as they are.
 func lposCount(args []string) []string {
 	for i := 2; i+1 < len(args); i += 2 {
-		if !strings.EqualFold(args[i], "COUNT") {
+		if !ascii.EqualFold(args[i], "COUNT") {
 			continue
 		}
 		if n, err := strconv.ParseInt(args[i+1], 10, 64); err == nil && n > maxLposCount {

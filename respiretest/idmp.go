@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/respire-go/respire/internal/ascii"
 	"github.com/respire-go/respire/resp"
 )
 
@@ -201,7 +202,7 @@ func parseXAdd(args [][]byte) (*xaddIDMP, string) {
 	x.key = string(args[1])
 loop:
 	for i < len(args) {
-		switch upperASCII(args[i]) {
+		switch ascii.Upper(string(args[i])) {
 		case "NOMKSTREAM", "KEEPREF", "DELREF", "ACKED":
 			i++
 		case "IDMPAUTO":
@@ -361,7 +362,7 @@ func (s *session) xcfgset(args [][]byte, sl *slot) bool {
 			return s.answer(sl, resp.AppendError(nil, errSyntax))
 		}
 		n, err := strconv.ParseInt(string(args[i+1]), 10, 64)
-		opt := upperASCII(args[i])
+		opt := ascii.Upper(string(args[i]))
 		if opt != "IDMP-DURATION" && opt != "IDMP-MAXSIZE" {
 			return s.answer(sl, resp.AppendError(nil, errSyntax))
 		}

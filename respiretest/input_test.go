@@ -182,3 +182,41 @@ func TestEngineFoldsCommandNamesASCIIOnly(t *testing.T) {
 		t.Errorf("ping = %q, want PONG", got)
 	}
 }
+
+// TestEngineFoldsOptionWordsASCIIOnly: an option word with a non-ASCII
+// letter that Unicode upper-casing turns into an option is not that
+// option, as on Redis, which folds a-z only. XTRIM's "MıNID" (dotless i)
+// is a syntax error, as Redis 7.0.15 answers (checked with redis-cli:
+// XTRIM k MıNID 0 and XTRIM k MıNID =), and trims nothing; in XADD Redis
+// takes it for an invalid entry ID and adds nothing; HEXPIRE's
+// "FıELDS" is not FIELDS (Redis's "Mandatory argument FIELDS" error),
+// not read as FIELDS with a count beyond the arguments.
+func TestEngineFoldsOptionWordsASCIIOnly(t *testing.T) {
+	s := NewServer(t, InMemory())
+	c := dialProxy(t, s.Proxy)
+	if got := c.do("XADD", "s", "1-1", "f", "v"); got != "1-1" {
+		t.Fatalf("XADD = %q", got)
+	}
+	for _, args := range [][]string{
+		{"XTRIM", "s", "M\u0131NID", "2-0"},
+		{"XTRIM", "s", "m\u0131n\u0131d", "="},
+	} {
+		if got := c.do(args...); got != "-ERR syntax error" {
+			t.Errorf("%q = %q, want Redis's -ERR syntax error", args, got)
+		}
+	}
+	// Redis takes "MıNID" in XADD for the entry ID, which it refuses.
+	if got, want := c.do("XADD", "s", "M\u0131NID", "0", "*", "f", "v"), "-ERR Invalid stream ID specified as stream command argument"; got != want {
+		t.Errorf("XADD with M\u0131NID = %q, want %q", got, want)
+	}
+	if got := c.do("XLEN", "s"); got != "1" {
+		t.Errorf("XLEN = %q, want 1: a non-ASCII MINID trimmed or added", got)
+	}
+	if got := c.do("HSET", "h", "f", "v"); got != "1" {
+		t.Fatalf("HSET = %q", got)
+	}
+	const noFields = "-ERR Mandatory argument FIELDS is missing or not at the right position"
+	if got := c.do("HEXPIRE", "h", "10", "F\u0131ELDS", "9", "f"); got != noFields {
+		t.Errorf("HEXPIRE with F\u0131ELDS = %q, want %q", got, noFields)
+	}
+}

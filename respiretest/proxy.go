@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/respire-go/respire/internal/ascii"
 )
 
 // DialFunc dials a connection, like net.Dialer.DialContext. The proxy calls
@@ -322,7 +324,7 @@ func (p *Proxy) Stats(command string) CommandStats {
 		return all
 	}
 	p.mu.Lock()
-	c := p.stats[upperASCII([]byte(command))]
+	c := p.stats[ascii.Upper(command)]
 	p.mu.Unlock()
 	if c == nil {
 		return CommandStats{}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/ascii"
 	"github.com/respire-go/respire/resp"
 )
 
@@ -301,7 +302,7 @@ func newRuleHandle(p *Proxy, r Rule) *RuleHandle {
 	h := &RuleHandle{
 		p:        p,
 		rule:     r,
-		command:  upperASCII([]byte(r.Command)),
+		command:  ascii.Upper(r.Command),
 		received: make(chan struct{}),
 		released: make(chan struct{}),
 	}
@@ -332,30 +333,9 @@ func (h *RuleHandle) matches(name string, args [][]byte) bool {
 		return false
 	}
 	if h.foldArg {
-		return equalFoldASCII(args[1], h.rule.Arg)
+		return ascii.EqualFold(string(args[1]), h.rule.Arg)
 	}
 	return string(args[1]) == h.rule.Arg
-}
-
-// equalFoldASCII reports whether b and s are equal when a-z and A-Z are
-// taken as the same letters (and nothing else folds).
-func equalFoldASCII(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i, c := range b {
-		d := s[i]
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		if 'a' <= d && d <= 'z' {
-			d -= 'a' - 'A'
-		}
-		if c != d {
-			return false
-		}
-	}
-	return true
 }
 
 // occurrence counts a matching frame and reports whether the rule applies

@@ -16,6 +16,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/alicebob/miniredis/v2/server"
+	"github.com/respire-go/respire/internal/ascii"
 )
 
 // Server is an embedded RESP server for tests and demos: a miniredis engine
@@ -202,12 +203,15 @@ func beyondStringLimit(cmd string, args []string) string {
 	return ""
 }
 
-// xaddHasIDMP reports whether Redis 7.0 would take an IDMP or IDMPAUTO
-// token of an XADD (arguments after the command name) for the entry ID.
+// xaddHasIDMP reports whether Redis 7.0 would take for the entry ID a
+// token of an XADD (arguments after the command name) that the engine
+// reads as an option: IDMP or IDMPAUTO, or an option word with a
+// non-ASCII letter that the engine's Unicode upper-casing turns into one
+// ("ıDMP", "MıNID"), which Redis, folding a-z only, does not know.
 func xaddHasIDMP(args []string) bool {
 	i := 1
 	for i < len(args) {
-		switch strings.ToUpper(args[i]) {
+		switch ascii.Upper(args[i]) {
 		case "NOMKSTREAM":
 			i++
 		case "MAXLEN", "MINID":
@@ -221,6 +225,10 @@ func xaddHasIDMP(args []string) bool {
 		case "IDMP", "IDMPAUTO":
 			return true
 		default:
+			switch strings.ToUpper(args[i]) {
+			case "NOMKSTREAM", "MAXLEN", "MINID", "LIMIT", "IDMP", "IDMPAUTO":
+				return true
+			}
 			return false
 		}
 	}
@@ -289,7 +297,7 @@ func unmatchablePattern(cmd string, args []string) bool {
 	case "PSUBSCRIBE":
 		return slices.ContainsFunc(args, func(p string) bool { return !engineGlob(p) })
 	case "PUBSUB":
-		return len(args) > 1 && strings.EqualFold(args[0], "CHANNELS") && !engineGlob(args[1])
+		return len(args) > 1 && ascii.EqualFold(args[0], "CHANNELS") && !engineGlob(args[1])
 	case "SCAN":
 		opts = 1
 	case "HSCAN", "SSCAN", "ZSCAN":
@@ -298,7 +306,7 @@ func unmatchablePattern(cmd string, args []string) bool {
 		return false
 	}
 	for i := opts; i+1 < len(args); i += 2 {
-		if strings.EqualFold(args[i], "MATCH") && !engineGlob(args[i+1]) {
+		if ascii.EqualFold(args[i], "MATCH") && !engineGlob(args[i+1]) {
 			return true
 		}
 	}

@@ -7,10 +7,10 @@ import (
 	"net"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/respire-go/respire/internal/ascii"
 	"github.com/respire-go/respire/resp"
 )
 
@@ -212,7 +212,7 @@ func (s *session) readLoop() {
 		if len(args) == 0 {
 			continue // an empty inline line: Redis ignores it too
 		}
-		name := upperASCII(args[0])
+		name := ascii.Upper(string(args[0]))
 		ctr := s.p.counter(name)
 		ctr.received.Add(1)
 		if s.passthrough {
@@ -327,10 +327,10 @@ var passthroughCommands = map[string]bool{
 // which the server sends no reply to some frames: the proxy can no longer
 // pair replies with frames, so the connection passes through.
 func repliesOff(name string, args [][]byte) bool {
-	if name != "CLIENT" || len(args) != 3 || upperASCII(args[1]) != "REPLY" {
+	if name != "CLIENT" || len(args) != 3 || ascii.Upper(string(args[1])) != "REPLY" {
 		return false
 	}
-	mode := upperASCII(args[2])
+	mode := ascii.Upper(string(args[2]))
 	return mode == "OFF" || mode == "SKIP"
 }
 
@@ -760,9 +760,6 @@ func (s *session) writeLoop() {
 	}
 }
 
-// upperASCII returns b as a new string with a-z in upper case, as Redis
-// folds command names and options: every other byte stays as it is, so a
-// non-ASCII letter (such as a dotless i) never becomes an ASCII one.
 // isASCII reports whether b has no byte above 0x7f.
 func isASCII(b []byte) bool {
 	for _, c := range b {
@@ -771,22 +768,4 @@ func isASCII(b []byte) bool {
 		}
 	}
 	return true
-}
-
-func upperASCII(b []byte) string {
-	for i, c := range b {
-		if 'a' <= c && c <= 'z' {
-			var sb strings.Builder
-			sb.Grow(len(b))
-			sb.Write(b[:i])
-			for _, c := range b[i:] {
-				if 'a' <= c && c <= 'z' {
-					c -= 'a' - 'A'
-				}
-				sb.WriteByte(c)
-			}
-			return sb.String()
-		}
-	}
-	return string(b)
 }

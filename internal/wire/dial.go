@@ -44,7 +44,7 @@ type Config struct {
 	// empty.
 	ClientName string
 	// Proto is 2, 3, or 0 for HELLO 3 with a fallback to RESP2 when the
-	// server does not know HELLO.
+	// server does not know HELLO, or its ACL refuses HELLO (NOPERM).
 	Proto int
 	// MaxBulk is the largest accepted bulk reply in bytes; 0 means
 	// resp.DefaultMaxBulk. Larger replies reset the connection.
@@ -327,7 +327,7 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, e
 			return 0, 0, err
 		case v.IsError():
 			text := redact(v.Str, cfg.Password)
-			if cfg.Proto == 0 && (bytes.HasPrefix(v.Str, []byte("NOPROTO")) || bytes.HasPrefix(v.Str, []byte("ERR unknown command"))) {
+			if cfg.Proto == 0 && helloFallsBack(v.Str) {
 				break // fall back to RESP2
 			}
 			return 0, 0, &ReplyError{Command: "HELLO", Text: text}
@@ -395,6 +395,17 @@ func handshake(nc net.Conn, rd *resp.Reader, cfg Config) (proto int, id int64, e
 		}
 	}
 	return proto, id, nil
+}
+
+// helloFallsBack reports whether a HELLO refused with text leaves RESP2
+// to try (under Proto 0): a server that does not know HELLO, does not
+// speak RESP3 (NOPROTO), or whose ACL refuses HELLO itself (NOPERM, from
+// Valkey, Redis 7.2+ or a proxy). HELLO did not run in any of these, so
+// its credentials were not tried and the RESP2 AUTH is their first try.
+// A refusal of the credentials (WRONGPASS) is final.
+func helloFallsBack(text []byte) bool {
+	return bytes.HasPrefix(text, []byte("NOPROTO")) || bytes.HasPrefix(text, []byte("NOPERM")) ||
+		bytes.HasPrefix(text, []byte("ERR unknown command"))
 }
 
 // helloArgs is the HELLO 3 of cfg, with its AUTH and SETNAME. A Username

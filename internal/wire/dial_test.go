@@ -30,6 +30,14 @@ func TestHandshake(t *testing.T) {
 		}
 		return defaultReply(args)
 	}
+	// An ACL without hello (Valkey, Redis 7.2+, a proxy) refuses HELLO
+	// before it runs: the credentials were not tried.
+	nopermHello := func(args []string) []byte {
+		if args[0] == "HELLO" {
+			return resp.AppendError(nil, "NOPERM User u has no permissions to run the 'hello' command")
+		}
+		return defaultReply(args)
+	}
 	// Redis before 6 echoes the arguments of an unknown command.
 	echoingOld := func(args []string) []byte {
 		if args[0] == "HELLO" {
@@ -55,6 +63,8 @@ func TestHandshake(t *testing.T) {
 			[]string{"HELLO 3 AUTH u " + secret, "AUTH u " + secret}},
 		{"NOPROTO falls back to RESP2", Config{Password: secret}, noproto, 2,
 			[]string{"HELLO 3 AUTH default " + secret, "AUTH " + secret}},
+		{"NOPERM on HELLO falls back to RESP2: AUTH, CLIENT SETNAME, SELECT", Config{Username: "u", Password: secret, ClientName: "app", DB: 3}, nopermHello, 2,
+			[]string{"HELLO 3 AUTH u " + secret + " SETNAME app", "AUTH u " + secret, "CLIENT SETNAME app", "SELECT 3"}},
 		{"an old server echoing the arguments still falls back", Config{Password: secret}, echoingOld, 2,
 			[]string{"HELLO 3 AUTH default " + secret, "AUTH " + secret}},
 		{"Proto 2 forced sends no HELLO", Config{Proto: 2, Password: secret, ClientName: "app", DB: 1}, nil, 2,
@@ -129,8 +139,10 @@ func TestRestoreReplaysTheHandshake(t *testing.T) {
 
 // TestHandshakeFailure proves that a refused handshake returns a
 // *ConnError with Reason Handshake and Evidence Unwritten wrapping a
-// *ReplyError naming the command, and that the password never appears in
-// the error text, even when the server echoes it.
+// *ReplyError naming the command, that the password never appears in
+// the error text, even when the server echoes it, and that no step is
+// sent twice: a NOPERM HELLO falls back to one AUTH, whose WRONGPASS
+// fails the handshake.
 func TestHandshakeFailure(t *testing.T) {
 	failOn := func(name, text string) func([]string) []byte {
 		return func(args []string) []byte {
@@ -147,6 +159,17 @@ func TestHandshakeFailure(t *testing.T) {
 		command string
 	}{
 		{"WRONGPASS on HELLO", Config{Password: secret}, failOn("HELLO", "WRONGPASS invalid username-password pair or user is disabled."), "HELLO"},
+		{"NOPERM on HELLO under forced RESP3", Config{Proto: 3, Password: secret}, failOn("HELLO", "NOPERM this user has no permissions to run the 'hello' command"), "HELLO"},
+		{"NOPERM on HELLO echoing the password under forced RESP3", Config{Proto: 3, Password: secret}, failOn("HELLO", "NOPERM no permissions for HELLO 3 AUTH default "+secret), "HELLO"},
+		{"WRONGPASS on AUTH after a NOPERM HELLO", Config{Password: secret}, func(args []string) []byte {
+			switch args[0] {
+			case "HELLO":
+				return resp.AppendError(nil, "NOPERM this user has no permissions to run the 'hello' command")
+			case "AUTH":
+				return resp.AppendError(nil, "WRONGPASS invalid username-password pair or user is disabled.")
+			}
+			return defaultReply(args)
+		}, "AUTH"},
 		{"WRONGPASS on AUTH", Config{Proto: 2, Password: secret}, failOn("AUTH", "WRONGPASS invalid username-password pair or user is disabled."), "AUTH"},
 		{"forced RESP3 on a server echoing the password", Config{Proto: 3, Password: secret},
 			failOn("HELLO", "ERR unknown command `HELLO`, with args beginning with: `3`, `AUTH`, `default`, `"+secret+"`, "), "HELLO"},
@@ -174,6 +197,11 @@ func TestHandshakeFailure(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), secret) || strings.Contains(re.Text, secret) {
 				t.Fatalf("error text reveals the password: %q", err.Error())
+			}
+			// No step, and so no credentials, is tried twice.
+			got := s.received()
+			if len(slices.Compact(slices.Sorted(slices.Values(got)))) != len(got) {
+				t.Errorf("server received %q: a step sent twice", got)
 			}
 		})
 	}
