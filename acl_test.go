@@ -201,7 +201,10 @@ func TestACLRefusedHandshakeFailsFast(t *testing.T) {
 		if !errors.Is(err, refusedSELECT) || ctx.Err() != nil {
 			t.Fatalf("SET = %v, want the last refusal until the redial succeeds", err)
 		}
-		time.Sleep(5 * time.Millisecond) // the calls' pace while the redial waits
+		// Pacing, not synchronisation: the loop ends when a call finds
+		// the redialed connection (bounded by ctx); without a pause it
+		// would spin on the refusal returned at once.
+		time.Sleep(5 * time.Millisecond)
 	}
 	if v, err := c.Get(ctx, k); err != nil || v != "fixed" {
 		t.Errorf("GET = %q, %v after the ACL was fixed, want fixed", v, err)

@@ -191,9 +191,9 @@ func closeWhileHeld(t *testing.T, members []FailoverMember, probing, gate chan s
 
 // assertClosedWhileHeld checks, in a bubble, that n Close calls sent to
 // closed return (with no error) within their bounded wait while user code
-// is held at gate, that the
-// member clients are closed when they do, then opens gate and checks that
-// every goroutine of the group ends and every member client is closed.
+// is held at gate, that the member clients are closed when they do, then
+// opens gate and checks that every goroutine of the group ends and every
+// member client is closed.
 func assertClosedWhileHeld(t *testing.T, g *FailoverGroup, closed chan error, n int, gate chan struct{}) {
 	t.Helper()
 	time.Sleep(groupCloseWait) // the bubble's clock: Close's bounded wait passes
