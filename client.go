@@ -43,6 +43,11 @@ type Client struct {
 
 	cache *clientCache // Options.ClientCache; nil: none
 
+	// evalOnly records that the server refused EVALSHA (index 0) or
+	// EVALSHA_RO (index 1) by the user's ACL: Script.Run then sends EVAL
+	// (EVAL_RO) with the source at once. See Script.
+	evalOnly [2]atomic.Bool
+
 	subsMu sync.Mutex
 	subs   map[*Subscription]struct{} // open subscriptions, closed by Close
 }

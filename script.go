@@ -39,6 +39,17 @@ type ScriptOptions struct {
 // before running it, naming that slot); naming the keys' slot, it is
 // followed like the server's.
 //
+// A user whose ACL refuses EVALSHA (EVALSHA_RO) but allows EVAL (EVAL_RO)
+// runs scripts too: the server refuses EVALSHA without running anything
+// (NOPERM naming the command), and Run sends EVAL in the same call. The
+// client remembers the refusal (for read-only scripts apart), and its
+// later runs of every script send EVAL with the source at once, for as
+// long as the client lives (a user allowed EVALSHA later still gets EVAL,
+// which runs the script the same way). A NOPERM of another cause (a key
+// the user may not touch) is returned. The refusal is recognised by its
+// text too: a script must not return an error of its own that reads as
+// the refusal of EVALSHA.
+//
 // Retries: a script's category is Never until it is declared with
 // [Script.WithRetryCategory], read-only scripts included: the client cannot
 // know what a script does. The declaration replaces any judgement of the
@@ -118,6 +129,27 @@ func (s *Script) Category() RetryCategory {
 		return Never
 	}
 	return s.cat
+}
+
+// roIndex is the index of s's EVALSHA in [Client]'s evalOnly: 1 for
+// EVALSHA_RO.
+func (s *Script) roIndex() int {
+	if s.readOnly {
+		return 1
+	}
+	return 0
+}
+
+// refusedByACL reports whether se is the server's refusal, by the user's
+// ACL, to run the command name itself ("NOPERM this user has no
+// permissions to run the 'evalsha' command"; Redis 7.2 and Valkey say
+// "User <name>"), which the server answers without running it. Other
+// NOPERM replies, such as a refused key, are not.
+func refusedByACL(se *ServerError, name string) bool {
+	rest, ok := strings.CutSuffix(se.Message, "' command")
+	i := strings.LastIndexByte(rest, '\'')
+	return ok && se.Code == "NOPERM" && i >= 0 && strings.EqualFold(rest[i+1:], name) &&
+		strings.HasSuffix(rest[:i], " permissions to run the ")
 }
 
 func (s *Script) name() string {
@@ -351,6 +383,10 @@ func (x *exchange) recoverable(err error) bool {
 	switch {
 	case x.script != nil:
 		se := serverError(err)
+		if se != nil && refusedByACL(se, x.s.desc.Name()) {
+			x.c.evalOnly[x.script.roIndex()].Store(true) // later runs send EVAL at once
+			return true
+		}
 		return se != nil && se.Code == "NOSCRIPT"
 	case x.fn != nil && x.fn.opt.Source != "":
 		se := serverError(err)
@@ -404,8 +440,10 @@ func (x *exchange) step(s *spec, f *wire.Frame, t *target) attemptResult {
 // attempt that got no connection or found the client closed is neither.
 func (x *exchange) attempt() attemptResult {
 	t := x.route()
-	r := x.step(&x.s, x.main(), t)
-	if r.err != nil && x.recoverable(r.err) {
+	var r attemptResult
+	if x.script != nil && x.c.evalOnly[x.script.roIndex()].Load() {
+		r = x.recover(t) // the ACL refuses EVALSHA: EVAL at once
+	} else if r = x.step(&x.s, x.main(), t); r.err != nil && x.recoverable(r.err) {
 		r = followed(r, x.recover(t))
 	}
 	if r.err != nil {
