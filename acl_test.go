@@ -259,18 +259,17 @@ func TestACLDiscoveryRefused(t *testing.T) {
 	})
 }
 
-// Replica reads of a user whose ACL refuses READONLY: each read the
-// replica's refusal fails names READONLY and its NOPERM, under
-// ReadReplicaPreferred the other reads go to the primary, and the
-// refused redials of the replicas never ask for a new slot map (a
+// Replica reads of a user whose ACL refuses READONLY: under
+// ReadReplicaPreferred the reads go to the primary (a read whose replica
+// refused is served by it, TestACLClusterReplicaRefusalReadServedByPrimary;
+// a failed one would name READONLY and its NOPERM), and the refused
+// background redials of the replicas never ask for a new slot map (a
 // refused handshake is no topology change): the only CLUSTER SHARDS the
 // nodes see is the one the test asks for.
 func TestACLClusterReplicaRefusalAsksNoRefresh(t *testing.T) {
 	countsCommands(t)
 	nodes := testenv.ClusterAddrs(t)
-	user, pw := aclUser(t, nodes, "~*", "&*", "+@all", "-readonly")
-	c := clusterClient(t, Options{Endpoints: nodes, Cluster: &ClusterOptions{RefreshInterval: NoTimeout},
-		Username: user, Password: pw, ReadFrom: ReadReplicaPreferred})
+	c, _, pw := readonlyRefusedClient(t, nodes, ReadReplicaPreferred)
 	ctx := testCtx(t)
 	asked := func() int {
 		n := 0

@@ -196,6 +196,7 @@ type attemptResult struct {
 	closed    bool          // the client was closed before anything was sent
 	replica   bool          // a replica served it: never resent, but for a Cluster batch group
 	started   bool          // a node was chosen and a send begun (Cluster metrics)
+	refused   bool          // unwritten: the server refused a new connection's handshake
 }
 
 // exec sends f and waits for its reply, resending under the retry policy.
@@ -361,7 +362,8 @@ func (c *Client) acquire(ctx context.Context, waitDL time.Time, ep *wire.Endpoin
 func (c *Client) failedBeforeSend(ctx context.Context, err error, s *spec) attemptResult {
 	var we *wire.ConnError
 	if errors.As(err, &we) {
-		return attemptResult{err: connError(s.name, we), failure: classifyConn(we), unwritten: true, owned: true}
+		return attemptResult{err: connError(s.name, we), failure: classifyConn(we), unwritten: true, owned: true,
+			refused: we.Reason == wire.Handshake}
 	}
 	if ctx.Err() == nil {
 		err = context.DeadlineExceeded // the command's own deadline ended the wait

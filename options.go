@@ -331,7 +331,10 @@ const (
 	ReadPrimaryPreferred
 	// ReadReplicaPreferred sends reads to a replica when one is known
 	// and not down (no live connection and its last dial failed), else to
-	// the primary.
+	// the primary. A read whose replica refuses a new connection's
+	// handshake (an ACL without READONLY, a user the replica lacks) was
+	// never sent: that replica is down, and the read goes to another one
+	// or to the primary within the same call.
 	ReadReplicaPreferred
 )
 

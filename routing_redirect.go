@@ -73,19 +73,28 @@ func (c *Client) attemptRouted(ctx context.Context, f *wire.Frame, waitDL time.T
 			f.Buf, f.Replies, f.Prelude = orig, origReplies, origPrelude
 			orig = nil
 		}
-		if r.err != nil && r.unwritten && r.owned && t.pinned == nil && errors.Is(r.err, route.ErrRetired) {
+		if r.err != nil && r.unwritten && r.owned && t.pinned == nil &&
+			(errors.Is(r.err, route.ErrRetired) || (r.refused && node.Replica && t.read)) {
 			// The node left the topology before the frame was written:
 			// the map already names its successor, so the frame goes
-			// there within this attempt, bounded like a redirect.
+			// there within this attempt, bounded like a redirect. A
+			// read's replica that refused the handshake (an ACL without
+			// READONLY) is down now: the read policy picks again
+			// (ReadReplicaPreferred: another replica or the primary).
 			if redirects++; redirects > c.cfg.maxRedirects {
 				return r
 			}
 			if r := c.redirectBudget(ctx, waitDL, s, t); r != nil {
 				return *r
 			}
-			if node, err = c.pick(t); err != nil {
+			next, err := c.pick(t)
+			if err != nil {
 				return attemptResult{err: routeErr(s.name, t.slot, err), failure: retry.Fatal, unwritten: true, owned: true}
 			}
+			if r.refused && next.Replica && next.EP.Down() {
+				return r // no other node to read from (ReadReplica)
+			}
+			node = next
 			f.Reset()
 			continue
 		}
