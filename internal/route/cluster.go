@@ -124,7 +124,7 @@ func (c *Cluster) Pick(slot int, read bool) (*Node, error) {
 // asks for a refresh.
 func (c *Cluster) pickIn(sh *shardNodes, read bool) (*Node, error) {
 	if wantsReplica(sh.replicas, read, c.cfg.Read) {
-		c.ref.noReplica()
+		c.ref.noReplica(noReplicaGap)
 	}
 	return pickIn(sh.primary, sh.replicas, read, c.cfg.Read)
 }

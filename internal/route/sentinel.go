@@ -73,6 +73,10 @@ type Sentinel struct {
 	switches   uint64
 	switchedBy string
 
+	// replicasRefused: the sentinel whose answer the last discovery
+	// installed refused SENTINEL REPLICAS by ACL (see refusedReplicasGap).
+	replicasRefused atomic.Bool
+
 	watchCtx    context.Context
 	watchCancel context.CancelFunc
 	watchWG     sync.WaitGroup
@@ -151,11 +155,16 @@ func (s *Sentinel) Kind() Kind { return KindSentinel }
 // Pick returns the current primary, or a replica for a read under a
 // replica read policy. slot is ignored. A read that finds no replica
 // (ReadReplica, ReadReplicaPreferred) asks for rediscovery, at most once
-// a second: the sentinels may list one again.
+// a second (once per refusedReplicasGap while the sentinel refuses
+// SENTINEL REPLICAS): the sentinels may list one again.
 func (s *Sentinel) Pick(slot int, read bool) (*Node, error) {
 	sn := s.snap.Load()
 	if wantsReplica(sn.replicas, read, s.cfg.Read) {
-		s.ref.noReplica()
+		gap := noReplicaGap
+		if s.replicasRefused.Load() {
+			gap = refusedReplicasGap
+		}
+		s.ref.noReplica(gap)
 	}
 	return pickIn(sn.primary, sn.replicas, read, s.cfg.Read)
 }
@@ -255,18 +264,14 @@ func (s *Sentinel) discover(ctx context.Context) error {
 	unknown := 0
 	order, switches := s.order()
 	cur := s.snap.Load()
-	type answer struct {
-		addr, primary    string
-		replicas, others []string
-	}
 	var first *answer
 	for _, addr := range order {
 		if ctx.Err() != nil {
 			break
 		}
-		primary, replicas, others, err := s.ask(ctx, addr)
-		if err == nil && cur != nil && primary != cur.primary.Addr {
-			err = s.verify(ctx, addr, primary)
+		a, err := s.ask(ctx, addr)
+		if err == nil && cur != nil && a.primary != cur.primary.Addr {
+			err = s.verify(ctx, addr, a.primary)
 		}
 		if err != nil && ctx.Err() != nil {
 			// The caller's context ended the query: the sentinel is not
@@ -280,14 +285,14 @@ func (s *Sentinel) discover(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
-		if s.unreachable(primary) {
+		if s.unreachable(a.primary) {
 			if first == nil {
-				first = &answer{addr, primary, replicas, others}
+				first = &a
 			}
 			continue
 		}
-		s.answered(addr, others, switches)
-		return s.install(primary, replicas)
+		s.answered(addr, a.others, switches)
+		return s.installAnswer(&a)
 	}
 	if err := ctx.Err(); err != nil {
 		if len(errs) == 0 || !errors.Is(errs[len(errs)-1], err) {
@@ -297,7 +302,7 @@ func (s *Sentinel) discover(ctx context.Context) error {
 	}
 	if first != nil {
 		s.answered(first.addr, first.others, switches)
-		return s.install(first.primary, first.replicas)
+		return s.installAnswer(first)
 	}
 	if unknown == len(order) {
 		return &sentinelError{name: s.cfg.Name, err: ErrUnknownPrimary}
@@ -357,17 +362,33 @@ func (s *Sentinel) unreachable(addr string) bool {
 	return n != nil && n.EP.Down()
 }
 
-// ask queries one sentinel on a connection of its own. replicas is nil
-// when the sentinel named the primary but its SENTINEL REPLICAS reply was
-// lost or unusable (the replicas are then unknown, not absent), and empty,
-// not nil, when it listed no healthy replica; others likewise for SENTINEL
-// SENTINELS.
-func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replicas, others []string, err error) {
+// answer is one sentinel's: the primary, its replicas (nil: unknown, the
+// reply was lost, unusable or refused, replicasRefused when by ACL; empty:
+// none healthy) and the other sentinels (likewise).
+type answer struct {
+	addr, primary    string
+	replicas, others []string
+	replicasRefused  bool
+}
+
+// installAnswer installs a's primary and replicas, and remembers whether
+// its sentinel refused SENTINEL REPLICAS.
+func (s *Sentinel) installAnswer(a *answer) error {
+	if err := s.install(a.primary, a.replicas); err != nil {
+		return err
+	}
+	s.replicasRefused.Store(a.replicasRefused)
+	return nil
+}
+
+// ask queries one sentinel on a connection of its own.
+func (s *Sentinel) ask(ctx context.Context, addr string) (a answer, err error) {
+	a.addr = addr
 	ctx, cancel := s.queryContext(ctx)
 	defer cancel()
 	nc, rd, _, _, err := wire.DialRaw(ctx, s.cfg.Conn(addr))
 	if err != nil {
-		return "", nil, nil, &sentinelError{addr: addr, err: err}
+		return a, &sentinelError{addr: addr, err: err}
 	}
 	defer nc.Close()
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
@@ -375,24 +396,26 @@ func (s *Sentinel) ask(ctx context.Context, addr string) (primary string, replic
 	v, err := rawCall(nc, rd, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", s.cfg.Name)
 	var re *wire.ReplyError
 	if errors.As(err, &re) && strings.HasPrefix(re.Text, "ERR unknown command") {
-		return "", nil, nil, &sentinelError{addr: addr, err: fmt.Errorf("%w (%w)", ErrNotSentinel, err)}
+		return a, &sentinelError{addr: addr, err: fmt.Errorf("%w (%w)", ErrNotSentinel, err)}
 	}
 	if err != nil {
-		return "", nil, nil, &sentinelError{addr: addr, err: err}
+		return a, &sentinelError{addr: addr, err: err}
 	}
 	if v.IsNull() {
-		return "", nil, nil, &sentinelError{addr: addr, name: s.cfg.Name, err: errNotKnownHere}
+		return a, &sentinelError{addr: addr, name: s.cfg.Name, err: errNotKnownHere}
 	}
-	if primary, err = primaryAddr(v); err != nil {
-		return "", nil, nil, &sentinelError{addr: addr, err: err}
+	if a.primary, err = primaryAddr(v); err != nil {
+		return a, &sentinelError{addr: addr, err: err}
 	}
 	if v, err := rawCall(nc, rd, "SENTINEL", "REPLICAS", s.cfg.Name); err == nil && v.Type.Aggregate() {
-		replicas = append(make([]string, 0, len(v.Elems)), instances(v, true)...)
+		a.replicas = append(make([]string, 0, len(v.Elems)), instances(v, true)...)
+	} else {
+		a.replicasRefused = errors.As(err, &re) && aclCode(re.Text)
 	}
 	if v, err := rawCall(nc, rd, "SENTINEL", "SENTINELS", s.cfg.Name); err == nil && v.Type.Aggregate() {
-		others = append(make([]string, 0, len(v.Elems)), instances(v, false)...)
+		a.others = append(make([]string, 0, len(v.Elems)), instances(v, false)...)
 	}
-	return primary, replicas, others, nil
+	return a, nil
 }
 
 // primaryAddr returns the host:port of a SENTINEL GET-MASTER-ADDR-BY-NAME

@@ -133,6 +133,12 @@ var errClosed = errors.New("the client is closed")
 // noReplicaGap spaces the refreshes that reads finding no replica ask for.
 const noReplicaGap = time.Second
 
+// refusedReplicasGap replaces noReplicaGap while the sentinel refuses
+// SENTINEL REPLICAS by ACL (NOPERM): the refusal does not pass by itself,
+// and asking once a second would only repeat it (as the watch's
+// refusedWatchBackoffMax).
+const refusedReplicasGap = 30 * time.Second
+
 // wantsReplica reports whether a read (read) under p found no replica it
 // would have used: ReadReplica fails, ReadReplicaPreferred reads from the
 // primary. The topology may list one again: see refresher.noReplica.
@@ -141,11 +147,12 @@ func wantsReplica(replicas []*Node, read bool, p ReadPolicy) bool {
 }
 
 // noReplica asks for a refresh for a read that found no replica, at most
-// once per noReplicaGap: a shard or group without replicas must not have
+// once per gap (noReplicaGap, unless the topology knows that asking again
+// soon would not help): a shard or group without replicas must not have
 // every read start one.
-func (r *refresher) noReplica() {
+func (r *refresher) noReplica(gap time.Duration) {
 	now := time.Now().UnixNano()
-	if last := r.noReplicaAt.Load(); now-last >= int64(noReplicaGap) && r.noReplicaAt.CompareAndSwap(last, now) {
+	if last := r.noReplicaAt.Load(); now-last >= int64(gap) && r.noReplicaAt.CompareAndSwap(last, now) {
 		_ = r.request(context.Background(), false)
 	}
 }
