@@ -220,3 +220,41 @@ func TestEngineFoldsOptionWordsASCIIOnly(t *testing.T) {
 		t.Errorf("HEXPIRE with F\u0131ELDS = %q, want %q", got, noFields)
 	}
 }
+
+// TestEngineReadsStreamsASCIIOnly: XREAD's and XREADGROUP's "ſTREAMS"
+// (long s, which Unicode upper-casing turns into STREAMS) is not the
+// STREAMS option but an unknown word, Redis's "ERR syntax error", and
+// reads nothing (nor delivers to the group); the ASCII spelling, in any
+// case, still reads.
+func TestEngineReadsStreamsASCIIOnly(t *testing.T) {
+	s := NewServer(t, InMemory())
+	c := dialProxy(t, s.Proxy)
+	if got := c.do("XADD", "s", "1-1", "f", "v"); got != "1-1" {
+		t.Fatalf("XADD = %q", got)
+	}
+	if got := c.do("XGROUP", "CREATE", "s", "g", "0"); got != "OK" {
+		t.Fatalf("XGROUP CREATE = %q", got)
+	}
+	for _, args := range [][]string{
+		{"XREAD", "\u017fTREAMS", "s", "0"},
+		{"XREAD", "streams", "s", "0"}, // ASCII control: must not be refused
+		{"XREAD", "\u017ftreams", "s", "0"},
+		{"XREAD", "COUNT", "1", "\u017fTREAMS", "s", "0"},
+		{"XREADGROUP", "GROUP", "g", "c", "\u017fTREAMS", "s", ">"},
+		{"XREADGROUP", "GROUP", "g", "c", "NOACK", "\u017fTREAMS", "s", ">"},
+	} {
+		got := c.do(args...)
+		if args[1] == "streams" {
+			if strings.HasPrefix(got, "-") {
+				t.Errorf("%q = %q, want the entry", args, got)
+			}
+			continue
+		}
+		if got != "-ERR syntax error" {
+			t.Errorf("%q = %q, want Redis's -ERR syntax error", args, got)
+		}
+	}
+	if got := c.do("XPENDING", "s", "g"); !strings.HasPrefix(got, "[0 ") {
+		t.Errorf("XPENDING = %q, want nothing pending: a non-ASCII STREAMS read for the group", got)
+	}
+}

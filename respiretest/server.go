@@ -225,11 +225,7 @@ func xaddHasIDMP(args []string) bool {
 		case "IDMP", "IDMPAUTO":
 			return true
 		default:
-			switch strings.ToUpper(args[i]) {
-			case "NOMKSTREAM", "MAXLEN", "MINID", "LIMIT", "IDMP", "IDMPAUTO":
-				return true
-			}
-			return false
+			return engineFolds(args[i], "NOMKSTREAM", "MAXLEN", "MINID", "LIMIT", "IDMP", "IDMPAUTO")
 		}
 	}
 	return false
