@@ -135,8 +135,8 @@ func xreadFolded(cmd string, args []string) string {
 // them: "MıNID" (dotless i) and "ſTREAMS" (long s) upper-case, and a
 // Kelvin sign lower-cases, into ASCII letters.
 func engineFolds(arg string, words ...string) bool {
-	if !slices.ContainsFunc([]byte(arg), func(b byte) bool { return b >= 0x80 }) {
-		return false // ASCII: the engine folds it as Redis does
+	if isASCII(arg) {
+		return false // the engine folds it as Redis does
 	}
 	up, low := strings.ToUpper(arg), strings.ToLower(arg)
 	for _, w := range words {
@@ -145,6 +145,29 @@ func engineFolds(arg string, words ...string) bool {
 		}
 	}
 	return false
+}
+
+// containers are Redis 7.0's commands with subcommands.
+var containers = map[string]bool{
+	"ACL": true, "CLIENT": true, "CLUSTER": true, "COMMAND": true, "CONFIG": true, "FUNCTION": true, "LATENCY": true,
+	"MEMORY": true, "MODULE": true, "OBJECT": true, "PUBSUB": true, "SCRIPT": true, "SLOWLOG": true, "XGROUP": true, "XINFO": true,
+}
+
+// foreignSubcommand returns Redis's error for a command with subcommands
+// (arguments after its name) whose subcommand word has a byte outside
+// ASCII, a subcommand Redis does not know (the engine's Unicode folding
+// reads "CLIENT ſetname" as SETNAME), or "". Like Redis it cuts the word
+// to 128 bytes and turns line breaks into spaces.
+func foreignSubcommand(cmd string, args []string) string {
+	if !containers[cmd] || len(args) == 0 || isASCII(args[0]) {
+		return ""
+	}
+	sub := args[0]
+	if len(sub) > 128 {
+		sub = sub[:128]
+	}
+	sub = strings.NewReplacer("\r", " ", "\n", " ").Replace(sub)
+	return "ERR unknown subcommand '" + sub + "'. Try " + cmd + " HELP."
 }
 
 // scriptBlocks returns Redis's error for a command a script calls (cmd,

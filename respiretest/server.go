@@ -29,7 +29,8 @@ import (
 // as Redis 7.0 does. Command names fold a-z only, as Redis folds them: a
 // name with a byte outside ASCII is an unknown command (except inside a
 // Lua script, whose redis.call names the engine upper-cases with Unicode
-// rules). A Server is safe for concurrent use. Make one with
+// rules), and such a subcommand word (CLIENT, XINFO...) an unknown
+// subcommand. A Server is safe for concurrent use. Make one with
 // [NewServer] or [StartServer]: the zero Server is not usable.
 type Server struct {
 	*Proxy
@@ -128,6 +129,10 @@ func redis70Hook(srv *server.Server) server.Hook {
 		if msg := beyondStringLimit(cmd, args); msg != "" {
 			// The engine would allocate the whole string (a terabyte
 			// for SETRANGE k 1099511627776 v) and crash the process.
+			c.WriteError(msg)
+			return true
+		}
+		if msg := foreignSubcommand(cmd, args); msg != "" {
 			c.WriteError(msg)
 			return true
 		}
