@@ -6,10 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/ascii"
 	"github.com/respire-go/respire/internal/clock"
 	"github.com/respire-go/respire/internal/route"
 	"github.com/respire-go/respire/internal/wire"
@@ -75,12 +75,14 @@ type Script struct {
 	err      error // a construction error: Run and Load return it, sending nothing
 }
 
-// NewScript returns the script with source src. An empty source makes
-// every use fail with [ErrInvalidArgument] before any I/O.
+// NewScript returns the script with source src. An empty source, or one
+// of ASCII white space only, makes every use fail with
+// [ErrInvalidArgument] before any I/O; other white space (U+00A0) is
+// sent, and the server answers that it does not compile.
 func NewScript(src string, opt ScriptOptions) *Script {
 	sum := sha1.Sum([]byte(src))
 	s := &Script{src: src, sha: hex.EncodeToString(sum[:]), readOnly: opt.ReadOnly, cat: Never}
-	if strings.TrimSpace(src) == "" {
+	if ascii.TrimSpace(src) == "" {
 		s.err = errInvalid("EVAL", "empty script")
 	}
 	return s

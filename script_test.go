@@ -288,6 +288,25 @@ func TestScriptAndFunctionBadInput(t *testing.T) {
 	}
 }
 
+// TestScriptOfUnicodeSpaceReachesTheServer: a script of only Unicode
+// white space (no-break space, next line) is not empty to Redis, whose
+// Lua reads ASCII white space only: the server compiles it and answers
+// its own error, which Run returns, where NewScript used to call it empty
+// and send nothing. ASCII white space alone is still refused before any
+// I/O (TestScriptAndFunctionBadInput).
+func TestScriptOfUnicodeSpaceReachesTheServer(t *testing.T) {
+	forEachProtocol(t, Options{}, func(t *testing.T, c *Client) {
+		ctx := testCtx(t)
+		for _, src := range []string{"\u00a0", " \u0085\t"} {
+			_, err := NewScript(src, ScriptOptions{}).Run(ctx, c, nil)
+			var se *ServerError
+			if !errors.As(err, &se) || errors.Is(err, ErrInvalidArgument) {
+				t.Errorf("Run of %q = %v, want the server's error", src, err)
+			}
+		}
+	})
+}
+
 // catchPanic runs fn and returns its error, or its panic as an error.
 func catchPanic(fn func() error) (err error) {
 	defer func() {

@@ -211,10 +211,10 @@ func (c Command) Category() RetryCategory { return c.cat }
 // ASCII white space around the name and the subcommand is trimmed, and
 // only that: a no-break space is part of the name, as on the server.
 func New(name string) Command {
-	name = trimSpace(name)
+	name = ascii.TrimSpace(name)
 	d := &descriptor{}
 	if i := strings.IndexByte(name, ' '); i >= 0 {
-		d.name, d.sub = ascii.Upper(name[:i]), ascii.Upper(trimSpace(name[i+1:]))
+		d.name, d.sub = ascii.Upper(name[:i]), ascii.Upper(ascii.TrimSpace(name[i+1:]))
 	} else {
 		d.name = ascii.Upper(name)
 	}

@@ -19,11 +19,11 @@ import (
 // state, cursor, scripting). A raw command's retry category never comes
 // from Lookup; only an audited descriptor or a declaration grants one.
 func Lookup(name, sub string) (Command, bool) {
-	name = ascii.Upper(trimSpace(name))
+	name = ascii.Upper(ascii.TrimSpace(name))
 	if i, ok := find(name, ""); ok && !container(i) {
 		return ref(i), true // sub is ignored: no case conversion of an argument
 	}
-	sub = ascii.Upper(trimSpace(sub))
+	sub = ascii.Upper(ascii.TrimSpace(sub))
 	if sub != "" {
 		if i, ok := find(name, sub); ok {
 			return ref(i), true
@@ -40,7 +40,7 @@ func Lookup(name, sub string) (Command, bool) {
 // only then does a raw
 // command's first argument choose its descriptor.
 func HasSubcommands(name string) bool {
-	name = ascii.Upper(trimSpace(name))
+	name = ascii.Upper(ascii.TrimSpace(name))
 	i, ok := find(name, "")
 	if ok {
 		return container(i)
@@ -91,8 +91,3 @@ func (c Command) Index() int {
 	}
 	return i
 }
-
-// trimSpace returns s without the ASCII white space (space, \t, \r, \n,
-// \v, \f) around it. Unicode white space (U+00A0, U+0085) stays: the
-// server reads it as part of the name, which it then does not know.
-func trimSpace(s string) string { return strings.Trim(s, " \t\r\n\v\f") }

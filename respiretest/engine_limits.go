@@ -36,7 +36,8 @@ const (
 )
 
 // engineCrash returns the error reply for a command (arguments after its
-// name) that would crash the engine, or "".
+// name) that would crash the engine, or that it would read with an option
+// word Redis does not know (xreadFolded, xtrimCrash), or "".
 func engineCrash(cmd string, args []string) string {
 	switch cmd {
 	case "SRANDMEMBER", "HRANDFIELD", "ZRANDMEMBER":
@@ -54,6 +55,9 @@ func engineCrash(cmd string, args []string) string {
 	case "XTRIM":
 		return xtrimCrash(args)
 	case "XREAD", "XREADGROUP":
+		if msg := xreadFolded(cmd, args); msg != "" {
+			return msg
+		}
 		if keys := xreadStreams(cmd, args); len(keys) > 1 {
 			seen := make(map[string]bool, len(keys))
 			for _, k := range keys {
@@ -80,7 +84,21 @@ func engineCrash(cmd string, args []string) string {
 // xreadStreams returns the stream keys of an XREAD or XREADGROUP
 // (arguments after the name), or nil where the engine's own error answers.
 func xreadStreams(cmd string, args []string) []string {
-	i := 0
+	i, ok := xreadStreamsAt(cmd, args)
+	if !ok {
+		return nil
+	}
+	rest := args[i+1:]
+	if len(rest)%2 != 0 {
+		return nil
+	}
+	return rest[:len(rest)/2]
+}
+
+// xreadStreamsAt returns the index in args (after the name) of an XREAD's
+// or XREADGROUP's STREAMS, or, with ok false, of the first word that is
+// no option (len(args) or more when there is none).
+func xreadStreamsAt(cmd string, args []string) (i int, ok bool) {
 	if cmd == "XREADGROUP" {
 		i = 3 // GROUP group consumer
 	}
@@ -91,16 +109,65 @@ func xreadStreams(cmd string, args []string) []string {
 		case "NOACK":
 			i++
 		case "STREAMS":
-			rest := args[i+1:]
-			if len(rest)%2 != 0 {
-				return nil
-			}
-			return rest[:len(rest)/2]
+			return i, true
 		default:
-			return nil
+			return i, false
 		}
 	}
-	return nil
+	return i, false
+}
+
+// xreadFolded returns Redis's syntax error for an XREAD or XREADGROUP
+// (arguments after the name) with an option word before STREAMS that
+// only the engine's Unicode folding reads as an option ("ſTREAMS", long
+// s), or "".
+func xreadFolded(cmd string, args []string) string {
+	if i, ok := xreadStreamsAt(cmd, args); !ok && i < len(args) &&
+		engineFolds(args[i], "COUNT", "BLOCK", "NOACK", "STREAMS") {
+		return errSyntax
+	}
+	return ""
+}
+
+// engineFolds reports whether the engine, which folds option words with
+// Unicode rules (strings.ToUpper, strings.ToLower), reads arg as one of
+// words (upper-case ASCII) where Redis, folding a-z only, reads none of
+// them: "MıNID" (dotless i) and "ſTREAMS" (long s) upper-case, and a
+// Kelvin sign lower-cases, into ASCII letters.
+func engineFolds(arg string, words ...string) bool {
+	if isASCII(arg) {
+		return false // the engine folds it as Redis does
+	}
+	up, low := strings.ToUpper(arg), strings.ToLower(arg)
+	for _, w := range words {
+		if up == w || ascii.EqualFold(low, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// containers are Redis 7.0's commands with subcommands.
+var containers = map[string]bool{
+	"ACL": true, "CLIENT": true, "CLUSTER": true, "COMMAND": true, "CONFIG": true, "FUNCTION": true, "LATENCY": true,
+	"MEMORY": true, "MODULE": true, "OBJECT": true, "PUBSUB": true, "SCRIPT": true, "SLOWLOG": true, "XGROUP": true, "XINFO": true,
+}
+
+// foreignSubcommand returns Redis's error for a command with subcommands
+// (arguments after its name) whose subcommand word has a byte outside
+// ASCII, a subcommand Redis does not know (the engine's Unicode folding
+// reads "CLIENT ſetname" as SETNAME), or "". Like Redis it cuts the word
+// to 128 bytes and turns line breaks into spaces.
+func foreignSubcommand(cmd string, args []string) string {
+	if !containers[cmd] || len(args) == 0 || isASCII(args[0]) {
+		return ""
+	}
+	sub := args[0]
+	if len(sub) > 128 {
+		sub = sub[:128]
+	}
+	sub = strings.NewReplacer("\r", " ", "\n", " ").Replace(sub)
+	return "ERR unknown subcommand '" + sub + "'. Try " + cmd + " HELP."
 }
 
 // scriptBlocks returns Redis's error for a command a script calls (cmd,
@@ -137,10 +204,8 @@ func xtrimCrash(args []string) string {
 	}
 	strategy := ascii.Upper(args[1])
 	if strategy != "MAXLEN" && strategy != "MINID" {
-		if u := strings.ToUpper(args[1]); u == "MAXLEN" || u == "MINID" {
-			// The engine folds with Unicode rules and would take
-			// "MıNID" (dotless i) for MINID; Redis does not know it.
-			return errSyntax
+		if engineFolds(args[1], "MAXLEN", "MINID") {
+			return errSyntax // "MıNID" (dotless i): Redis does not know it
 		}
 		return ""
 	}

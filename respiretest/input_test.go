@@ -192,11 +192,7 @@ func TestEngineFoldsCommandNamesASCIIOnly(t *testing.T) {
 // "FıELDS" is not FIELDS (Redis's "Mandatory argument FIELDS" error),
 // not read as FIELDS with a count beyond the arguments.
 func TestEngineFoldsOptionWordsASCIIOnly(t *testing.T) {
-	s := NewServer(t, InMemory())
-	c := dialProxy(t, s.Proxy)
-	if got := c.do("XADD", "s", "1-1", "f", "v"); got != "1-1" {
-		t.Fatalf("XADD = %q", got)
-	}
+	c := withStream(t)
 	for _, args := range [][]string{
 		{"XTRIM", "s", "M\u0131NID", "2-0"},
 		{"XTRIM", "s", "m\u0131n\u0131d", "="},
@@ -219,4 +215,73 @@ func TestEngineFoldsOptionWordsASCIIOnly(t *testing.T) {
 	if got := c.do("HEXPIRE", "h", "10", "F\u0131ELDS", "9", "f"); got != noFields {
 		t.Errorf("HEXPIRE with F\u0131ELDS = %q, want %q", got, noFields)
 	}
+}
+
+// TestEngineReadsStreamsASCIIOnly: XREAD's and XREADGROUP's "ſTREAMS"
+// (long s, which Unicode upper-casing turns into STREAMS) is not the
+// STREAMS option but an unknown word, Redis's "ERR syntax error", and
+// reads nothing (nor delivers to the group); the ASCII spelling, in any
+// case, still reads.
+func TestEngineReadsStreamsASCIIOnly(t *testing.T) {
+	c := withStream(t)
+	if got := c.do("XGROUP", "CREATE", "s", "g", "0"); got != "OK" {
+		t.Fatalf("XGROUP CREATE = %q", got)
+	}
+	for _, args := range [][]string{
+		{"XREAD", "\u017fTREAMS", "s", "0"},
+		{"XREAD", "streams", "s", "0"}, // ASCII control: must not be refused
+		{"XREAD", "\u017ftreams", "s", "0"},
+		{"XREAD", "COUNT", "1", "\u017fTREAMS", "s", "0"},
+		{"XREADGROUP", "GROUP", "g", "c", "\u017fTREAMS", "s", ">"},
+		{"XREADGROUP", "GROUP", "g", "c", "NOACK", "\u017fTREAMS", "s", ">"},
+	} {
+		got := c.do(args...)
+		if args[1] == "streams" {
+			if strings.HasPrefix(got, "-") {
+				t.Errorf("%q = %q, want the entry", args, got)
+			}
+			continue
+		}
+		if got != "-ERR syntax error" {
+			t.Errorf("%q = %q, want Redis's -ERR syntax error", args, got)
+		}
+	}
+	if got := c.do("XPENDING", "s", "g"); !strings.HasPrefix(got, "[0 ") {
+		t.Errorf("XPENDING = %q, want nothing pending: a non-ASCII STREAMS read for the group", got)
+	}
+}
+
+// TestEngineSubcommandsFoldASCIIOnly: a subcommand word with a byte
+// outside ASCII is one Redis does not know, however Unicode folds it:
+// "CLIENT ſetname" (long s) names no connection and XINFO's "ſTREAM"
+// reads nothing; each gets Redis 7.0.15's own error (checked with
+// redis-cli), and the ASCII spellings still run.
+func TestEngineSubcommandsFoldASCIIOnly(t *testing.T) {
+	c := withStream(t)
+	for _, args := range [][]string{{"CLIENT", "\u017fetname", "x"}, {"XINFO", "\u017fTREAM", "s"}, {"OBJECT", "\u017f"}} {
+		want := "-ERR unknown subcommand '" + args[1] + "'. Try " + args[0] + " HELP."
+		if got := c.do(args...); got != want {
+			t.Errorf("%q = %q, want %q", args, got, want)
+		}
+	}
+	if got := c.do("CLIENT", "GETNAME"); got != "(nil)" {
+		t.Errorf("CLIENT GETNAME = %q, want (nil): a non-ASCII SETNAME named the connection", got)
+	}
+	if got := c.do("client", "setname", "x"); got != "OK" {
+		t.Errorf("client setname = %q, want OK", got)
+	}
+	if got := c.do("XINFO", "stream", "s"); strings.HasPrefix(got, "-") {
+		t.Errorf("XINFO stream = %q, want the stream's info", got)
+	}
+}
+
+// withStream dials a new embedded server holding stream s with entry 1-1.
+func withStream(t *testing.T) *client {
+	t.Helper()
+	s := NewServer(t, InMemory())
+	c := dialProxy(t, s.Proxy)
+	if got := c.do("XADD", "s", "1-1", "f", "v"); got != "1-1" {
+		t.Fatalf("XADD = %q", got)
+	}
+	return c
 }

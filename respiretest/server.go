@@ -29,7 +29,8 @@ import (
 // as Redis 7.0 does. Command names fold a-z only, as Redis folds them: a
 // name with a byte outside ASCII is an unknown command (except inside a
 // Lua script, whose redis.call names the engine upper-cases with Unicode
-// rules). A Server is safe for concurrent use. Make one with
+// rules), and such a subcommand word (CLIENT, XINFO...) an unknown
+// subcommand. A Server is safe for concurrent use. Make one with
 // [NewServer] or [StartServer]: the zero Server is not usable.
 type Server struct {
 	*Proxy
@@ -131,6 +132,10 @@ func redis70Hook(srv *server.Server) server.Hook {
 			c.WriteError(msg)
 			return true
 		}
+		if msg := foreignSubcommand(cmd, args); msg != "" {
+			c.WriteError(msg)
+			return true
+		}
 		if msg := engineCrash(cmd, args); msg != "" {
 			c.WriteError(msg)
 			return true
@@ -225,11 +230,7 @@ func xaddHasIDMP(args []string) bool {
 		case "IDMP", "IDMPAUTO":
 			return true
 		default:
-			switch strings.ToUpper(args[i]) {
-			case "NOMKSTREAM", "MAXLEN", "MINID", "LIMIT", "IDMP", "IDMPAUTO":
-				return true
-			}
-			return false
+			return engineFolds(args[i], "NOMKSTREAM", "MAXLEN", "MINID", "LIMIT", "IDMP", "IDMPAUTO")
 		}
 	}
 	return false

@@ -761,9 +761,9 @@ func (s *session) writeLoop() {
 }
 
 // isASCII reports whether b has no byte above 0x7f.
-func isASCII(b []byte) bool {
-	for _, c := range b {
-		if c >= 0x80 {
+func isASCII[T string | []byte](b T) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] >= 0x80 {
 			return false
 		}
 	}

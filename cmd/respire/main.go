@@ -16,6 +16,7 @@ import (
 
 	"github.com/respire-go/respire"
 	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/ascii"
 )
 
 // Exit codes.
@@ -382,7 +383,7 @@ func printFailure(w io.Writer, name string, err error) {
 	if !errors.Is(err, respire.ErrInvalidArgument) {
 		return
 	}
-	if hint := refusalHints[strings.ToUpper(name)]; hint != "" {
+	if hint := refusalHints[ascii.Upper(name)]; hint != "" {
 		fmt.Fprintf(w, "respire: %s\n", hint)
 	}
 }

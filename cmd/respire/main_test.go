@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/respire-go/respire"
 	"go.uber.org/goleak"
 )
 
@@ -99,5 +101,26 @@ func TestUsageNeverShowsPassword(t *testing.T) {
 		if strings.Contains(out+errs, "s3cret") {
 			t.Errorf("%q printed the password:\n%s%s", args, out, errs)
 		}
+	}
+}
+
+// TestCommandWordsFoldASCIIOnly: the command line reads command names as
+// Redis does, folding a-z only: "ſubscribe" (long s) gets no SUBSCRIBE
+// hint, and a successful "ſelect 1" (a module's command, say) does not
+// switch the prompt's database.
+func TestCommandWordsFoldASCIIOnly(t *testing.T) {
+	refused := fmt.Errorf("%w: refused", respire.ErrInvalidArgument)
+	for name, wantHint := range map[string]bool{"subscribe": true, "\u017fubscribe": false} {
+		var out bytes.Buffer
+		printFailure(&out, name, refused)
+		if got := strings.Contains(out.String(), "respire subscribe"); got != wantHint {
+			t.Errorf("printFailure(%q) = %q; hint shown %v, want %v", name, out.String(), got, wantHint)
+		}
+	}
+	if db, ok := selectedDB([]string{"select", "1"}); !ok || db != 1 {
+		t.Errorf("selectedDB(select 1) = %d, %v; want 1, true", db, ok)
+	}
+	if db, ok := selectedDB([]string{"\u017felect", "1"}); ok {
+		t.Errorf("selectedDB(\u017felect 1) = %d, true; want no SELECT", db)
 	}
 }

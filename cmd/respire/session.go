@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/respire-go/respire"
+	"github.com/respire-go/respire/internal/ascii"
 )
 
 // session holds, for the interactive mode, a connection lent by
@@ -103,7 +104,7 @@ func wordArgs(words []string) []any {
 // selectedDB returns the database a successful command words chose, if it
 // is a SELECT.
 func selectedDB(words []string) (int, bool) {
-	if len(words) != 2 || !strings.EqualFold(words[0], "SELECT") {
+	if len(words) != 2 || !ascii.EqualFold(words[0], "SELECT") {
 		return 0, false
 	}
 	db, err := strconv.Atoi(words[1])

@@ -2,7 +2,8 @@
 // words: a-z and A-Z only. Unicode folding (strings.ToUpper,
 // strings.EqualFold) would take a dotless i for an I, a long s for an S
 // or the Kelvin sign for a K, and so read a command differently from the
-// server, which answers such a name "unknown command".
+// server, which answers such a name "unknown command". It trims white
+// space as Redis skips it too: the six ASCII white space bytes only.
 package ascii
 
 import "strings"
@@ -41,6 +42,13 @@ func EqualFold(a, b string) bool {
 	}
 	return true
 }
+
+// TrimSpace returns s without the ASCII white space (space, \t, \r, \n,
+// \v, \f) around it, the white space Redis and its Lua skip. Unicode
+// white space (U+00A0, U+0085) stays: the server reads it as part of a
+// name, which it then does not know, or of a script, which does not
+// compile.
+func TrimSpace(s string) string { return strings.Trim(s, " \t\r\n\v\f") }
 
 func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
 

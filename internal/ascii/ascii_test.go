@@ -26,3 +26,14 @@ func TestFoldsASCIIOnly(t *testing.T) {
 		t.Errorf("Upper of an upper-case name allocates %v times, want none", n)
 	}
 }
+
+// TestTrimSpaceASCIIOnly proves that TrimSpace trims the six ASCII white
+// space bytes around a string and keeps Unicode white space (no-break
+// space, next line) and the space inside.
+func TestTrimSpaceASCIIOnly(t *testing.T) {
+	for in, want := range map[string]string{"": "", " \t\r\n\v\f": "", " GET\t": "GET", "\u00a0": "\u00a0", "\u0085GET ": "\u0085GET", " a b ": "a b"} {
+		if got := TrimSpace(in); got != want {
+			t.Errorf("TrimSpace(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

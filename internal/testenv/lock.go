@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 )
 
@@ -44,6 +43,14 @@ var topo struct {
 // exclusively after it (or the test it is a subtest of) took it shared,
 // and one that asks while a parallel test holds it. A subtest of a
 // test holding the lock exclusively holds it too.
+//
+// The machine-wide part is an flock(2) on a file in the temporary
+// directory, on the Unix systems that have it (lock_flock.go). Elsewhere
+// (Windows, Solaris, AIX, Plan 9, WebAssembly) the lock is the process's
+// only (lock_other.go): the rules above still hold within one test
+// binary, but test binaries of different packages do not wait for each
+// other, so run the tests there with `go test -p 1` when they share
+// servers.
 func UseTopology(t testing.TB, changeRoles bool) {
 	t.Helper()
 	topo.Lock()
@@ -69,11 +76,7 @@ func UseTopology(t testing.TB, changeRoles bool) {
 			t.Fatalf("topology lock: %v", err)
 			return
 		}
-		how := syscall.LOCK_SH
-		if changeRoles {
-			how = syscall.LOCK_EX
-		}
-		if err := syscall.Flock(int(f.Fd()), how); err != nil {
+		if err := lockFile(f, changeRoles); err != nil {
 			_ = f.Close()
 			t.Fatalf("topology lock: %v", err)
 			return
