@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/respire-go/respire/catalog"
@@ -150,7 +151,7 @@ func (s *Script) roIndex() int {
 func refusedByACL(se *ServerError, name string) bool {
 	rest, ok := strings.CutSuffix(se.Message, "' command")
 	i := strings.LastIndexByte(rest, '\'')
-	return ok && se.Code == "NOPERM" && i >= 0 && strings.EqualFold(rest[i+1:], name) &&
+	return ok && se.Code == "NOPERM" && i >= 0 && ascii.EqualFold(rest[i+1:], name) &&
 		strings.HasSuffix(rest[:i], " permissions to run the ")
 }
 
