@@ -2,7 +2,6 @@ package respire
 
 import (
 	"context"
-	"unsafe"
 
 	"github.com/respire-go/respire/internal/wire"
 	"github.com/respire-go/respire/resp"
@@ -57,11 +56,10 @@ func (c *Client) doInt(ctx context.Context, f *wire.Frame, s *spec) (int64, erro
 	return n, nil
 }
 
-// doString returns a string reply; null is ErrNil. The reply is read
-// into the frame's own buffer, so the string is the only allocation.
+// doString returns a string reply; null is ErrNil. The reader makes the
+// string from the reply's bytes, the only allocation.
 func (c *Client) doString(ctx context.Context, f *wire.Frame, s *spec) (string, error) {
-	f.Want = wire.WantBytes
-	f.Bytes = f.Scratch[:0]
+	f.Want = wire.WantString
 	if err := c.exec(ctx, f, s); err != nil {
 		return "", err
 	}
@@ -71,18 +69,7 @@ func (c *Client) doString(ctx context.Context, f *wire.Frame, s *spec) (string, 
 // frameString reads the string reply in f, which it releases; null is
 // ErrNil.
 func frameString(f *wire.Frame) (string, error) {
-	var str string
-	if cap(f.Bytes) > wire.MaxScratch {
-		// Release would drop these bytes, which the reply filled and
-		// nothing else refers to: the string takes them, without the
-		// copy that would double a large value's memory.
-		str = unsafe.String(unsafe.SliceData(f.Bytes), len(f.Bytes))
-		f.Scratch = nil
-	} else {
-		str = string(f.Bytes)
-		f.Scratch = f.Bytes[:0]
-	}
-	null, odd := f.Null, f.Value
+	str, null, odd := f.Str, f.Null, f.Value
 	f.Release()
 	switch {
 	case odd.Type != 0:

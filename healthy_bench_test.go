@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -147,4 +148,23 @@ func BenchmarkCommandMetricsInMemory(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkGetParallelInMemory measures the client's CPU cost of a GET
+// returning a string while 512 goroutines share the connection, against
+// the in-memory server: the path of the reader goroutine handing replies
+// to waiting callers on other CPUs, without network noise.
+func BenchmarkGetParallelInMemory(b *testing.B) {
+	c := inMemoryClient(b, Options{})
+	ctx := context.Background()
+	b.SetParallelism(max(1, 512/runtime.GOMAXPROCS(0)))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := c.Get(ctx, "k"); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

@@ -13,8 +13,8 @@ import (
 
 // TestGetOfALargeValueCopiesItOnce proves that Get of an 8 MiB value
 // allocates no more than GetBytes with no buffer of the caller's does:
-// the string takes the bytes read for it instead of a copy of them (the
-// frame would have dropped them), and the value is intact.
+// the reader makes the string from the bytes it read, the value's one
+// copy, and the value is intact.
 func TestGetOfALargeValueCopiesItOnce(t *testing.T) {
 	ctx := testCtx(t)
 	c := newClient(t, Options{})
@@ -38,7 +38,9 @@ func TestGetOfALargeValueCopiesItOnce(t *testing.T) {
 	if errBytes != nil || string(gotBytes) != want || err != nil || got != want {
 		t.Fatalf("GetBytes: %d bytes, %v; Get: %d bytes, %v; want the 8 MiB value", len(gotBytes), errBytes, len(got), err)
 	}
-	if viaString > viaBytes+1<<20 {
+	// The reader's buffers for the reply vary by up to 2 MiB from one
+	// call to the next; a second copy of the value would add 8 MiB.
+	if viaString > viaBytes+4<<20 {
 		t.Errorf("Get allocated %d MiB, GetBytes %d MiB: want no copy of the 8 MiB value", viaString>>20, viaBytes>>20)
 	}
 }

@@ -82,7 +82,7 @@ func (c *Client) execFanOut(ctx context.Context, f *wire.Frame, s *spec) error {
 
 // takeReply makes the reply of p, a part's frame, f's.
 func takeReply(f, p *wire.Frame) {
-	f.Int, f.Null, f.Value = p.Int, p.Null, p.Value
+	f.Str, f.Int, f.Null, f.Value = p.Str, p.Int, p.Null, p.Value
 	f.Bytes = append(f.Bytes, p.Bytes...)
 }
 

@@ -195,7 +195,7 @@ func (c *Client) xaddAutoFrames(ctx context.Context, key string, opt XAddOptions
 	// The fallback shares the call's deadline: compute it before the
 	// first send, as exec does.
 	dl := c.waitDeadline(ctx)
-	f.Want, f.Bytes = wire.WantBytes, f.Scratch[:0]
+	f.Want = wire.WantString
 	err = c.execFrame(ctx, f, s)
 	if err == nil || !isNoIDMP(err) {
 		return f, err
@@ -216,7 +216,7 @@ func (c *Client) xaddAutoFrames(ctx context.Context, key string, opt XAddOptions
 	if f, s, err = c.xaddFrame(key, opt, pairs); err != nil {
 		return nil, err
 	}
-	f.Want, f.Bytes = wire.WantBytes, f.Scratch[:0]
+	f.Want = wire.WantString
 	return f, c.execFrame(ctx, f, s)
 }
 

@@ -69,6 +69,8 @@ func replyView(f *wire.Frame) resp.Value {
 	switch f.Want {
 	case wire.WantBytes:
 		return resp.Value{Type: resp.BulkString, Str: f.Bytes}
+	case wire.WantString:
+		return resp.Value{Type: resp.BulkString, Str: []byte(f.Str)} // a copy: no hot path views it
 	case wire.WantInt:
 		return resp.Value{Type: resp.Integer, Int: f.Int}
 	}

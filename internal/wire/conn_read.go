@@ -196,13 +196,15 @@ func decode(f *Frame, v resp.Value, idx int) {
 	}
 	f.Null = v.IsNull()
 	switch f.Want {
-	case WantBytes:
+	case WantBytes, WantString:
 		switch {
 		case f.Null:
 		case v.Type.Aggregate():
 			f.Value = v.Clone() // unexpected shape: keep it for the caller's error
-		default:
+		case f.Want == WantBytes:
 			f.Bytes = append(f.Bytes, v.TextBytes()...)
+		default:
+			f.Str = string(v.TextBytes())
 		}
 	case WantInt:
 		switch v.Type {

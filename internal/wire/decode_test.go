@@ -41,6 +41,31 @@ func TestDecode(t *testing.T) {
 				t.Errorf("got Null %v, want true", f.Null)
 			}
 		}},
+		{"string bulk", WantString, 0, nil, "$5\r\nhello\r\n", func(t *testing.T, f *Frame) {
+			if f.Str != "hello" || f.Null || f.IsErr || f.Bytes != nil {
+				t.Errorf("got Str %q Null %v IsErr %v Bytes %q, want hello in Str alone", f.Str, f.Null, f.IsErr, f.Bytes)
+			}
+		}},
+		{"string from a status and a RESP3 verbatim string", WantString, 2, nil, "+OK\r\n=9\r\ntxt:hello\r\n", func(t *testing.T, f *Frame) {
+			if f.Str != "hello" {
+				t.Errorf("got Str %q, want the verbatim string's text hello", f.Str)
+			}
+		}},
+		{"string null", WantString, 0, nil, "$-1\r\n", func(t *testing.T, f *Frame) {
+			if !f.Null || f.Str != "" {
+				t.Errorf("got Null %v Str %q, want null and empty", f.Null, f.Str)
+			}
+		}},
+		{"string with unexpected shape keeps the value", WantString, 0, nil, "*1\r\n$2\r\nhi\r\n", func(t *testing.T, f *Frame) {
+			if want := (resp.Value{Type: resp.Array, Elems: []resp.Value{str("hi")}}); !f.Value.Equal(want) || f.Str != "" {
+				t.Errorf("got Value %+v Str %q, want the array kept and no Str", f.Value, f.Str)
+			}
+		}},
+		{"string error reply", WantString, 0, nil, "-ERR no\r\n", func(t *testing.T, f *Frame) {
+			if !f.IsErr || string(f.ErrReply) != "ERR no" || f.Str != "" {
+				t.Errorf("got IsErr %v ErrReply %q Str %q, want the error alone", f.IsErr, f.ErrReply, f.Str)
+			}
+		}},
 		{"int", WantInt, 0, nil, ":-42\r\n", func(t *testing.T, f *Frame) {
 			if f.Int != -42 || f.Null {
 				t.Errorf("got Int %d Null %v, want -42", f.Int, f.Null)

@@ -48,6 +48,10 @@ const (
 	// of another type (but null, which sets Null) is kept in Frame.Value
 	// for the caller's error.
 	WantNone
+	// WantString stores a string-like reply in Frame.Str, the one
+	// allocation made while the reader still holds the bytes; null sets
+	// Null.
+	WantString
 )
 
 // frame states; transitions are CASes so that exactly one side releases.
@@ -121,6 +125,7 @@ type Frame struct {
 
 	// Results, valid after a successful Wait.
 	Bytes  []byte       // WantBytes: the string reply, appended to the initial Bytes
+	Str    string       // WantString
 	Int    int64        // WantInt
 	Null   bool         // the (last) reply was null
 	Value  resp.Value   // WantValue: an owned copy of the reply (the last one when Replies > 1)
@@ -186,10 +191,6 @@ func GetFrame() *Frame { return defaultPool.Get() }
 // maxRetainedBuf bounds the command buffer a pooled frame keeps.
 const maxRetainedBuf = 64 << 10
 
-// MaxScratch is the largest Scratch a released frame keeps: a larger one
-// is dropped, so its caller may keep it.
-const MaxScratch = maxRetainedBuf
-
 // Release returns f to the pool. Call it only while the caller owns the
 // frame: before Submit, after a failed Submit, or after Wait returned nil.
 // After Wait returned an error the frame is no longer the caller's. It
@@ -205,7 +206,7 @@ func (f *Frame) recycle() {
 	}
 	f.Buf = f.Buf[:0]
 	f.Want, f.Replies, f.Prelude = WantValue, 0, 0
-	f.Bytes, f.Int, f.Null, f.Value, f.Values, f.Arena = nil, 0, false, resp.Value{}, nil, nil
+	f.Bytes, f.Str, f.Int, f.Null, f.Value, f.Values, f.Arena = nil, "", 0, false, resp.Value{}, nil, nil
 	f.ErrReply, f.IsErr, f.ErrIndex, f.Err = f.ErrReply[:0], false, 0, nil
 	f.pending, f.seq, f.bytesBase = 0, 0, 0
 	f.alarm = nil
@@ -228,7 +229,7 @@ func (f *Frame) startOver() {
 // Reset makes a completed frame ready to be submitted again with the same
 // Buf, Want and Replies (a resend). Results are cleared.
 func (f *Frame) Reset() {
-	f.Int, f.Null, f.Value, f.Values, f.Arena = 0, false, resp.Value{}, f.Values[:0], f.Arena[:0]
+	f.Str, f.Int, f.Null, f.Value, f.Values, f.Arena = "", 0, false, resp.Value{}, f.Values[:0], f.Arena[:0]
 	f.Bytes = f.Bytes[:f.bytesBase] // the caller's prefix stays; only this frame's reply goes
 	f.ErrReply, f.IsErr, f.ErrIndex, f.Err = f.ErrReply[:0], false, 0, nil
 	f.startOver()
