@@ -129,6 +129,42 @@ func TestHealthyPathAllocations(t *testing.T) {
 	}
 }
 
+// TestStringRepliesAllocateOnlyTheString proves that the Client methods
+// returning a string reply (Get and the typed commands made with
+// stringCmd) allocate one thing per warm call, the string the reader
+// makes, and return the value intact.
+func TestStringRepliesAllocateOnlyTheString(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	c := newClient(t, Options{})
+	ctx, k, h, l := context.Background(), key(t, "s"), key(t, "h"), key(t, "l")
+	if err := c.Set(ctx, k, benchValue); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.HSet(ctx, h, "f", benchValue); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RPush(ctx, l, benchValue); err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, get func() (string, error)) namedOp {
+		return namedOp{name, func() {
+			if v, err := get(); err != nil || v != benchValue {
+				t.Fatalf("%s = %q, %v; want the value", name, v, err)
+			}
+		}}
+	}
+	for _, o := range []namedOp{
+		check("Get", func() (string, error) { return c.Get(ctx, k) }),
+		check("HGet", func() (string, error) { return c.HGet(ctx, h, "f") }),
+		check("LIndex", func() (string, error) { return c.LIndex(ctx, l, 0) }),
+		check("GetRange", func() (string, error) { return c.GetRange(ctx, k, 0, -1) }),
+	} {
+		checkAllocs(t, o, 1)
+	}
+}
+
 // TestHealthyPathAllocationsOnTopologies: the same calls allocate nothing
 // through a Sentinel or Cluster client either (routing by slot, picking
 // the node, the retry policy's bookkeeping).

@@ -72,10 +72,10 @@ func frameString(f *wire.Frame) (string, error) {
 	str, null, odd := f.Str, f.Null, f.Value
 	f.Release()
 	switch {
+	case null: // a Cluster fan-out's null may come with its Value
+		return "", ErrNil
 	case odd.Type != 0:
 		return "", unexpected("string", odd)
-	case null:
-		return "", ErrNil
 	}
 	return str, nil
 }

@@ -53,7 +53,7 @@ func (c *Client) cmdHGet(key, field string) cmd[string] {
 	f := c.newFrame(3, "HGET")
 	arg(f, key)
 	arg(f, field)
-	return typedCmd(f, specHGET, wire.WantBytes, strOf)
+	return stringCmd(f, specHGET)
 }
 
 // HGetAll returns every field and value of the hash at key (empty when

@@ -191,7 +191,7 @@ func ttlResult(n int64, unit time.Duration) time.Duration {
 func (c *Client) cmdType(key string) cmd[string] {
 	f := c.newFrame(2, "TYPE")
 	arg(f, key)
-	return typedCmd(f, specTYPE, wire.WantBytes, strOf)
+	return stringCmd(f, specTYPE)
 }
 
 // Rename renames key to newKey; see [Client.Rename].
@@ -374,7 +374,7 @@ func expireTimeResult(n int64, err error, at func(n, nsec int64) time.Time) (tim
 func (c *Client) cmdDump(key string) cmd[string] {
 	f := c.newFrame(2, "DUMP")
 	arg(f, key)
-	return typedCmd(f, specDUMP, wire.WantBytes, strOf)
+	return stringCmd(f, specDUMP)
 }
 
 // RestoreOptions are RESTORE's options. The zero value creates a key
@@ -532,7 +532,7 @@ func (c *Client) cmdObjectRefCount(key string) cmd[int64] {
 // member, like every keyless member, runs on one node and returns a key
 // of that node's only. Its retry category is ReadOnly.
 func (c *Client) cmdRandomKey() cmd[string] {
-	return typedCmd(c.newFrame(1, "RANDOMKEY"), specRANDOMKEY, wire.WantBytes, strOf)
+	return stringCmd(c.newFrame(1, "RANDOMKEY"), specRANDOMKEY)
 }
 
 // SortOptions are the options of [Client.Sort], [Client.SortRO] and

@@ -53,7 +53,7 @@ func keyValuesCmd(c *Client, s *spec, key string, values []string, what string) 
 func keyStringCmd(c *Client, s *spec, key string) cmd[string] {
 	f := c.newFrame(2, s.name)
 	arg(f, key)
-	return typedCmd(f, s, wire.WantBytes, strOf)
+	return stringCmd(f, s)
 }
 
 // keyIntCmd defines "NAME key" with an integer reply.
@@ -110,7 +110,7 @@ func (c *Client) cmdLIndex(key string, index int64) cmd[string] {
 	f := c.newFrame(3, "LINDEX")
 	arg(f, key)
 	argInt(f, index)
-	return typedCmd(f, specLINDEX, wire.WantBytes, strOf)
+	return stringCmd(f, specLINDEX)
 }
 
 // LSet is the command of [Client.LSet]; its Batch member's Future holds
@@ -207,7 +207,7 @@ func (c *Client) cmdLMove(src, dst string, from, to ListSide) cmd[string] {
 	arg(f, dst)
 	arg(f, fw)
 	arg(f, tw)
-	return typedCmd(f, specLMOVE, wire.WantBytes, strOf)
+	return stringCmd(f, specLMOVE)
 }
 
 // LPushX prepends values to the list at key only if the key holds a list,
@@ -236,7 +236,7 @@ func (c *Client) cmdRPopLPush(src, dst string) cmd[string] {
 	f := c.newFrame(3, "RPOPLPUSH")
 	arg(f, src)
 	arg(f, dst)
-	return typedCmd(f, specRPOPLPUSH, wire.WantBytes, strOf)
+	return stringCmd(f, specRPOPLPUSH)
 }
 
 // KeyElements is what [Client.LMPop] and [Client.BLMPop] return: the key

@@ -195,5 +195,5 @@ func (c *Client) cmdPing() cmd[struct{}] {
 func (c *Client) cmdEcho(message string) cmd[string] {
 	f := c.newFrame(2, "ECHO")
 	arg(f, message)
-	return typedCmd(f, specECHO, wire.WantBytes, strOf)
+	return stringCmd(f, specECHO)
 }

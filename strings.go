@@ -288,14 +288,14 @@ func (c *Client) MSet(ctx context.Context, pairs ...string) error {
 func (c *Client) cmdGetDel(key string) cmd[string] {
 	f := c.newFrame(2, "GETDEL")
 	arg(f, key)
-	return typedCmd(f, specGETDEL, wire.WantBytes, strOf)
+	return stringCmd(f, specGETDEL)
 }
 
 // GetRange returns the bytes start to end (inclusive; negative offsets
 // count from the end) of the string at key (GETRANGE); "" when key does not
 // exist or the range is empty. Its retry category is ReadOnly.
 func (c *Client) cmdGetRange(key string, start, end int64) cmd[string] {
-	return typedCmd(c.rangeFrame(specGETRANGE, key, start, end), specGETRANGE, wire.WantBytes, strOf)
+	return stringCmd(c.rangeFrame(specGETRANGE, key, start, end), specGETRANGE)
 }
 
 // SetRange overwrites the string at key from offset with value (SETRANGE),
@@ -398,7 +398,7 @@ func (c *Client) cmdGetEx(key string, opt GetExOptions) cmd[string] {
 	if !argExpiry(f, opt.TTL, opt.ExpireAt) && opt.Persist {
 		arg(f, "PERSIST")
 	}
-	return typedCmd(f, specGETEX, wire.WantBytes, strOf)
+	return stringCmd(f, specGETEX)
 }
 
 // expiryWords validates an expiry given as a TTL, a time or a flag (at
@@ -458,7 +458,7 @@ func (c *Client) cmdGetSet(key, value string) cmd[string] {
 	f := c.newFrame(3, "GETSET")
 	arg(f, key)
 	arg(f, value)
-	return typedCmd(f, specGETSET, wire.WantBytes, strOf)
+	return stringCmd(f, specGETSET)
 }
 
 // LCS returns the longest common subsequence of the strings at key1 and
@@ -469,7 +469,7 @@ func (c *Client) cmdLCS(key1, key2 string) cmd[string] {
 	f := c.newFrame(3, "LCS")
 	arg(f, key1)
 	arg(f, key2)
-	return typedCmd(f, specLCS, wire.WantBytes, strOf)
+	return stringCmd(f, specLCS)
 }
 
 // LCSLen returns the length of the longest common subsequence of the
@@ -792,5 +792,5 @@ func (c *Client) cmdDelEx(key string, opt DelExOptions) cmd[bool] {
 func (c *Client) cmdDigest(key string) cmd[string] {
 	f := c.newFrame(2, "DIGEST")
 	arg(f, key)
-	return typedCmd(f, specDIGEST, wire.WantBytes, strOf)
+	return stringCmd(f, specDIGEST)
 }

@@ -21,6 +21,11 @@ type cmd[T any] struct {
 	err  error     // invalid arguments: nothing is sent and f is nil
 	want wire.Want // how the reader keeps the reply for conv
 	conv func(resp.Value) (T, error)
+	// fromStr, set with want wire.WantString, makes a Client call's
+	// result from the string the reader made (a null or a reply of
+	// another shape fails as conv would); a batch member's reply still
+	// goes through conv.
+	fromStr func(string) T
 }
 
 // typedCmd makes a cmd whose reply is read as want and converted by conv.
@@ -29,6 +34,14 @@ type cmd[T any] struct {
 func typedCmd[T any](f *wire.Frame, s *spec, want wire.Want, conv func(resp.Value) (T, error)) cmd[T] {
 	return cmd[T]{f: f, s: s, want: want, conv: conv}
 }
+
+// stringCmd makes a cmd whose reply is a string, the reader making it
+// as Get's ([wire.WantString]); null is [ErrNil].
+func stringCmd(f *wire.Frame, s *spec) cmd[string] {
+	return cmd[string]{f: f, s: s, want: wire.WantString, conv: strOf, fromStr: sameString}
+}
+
+func sameString(s string) string { return s }
 
 // invalidCmd is command s refused before any I/O for reason.
 func invalidCmd[T any](s *spec, reason string) cmd[T] {
@@ -48,6 +61,13 @@ func call[T any](ctx context.Context, c *Client, x cmd[T]) (T, error) {
 	}
 	if err := c.exec(ctx, f, x.s); err != nil {
 		return zero, err
+	}
+	if x.fromStr != nil {
+		str, err := frameString(f) // releases f
+		if err != nil {
+			return zero, err
+		}
+		return x.fromStr(str), nil
 	}
 	out, err := x.conv(replyView(f))
 	if x.want == wire.WantBytes {
