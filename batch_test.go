@@ -111,7 +111,8 @@ func TestBatchResultsAndBadInput(t *testing.T) {
 // back to back, whatever other goroutines send on the shared connection
 // (which carries every batch with NoBatchConnections).
 func TestBatchTravelsAsOneUnit(t *testing.T) {
-	c, px := proxiedStandalone(t, Options{BatchConnections: NoBatchConnections})
+	// The arrival order is one connection's.
+	c, px := proxiedStandalone(t, Options{BatchConnections: NoBatchConnections, SoloConnections: NoSoloConnections})
 	ctx := testCtx(t)
 	p := keyPrefix(t)
 	var mu sync.Mutex
@@ -183,7 +184,8 @@ func TestLargeUnitsTravelOnBatchConnections(t *testing.T) {
 			addr := standaloneAddr(t)
 			p := keyPrefix(t)
 			mon := startMonitor(t, addr, p)
-			c := newClient(t, Options{BatchConnections: tc.lanes})
+			// Small units and GETs all stay on the shared connection.
+			c := newClient(t, Options{BatchConnections: tc.lanes, SoloConnections: NoSoloConnections})
 			ctx := testCtx(t)
 			var wg sync.WaitGroup
 			stop := make(chan struct{})

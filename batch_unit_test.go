@@ -124,7 +124,8 @@ func TestUnitAcquisitionFailureIsUnwritten(t *testing.T) {
 func TestTransactionNeverInterleaves(t *testing.T) {
 	const plainCallers, plainRounds = 16, 200
 	const txCallers, txRounds = 4, 500
-	c, px := proxiedStandalone(t, Options{})
+	// The arrival order is the one shared connection's.
+	c, px := proxiedStandalone(t, Options{SoloConnections: NoSoloConnections})
 	ctx := testCtx(t)
 	p := keyPrefix(t)
 	var mu sync.Mutex

@@ -97,19 +97,7 @@ func BenchmarkSet(b *testing.B) {
 		}{{"Parallel", parallelism}, {"FewCallers", fewCallers}} {
 			b.Run(m.name+"/"+p.name, func(b *testing.B) {
 				c, k := benchClient(b, m.policy())
-				ctx := context.Background()
-				b.ReportAllocs()
-				b.SetParallelism(p.per)
-				b.ResetTimer()
-				defer reportCPU(b)()
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
-						if err := c.Set(ctx, k, benchValue); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				})
+				parallelSet(b, c, k, p.per)
 			})
 		}
 	}
@@ -357,21 +345,70 @@ func serialGetBytes(b *testing.B, ctx context.Context, c *Client, k string) {
 // parallelGetBytes measures GetBytes of k from per goroutines per
 // GOMAXPROCS.
 func parallelGetBytes(b *testing.B, c *Client, k string, per int) {
+	parallel(b, per, func() func(context.Context) error {
+		buf := make([]byte, 0, 128)
+		return func(ctx context.Context) (err error) {
+			buf, err = c.GetBytes(ctx, k, buf[:0])
+			return err
+		}
+	})
+}
+
+// parallelSet measures Set of k from per goroutines per GOMAXPROCS.
+func parallelSet(b *testing.B, c *Client, k string, per int) {
+	parallel(b, per, func() func(context.Context) error {
+		return func(ctx context.Context) error { return c.Set(ctx, k, benchValue) }
+	})
+}
+
+// parallel measures op from per goroutines per GOMAXPROCS; newOp makes
+// each goroutine's.
+func parallel(b *testing.B, per int, newOp func() func(context.Context) error) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.SetParallelism(per)
 	b.ResetTimer()
 	defer reportCPU(b)()
 	b.RunParallel(func(pb *testing.PB) {
-		buf := make([]byte, 0, 128)
+		op := newOp()
 		for pb.Next() {
-			var err error
-			if buf, err = c.GetBytes(ctx, k, buf[:0]); err != nil {
+			if err := op(ctx); err != nil {
 				b.Error(err)
 				return
 			}
 		}
 	})
+}
+
+// connMode is a setting of Options.BatchConnections or SoloConnections.
+type connMode struct {
+	name  string
+	conns int
+}
+
+// connModes are the settings a benchmark of extra connections compares:
+// the default, and none (the option's constant).
+func connModes(none int) []connMode { return []connMode{{"default", 0}, {"none", none}} }
+
+// BenchmarkSoloConnections measures GetBytes and Set from few callers
+// (fewCallers goroutines per processor) with the default solo connections
+// and with NoSoloConnections (every command on the shared connection,
+// its replies handed over by the reader goroutine). Compare the two with
+// benchstat -col /conns.
+func BenchmarkSoloConnections(b *testing.B) {
+	for _, v := range connModes(NoSoloConnections) {
+		b.Run("op=GetBytes/conns="+v.name, func(b *testing.B) {
+			c := newClient(b, Options{SoloConnections: v.conns})
+			k := key(b)
+			if err := c.Set(context.Background(), k, benchValue); err != nil {
+				b.Fatal(err)
+			}
+			parallelGetBytes(b, c, k, fewCallers)
+		})
+		b.Run("op=Set/conns="+v.name, func(b *testing.B) {
+			parallelSet(b, newClient(b, Options{SoloConnections: v.conns}), key(b), fewCallers)
+		})
+	}
 }
 
 // BenchmarkBatch measures batches of GET and SET members (a reused
@@ -448,10 +485,7 @@ func BenchmarkBatch(b *testing.B) {
 // the shared connection); ns/op is per batch. Compare the two with
 // benchstat -col /conns.
 func BenchmarkBatchConnections(b *testing.B) {
-	for _, v := range []struct {
-		name  string
-		conns int
-	}{{"default", 0}, {"none", NoBatchConnections}} {
+	for _, v := range connModes(NoBatchConnections) {
 		b.Run("conns="+v.name, func(b *testing.B) {
 			c := newClient(b, Options{BatchConnections: v.conns})
 			keys := make([]string, 100)

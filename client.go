@@ -22,7 +22,9 @@ import (
 // Client is a client of one Redis (or Valkey) deployment: a standalone
 // server, the primary (and replicas) of a Sentinel group, or a Cluster.
 // It holds one multiplexed, auto-pipelined connection per server, shared
-// by all goroutines and replaced after it dies. A Client is safe for
+// by all goroutines and replaced after it dies (and, while few goroutines
+// share it, a few connections a caller uses alone:
+// [Options.SoloConnections]). A Client is safe for
 // concurrent use. Make one with [Connect]; the zero Client is not usable.
 type Client struct {
 	cfg      config
@@ -292,7 +294,10 @@ func (c *Client) attempt(ctx context.Context, f *wire.Frame, waitDL time.Time, s
 
 // send submits f on ep's connection and waits for its reply.
 func (c *Client) send(ctx context.Context, f *wire.Frame, waitDL time.Time, s *spec, ep *wire.Endpoint) attemptResult {
-	ep = ep.For(f) // a large batch or transaction takes a batch connection
+	// A large batch or transaction takes a batch connection; a small frame
+	// a solo connection when few callers share the shared one, but for a
+	// cached read, whose tracking is the shared connection's.
+	ep = ep.For(f, !s.tracked)
 	conn := ep.Current()
 	if conn == nil {
 		var err error

@@ -564,7 +564,8 @@ func TestProtocolErrorFailsEveryCallInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
-	forEachProtocol(t, Options{Endpoints: []string{p.Addr()}, MaxBulk: 1024}, func(t *testing.T, c *Client) {
+	// The calls in flight are all on the one shared connection.
+	forEachProtocol(t, Options{Endpoints: []string{p.Addr()}, MaxBulk: 1024, SoloConnections: NoSoloConnections}, func(t *testing.T, c *Client) {
 		big := key(t, "big")
 		admin(t, addr, "SET", big, strings.Repeat("x", 2048))
 		hold := p.MustAddRule(t, respiretest.Rule{Command: "GET", Arg: big, Action: respiretest.Hold})

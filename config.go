@@ -25,7 +25,8 @@ const (
 	defaultMaxPendingCommands = 16384
 	defaultMaxPendingBytes    = 64 << 20
 	defaultBatchConnections   = 4
-	maxBatchConnections       = 16
+	defaultSoloConnections    = 8
+	maxLaneConnections        = 16 // BatchConnections and SoloConnections
 	minHealthInterval         = 100 * time.Millisecond
 	// silenceLimitFactor times HealthTimeout (or CommandTimeout, if
 	// longer) is the silence after which a shared connection is retired
@@ -135,7 +136,7 @@ func (c *config) dedicatedWire() wire.Config {
 	w := c.wire
 	w.SilenceLimit = 0
 	w.MaxPendingFrames, w.MaxPendingBytes = 0, 0
-	w.BatchLanes = 0
+	w.BatchLanes, w.SoloLanes = 0, 0
 	w.WantID = true // a stopped blocking call is unblocked by id
 	// Cached reads travel on the shared connections only.
 	w.Tracking, w.OnPush, w.OnTrackingLost = false, nil, nil
@@ -293,16 +294,27 @@ func (o *Options) validate() (config, error) {
 	if c.wire.MaxPendingBytes, err = count("Options.MaxPendingBytes", o.MaxPendingBytes, defaultMaxPendingBytes); err != nil {
 		return c, err
 	}
-	switch n := o.BatchConnections; {
-	case n == NoBatchConnections:
-	case n < 0 || n > maxBatchConnections:
-		return c, &ConfigError{Field: "Options.BatchConnections", Reason: "must be between 1 and 16, or NoBatchConnections"}
-	case n == 0:
-		c.wire.BatchLanes = defaultBatchConnections
-	default:
-		c.wire.BatchLanes = n
+	if c.wire.BatchLanes, err = lanes("Options.BatchConnections", o.BatchConnections, NoBatchConnections, "NoBatchConnections", defaultBatchConnections); err != nil {
+		return c, err
+	}
+	if c.wire.SoloLanes, err = lanes("Options.SoloConnections", o.SoloConnections, NoSoloConnections, "NoSoloConnections", defaultSoloConnections); err != nil {
+		return c, err
 	}
 	return c, nil
+}
+
+// lanes validates a count of extra connections per server (field): none
+// for the sentinel value, def for 0, else 1 to maxLaneConnections.
+func lanes(field string, n, none int, noneName string, def int) (int, error) {
+	switch {
+	case n == none:
+		return 0, nil
+	case n == 0:
+		return def, nil
+	case n < 0 || n > maxLaneConnections:
+		return 0, &ConfigError{Field: field, Reason: "must be between 1 and " + strconv.Itoa(maxLaneConnections) + ", or " + noneName}
+	}
+	return n, nil
 }
 
 // validateAddr checks a "host:port" address. Its errors never repeat the

@@ -173,7 +173,8 @@ type Options struct {
 	// than the callback's: see [Client.Dedicated]). Must not be negative. Defaults to 32 (0 means the default, as for every
 	// option).
 	BlockingPoolSize int
-	// MaxPendingCommands bounds the commands the shared connection holds
+	// MaxPendingCommands bounds the commands each shared (or batch, or
+	// solo) connection holds
 	// (queued for writing or awaiting their reply, including those whose
 	// callers gave up); a caller that finds it full waits within its
 	// context. Must not be negative. Defaults to 16384.
@@ -187,12 +188,33 @@ type Options struct {
 	// more. Each such unit is still one frame on one connection,
 	// interleaved with no other caller's commands; the units take these
 	// connections in turn, while smaller units and single commands stay
-	// on the shared connection. They are dialed on first use and closed
+	// on the shared connection (or take a solo one: SoloConnections).
+	// They are dialed on first use and closed
 	// with the client. At most 16; [NoBatchConnections] sends every unit
 	// on the shared connection. Defaults to 4: batches of 100 SETs from 64
 	// goroutines then run faster than on one connection (see
 	// docs/performance.md).
 	BatchConnections int
+	// SoloConnections is how many connections per server, besides the
+	// shared one, carry single commands and small units while few callers
+	// share the client: a caller whose command would wait behind others'
+	// replies on the shared connection takes one of these that is idle,
+	// writes its command and reads its own reply there, as a client with
+	// a connection per caller does, without a goroutine handing the reply
+	// over. Once more than a few callers' commands are in flight on the
+	// shared connection (more than 8 at a time, recently), every command
+	// stays on it, where one write carries many commands. They are dialed
+	// one at a time, in the background, as callers find every one dialed
+	// so far busy, stay open while idle (answering the idle PINGs), and
+	// are closed with the client. A client whose callers cannot read their
+	// own replies (over TLS, or with a [Options.ClientCache], whose
+	// shared connection reads the server's invalidations) does not use
+	// them. Commands of different callers are never ordered by the server
+	// in any case; a command abandoned by its context on one connection
+	// may run after the same caller's next command on another. At most
+	// 16; [NoSoloConnections] keeps every small command on the shared
+	// connection. Defaults to 8 (see docs/performance.md).
+	SoloConnections int
 	// StreamProducerID is the IDMP producer ID of the automatic stream
 	// idempotency of [Client.XAdd] (used only when RetryPolicy selects
 	// connection loss and accepts WriteChecked). Clients may share one,
@@ -356,6 +378,11 @@ func (p ReadPolicy) String() string {
 // NoBatchConnections as [Options.BatchConnections] sends large batches
 // and transactions on the shared connection like every other command.
 const NoBatchConnections = -1
+
+// NoSoloConnections as [Options.SoloConnections] keeps every single
+// command and small unit on the shared connection, however few callers
+// share it.
+const NoSoloConnections = -1
 
 // NoTimeout as [Options.CommandTimeout] leaves commands without a deadline
 // unless their context has one. It also turns off [Options.HealthTimeout],

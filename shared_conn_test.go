@@ -486,6 +486,8 @@ func TestSharedConnectionOptionsValidated(t *testing.T) {
 		{"Options.MaxPendingBytes", Options{MaxPendingBytes: -1}},
 		{"Options.BatchConnections", Options{BatchConnections: -2}},
 		{"Options.BatchConnections", Options{BatchConnections: 17}},
+		{"Options.SoloConnections", Options{SoloConnections: -2}},
+		{"Options.SoloConnections", Options{SoloConnections: 17}},
 	} {
 		tt.opts.Endpoints = []string{"127.0.0.1:1"}
 		_, err := Connect(context.Background(), tt.opts)

@@ -111,6 +111,9 @@ type Conn struct {
 	nwait               atomic.Int32
 	maxFrames, maxBytes int64 // 0: unlimited
 	peakOwed            int64 // guarded by mu: see Submit and ownWriteMaxPeak
+	// crowded mirrors peakOwed > ownWriteMaxPeak, stored only when it
+	// flips, for [Endpoint.For] to read without mu.
+	crowded atomic.Bool
 
 	fifoMu sync.Mutex
 	fifo   ring
@@ -260,6 +263,9 @@ func (c *Conn) Submit(ctx context.Context, deadline time.Time, f *Frame) error {
 			c.peakOwed = owed
 		} else {
 			c.peakOwed -= (c.peakOwed - owed + 63) >> 6
+		}
+		if crowded := c.peakOwed > ownWriteMaxPeak; crowded != c.crowded.Load() {
+			c.crowded.Store(crowded)
 		}
 		if !c.writing && (owed == 0 || c.peakOwed <= ownWriteMaxPeak) && c.nc.canTryWrite() {
 			// Nobody is writing and nothing is queued, and either nothing

@@ -156,6 +156,11 @@ type Config struct {
 	// opens, on first use, for large frames (see [Endpoint.For]); 0 sends
 	// every frame on the endpoint's own.
 	BatchLanes int
+	// SoloLanes is how many connections besides its own an [Endpoint]
+	// opens, one at a time as callers need them, for small frames while
+	// few callers share its connection (see [Endpoint.For]); 0 sends every
+	// small frame on the endpoint's own.
+	SoloLanes int
 }
 
 // keepAlive is the TCP keepalive of sockets opened by the default dialer:

@@ -37,6 +37,10 @@ type Endpoint struct {
 	// picks them in turn.
 	lanes    atomic.Pointer[[]*Endpoint]
 	laneNext atomic.Uint32
+	// solos, created on first use, are Config.SoloLanes endpoints to the
+	// same address that carry small frames while few callers share e's
+	// connection (see [Endpoint.For]).
+	solos atomic.Pointer[[]*Endpoint]
 
 	mu       sync.Mutex
 	down     atomic.Bool // the last dial failed
@@ -91,47 +95,102 @@ func NewEndpointNotify(cfg Config, onLost func()) *Endpoint {
 // when the endpoint has lanes.
 const LaneMinBytes = 8 << 10
 
-// For returns the endpoint that carries f: e itself, or, when
-// Config.BatchLanes is set and f holds at least LaneMinBytes, one of e's
-// batch lanes in turn. Lanes are endpoints of their own to the same
-// address (the same configuration, dialed on first use) that e closes and
-// retires with itself (a lane of an ended endpoint fails as the endpoint
-// does): large batches then travel on a few connections of their own
-// instead of all on e's, which in measurements kept the client's threads
-// busier (batches of 100 SETs; batches of 100 GETs, 3 KiB, gained
+// For returns the endpoint that carries f: e itself, one of e's batch
+// lanes for a large frame, or one of e's solo lanes for a small one.
+//
+// Batch lanes: when Config.BatchLanes is set and f holds at least
+// LaneMinBytes, the lanes in turn. Lanes are endpoints of their own to the
+// same address (the same configuration, dialed on first use) that e closes
+// and retires with itself (a lane of an ended endpoint fails as the
+// endpoint does): large batches then travel on a few connections of their
+// own instead of all on e's, which in measurements kept the client's
+// threads busier (batches of 100 SETs; batches of 100 GETs, 3 KiB, gained
 // nothing).
-func (e *Endpoint) For(f *Frame) *Endpoint {
-	if e.cfg.BatchLanes <= 0 || len(f.Buf) < LaneMinBytes {
+//
+// Solo lanes: when Config.SoloLanes is set, solo is true and f is small,
+// while e's connection owes replies but few callers share it (its recent
+// peak of frames owed is at most ownWriteMaxPeak), the first solo lane
+// whose connection owes nothing. Its caller then writes its frame and
+// reads its own reply there ([Conn.Do]) instead of waiting behind the
+// others' replies for the reader goroutine to hand it over. The solo
+// lanes are dialed one at a time, in the background, when every one dialed
+// so far is busy; until a lane's dial ends, frames stay on e. On a
+// connection that many callers share (the peak above ownWriteMaxPeak)
+// frames stay on it, where the writer batches them: there more
+// connections cost more CPU per command than they save.
+func (e *Endpoint) For(f *Frame, solo bool) *Endpoint {
+	if len(f.Buf) < LaneMinBytes {
+		if solo && e.cfg.SoloLanes > 0 {
+			return e.solo()
+		}
+		return e
+	}
+	if e.cfg.BatchLanes <= 0 {
 		return e
 	}
 	ls := e.lanes.Load()
 	if ls == nil {
-		e.mu.Lock()
-		if e.closed {
-			e.mu.Unlock()
+		if ls = e.makeLanes(&e.lanes, e.cfg.BatchLanes); ls == nil {
 			return e
 		}
-		if ls = e.lanes.Load(); ls == nil {
-			lanes := make([]*Endpoint, e.cfg.BatchLanes)
-			cfg := e.cfg
-			cfg.BatchLanes = 0
-			for i := range lanes {
-				lanes[i] = NewEndpointNotify(cfg, e.onLost)
-			}
-			ls = &lanes
-			e.lanes.Store(ls)
-		}
-		e.mu.Unlock()
 	}
 	return (*ls)[e.laneNext.Add(1)%uint32(len(*ls))]
+}
+
+// solo returns the endpoint for a small frame (see [Endpoint.For]).
+func (e *Endpoint) solo() *Endpoint {
+	c := e.cur.Load()
+	if c == nil || !c.syncOK || c.owed.Load() == 0 || c.crowded.Load() {
+		return e
+	}
+	ls := e.solos.Load()
+	if ls == nil {
+		if ls = e.makeLanes(&e.solos, e.cfg.SoloLanes); ls == nil {
+			return e
+		}
+	}
+	for _, l := range *ls {
+		lc := l.cur.Load()
+		if lc == nil || !lc.Alive() {
+			l.Redial() // in the background, after its backoff
+			return e
+		}
+		if lc.owed.Load() == 0 {
+			return l
+		}
+	}
+	return e
+}
+
+// makeLanes creates n lanes into *p unless another caller did, and
+// returns them; nil when e is closed.
+func (e *Endpoint) makeLanes(p *atomic.Pointer[[]*Endpoint], n int) *[]*Endpoint {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	if ls := p.Load(); ls != nil {
+		return ls
+	}
+	lanes := make([]*Endpoint, n)
+	cfg := e.cfg
+	cfg.BatchLanes, cfg.SoloLanes = 0, 0
+	for i := range lanes {
+		lanes[i] = NewEndpointNotify(cfg, e.onLost)
+	}
+	p.Store(&lanes)
+	return &lanes
 }
 
 // eachLane runs f on every lane created so far. Called after e.closed
 // was set under mu, it sees every lane there will ever be.
 func (e *Endpoint) eachLane(f func(*Endpoint)) {
-	if ls := e.lanes.Load(); ls != nil {
-		for _, l := range *ls {
-			f(l)
+	for _, p := range []*atomic.Pointer[[]*Endpoint]{&e.lanes, &e.solos} {
+		if ls := p.Load(); ls != nil {
+			for _, l := range *ls {
+				f(l)
+			}
 		}
 	}
 }

@@ -302,13 +302,13 @@ func TestEndpointBatchLanes(t *testing.T) {
 			ep := NewEndpoint(Config{Addr: "fake:6379", Dial: s.dial, BatchLanes: 3})
 			ctx := context.Background()
 			small := &Frame{Replies: 1000, Buf: make([]byte, LaneMinBytes-1)}
-			if ep.For(small) != ep || ep.lanes.Load() != nil {
+			if ep.For(small, true) != ep || ep.lanes.Load() != nil {
 				t.Fatal("a small frame took a lane, or lanes were made for it")
 			}
 			seen := map[*Endpoint]int{}
 			for _, n := range []int{LaneMinBytes, LaneMinBytes + 1, 16 << 10, 64 << 10, LaneMinBytes, 1 << 20} {
 				f := &Frame{Buf: make([]byte, n)}
-				l := ep.For(f)
+				l := ep.For(f, true)
 				if l == ep {
 					t.Fatalf("a frame of %d bytes stayed on the endpoint", n)
 				}
@@ -356,7 +356,7 @@ func TestEndpointBatchLanes(t *testing.T) {
 			if !errors.As(epErr, &want) {
 				t.Fatalf("Conn on the ended endpoint: %v", epErr)
 			}
-			for _, l := range []*Endpoint{lane, ep.For(&Frame{Buf: make([]byte, LaneMinBytes)})} {
+			for _, l := range []*Endpoint{lane, ep.For(&Frame{Buf: make([]byte, LaneMinBytes)}, true)} {
 				_, err := l.Conn(ctx)
 				var got *ConnError
 				if !errors.As(err, &got) || got.Reason != want.Reason || got.Evidence != Unwritten || !errors.Is(got, want.Cause) {

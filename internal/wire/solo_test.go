@@ -1,0 +1,136 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestRealServerSoloLanes proves Endpoint.For's solo lanes against the
+// real server. A small frame stays on the endpoint while its connection
+// owes nothing. While the connection owes a reply (a BLPOP the server
+// holds), the first call dials the first solo lane in the background and
+// stays on the endpoint itself; once the lane is up, small frames take it,
+// and its caller reads its own reply there: the LPUSH that ends the BLPOP
+// completes while the endpoint's connection still owes it. A busy lane
+// makes the next call dial the next lane (and none before). A frame that
+// may not leave (solo false: a cached read), a large frame, and a frame
+// for a crowded connection (more than ownWriteMaxPeak frames owed at an
+// admission) stay on the endpoint. Close ends the lanes; no goroutine is
+// left (TestMain's check).
+func TestRealServerSoloLanes(t *testing.T) {
+	cfg := quiet
+	cfg.Addr, cfg.DialTimeout, cfg.SoloLanes = standaloneAddr(t), 5*time.Second, 2
+	ep := NewEndpoint(cfg)
+	t.Cleanup(func() { _ = ep.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	key := "wire:solo:" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	c, err := ep.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := newFrame(WantInt, "LPUSH", key, "x")
+	defer small.Release()
+	if ep.For(small, true) != ep || ep.solos.Load() != nil {
+		t.Fatal("a frame for an idle connection left it, or solo lanes were made")
+	}
+
+	// held submits a BLPOP on conn that the server holds until an LPUSH.
+	held := func(conn *Conn, k string) *Frame {
+		f := newFrame(WantValue, "BLPOP", k, "10")
+		submit(t, conn, f)
+		return f
+	}
+	// push runs LPUSH k on conn with Do, as the client does.
+	push := func(conn *Conn, k string) {
+		t.Helper()
+		f := newFrame(WantInt, "LPUSH", k, "x")
+		defer f.Release()
+		if sent, err := conn.Do(ctx, time.Time{}, f); !sent || err != nil || f.Err != nil || f.Int != 1 {
+			t.Fatalf("LPUSH: sent %v, %v, %v, %d", sent, err, f.Err, f.Int)
+		}
+	}
+	// released waits for a held BLPOP's reply.
+	released := func(f *Frame, k string) {
+		t.Helper()
+		waitOK(t, f)
+		if f.Err != nil || len(f.Value.Elems) != 2 || string(f.Value.Elems[0].Str) != k {
+			t.Fatalf("BLPOP %s: %v, %v", k, f.Err, f.Value)
+		}
+		f.Release()
+	}
+
+	first := held(c, key)
+	if ep.For(small, true) != ep {
+		t.Fatal("the first call for a busy connection took a lane before it was dialed")
+	}
+	lanes := *ep.solos.Load()
+	if len(lanes) != 2 || lanes[1].Current() != nil {
+		t.Fatalf("%d lanes, the second dialed before the first was busy", len(lanes))
+	}
+	lane0, err := lanes[0].Conn(ctx) // the background dial the call started
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep.For(small, false) != ep {
+		t.Fatal("a frame that may not leave took a lane")
+	}
+	if l := ep.For(&Frame{Buf: make([]byte, LaneMinBytes)}, true); l != ep {
+		t.Fatal("a large frame took a solo lane")
+	}
+	if ep.For(small, true) != lanes[0] {
+		t.Fatal("a small frame for the busy connection did not take the idle lane")
+	}
+	push(lane0, key) // read by its caller on the lane, past the held reply
+	released(first, key)
+
+	// Lane 0 busy too: the next call dials lane 1.
+	key1 := key + ":1"
+	onLane := held(lane0, key1)
+	onEP := held(c, key)
+	if ep.For(small, true) != ep {
+		t.Fatal("a call took a busy lane or a lane not yet dialed")
+	}
+	lane1, err := lanes[1].Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep.For(small, true) != lanes[1] {
+		t.Fatal("a small frame did not take the second lane while the first was busy")
+	}
+	push(lane1, key1)
+	push(lane1, key)
+	released(onLane, key1)
+	released(onEP, key)
+
+	// A crowded connection keeps its frames, however idle the lanes.
+	onEP = held(c, key)
+	pings := make([]*Frame, ownWriteMaxPeak+1) // the last admitted with ownWriteMaxPeak+1 owed
+	for i := range pings {
+		pings[i] = newFrame(WantBytes, "PING")
+		submit(t, c, pings[i])
+	}
+	if ep.For(small, true) != ep {
+		t.Fatalf("a frame left a connection owing %d frames for an idle lane", ownWriteMaxPeak+2)
+	}
+	push(lane0, key)
+	released(onEP, key)
+	for _, f := range pings {
+		waitOK(t, f)
+		if string(f.Bytes) != "PONG" {
+			t.Fatalf("PING: %q, %v", f.Bytes, f.Err)
+		}
+		f.Release()
+	}
+
+	_ = ep.Close()
+	for i, l := range lanes {
+		var ce *ConnError
+		if _, err := l.Conn(ctx); !errors.As(err, &ce) || ce.Reason != Closed {
+			t.Fatalf("lane %d after Close: %v", i, err)
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package respire
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestFewCallersUseSoloConnections proves, against the real server, what
+// Options.SoloConnections changes for eight callers sharing a client.
+// With the default, their commands spread over more than the shared
+// connection and at most 1+defaultSoloConnections of them (CLIENT LIST, by
+// the client's name, is the witness); with NoSoloConnections the shared
+// connection carries them all. Either way every caller gets its own
+// replies (the value it set, and INCRs of its own counter that count 1, 2,
+// 3...), and the server ran each INCR exactly once (INFO commandstats).
+func TestFewCallersUseSoloConnections(t *testing.T) {
+	countsCommands(t)
+	const callers, each = 8, 100
+	for _, tc := range []struct {
+		name string
+		solo int
+	}{{"default", 0}, {"none", NoSoloConnections}} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := standaloneAddr(t)
+			p := keyPrefix(t)
+			flush(t, addr) // a counter left by an earlier run (-count)
+			t.Cleanup(func() { flush(t, addr) })
+			name := "solo-" + strings.ReplaceAll(p, ":", "-")
+			c := newClient(t, Options{ClientName: name, SoloConnections: tc.solo})
+			ctx := testCtx(t)
+			incrs := commandCalls(t, addr, "incr")
+			ran, conns := 0, 0
+			// Rounds until more than one connection served them (the
+			// default; the first round nearly always does), bounded by
+			// the test's deadline; one round without solo connections.
+			for round := 0; round == 0 || (tc.solo == 0 && conns < 2); round++ {
+				if ctx.Err() != nil {
+					t.Fatalf("after %d rounds the callers used %d connection(s)", round, conns)
+				}
+				var wg sync.WaitGroup
+				for g := range callers {
+					wg.Go(func() {
+						k, ctr := p+strconv.Itoa(g), p+strconv.Itoa(g)+":n"
+						for i := range each {
+							v := strconv.Itoa(round) + ":" + strconv.Itoa(i)
+							if err := c.Set(ctx, k, v); err != nil {
+								t.Errorf("caller %d: SET = %v", g, err)
+								return
+							}
+							if got, err := c.Get(ctx, k); got != v || err != nil {
+								t.Errorf("caller %d: GET = %q, %v; want its own %q", g, got, err, v)
+								return
+							}
+							want := int64(round*each + i + 1)
+							if n, err := c.Incr(ctx, ctr); n != want || err != nil {
+								t.Errorf("caller %d: INCR = %d, %v; want %d", g, n, err, want)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				if t.Failed() {
+					return
+				}
+				ran += callers * each
+				conns = namedConnections(t, addr, name)
+			}
+			if got := commandCalls(t, addr, "incr") - incrs; got != ran {
+				t.Errorf("the server ran INCR %d times for %d calls", got, ran)
+			}
+			switch {
+			case tc.solo == NoSoloConnections && conns != 1:
+				t.Errorf("NoSoloConnections: %d connections served the callers, want the shared one", conns)
+			case tc.solo == 0 && conns > 1+defaultSoloConnections:
+				t.Errorf("%d connections served the callers, want at most %d", conns, 1+defaultSoloConnections)
+			}
+		})
+	}
+}
+
+// namedConnections counts the server's connections named name (CLIENT
+// LIST).
+func namedConnections(t *testing.T, addr, name string) int {
+	t.Helper()
+	list, err := admin(t, addr, "CLIENT", "LIST").String()
+	if err != nil {
+		t.Fatalf("CLIENT LIST: %v", err)
+	}
+	n := 0
+	for line := range strings.Lines(list) {
+		for f := range strings.FieldsSeq(line) {
+			if f == "name="+name {
+				n++
+			}
+		}
+	}
+	return n
+}
