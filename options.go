@@ -202,8 +202,9 @@ type Options struct {
 	// writes its command and reads its own reply there, as a client with
 	// a connection per caller does, without a goroutine handing the reply
 	// over. Once more than a few callers' commands are in flight on the
-	// shared connection (more than 8 at a time, recently), every command
-	// stays on it, where one write carries many commands. They are dialed
+	// shared connection (more than 8 at a time, in the last few hundred
+	// commands sent on it), every command stays on it, where one write
+	// carries many commands. They are dialed
 	// one at a time, in the background, as callers find every one dialed
 	// so far busy, stay open while idle (answering the idle PINGs), and
 	// are closed with the client. A client whose callers cannot read their

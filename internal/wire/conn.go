@@ -111,8 +111,13 @@ type Conn struct {
 	nwait               atomic.Int32
 	maxFrames, maxBytes int64 // 0: unlimited
 	peakOwed            int64 // guarded by mu: see Submit and ownWriteMaxPeak
-	// crowded mirrors peakOwed > ownWriteMaxPeak, stored only when it
-	// flips, for [Endpoint.For] to read without mu.
+	// crowdPeak is a slower peakOwed, in 1/64 frames (guarded by mu): it
+	// follows the most frames owed at an admission and decays by a 256th
+	// of its excess per admission, so that a connection shared by more
+	// than a few callers keeps it high between the bursts of its replies.
+	crowdPeak int64
+	// crowded mirrors crowdPeak above ownWriteMaxPeak frames, stored only
+	// when it flips, for [Endpoint.For] to read without mu.
 	crowded atomic.Bool
 
 	fifoMu sync.Mutex
@@ -264,7 +269,12 @@ func (c *Conn) Submit(ctx context.Context, deadline time.Time, f *Frame) error {
 		} else {
 			c.peakOwed -= (c.peakOwed - owed + 63) >> 6
 		}
-		if crowded := c.peakOwed > ownWriteMaxPeak; crowded != c.crowded.Load() {
+		if o := owed << 6; o >= c.crowdPeak {
+			c.crowdPeak = o
+		} else {
+			c.crowdPeak -= (c.crowdPeak - o) >> 8
+		}
+		if crowded := c.crowdPeak > ownWriteMaxPeak<<6; crowded != c.crowded.Load() {
 			c.crowded.Store(crowded)
 		}
 		if !c.writing && (owed == 0 || c.peakOwed <= ownWriteMaxPeak) && c.nc.canTryWrite() {
