@@ -1,10 +1,15 @@
 package respire
 
 import (
+	"context"
+	"errors"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestFewCallersUseSoloConnections proves, against the real server, what
@@ -13,8 +18,10 @@ import (
 // connection and at most 1+defaultSoloConnections of them (CLIENT LIST, by
 // the client's name, is the witness); with NoSoloConnections the shared
 // connection carries them all. Either way every caller gets its own
-// replies (the value it set, and INCRs of its own counter that count 1, 2,
-// 3...), and the server ran each INCR exactly once (INFO commandstats).
+// replies (the value it set, an ECHO whose context ends at a random point
+// its own value or its deadline, and INCRs of its own counter that count
+// 1, 2, 3...), and the server ran each INCR exactly once (INFO
+// commandstats).
 func TestFewCallersUseSoloConnections(t *testing.T) {
 	countsCommands(t)
 	const callers, each = 8, 100
@@ -32,6 +39,7 @@ func TestFewCallersUseSoloConnections(t *testing.T) {
 			ctx := testCtx(t)
 			incrs := commandCalls(t, addr, "incr")
 			ran, conns := 0, 0
+			var expired atomic.Int64
 			// Rounds until more than one connection served them (the
 			// default; the first round nearly always does), bounded by
 			// the test's deadline; one round without solo connections.
@@ -53,6 +61,18 @@ func TestFewCallersUseSoloConnections(t *testing.T) {
 								t.Errorf("caller %d: GET = %q, %v; want its own %q", g, got, err, v)
 								return
 							}
+							// An ECHO whose context ends at a random point
+							// (before, during or after its exchange) gives
+							// its own reply or its context's error, and
+							// leaves no reply behind for the next call.
+							ectx, cancel := context.WithTimeout(ctx, time.Duration(rand.IntN(60))*time.Microsecond)
+							got, err := c.Echo(ectx, v)
+							if err == nil && got != v || err != nil && !errors.Is(err, context.DeadlineExceeded) {
+								t.Errorf("caller %d: ECHO = %q, %v; want its own %q or its deadline", g, got, err, v)
+							} else if err != nil {
+								expired.Add(1)
+							}
+							cancel()
 							want := int64(round*each + i + 1)
 							if n, err := c.Incr(ctx, ctr); n != want || err != nil {
 								t.Errorf("caller %d: INCR = %d, %v; want %d", g, n, err, want)
@@ -68,6 +88,7 @@ func TestFewCallersUseSoloConnections(t *testing.T) {
 				ran += callers * each
 				conns = namedConnections(t, addr, name)
 			}
+			t.Logf("%d calls of each command on %d connection(s); %d ECHOs passed their deadline", ran, conns, expired.Load())
 			if got := commandCalls(t, addr, "incr") - incrs; got != ran {
 				t.Errorf("the server ran INCR %d times for %d calls", got, ran)
 			}
