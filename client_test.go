@@ -162,7 +162,7 @@ func privateServer(t *testing.T) string {
 		if time.Now().After(deadline) {
 			t.Fatalf("redis-server on %s did not answer PING: %v", addr, err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // pacing a poll of another process's start, not synchronisation
 	}
 }
 
@@ -355,7 +355,7 @@ func waitValue(t *testing.T, addr, k, want string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("GET %s = %q, %v; want %q", k, got, err, want)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // pacing a poll of the server's state, which is the receipt
 	}
 }
 

@@ -110,12 +110,12 @@ const LaneMinBytes = 8 << 10
 // Solo lanes: when Config.SoloLanes is set, solo is true and f is small,
 // while e's connection owes replies but few callers share it (the slow
 // peak of frames owed at its admissions, crowdPeak, is at most
-// ownWriteMaxPeak), the first solo lane
-// whose connection owes nothing. Its caller then writes its frame and
-// reads its own reply there ([Conn.Do]) instead of waiting behind the
-// others' replies for the reader goroutine to hand it over. The solo
-// lanes are dialed one at a time, in the background, when every one dialed
-// so far is busy; until a lane's dial ends, frames stay on e. On a
+// ownWriteMaxPeak), the first solo lane whose connection owes nothing.
+// Its caller then writes its frame and reads its own reply there
+// ([Conn.Do]) instead of waiting behind the others' replies for the
+// reader goroutine to hand it over. The solo lanes are dialed one at a
+// time, in the background, when every one dialed so far is busy; until a
+// lane's dial ends, frames stay on e. On a
 // connection that more callers share (the peak above ownWriteMaxPeak)
 // frames stay on it, where the writer batches them: there more
 // connections cost more CPU per command than they save. The peak decays
@@ -145,8 +145,10 @@ func (e *Endpoint) For(f *Frame, solo bool) *Endpoint {
 
 // solo returns the endpoint for a small frame (see [Endpoint.For]).
 func (e *Endpoint) solo() *Endpoint {
+	// crowded, rarely written, first: a busy connection's callers (many)
+	// return without reading owed, which every admission and reply writes.
 	c := e.cur.Load()
-	if c == nil || !c.syncOK || c.owed.Load() == 0 || c.crowded.Load() {
+	if c == nil || !c.syncOK || c.crowded.Load() || c.owed.Load() == 0 {
 		return e
 	}
 	ls := e.solos.Load()
