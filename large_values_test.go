@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/internal/testenv"
 )
 
 // TestGetOfALargeValueCopiesItOnce proves that Get of an 8 MiB value
@@ -160,5 +162,67 @@ func TestCancelledLargeReadAndWriteLeaveOthersTheirReplies(t *testing.T) {
 	wg.Wait()
 	if got, err := c.Get(ctx, big); err != nil || got != value {
 		t.Fatalf("GET %s: %d bytes, %v; want the 32 MiB value", big, len(got), err)
+	}
+}
+
+// TestServerClosingAnOverlongQueryLosesOnlyItsConnection: a real server
+// whose client-query-buffer-limit a 3 MiB SET exceeds closes the
+// connection without a reply while callers' INCRs share the client. The
+// SET fails as a lost connection that may have been sent (part of it
+// was), and never ran; every INCR either got its own reply (distinct,
+// increasing values, no more than the server ran) or failed as lost; the
+// client then serves commands again on a new connection.
+func TestServerClosingAnOverlongQueryLosesOnlyItsConnection(t *testing.T) {
+	ctx := testCtx(t)
+	r := testenv.StartRedis(t, testenv.RedisServerPath(t), 0)
+	admin(t, r.Addr, "CONFIG", "SET", "client-query-buffer-limit", "1mb")
+	c := newClient(t, Options{Endpoints: []string{r.Addr}})
+	if _, err := c.Incr(ctx, "counter"); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	replies := 0
+	for range 4 {
+		wg.Go(func() {
+			var last int64
+			for !stopped(stop) {
+				n, err := c.Incr(ctx, "counter")
+				switch {
+				case errors.Is(err, ErrConnectionLost):
+					continue
+				case err != nil:
+					t.Errorf("INCR: %v, want a reply or a lost connection", err)
+					return
+				case n <= last:
+					t.Errorf("INCR replied %d after %d: a reply that is not its own", n, last)
+					return
+				}
+				last = n
+				mu.Lock()
+				replies++
+				mu.Unlock()
+			}
+		})
+	}
+	err := c.Set(ctx, "big", strings.Repeat("x", 3<<20))
+	close(stop)
+	wg.Wait()
+	var ce *ConnError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrConnectionLost) || ce.Unwritten {
+		t.Fatalf("SET of 3 MiB over a 1 MiB query buffer limit: %v, want a lost connection after it was sent", err)
+	}
+	if n := commandCalls(t, r.Addr, "set"); n != 0 {
+		t.Errorf("the server ran SET %d times, want 0", n)
+	}
+	if ran := commandCalls(t, r.Addr, "incr") - 1; replies > ran {
+		t.Errorf("%d INCR replies for %d INCRs run", replies, ran)
+	}
+	if _, err := c.Get(ctx, "big"); !errors.Is(err, ErrNil) {
+		t.Errorf("GET big: %v, want ErrNil", err)
+	}
+	if err := c.Set(ctx, "small", "v"); err != nil {
+		t.Errorf("SET after the server closed a connection: %v", err)
 	}
 }

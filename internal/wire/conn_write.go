@@ -3,7 +3,6 @@ package wire
 import (
 	"errors"
 	"runtime"
-	"syscall"
 )
 
 // maxRetainedWriteBuf bounds the write buffer the writer keeps between
@@ -126,7 +125,7 @@ func (c *Conn) markLost(first uint64, ends, replies []int, w int, err error) {
 	if err == nil {
 		err = errors.New("short write")
 	}
-	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+	if peerClosed(err) {
 		// The server closed the connection: what it sent before, such as
 		// its error reply to a bulk over proto-max-bulk-len, is still
 		// readable, and belongs to frames written. Nothing more is
