@@ -115,7 +115,8 @@ const LaneMinBytes = 8 << 10
 // ([Conn.Do]) instead of waiting behind the others' replies for the
 // reader goroutine to hand it over. The solo lanes are dialed one at a
 // time, in the background, when every one dialed so far is busy; until a
-// lane's dial ends, frames stay on e. On a
+// lane's dial ends, frames stay on e. A lane whose connection died is
+// redialed in the background and passed over meanwhile. On a
 // connection that more callers share (the peak above ownWriteMaxPeak)
 // frames stay on it, where the writer batches them: there more
 // connections cost more CPU per command than they save. The peak decays
@@ -159,9 +160,13 @@ func (e *Endpoint) solo() *Endpoint {
 	}
 	for _, l := range *ls {
 		lc := l.cur.Load()
-		if lc == nil || !lc.Alive() {
-			l.Redial() // in the background, after its backoff
+		if lc == nil {
+			l.Redial() // the next lane's first dial, in the background
 			return e
+		}
+		if !lc.Alive() {
+			l.Redial() // after its backoff; the lanes after it serve meanwhile
+			continue
 		}
 		if lc.owed.Load() == 0 {
 			return l

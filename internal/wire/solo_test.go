@@ -3,7 +3,9 @@ package wire
 import (
 	"context"
 	"errors"
+	"net"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -143,4 +145,83 @@ func TestRealServerSoloLanes(t *testing.T) {
 			t.Fatalf("lane %d after Close: %v", i, err)
 		}
 	}
+}
+
+// TestRealServerDeadSoloLaneIsPassedOver proves that a solo lane whose
+// connection died does not hold back the lanes after it: while its
+// redial is held (Config.Dial blocks on a gate), a small frame for the
+// busy endpoint takes the next lane, which is up and owes nothing; once
+// the redial ends, the first lane serves again.
+func TestRealServerDeadSoloLaneIsPassedOver(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var holding atomic.Bool
+	gate, dialing := make(chan struct{}), make(chan struct{}, 1)
+	cfg := quiet
+	cfg.Addr, cfg.DialTimeout, cfg.SoloLanes = standaloneAddr(t), 5*time.Second, 2
+	cfg.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if holding.Load() {
+			dialing <- struct{}{}
+			select {
+			case <-gate:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return DefaultDial(ctx, network, addr)
+	}
+	ep := NewEndpoint(cfg)
+	t.Cleanup(func() { _ = ep.Close() })
+	key := "wire:sololost:" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	c, err := ep.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := newFrame(WantInt, "LPUSH", key, "x")
+	defer small.Release()
+	blpop := func(conn *Conn, k string) *Frame {
+		f := newFrame(WantValue, "BLPOP", k, "10")
+		submit(t, conn, f)
+		return f
+	}
+	onEP := blpop(c, key)
+	_ = ep.For(small, true) // dials lane 0
+	lanes := *ep.solos.Load()
+	lane0, err := lanes[0].Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onLane0 := blpop(lane0, key+":0")
+	_ = ep.For(small, true) // lane 0 busy: dials lane 1
+	lane1, err := lanes[1].Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	holding.Store(true)
+	_ = lane0.nc.Conn.Close()
+	<-lane0.Dead()
+	waitOK(t, onLane0)
+	if onLane0.Err == nil {
+		t.Fatal("the BLPOP on the closed lane got a reply")
+	}
+	onLane0.Release()
+	<-dialing // lane 0's replacement, held
+	if got := ep.For(small, true); got != lanes[1] {
+		t.Fatalf("with lane 0 dead and redialing, a small frame went to %p, want lane 1 (%p)", got, lanes[1])
+	}
+	close(gate)
+	if _, err := lanes[0].Conn(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := ep.For(small, true); got != lanes[0] {
+		t.Fatalf("after lane 0's redial, a small frame went to %p, want lane 0 (%p)", got, lanes[0])
+	}
+	f := newFrame(WantInt, "LPUSH", key, "x")
+	defer f.Release()
+	if sent, err := lane1.Do(ctx, time.Time{}, f); !sent || err != nil || f.Err != nil {
+		t.Fatalf("LPUSH: sent %v, %v, %v", sent, err, f.Err)
+	}
+	waitOK(t, onEP)
+	onEP.Release()
 }
