@@ -391,23 +391,26 @@ type connMode struct {
 func connModes(none int) []connMode { return []connMode{{"default", 0}, {"none", none}} }
 
 // BenchmarkSoloConnections measures GetBytes and Set from few callers
-// (fewCallers goroutines per processor) with the default solo connections
-// and with NoSoloConnections (every command on the shared connection,
-// its replies handed over by the reader goroutine). Compare the two with
-// benchstat -col /conns.
+// (fewCallers and twice as many goroutines per processor: 8 and 16 on
+// 2 cores) with the default solo connections and with NoSoloConnections
+// (every command on the shared connection, its replies handed over by the
+// reader goroutine). Compare the two with benchstat -col /conns.
 func BenchmarkSoloConnections(b *testing.B) {
-	for _, v := range connModes(NoSoloConnections) {
-		b.Run("op=GetBytes/conns="+v.name, func(b *testing.B) {
-			c := newClient(b, Options{SoloConnections: v.conns})
-			k := key(b)
-			if err := c.Set(context.Background(), k, benchValue); err != nil {
-				b.Fatal(err)
-			}
-			parallelGetBytes(b, c, k, fewCallers)
-		})
-		b.Run("op=Set/conns="+v.name, func(b *testing.B) {
-			parallelSet(b, newClient(b, Options{SoloConnections: v.conns}), key(b), fewCallers)
-		})
+	for _, per := range []int{fewCallers, 2 * fewCallers} {
+		for _, v := range connModes(NoSoloConnections) {
+			name := "per=" + strconv.Itoa(per) + "/conns=" + v.name
+			b.Run("op=GetBytes/"+name, func(b *testing.B) {
+				c := newClient(b, Options{SoloConnections: v.conns})
+				k := key(b)
+				if err := c.Set(context.Background(), k, benchValue); err != nil {
+					b.Fatal(err)
+				}
+				parallelGetBytes(b, c, k, per)
+			})
+			b.Run("op=Set/"+name, func(b *testing.B) {
+				parallelSet(b, newClient(b, Options{SoloConnections: v.conns}), key(b), per)
+			})
+		}
 	}
 }
 

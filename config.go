@@ -136,7 +136,7 @@ func (c *config) dedicatedWire() wire.Config {
 	w := c.wire
 	w.SilenceLimit = 0
 	w.MaxPendingFrames, w.MaxPendingBytes = 0, 0
-	w.BatchLanes, w.SoloLanes = 0, 0
+	w.BatchLanes, w.SoloLanes, w.Crowd = 0, 0, nil
 	w.WantID = true // a stopped blocking call is unblocked by id
 	// Cached reads travel on the shared connections only.
 	w.Tracking, w.OnPush, w.OnTrackingLost = false, nil, nil
@@ -299,6 +299,9 @@ func (o *Options) validate() (config, error) {
 	}
 	if c.wire.SoloLanes, err = lanes("Options.SoloConnections", o.SoloConnections, NoSoloConnections, "NoSoloConnections", defaultSoloConnections); err != nil {
 		return c, err
+	}
+	if c.wire.SoloLanes > 0 {
+		c.wire.Crowd = new(wire.Crowd) // every node's connections: how few callers share the client
 	}
 	return c, nil
 }

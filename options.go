@@ -201,10 +201,11 @@ type Options struct {
 	// replies on the shared connection takes one of these that is idle,
 	// writes its command and reads its own reply there, as a client with
 	// a connection per caller does, without a goroutine handing the reply
-	// over. Once more than a few callers' commands are in flight on the
-	// shared connection (more than 8 at a time, in the last few hundred
-	// commands sent on it), every command stays on it, where one write
-	// carries many commands. They are dialed
+	// over. Once more than a few callers' commands are in flight in the
+	// client (more than 16 at a time over its shared connections, every
+	// server's together, in the last few hundred commands sent on each),
+	// every command stays on a shared connection, where one write carries
+	// many commands. They are dialed
 	// one at a time, in the background, as callers find every one dialed
 	// so far busy, stay open while idle (answering the idle PINGs), and
 	// are closed with the client. A client whose callers cannot read their

@@ -116,9 +116,11 @@ type Conn struct {
 	// of its excess per admission, so that a connection shared by more
 	// than a few callers keeps it high between the bursts of its replies.
 	crowdPeak int64
-	// crowded mirrors crowdPeak above ownWriteMaxPeak frames, stored only
-	// when it flips, for [Endpoint.For] to read without mu.
-	crowded atomic.Bool
+	// crowd is the client's sum of its connections' crowdPeak
+	// (Config.Crowd; nil: none), to which this connection adds crowdShare
+	// (guarded by mu; see shareLocked).
+	crowd      *Crowd
+	crowdShare int64
 
 	fifoMu sync.Mutex
 	fifo   ring
@@ -202,6 +204,7 @@ func start(nc *meteredConn, rd *resp.Reader, proto int, cfg Config, onDead func(
 		seq:       1,
 		maxFrames: int64(max(cfg.MaxPendingFrames, 0)),
 		maxBytes:  int64(max(cfg.MaxPendingBytes, 0)),
+		crowd:     cfg.Crowd,
 	}
 	if cfg.OnEvent != nil {
 		c.cfg = &cfg
@@ -274,9 +277,7 @@ func (c *Conn) Submit(ctx context.Context, deadline time.Time, f *Frame) error {
 		} else {
 			c.crowdPeak -= (c.crowdPeak - o) >> 8
 		}
-		if crowded := c.crowdPeak > ownWriteMaxPeak<<6; crowded != c.crowded.Load() {
-			c.crowded.Store(crowded)
-		}
+		c.shareLocked(false)
 		if !c.writing && (owed == 0 || c.peakOwed <= ownWriteMaxPeak) && c.nc.canTryWrite() {
 			// Nobody is writing and nothing is queued, and either nothing
 			// is owed or few callers share the connection: the caller
@@ -386,6 +387,7 @@ func (c *Conn) close(reason Reason, cause error, socket bool) {
 	c.draining = !socket
 	c.closed, c.reason, c.cause = true, reason, cause
 	c.alive.Store(false)
+	c.shareLocked(true)
 	close(c.stop) // waiting Submits and the health monitor leave
 	idle := !c.writing
 	c.writing = true

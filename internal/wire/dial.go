@@ -161,6 +161,10 @@ type Config struct {
 	// few callers share its connection (see [Endpoint.For]); 0 sends every
 	// small frame on the endpoint's own.
 	SoloLanes int
+	// Crowd, shared by the endpoints of one client, tells their solo
+	// lanes how many callers share the whole client; NewEndpoint gives an
+	// endpoint with SoloLanes one of its own when it is nil.
+	Crowd *Crowd
 }
 
 // keepAlive is the TCP keepalive of sockets opened by the default dialer:

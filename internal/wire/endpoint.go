@@ -75,6 +75,9 @@ type dialAttempt struct {
 
 // NewEndpoint returns an endpoint for cfg; it does not dial.
 func NewEndpoint(cfg Config) *Endpoint {
+	if cfg.SoloLanes > 0 && cfg.Crowd == nil {
+		cfg.Crowd = new(Crowd)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Endpoint{cfg: cfg, open: Dial, ctx: ctx, cancel: cancel, shut: make(chan struct{})}
 }
@@ -108,23 +111,27 @@ const LaneMinBytes = 8 << 10
 // nothing).
 //
 // Solo lanes: when Config.SoloLanes is set, solo is true and f is small,
-// while e's connection owes replies but few callers share it (the slow
-// peak of frames owed at its admissions, crowdPeak, is at most
-// ownWriteMaxPeak), the first solo lane whose connection owes nothing.
-// Its caller then writes its frame and reads its own reply there
-// ([Conn.Do]) instead of waiting behind the others' replies for the
-// reader goroutine to hand it over. The solo lanes are dialed one at a
-// time, in the background, when every one dialed so far is busy; until a
-// lane's dial ends, frames stay on e. A lane whose connection died is
-// redialed in the background and passed over meanwhile. On a
-// connection that more callers share (the peak above ownWriteMaxPeak)
-// frames stay on it, where the writer batches them: there more
-// connections cost more CPU per command than they save. The peak decays
-// slowly (by a 256th of its excess per admission): a Cluster node shared
-// by about 20 callers, whose owed frames fall low between the bursts of
-// its replies, sent 12% of its commands on solo lanes with a peak that
+// while e's connection owes replies but few callers share the client
+// (Config.Crowd: the slow peaks of frames owed at the admissions of its
+// connections, on every node, sum to at most soloCrowdMax), the first
+// solo lane whose connection owes nothing. Its caller then writes its
+// frame and reads its own reply there ([Conn.Do]) instead of waiting
+// behind the others' replies for the reader goroutine to hand it over.
+// The solo lanes are dialed one at a time, in the background, when every
+// one dialed so far is busy; until a lane's dial ends, frames stay on e.
+// A lane whose connection died is redialed in the background and passed
+// over meanwhile. When more callers share the client, frames stay on
+// e's connection, where the writer batches them: there more connections
+// cost more CPU per command than they save. The peaks decay slowly (by a
+// 256th of their excess per admission): a Cluster node shared by about
+// 20 callers, whose owed frames fall low between the bursts of its
+// replies, sent 12% of its commands on solo lanes with a peak that
 // decayed as fast as ownWriteMaxPeak's, and lost a third of its
-// throughput.
+// throughput. The sum is the client's, not the connection's: a Cluster
+// client of 16 callers, about 5 per node, sent part of its commands on
+// solo lanes when each node counted its own, and made 0.79 of the GETs
+// it makes with the sum, which keeps them all on the nodes' connections
+// (item 14 of docs/performance.md).
 func (e *Endpoint) For(f *Frame, solo bool) *Endpoint {
 	if len(f.Buf) < LaneMinBytes {
 		if solo && e.cfg.SoloLanes > 0 {
@@ -146,10 +153,10 @@ func (e *Endpoint) For(f *Frame, solo bool) *Endpoint {
 
 // solo returns the endpoint for a small frame (see [Endpoint.For]).
 func (e *Endpoint) solo() *Endpoint {
-	// crowded, rarely written, first: a busy connection's callers (many)
+	// The crowd, rarely written, first: a busy client's callers (many)
 	// return without reading owed, which every admission and reply writes.
 	c := e.cur.Load()
-	if c == nil || !c.syncOK || c.crowded.Load() || c.owed.Load() == 0 {
+	if !e.cfg.Crowd.few() || c == nil || !c.syncOK || c.owed.Load() == 0 {
 		return e
 	}
 	ls := e.solos.Load()
@@ -188,7 +195,7 @@ func (e *Endpoint) makeLanes(p *atomic.Pointer[[]*Endpoint], n int) *[]*Endpoint
 	}
 	lanes := make([]*Endpoint, n)
 	cfg := e.cfg
-	cfg.BatchLanes, cfg.SoloLanes = 0, 0
+	cfg.BatchLanes, cfg.SoloLanes, cfg.Crowd = 0, 0, nil
 	for i := range lanes {
 		lanes[i] = NewEndpointNotify(cfg, e.onLost)
 	}

@@ -260,6 +260,8 @@ func (c *Conn) healthLoop(cfg Config) {
 
 		if heard || wrote || owing {
 			idleSince = now
+		} else {
+			c.forgetCrowd()
 		}
 		if ping != nil && !owing && now.Sub(idleSince) >= cfg.IdlePing {
 			if pinging {

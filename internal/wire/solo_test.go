@@ -19,7 +19,7 @@ import (
 // completes while the endpoint's connection still owes it. A busy lane
 // makes the next call dial the next lane (and none before). A frame that
 // may not leave (solo false: a cached read), a large frame, and a frame
-// for a crowded connection (more than ownWriteMaxPeak frames owed at an
+// for a crowded connection (more than soloCrowdMax frames owed at an
 // admission, and still just after, the peak decaying slowly) stay on the
 // endpoint. Close ends the lanes; no goroutine is
 // left (TestMain's check).
@@ -41,21 +41,8 @@ func TestRealServerSoloLanes(t *testing.T) {
 		t.Fatal("a frame for an idle connection left it, or solo lanes were made")
 	}
 
-	// held submits a BLPOP on conn that the server holds until an LPUSH.
-	held := func(conn *Conn, k string) *Frame {
-		f := newFrame(WantValue, "BLPOP", k, "10")
-		submit(t, conn, f)
-		return f
-	}
-	// push runs LPUSH k on conn with Do, as the client does.
-	push := func(conn *Conn, k string) {
-		t.Helper()
-		f := newFrame(WantInt, "LPUSH", k, "x")
-		defer f.Release()
-		if sent, err := conn.Do(ctx, time.Time{}, f); !sent || err != nil || f.Err != nil || f.Int != 1 {
-			t.Fatalf("LPUSH: sent %v, %v, %v, %d", sent, err, f.Err, f.Int)
-		}
-	}
+	held := func(conn *Conn, k string) *Frame { return heldBLPOP(t, conn, k) }
+	push := func(conn *Conn, k string) { t.Helper(); lpush(t, ctx, conn, k) }
 	// released waits for a held BLPOP's reply.
 	released := func(f *Frame, k string) {
 		t.Helper()
@@ -111,13 +98,13 @@ func TestRealServerSoloLanes(t *testing.T) {
 
 	// A crowded connection keeps its frames, however idle the lanes.
 	onEP = held(c, key)
-	pings := make([]*Frame, ownWriteMaxPeak+1) // the last admitted with ownWriteMaxPeak+1 owed
+	pings := make([]*Frame, soloCrowdMax+4) // the last admitted with soloCrowdMax+4 owed
 	for i := range pings {
 		pings[i] = newFrame(WantBytes, "PING")
 		submit(t, c, pings[i])
 	}
 	if ep.For(small, true) != ep {
-		t.Fatalf("a frame left a connection owing %d frames for an idle lane", ownWriteMaxPeak+2)
+		t.Fatalf("a frame left a connection owing %d frames for an idle lane", soloCrowdMax+5)
 	}
 	push(lane0, key)
 	released(onEP, key)
@@ -179,19 +166,14 @@ func TestRealServerDeadSoloLaneIsPassedOver(t *testing.T) {
 	}
 	small := newFrame(WantInt, "LPUSH", key, "x")
 	defer small.Release()
-	blpop := func(conn *Conn, k string) *Frame {
-		f := newFrame(WantValue, "BLPOP", k, "10")
-		submit(t, conn, f)
-		return f
-	}
-	onEP := blpop(c, key)
+	onEP := heldBLPOP(t, c, key)
 	_ = ep.For(small, true) // dials lane 0
 	lanes := *ep.solos.Load()
 	lane0, err := lanes[0].Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	onLane0 := blpop(lane0, key+":0")
+	onLane0 := heldBLPOP(t, lane0, key+":0")
 	_ = ep.For(small, true) // lane 0 busy: dials lane 1
 	lane1, err := lanes[1].Conn(ctx)
 	if err != nil {
@@ -217,11 +199,109 @@ func TestRealServerDeadSoloLaneIsPassedOver(t *testing.T) {
 	if got := ep.For(small, true); got != lanes[0] {
 		t.Fatalf("after lane 0's redial, a small frame went to %p, want lane 0 (%p)", got, lanes[0])
 	}
-	f := newFrame(WantInt, "LPUSH", key, "x")
-	defer f.Release()
-	if sent, err := lane1.Do(ctx, time.Time{}, f); !sent || err != nil || f.Err != nil {
-		t.Fatalf("LPUSH: sent %v, %v, %v", sent, err, f.Err)
-	}
+	lpush(t, ctx, lane1, key)
 	waitOK(t, onEP)
 	onEP.Release()
+}
+
+// TestRealServerCrowdSpansEndpoints proves that the crowd which keeps
+// small frames off the solo lanes is the whole client's (Config.Crowd,
+// shared like a cluster client's node endpoints share it): endpoint B,
+// whose own connection owes one frame, sends small frames to its idle
+// lane until endpoint A's connection owes more than soloCrowdMax, then
+// keeps them. A's share stays after its replies (its peak decays only at
+// admissions) until it idles a health tick (forgetCrowd) or dies.
+func TestRealServerCrowdSpansEndpoints(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cfg := quiet
+	cfg.Addr, cfg.DialTimeout, cfg.SoloLanes, cfg.Crowd = standaloneAddr(t), 5*time.Second, 1, new(Crowd)
+	epA, epB := NewEndpoint(cfg), NewEndpoint(cfg)
+	t.Cleanup(func() { _ = epA.Close(); _ = epB.Close() })
+	key := "wire:crowd:" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	a, err := epA.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := epB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := newFrame(WantInt, "LPUSH", key, "x")
+	defer small.Release()
+	onB := heldBLPOP(t, b, key+":b")
+	_ = epB.For(small, true) // dials B's lane
+	lane := (*epB.solos.Load())[0]
+	laneConn, err := lane.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if epB.For(small, true) != lane {
+		t.Fatal("with few callers, B's small frame did not take its idle lane")
+	}
+
+	// crowdA makes A's connection owe a held BLPOP and soloCrowdMax+4
+	// PINGs queued behind it; release answers them all.
+	crowdA := func() (release func()) {
+		held := heldBLPOP(t, a, key+":a")
+		pings := make([]*Frame, soloCrowdMax+4)
+		for i := range pings {
+			pings[i] = newFrame(WantBytes, "PING")
+			submit(t, a, pings[i])
+		}
+		return func() {
+			lpush(t, ctx, laneConn, key+":a")
+			for _, f := range append(pings, held) {
+				waitOK(t, f)
+				if f.Err != nil {
+					t.Fatalf("%v", f.Err)
+				}
+				f.Release()
+			}
+		}
+	}
+	release := crowdA()
+	if epB.For(small, true) != epB {
+		t.Fatal("B's small frame took its lane while A's connection owed many frames")
+	}
+	release()
+	if epB.For(small, true) != epB {
+		t.Fatal("A's crowd was forgotten before A idled")
+	}
+	a.forgetCrowd() // the health monitor's tick on an idle connection
+	if epB.For(small, true) != lane {
+		t.Fatal("A idled, and B's small frame still did not take its lane")
+	}
+
+	crowdA()
+	if epB.For(small, true) != epB {
+		t.Fatal("B's small frame took its lane while A's connection owed many frames")
+	}
+	_ = a.nc.Conn.Close()
+	<-a.Dead()
+	if epB.For(small, true) != lane {
+		t.Fatal("A's connection died, and B's small frame still did not take its lane")
+	}
+	lpush(t, ctx, laneConn, key+":b")
+	waitOK(t, onB)
+	onB.Release()
+}
+
+// heldBLPOP submits a BLPOP of k on conn, which the server holds until
+// an LPUSH of k.
+func heldBLPOP(t *testing.T, conn *Conn, k string) *Frame {
+	f := newFrame(WantValue, "BLPOP", k, "10")
+	submit(t, conn, f)
+	return f
+}
+
+// lpush runs LPUSH k on conn with Do, as the client does, for a BLPOP
+// held on k: the list has one element once the LPUSH has run.
+func lpush(t *testing.T, ctx context.Context, conn *Conn, k string) {
+	t.Helper()
+	f := newFrame(WantInt, "LPUSH", k, "x")
+	defer f.Release()
+	if sent, err := conn.Do(ctx, time.Time{}, f); !sent || err != nil || f.Err != nil || f.Int != 1 {
+		t.Fatalf("LPUSH %s: sent %v, %v, %v, %d", k, sent, err, f.Err, f.Int)
+	}
 }
