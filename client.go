@@ -297,15 +297,18 @@ func (c *Client) send(ctx context.Context, f *wire.Frame, waitDL time.Time, s *s
 	// A large batch or transaction takes a batch connection; a small frame
 	// a solo connection when few callers share the shared one, but for a
 	// cached read, whose tracking is the shared connection's.
-	ep = ep.For(f, !s.tracked)
-	conn := ep.Current()
-	if conn == nil {
-		var err error
-		if conn, err = c.acquire(ctx, waitDL, ep); err != nil {
-			return c.failedBeforeSend(ctx, err, s)
+	lane := ep.For(f, !s.tracked)
+	sent, err := c.sendOn(ctx, waitDL, lane, f)
+	if !sent && lane != ep {
+		var we *wire.ConnError
+		if errors.As(err, &we) {
+			// The lane's connection ended since For chose it (a solo
+			// connection closed unused, or lost), or its redial failed:
+			// f was not written, and the shared connection takes it.
+			sent, err = c.sendOn(ctx, waitDL, ep, f)
 		}
 	}
-	if sent, err := conn.Do(ctx, waitDL, f); !sent {
+	if !sent {
 		return c.failedBeforeSend(ctx, err, s)
 	} else if err != nil {
 		// The frame now belongs to the connection, which drains its reply.
@@ -352,6 +355,18 @@ func refusedPrelude(f *wire.Frame) {
 	if len(f.Values) > 0 && f.Values[0].IsError() {
 		f.ErrIndex, f.ErrReply = 1, append(f.ErrReply[:0], f.Values[0].Str...)
 	}
+}
+
+// sendOn writes f on ep's connection and waits for its reply (wire.Conn.Do),
+// dialing first when ep has no live connection.
+func (c *Client) sendOn(ctx context.Context, waitDL time.Time, ep *wire.Endpoint, f *wire.Frame) (sent bool, err error) {
+	conn := ep.Current()
+	if conn == nil {
+		if conn, err = c.acquire(ctx, waitDL, ep); err != nil {
+			return false, err
+		}
+	}
+	return conn.Do(ctx, waitDL, f)
 }
 
 // acquire waits for a connection within ctx and the command's deadline.

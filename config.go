@@ -34,6 +34,8 @@ const (
 	silenceLimitFactor = 10
 	// dedicatedIdleTimeout closes a dedicated connection unused this long.
 	dedicatedIdleTimeout = 30 * time.Second
+	// soloIdleTimeout closes a solo connection unused this long.
+	soloIdleTimeout = 30 * time.Second
 )
 
 // config is the validated, defaulted form of Options.
@@ -302,6 +304,7 @@ func (o *Options) validate() (config, error) {
 	}
 	if c.wire.SoloLanes > 0 {
 		c.wire.Crowd = new(wire.Crowd) // every node's connections: how few callers share the client
+		c.wire.SoloIdleClose = soloIdleTimeout
 	}
 	return c, nil
 }

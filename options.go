@@ -207,8 +207,10 @@ type Options struct {
 	// every command stays on a shared connection, where one write carries
 	// many commands. They are dialed
 	// one at a time, in the background, as callers find every one dialed
-	// so far busy, stay open while idle (answering the idle PINGs), and
-	// are closed with the client. A client whose callers cannot read their
+	// so far busy; one that no caller took for 30 seconds is closed, and
+	// dialed again when callers need it; all are closed with the client.
+	// A command whose solo (or batch) connection ended or could not be
+	// dialed before it was written goes on the shared connection. A client whose callers cannot read their
 	// own replies (over TLS, or with a [Options.ClientCache], whose
 	// shared connection reads the server's invalidations) does not use
 	// them. Commands of different callers are never ordered by the server

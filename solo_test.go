@@ -10,6 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/respire-go/respire/catalog"
+	"github.com/respire-go/respire/internal/testenv"
 )
 
 // TestFewCallersUseSoloConnections proves, against the real server, what
@@ -119,4 +122,32 @@ func namedConnections(t *testing.T, addr, name string) int {
 		}
 	}
 	return n
+}
+
+// TestLaneThatCannotConnectHandsItsCommandToTheSharedConnection: a real
+// server at its maxclients limit refuses every new connection ("ERR max
+// number of clients reached") while the client's shared connection is
+// open. A 16 KiB SET, which takes a batch connection, finds that lane's
+// dial refused; the command, not written, goes on the shared connection
+// instead of failing, and the server runs it once.
+func TestLaneThatCannotConnectHandsItsCommandToTheSharedConnection(t *testing.T) {
+	full := testenv.StartRedis(t, testenv.RedisServerPath(t), 0)
+	ctx := testCtx(t)
+	c := newClient(t, Options{Endpoints: []string{full.Addr}})
+	if _, err := c.Do(ctx, catalog.Server.CONFIG_SET(), "maxclients", 1); err != nil {
+		t.Fatal(err)
+	}
+	value := strings.Repeat("b", 16<<10)
+	if err := c.Set(ctx, "big", value); err != nil {
+		t.Fatalf("SET of 16 KiB with no connection to spare: %v, want it run on the shared connection", err)
+	}
+	if got, err := c.Get(ctx, "big"); err != nil || got != value {
+		t.Fatalf("GET big: %d bytes, %v; want the 16 KiB value", len(got), err)
+	}
+	if _, err := c.Do(ctx, catalog.Server.CONFIG_SET(), "maxclients", 10000); err != nil {
+		t.Fatal(err)
+	}
+	if n := commandCalls(t, full.Addr, "set"); n != 1 {
+		t.Errorf("the server ran SET %d times, want 1", n)
+	}
 }

@@ -121,6 +121,10 @@ type Conn struct {
 	// (guarded by mu; see shareLocked).
 	crowd      *Crowd
 	crowdShare int64
+	// used is set by [Endpoint.For] when it gives a caller this solo
+	// lane's connection, and cleared by the health monitor's tick;
+	// idling is set by closeIdle (see there).
+	used, idling atomic.Bool
 
 	fifoMu sync.Mutex
 	fifo   ring

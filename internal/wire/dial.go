@@ -165,6 +165,13 @@ type Config struct {
 	// lanes how many callers share the whole client; NewEndpoint gives an
 	// endpoint with SoloLanes one of its own when it is nil.
 	Crowd *Crowd
+	// SoloIdleClose closes a solo lane's connection that no caller took
+	// for this long (checked at the health monitor's ticks); the lane is
+	// dialed again when a caller needs it. 0: solo lanes stay open until
+	// their endpoint closes.
+	SoloIdleClose time.Duration
+	// idleClose is SoloIdleClose in a solo lane's own configuration.
+	idleClose time.Duration
 }
 
 // keepAlive is the TCP keepalive of sockets opened by the default dialer:

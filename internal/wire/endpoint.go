@@ -144,7 +144,7 @@ func (e *Endpoint) For(f *Frame, solo bool) *Endpoint {
 	}
 	ls := e.lanes.Load()
 	if ls == nil {
-		if ls = e.makeLanes(&e.lanes, e.cfg.BatchLanes); ls == nil {
+		if ls = e.makeLanes(&e.lanes, e.cfg.BatchLanes, 0); ls == nil {
 			return e
 		}
 	}
@@ -161,14 +161,16 @@ func (e *Endpoint) solo() *Endpoint {
 	}
 	ls := e.solos.Load()
 	if ls == nil {
-		if ls = e.makeLanes(&e.solos, e.cfg.SoloLanes); ls == nil {
+		if ls = e.makeLanes(&e.solos, e.cfg.SoloLanes, e.cfg.SoloIdleClose); ls == nil {
 			return e
 		}
 	}
 	for _, l := range *ls {
 		lc := l.cur.Load()
-		if lc == nil {
-			l.Redial() // the next lane's first dial, in the background
+		if lc == nil || lc.idling.Load() {
+			// The lane's first dial, or its first since its connection
+			// closed unused, in the background.
+			l.Redial()
 			return e
 		}
 		if !lc.Alive() {
@@ -176,6 +178,14 @@ func (e *Endpoint) solo() *Endpoint {
 			continue
 		}
 		if lc.owed.Load() == 0 {
+			// used first, then idling, as closeIdle stores and loads them
+			// the other way round: a lane is taken or closed, not both.
+			if !lc.used.Load() {
+				lc.used.Store(true)
+			}
+			if lc.idling.Load() {
+				return e
+			}
 			return l
 		}
 	}
@@ -183,8 +193,9 @@ func (e *Endpoint) solo() *Endpoint {
 }
 
 // makeLanes creates n lanes into *p unless another caller did, and
-// returns them; nil when e is closed.
-func (e *Endpoint) makeLanes(p *atomic.Pointer[[]*Endpoint], n int) *[]*Endpoint {
+// returns them; nil when e is closed. idleClose closes a lane's
+// connection that no caller took for that long (0: never).
+func (e *Endpoint) makeLanes(p *atomic.Pointer[[]*Endpoint], n int, idleClose time.Duration) *[]*Endpoint {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -196,6 +207,7 @@ func (e *Endpoint) makeLanes(p *atomic.Pointer[[]*Endpoint], n int) *[]*Endpoint
 	lanes := make([]*Endpoint, n)
 	cfg := e.cfg
 	cfg.BatchLanes, cfg.SoloLanes, cfg.Crowd = 0, 0, nil
+	cfg.SoloIdleClose, cfg.idleClose = 0, idleClose
 	for i := range lanes {
 		lanes[i] = NewEndpointNotify(cfg, e.onLost)
 	}
@@ -402,6 +414,9 @@ func refusedHandshake(err error) bool {
 // connDied starts a replacement dial right away, unless one is running or
 // the endpoint is closed.
 func (e *Endpoint) connDied(c *Conn) {
+	// A solo lane's connection closed unused is dialed again on demand,
+	// and says nothing about the topology.
+	idle := c.idling.Load()
 	e.mu.Lock()
 	if e.closed || e.cur.Load() != c {
 		if !e.closed && e.attempt != nil {
@@ -410,11 +425,11 @@ func (e *Endpoint) connDied(c *Conn) {
 		e.mu.Unlock()
 		return
 	}
-	if e.attempt == nil {
+	if e.attempt == nil && !idle {
 		e.startDialLocked()
 	}
 	e.mu.Unlock()
-	if e.onLost != nil {
+	if e.onLost != nil && !idle {
 		e.onLost()
 	}
 }

@@ -105,12 +105,14 @@ func (m *meteredConn) writeLong(p []byte) (int, error) {
 func (m *meteredConn) progress() uint64 { return m.reads.Load() + m.streamed.Load() }
 
 // healthTick is how often the monitor samples the counters: a quarter of
-// the shortest enabled interval, at least a millisecond. It is the
-// granularity of every health decision.
+// the shortest enabled interval (a solo lane's idle close among them), at
+// least a millisecond. It is the granularity of every health decision.
 func healthTick(cfg Config) time.Duration {
 	d := cfg.HealthTimeout
-	if cfg.IdlePing > 0 && (d == 0 || cfg.IdlePing < d) {
-		d = cfg.IdlePing
+	for _, e := range []time.Duration{cfg.IdlePing, cfg.idleClose} {
+		if e > 0 && (d == 0 || e < d) {
+			d = e
+		}
 	}
 	return max(d/4, time.Millisecond)
 }
@@ -138,6 +140,10 @@ func healthTick(cfg Config) time.Duration {
 //     After IdlePing of idleness it sends an internal PING frame, which is
 //     owed like any other (so HealthTimeout covers it) and whose reply is
 //     dropped here.
+//   - disuse, on a solo lane (Config.SoloIdleClose): no caller took the
+//     connection ([Endpoint.For]) and it owed nothing at any tick for
+//     SoloIdleClose: it closes (closeIdle), and the lane is dialed again
+//     when a caller needs it.
 //
 // It exits when the connection shuts down, after joining its probe.
 func (c *Conn) healthLoop(cfg Config) {
@@ -187,6 +193,7 @@ func (c *Conn) healthLoop(cfg Config) {
 	// only a sign of life (a byte read, a part of a long write taken) or
 	// owing nothing ends, for Config.SilenceLimit.
 	quietSince, idleSince, silentSince := now, now, now
+	usedAt := now // a solo lane's: when a caller last took it or it last owed
 	owing := false
 	for {
 		select {
@@ -262,6 +269,13 @@ func (c *Conn) healthLoop(cfg Config) {
 			idleSince = now
 		} else {
 			c.forgetCrowd()
+		}
+		if cfg.idleClose > 0 {
+			if c.used.Swap(false) || owing {
+				usedAt = now
+			} else if now.Sub(usedAt) >= cfg.idleClose && c.closeIdle() {
+				return
+			}
 		}
 		if ping != nil && !owing && now.Sub(idleSince) >= cfg.IdlePing {
 			if pinging {

@@ -157,28 +157,8 @@ func TestRealServerDeadSoloLaneIsPassedOver(t *testing.T) {
 		}
 		return DefaultDial(ctx, network, addr)
 	}
-	ep := NewEndpoint(cfg)
-	t.Cleanup(func() { _ = ep.Close() })
-	key := "wire:sololost:" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	c, err := ep.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	small := newFrame(WantInt, "LPUSH", key, "x")
-	defer small.Release()
-	onEP := heldBLPOP(t, c, key)
-	_ = ep.For(small, true) // dials lane 0
-	lanes := *ep.solos.Load()
-	lane0, err := lanes[0].Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	onLane0 := heldBLPOP(t, lane0, key+":0")
-	_ = ep.For(small, true) // lane 0 busy: dials lane 1
-	lane1, err := lanes[1].Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ls := dialTwoLanes(t, ctx, cfg, "sololost")
+	ep, lanes, lane0, lane1, small, key, onEP, onLane0 := ls.ep, ls.lanes, ls.lane0, ls.lane1, ls.small, ls.key, ls.onEP, ls.onLane0
 
 	holding.Store(true)
 	_ = lane0.nc.Conn.Close()
@@ -287,6 +267,44 @@ func TestRealServerCrowdSpansEndpoints(t *testing.T) {
 	onB.Release()
 }
 
+// twoLanes is an endpoint with two solo lanes (Config.SoloLanes 2), both
+// dialed: its connection owes a BLPOP of key that the server holds, and
+// so does lane 0's (of key+":0"); lane 1's owes nothing.
+type twoLanes struct {
+	ep            *Endpoint
+	lanes         []*Endpoint
+	lane0, lane1  *Conn
+	small         *Frame // a small LPUSH of key, never sent
+	key           string
+	onEP, onLane0 *Frame // the held BLPOPs
+}
+
+// dialTwoLanes sets up a twoLanes with cfg (SoloLanes 2); name tells its
+// keys apart.
+func dialTwoLanes(t *testing.T, ctx context.Context, cfg Config, name string) *twoLanes {
+	t.Helper()
+	ls := &twoLanes{ep: NewEndpoint(cfg), key: "wire:" + name + ":" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+	t.Cleanup(func() { _ = ls.ep.Close() })
+	c, err := ls.ep.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls.small = newFrame(WantInt, "LPUSH", ls.key, "x")
+	t.Cleanup(ls.small.Release)
+	ls.onEP = heldBLPOP(t, c, ls.key)
+	_ = ls.ep.For(ls.small, true) // dials lane 0
+	ls.lanes = *ls.ep.solos.Load()
+	if ls.lane0, err = ls.lanes[0].Conn(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ls.onLane0 = heldBLPOP(t, ls.lane0, ls.key+":0")
+	_ = ls.ep.For(ls.small, true) // lane 0 owes: dials lane 1
+	if ls.lane1, err = ls.lanes[1].Conn(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return ls
+}
+
 // heldBLPOP submits a BLPOP of k on conn, which the server holds until
 // an LPUSH of k.
 func heldBLPOP(t *testing.T, conn *Conn, k string) *Frame {
@@ -304,4 +322,121 @@ func lpush(t *testing.T, ctx context.Context, conn *Conn, k string) {
 	if sent, err := conn.Do(ctx, time.Time{}, f); !sent || err != nil || f.Err != nil || f.Int != 1 {
 		t.Fatalf("LPUSH %s: sent %v, %v, %v, %d", k, sent, err, f.Err, f.Int)
 	}
+}
+
+// TestRealServerSoloLaneClosesUnused proves the idle close of a solo
+// lane (closeIdle, which the health monitor calls once no caller took the
+// lane for Config.SoloIdleClose, here an hour so that only the test calls
+// it): a lane taken since the monitor's last look, or owing a reply,
+// stays open; an unused one closes (Reason Closed, ErrIdleClosed, an
+// EventClosed); the endpoint does not redial it by itself; For treats it
+// as not yet dialed (redials it in the background and keeps the frame on
+// the endpoint); the redialed lane serves again.
+func TestRealServerSoloLaneClosesUnused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	events := make(chan Event, 64)
+	cfg := quiet
+	cfg.Addr, cfg.DialTimeout, cfg.SoloLanes, cfg.SoloIdleClose = standaloneAddr(t), 5*time.Second, 2, time.Hour
+	cfg.OnEvent = func(e Event) {
+		if e.Kind == EventClosed {
+			events <- e
+		}
+	}
+	ls := dialTwoLanes(t, ctx, cfg, "soloidle")
+	ep, lanes, lane0, lane1, small, key, onEP, onLane0 := ls.ep, ls.lanes, ls.lane0, ls.lane1, ls.small, ls.key, ls.onEP, ls.onLane0
+	if ep.For(small, true) != lanes[1] {
+		t.Fatal("a small frame did not take the idle lane 1")
+	}
+
+	if lane1.closeIdle() || !lane1.Alive() {
+		t.Fatal("lane 1 closed although a caller took it since the monitor's last look")
+	}
+	lane0.used.Store(false)
+	if lane0.closeIdle() || !lane0.Alive() {
+		t.Fatal("lane 0 closed although it owes a reply")
+	}
+	lane1.used.Store(false) // the monitor's tick
+	if !lane1.closeIdle() {
+		t.Fatal("lane 1, unused and owing nothing, did not close")
+	}
+	<-lane1.Dead()
+	if e := <-events; e.Reason != Closed || !errors.Is(e.Err, ErrIdleClosed) {
+		t.Fatalf("lane 1's end: reason %v, %v; want Closed, ErrIdleClosed", e.Reason, e.Err)
+	}
+	lanes[1].mu.Lock()
+	redialing := lanes[1].attempt != nil
+	lanes[1].mu.Unlock()
+	if redialing || lanes[1].Current() != nil {
+		t.Fatal("the endpoint redialed lane 1 by itself")
+	}
+	if ep.For(small, true) != ep {
+		t.Fatal("a small frame did not stay on the endpoint while lane 1 redials")
+	}
+	lane1, err := lanes[1].Conn(ctx) // the dial that For started
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep.For(small, true) != lanes[1] {
+		t.Fatal("the redialed lane 1 did not serve")
+	}
+	lpush(t, ctx, lane1, key+":0")
+	lpush(t, ctx, lane1, key)
+	for _, f := range []*Frame{onLane0, onEP} {
+		waitOK(t, f)
+		if f.Err != nil {
+			t.Fatal(f.Err)
+		}
+		f.Release()
+	}
+}
+
+// TestRealServerHealthMonitorClosesUnusedSoloLane proves that the health
+// monitor closes a solo lane no caller takes, once Config.SoloIdleClose
+// has passed, with ErrIdleClosed.
+func TestRealServerHealthMonitorClosesUnusedSoloLane(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	events := make(chan Event, 64)
+	cfg := quiet
+	cfg.Addr, cfg.DialTimeout, cfg.SoloLanes, cfg.SoloIdleClose = standaloneAddr(t), 5*time.Second, 1, 20*time.Millisecond
+	cfg.OnEvent = func(e Event) {
+		if e.Kind == EventClosed {
+			events <- e
+		}
+	}
+	ep := NewEndpoint(cfg)
+	t.Cleanup(func() { _ = ep.Close() })
+	c, err := ep.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "wire:soloidlemon:" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	onEP := heldBLPOP(t, c, key)
+	small := newFrame(WantInt, "LPUSH", key, "x")
+	defer small.Release()
+	_ = ep.For(small, true) // dials lane 0
+	lane, err := (*ep.solos.Load())[0].Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-lane.Dead():
+	case <-ctx.Done():
+		t.Fatal("the unused solo lane never closed")
+	}
+	if e := <-events; e.Reason != Closed || !errors.Is(e.Err, ErrIdleClosed) {
+		t.Fatalf("the lane's end: reason %v, %v; want Closed, ErrIdleClosed", e.Reason, e.Err)
+	}
+	ocfg := quiet
+	ocfg.Addr = cfg.Addr
+	other := NewEndpoint(ocfg) // the BLPOP holds c
+	t.Cleanup(func() { _ = other.Close() })
+	oc, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lpush(t, ctx, oc, key)
+	waitOK(t, onEP)
+	onEP.Release()
 }
