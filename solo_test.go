@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,34 +55,7 @@ func TestFewCallersUseSoloConnections(t *testing.T) {
 				for g := range callers {
 					wg.Go(func() {
 						k, ctr := p+strconv.Itoa(g), p+strconv.Itoa(g)+":n"
-						for i := range each {
-							v := strconv.Itoa(round) + ":" + strconv.Itoa(i)
-							if err := c.Set(ctx, k, v); err != nil {
-								t.Errorf("caller %d: SET = %v", g, err)
-								return
-							}
-							if got, err := c.Get(ctx, k); got != v || err != nil {
-								t.Errorf("caller %d: GET = %q, %v; want its own %q", g, got, err, v)
-								return
-							}
-							// An ECHO whose context ends at a random point
-							// (before, during or after its exchange) gives
-							// its own reply or its context's error, and
-							// leaves no reply behind for the next call.
-							ectx, cancel := context.WithTimeout(ctx, time.Duration(rand.IntN(60))*time.Microsecond)
-							got, err := c.Echo(ectx, v)
-							if err == nil && got != v || err != nil && !errors.Is(err, context.DeadlineExceeded) {
-								t.Errorf("caller %d: ECHO = %q, %v; want its own %q or its deadline", g, got, err, v)
-							} else if err != nil {
-								expired.Add(1)
-							}
-							cancel()
-							want := int64(round*each + i + 1)
-							if n, err := c.Incr(ctx, ctr); n != want || err != nil {
-								t.Errorf("caller %d: INCR = %d, %v; want %d", g, n, err, want)
-								return
-							}
-						}
+						ownCalls(t, ctx, c, g, k, ctr, strconv.Itoa(round), round*each, each, &expired)
 					})
 				}
 				wg.Wait()
@@ -103,6 +77,93 @@ func TestFewCallersUseSoloConnections(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ownCalls makes one caller's calls on c, each times: a SET of k and the
+// GET that must return it, an ECHO whose context ends at a random point
+// (before, during or after its exchange), which must give its own value
+// or its deadline and leave no reply behind for the next call, and an
+// INCR of ctr, which must reply from+1, from+2 and so on. It reports the
+// first wrong reply on t and stops there; expired counts the ECHOs that
+// passed their deadline.
+func ownCalls(t *testing.T, ctx context.Context, c *Client, g int, k, ctr, tag string, from, each int, expired *atomic.Int64) {
+	for i := range each {
+		v := tag + ":" + strconv.Itoa(i)
+		if err := c.Set(ctx, k, v); err != nil {
+			t.Errorf("caller %d: SET = %v", g, err)
+			return
+		}
+		if got, err := c.Get(ctx, k); got != v || err != nil {
+			t.Errorf("caller %d: GET = %q, %v; want its own %q", g, got, err, v)
+			return
+		}
+		ectx, cancel := context.WithTimeout(ctx, time.Duration(rand.IntN(60))*time.Microsecond)
+		got, err := c.Echo(ectx, v)
+		cancel()
+		if err == nil && got != v || err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("caller %d: ECHO = %q, %v; want its own %q or its deadline", g, got, err, v)
+			return
+		} else if err != nil {
+			expired.Add(1)
+		}
+		if n, err := c.Incr(ctx, ctr); n != int64(from+i+1) || err != nil {
+			t.Errorf("caller %d: INCR = %d, %v; want %d", g, n, err, from+i+1)
+			return
+		}
+	}
+}
+
+// TestCallersCrossingTheCrowdGetOwnReplies: waves of callers of changing
+// size (2, 40, 6, 64, 12 and 3 goroutines) share one client, so that its
+// commands move from the solo connections (few callers) to the shared
+// connections (many, more than the client's crowd allows) and back,
+// standalone and on the Cluster, whose nodes' connections count towards
+// one crowd. Every caller gets its own replies (ownCalls; a caller's
+// counter keeps counting across the waves), and the standalone server
+// ran each INCR once (INFO commandstats).
+func TestCallersCrossingTheCrowdGetOwnReplies(t *testing.T) {
+	waves := []int{2, 40, 6, 64, 12, 3}
+	const each = 60
+	run := func(t *testing.T, c *Client) (incrs int) {
+		ctx := testCtx(t)
+		p := keyPrefix(t) + strconv.FormatInt(time.Now().UnixNano(), 36) + ":" // counters start at 0 under -count
+		counts := make([]int, slices.Max(waves))
+		t.Cleanup(func() {
+			for g := range counts {
+				_, _ = c.Del(context.Background(), p+strconv.Itoa(g), p+strconv.Itoa(g)+":n")
+			}
+		})
+		var expired atomic.Int64
+		for w, n := range waves {
+			var wg sync.WaitGroup
+			for g := range n {
+				from := counts[g]
+				wg.Go(func() {
+					ownCalls(t, ctx, c, g, p+strconv.Itoa(g), p+strconv.Itoa(g)+":n", strconv.Itoa(w), from, each, &expired)
+				})
+				counts[g] += each
+			}
+			wg.Wait()
+			if t.Failed() {
+				t.FailNow()
+			}
+			incrs += n * each
+		}
+		t.Logf("%d calls of each command in %d waves; %d ECHOs passed their deadline", incrs, len(waves), expired.Load())
+		return incrs
+	}
+	t.Run("Standalone", func(t *testing.T) {
+		countsCommands(t)
+		addr := standaloneAddr(t)
+		before := commandCalls(t, addr, "incr")
+		name := "crowd-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+		n := run(t, newClient(t, Options{ClientName: name}))
+		if got := commandCalls(t, addr, "incr") - before; got != n {
+			t.Errorf("the server ran INCR %d times for %d calls", got, n)
+		}
+		t.Logf("%d connections served the waves", namedConnections(t, addr, name))
+	})
+	t.Run("Cluster", func(t *testing.T) { run(t, clusterClient(t, Options{})) })
 }
 
 // namedConnections counts the server's connections named name (CLIENT
