@@ -208,7 +208,9 @@ type Options struct {
 	// many commands. They are dialed
 	// one at a time, in the background, as callers find every one dialed
 	// so far busy; one that no caller took for 30 seconds is closed, and
-	// dialed again when callers need it; all are closed with the client.
+	// one that ends (a server's idle timeout) is not redialed at once:
+	// either is dialed again when callers need it. All are closed with
+	// the client.
 	// A command whose solo (or batch) connection ended or could not be
 	// dialed before it was written goes on the shared connection. A client whose callers cannot read their
 	// own replies (over TLS, or with a [Options.ClientCache], whose

@@ -170,7 +170,11 @@ type Config struct {
 	// dialed again when a caller needs it. 0: solo lanes stay open until
 	// their endpoint closes.
 	SoloIdleClose time.Duration
-	// idleClose is SoloIdleClose in a solo lane's own configuration.
+	// soloLane marks a solo lane's own configuration: its connection is
+	// dialed only when a caller needs it ([Endpoint.For]), never again
+	// at once when it ends, and idleClose (SoloIdleClose) closes it
+	// unused.
+	soloLane  bool
 	idleClose time.Duration
 }
 

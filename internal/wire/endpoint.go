@@ -144,7 +144,7 @@ func (e *Endpoint) For(f *Frame, solo bool) *Endpoint {
 	}
 	ls := e.lanes.Load()
 	if ls == nil {
-		if ls = e.makeLanes(&e.lanes, e.cfg.BatchLanes, 0); ls == nil {
+		if ls = e.makeLanes(&e.lanes, e.cfg.BatchLanes, false); ls == nil {
 			return e
 		}
 	}
@@ -161,7 +161,7 @@ func (e *Endpoint) solo() *Endpoint {
 	}
 	ls := e.solos.Load()
 	if ls == nil {
-		if ls = e.makeLanes(&e.solos, e.cfg.SoloLanes, e.cfg.SoloIdleClose); ls == nil {
+		if ls = e.makeLanes(&e.solos, e.cfg.SoloLanes, true); ls == nil {
 			return e
 		}
 	}
@@ -193,9 +193,9 @@ func (e *Endpoint) solo() *Endpoint {
 }
 
 // makeLanes creates n lanes into *p unless another caller did, and
-// returns them; nil when e is closed. idleClose closes a lane's
-// connection that no caller took for that long (0: never).
-func (e *Endpoint) makeLanes(p *atomic.Pointer[[]*Endpoint], n int, idleClose time.Duration) *[]*Endpoint {
+// returns them; nil when e is closed. Solo lanes are dialed on demand
+// only and close unused after Config.SoloIdleClose (Config.soloLane).
+func (e *Endpoint) makeLanes(p *atomic.Pointer[[]*Endpoint], n int, solo bool) *[]*Endpoint {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -207,7 +207,11 @@ func (e *Endpoint) makeLanes(p *atomic.Pointer[[]*Endpoint], n int, idleClose ti
 	lanes := make([]*Endpoint, n)
 	cfg := e.cfg
 	cfg.BatchLanes, cfg.SoloLanes, cfg.Crowd = 0, 0, nil
-	cfg.SoloIdleClose, cfg.idleClose = 0, idleClose
+	cfg.soloLane, cfg.idleClose = solo, 0
+	if solo {
+		cfg.idleClose = e.cfg.SoloIdleClose
+	}
+	cfg.SoloIdleClose = 0
 	for i := range lanes {
 		lanes[i] = NewEndpointNotify(cfg, e.onLost)
 	}
@@ -412,10 +416,13 @@ func refusedHandshake(err error) bool {
 }
 
 // connDied starts a replacement dial right away, unless one is running or
-// the endpoint is closed.
+// the endpoint is closed, or it is a solo lane's: a solo lane is dialed
+// again when a caller needs it (Endpoint.For), so that lanes a server
+// closes while they idle (its timeout setting) are not redialed only to
+// idle again.
 func (e *Endpoint) connDied(c *Conn) {
-	// A solo lane's connection closed unused is dialed again on demand,
-	// and says nothing about the topology.
+	// A solo lane's connection closed unused says nothing about the
+	// topology either.
 	idle := c.idling.Load()
 	e.mu.Lock()
 	if e.closed || e.cur.Load() != c {
@@ -425,7 +432,7 @@ func (e *Endpoint) connDied(c *Conn) {
 		e.mu.Unlock()
 		return
 	}
-	if e.attempt == nil && !idle {
+	if e.attempt == nil && !e.cfg.soloLane {
 		e.startDialLocked()
 	}
 	e.mu.Unlock()

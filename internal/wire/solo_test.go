@@ -135,10 +135,11 @@ func TestRealServerSoloLanes(t *testing.T) {
 }
 
 // TestRealServerDeadSoloLaneIsPassedOver proves that a solo lane whose
-// connection died does not hold back the lanes after it: while its
-// redial is held (Config.Dial blocks on a gate), a small frame for the
-// busy endpoint takes the next lane, which is up and owes nothing; once
-// the redial ends, the first lane serves again.
+// connection died is not redialed at once but when a caller needs it,
+// and does not hold back the lanes after it: the next small frame for the
+// busy endpoint starts lane 0's redial and, while that dial is held
+// (Config.Dial blocks on a gate), takes the next lane, which is up and
+// owes nothing; once the redial ends, the first lane serves again.
 func TestRealServerDeadSoloLaneIsPassedOver(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -168,9 +169,18 @@ func TestRealServerDeadSoloLaneIsPassedOver(t *testing.T) {
 		t.Fatal("the BLPOP on the closed lane got a reply")
 	}
 	onLane0.Release()
-	<-dialing // lane 0's replacement, held
+	lanes[0].mu.Lock()
+	redialing := lanes[0].attempt != nil
+	lanes[0].mu.Unlock()
+	if redialing {
+		t.Fatal("lane 0 was redialed before a caller needed it")
+	}
 	if got := ep.For(small, true); got != lanes[1] {
-		t.Fatalf("with lane 0 dead and redialing, a small frame went to %p, want lane 1 (%p)", got, lanes[1])
+		t.Fatalf("with lane 0 dead, a small frame went to %p, want lane 1 (%p)", got, lanes[1])
+	}
+	<-dialing // lane 0's redial, which For started, held
+	if got := ep.For(small, true); got != lanes[1] {
+		t.Fatalf("with lane 0 redialing, a small frame went to %p, want lane 1 (%p)", got, lanes[1])
 	}
 	close(gate)
 	if _, err := lanes[0].Conn(ctx); err != nil {
