@@ -205,21 +205,21 @@ type Options struct {
 	// client (more than 16 at a time over its shared connections, every
 	// server's together, in the last few hundred commands sent on each),
 	// every command stays on a shared connection, where one write carries
-	// many commands. They are dialed
-	// one at a time, in the background, as callers find every one dialed
-	// so far busy; one that no caller took for 30 seconds is closed, and
-	// one that ends (a server's idle timeout) is not redialed at once:
-	// either is dialed again when callers need it. All are closed with
-	// the client.
-	// A command whose solo (or batch) connection ended or could not be
-	// dialed before it was written goes on the shared connection. A client whose callers cannot read their
-	// own replies (over TLS, or with a [Options.ClientCache], whose
-	// shared connection reads the server's invalidations) does not use
-	// them. Commands of different callers are never ordered by the server
-	// in any case; a command abandoned by its context on one connection
-	// may run after the same caller's next command on another. At most
-	// 16; [NoSoloConnections] keeps every small command on the shared
-	// connection. Defaults to 8 (see docs/performance.md).
+	// many commands. They are dialed one at a time, in the background, as
+	// callers find every one dialed so far busy; one that no caller took
+	// for 30 seconds is closed, and one that ends (a server's idle
+	// timeout) is not redialed at once: either is dialed again when
+	// callers need it. All are closed with the client. A command whose
+	// solo (or batch) connection ended or could not be dialed before it
+	// was written goes on the shared connection. A client whose callers
+	// cannot read their own replies (over TLS, or with a
+	// [Options.ClientCache], whose shared connection reads the server's
+	// invalidations) does not use them. Commands of different callers are
+	// never ordered by the server in any case; a command abandoned by its
+	// context on one connection may run after the same caller's next
+	// command on another. At most 16; [NoSoloConnections] keeps every
+	// small command on the shared connection. Defaults to 8 (see
+	// docs/performance.md).
 	SoloConnections int
 	// StreamProducerID is the IDMP producer ID of the automatic stream
 	// idempotency of [Client.XAdd] (used only when RetryPolicy selects
