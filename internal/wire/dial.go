@@ -172,10 +172,17 @@ type Config struct {
 	SoloIdleClose time.Duration
 	// soloLane marks a solo lane's own configuration: its connection is
 	// dialed only when a caller needs it ([Endpoint.For]), never again
-	// at once when it ends, and idleClose (SoloIdleClose) closes it
-	// unused.
-	soloLane  bool
-	idleClose time.Duration
+	// at once when it ends, and closes unused after SoloIdleClose.
+	soloLane bool
+}
+
+// idleClose is how long a connection of cfg may go unused before it
+// closes: SoloIdleClose on a solo lane, else 0 (never).
+func (cfg *Config) idleClose() time.Duration {
+	if cfg.soloLane {
+		return cfg.SoloIdleClose
+	}
+	return 0
 }
 
 // keepAlive is the TCP keepalive of sockets opened by the default dialer:

@@ -207,11 +207,7 @@ func (e *Endpoint) makeLanes(p *atomic.Pointer[[]*Endpoint], n int, solo bool) *
 	lanes := make([]*Endpoint, n)
 	cfg := e.cfg
 	cfg.BatchLanes, cfg.SoloLanes, cfg.Crowd = 0, 0, nil
-	cfg.soloLane, cfg.idleClose = solo, 0
-	if solo {
-		cfg.idleClose = e.cfg.SoloIdleClose
-	}
-	cfg.SoloIdleClose = 0
+	cfg.soloLane = solo
 	for i := range lanes {
 		lanes[i] = NewEndpointNotify(cfg, e.onLost)
 	}

@@ -109,7 +109,7 @@ func (m *meteredConn) progress() uint64 { return m.reads.Load() + m.streamed.Loa
 // least a millisecond. It is the granularity of every health decision.
 func healthTick(cfg Config) time.Duration {
 	d := cfg.HealthTimeout
-	for _, e := range []time.Duration{cfg.IdlePing, cfg.idleClose} {
+	for _, e := range []time.Duration{cfg.IdlePing, cfg.idleClose()} {
 		if e > 0 && (d == 0 || e < d) {
 			d = e
 		}
@@ -270,10 +270,10 @@ func (c *Conn) healthLoop(cfg Config) {
 		} else {
 			c.forgetCrowd()
 		}
-		if cfg.idleClose > 0 {
+		if idleClose := cfg.idleClose(); idleClose > 0 {
 			if c.used.Swap(false) || owing {
 				usedAt = now
-			} else if now.Sub(usedAt) >= cfg.idleClose && c.closeIdle() {
+			} else if now.Sub(usedAt) >= idleClose && c.closeIdle() {
 				return
 			}
 		}
