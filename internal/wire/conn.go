@@ -282,13 +282,16 @@ func (c *Conn) Submit(ctx context.Context, deadline time.Time, f *Frame) error {
 			c.crowdPeak -= (c.crowdPeak - o) >> 8
 		}
 		c.shareLocked(false)
-		if !c.writing && (owed == 0 || c.peakOwed <= ownWriteMaxPeak) && c.nc.canTryWrite() {
-			// Nobody is writing and nothing is queued, and either nothing
-			// is owed or few callers share the connection: the caller
-			// writes its own frame, which saves waking the writer
-			// goroutine. While many frames are in flight the writer
-			// goroutine gathers the next callers' frames into one write
-			// instead.
+		if !c.writing && c.peakOwed <= ownWriteMaxPeak && c.nc.canTryWrite() {
+			// Nobody is writing and nothing is queued, and few callers
+			// share the connection: the caller writes its own frame,
+			// which saves waking the writer goroutine. While many share
+			// it, the writer goroutine gathers the next callers' frames
+			// into one write instead, even when nothing is owed: when
+			// the replies of many callers drain the connection, the
+			// first of them to come back would otherwise write alone,
+			// ahead of the others (GET at 64 goroutines: 0.085 writes
+			// per command against 0.069, 7% more client CPU).
 			c.reserve(size)
 			c.writing = true
 			c.wakeReaderLocked()

@@ -20,8 +20,8 @@ const (
 )
 
 // Do submits f and waits for it, as [Conn.Submit] then [Frame.Wait] do. On
-// an idle connection (nothing owed, the reader goroutine parked) the
-// caller writes its frame and reads its own reply itself, as a client
+// an idle connection (nothing owed, the reader goroutine parked) that few
+// callers share the caller writes its frame and reads its own reply itself, as a client
 // with one connection per caller does: no goroutine hands the frame over
 // in either direction. deadline then becomes the socket's read deadline;
 // when it passes, the reader goroutine takes over the reply and the call
@@ -82,10 +82,10 @@ func ownReadDeadline(ctx context.Context, deadline time.Time, wait time.Duration
 }
 
 // beginSync takes the writer's and the reader's roles for f when the
-// connection is idle, and admits f.
+// connection is idle and few callers share it (see Submit), and admits f.
 func (c *Conn) beginSync(f *Frame) bool {
 	c.mu.Lock()
-	if c.closed || c.writing || c.reader != readerParked || len(c.waiters) > 0 || c.owed.Load() != 0 {
+	if c.closed || c.writing || c.reader != readerParked || len(c.waiters) > 0 || c.owed.Load() != 0 || c.peakOwed > ownWriteMaxPeak {
 		c.mu.Unlock()
 		return false
 	}

@@ -114,9 +114,9 @@ func TestFewCallersWriteOwnFramesWhileOthersAreOwed(t *testing.T) {
 }
 
 // TestBusyConnectionQueuesForWriter proves that once more than
-// ownWriteMaxPeak frames were owed at once, a frame submitted while others
-// are owed goes to the writer goroutine (which gathers frames into one
-// write) instead of being written by its caller.
+// ownWriteMaxPeak frames were owed at once, a frame submitted goes to the
+// writer goroutine (which gathers frames into one write) instead of being
+// written by its caller, whether others are still owed or not.
 func TestBusyConnectionQueuesForWriter(t *testing.T) {
 	c, tf := startTryFake(t, nil)
 	owed := make([]*Frame, ownWriteMaxPeak+1)
@@ -134,7 +134,25 @@ func TestBusyConnectionQueuesForWriter(t *testing.T) {
 	if got := len(tf.tries()); got != len(owed) {
 		t.Fatalf("%d non-blocking writes, want %d (the frames before the peak passed the bound)", got, len(owed))
 	}
-	answerInOrder(t, tf, append(owed, b), "v")
+	e := newFrame(WantBytes, "GET", "e")
+	submit(t, c, e) // the peak rises to ownWriteMaxPeak+2
+	tf.awaitWrite(t, 1)
+	answerInOrder(t, tf, append(owed, b, e), "v")
+	// Nothing is owed now, and the peak, which decays by one at this
+	// admission, is still above the bound: the next frame too goes to the
+	// writer goroutine, to be gathered with the frames of the callers the
+	// replies woke.
+	d := newFrame(WantBytes, "GET", "d")
+	dBuf := bytes.Clone(d.Buf)
+	submit(t, c, d)
+	tf.awaitWrite(t, 2)
+	if got := tf.call(2); !bytes.Equal(got, dBuf) {
+		t.Fatalf("writer goroutine wrote %q, want the frame submitted after the replies %q", got, dBuf)
+	}
+	if got := len(tf.tries()); got != len(owed) {
+		t.Fatalf("%d non-blocking writes, want %d", got, len(owed))
+	}
+	answerInOrder(t, tf, []*Frame{d}, "w")
 }
 
 // answerInOrder replies prefix+i to frames[i], in order, and checks that
