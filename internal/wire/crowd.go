@@ -43,16 +43,16 @@ func (c *Conn) shareLocked(gone bool) {
 	}
 }
 
-// forgetCrowd clears the crowd of a connection that idled a whole health
-// tick (owed nothing, neither read nor wrote): its peak, which decays
-// only at admissions, and with it its share, which would otherwise keep
+// forgetPeaks clears the peaks of frames owed of a connection that idled
+// a whole health tick (owed nothing, neither read nor wrote), which decay
+// only at admissions: peakOwed, so that the first caller after a quiet
+// spell writes its own frame and reads its own reply again (see Submit),
+// and crowdPeak with its share of the crowd, which would otherwise keep
 // a client whose callers moved to other nodes from its solo lanes.
-func (c *Conn) forgetCrowd() {
-	if c.crowd == nil {
-		return
-	}
+func (c *Conn) forgetPeaks() {
 	c.mu.Lock()
 	if c.owed.Load() == 0 {
+		c.peakOwed = 0
 		c.crowdPeak = 0
 		c.shareLocked(false)
 	}

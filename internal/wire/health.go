@@ -268,7 +268,7 @@ func (c *Conn) healthLoop(cfg Config) {
 		if heard || wrote || owing {
 			idleSince = now
 		} else {
-			c.forgetCrowd()
+			c.forgetPeaks()
 		}
 		if idleClose := cfg.idleClose(); idleClose > 0 {
 			if c.used.Swap(false) || owing {

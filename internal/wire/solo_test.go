@@ -200,7 +200,7 @@ func TestRealServerDeadSoloLaneIsPassedOver(t *testing.T) {
 // whose own connection owes one frame, sends small frames to its idle
 // lane until endpoint A's connection owes more than soloCrowdMax, then
 // keeps them. A's share stays after its replies (its peak decays only at
-// admissions) until it idles a health tick (forgetCrowd) or dies.
+// admissions) until it idles a health tick (forgetPeaks) or dies.
 func TestRealServerCrowdSpansEndpoints(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -258,7 +258,7 @@ func TestRealServerCrowdSpansEndpoints(t *testing.T) {
 	if epB.For(small, true) != epB {
 		t.Fatal("A's crowd was forgotten before A idled")
 	}
-	a.forgetCrowd() // the health monitor's tick on an idle connection
+	a.forgetPeaks() // the health monitor's tick on an idle connection
 	if epB.For(small, true) != lane {
 		t.Fatal("A idled, and B's small frame still did not take its lane")
 	}

@@ -220,64 +220,69 @@ func TestIdleCallerReadsOwnReply(t *testing.T) {
 // goes through the writer and reader goroutines, so that the callers the
 // last replies woke are gathered into one write instead of one write of
 // a single frame each time many callers' replies drain the connection.
-// As the peak decays over serial calls, a caller reads its own reply
-// again.
+// The peak decays over serial calls until a caller reads its own reply
+// again, and a health tick on the idle connection forgets it at once.
 func TestDrainedBusyConnectionKeepsItsBatching(t *testing.T) {
 	c, p := startTCP(t, quiet)
 	warm(t, c, p)
-	frames := make([]*Frame, ownWriteMaxPeak+2)
-	outs := make([]chan error, len(frames))
-	for i := range frames {
-		frames[i] = newFrame(WantBytes, "GET", "k"+strconv.Itoa(i))
-		outs[i] = doAsync(c, context.Background(), time.Time{}, frames[i])
-	}
-	// Every frame is owed before the first reply: the last admission
-	// counts ownWriteMaxPeak+1 owed.
-	keys := make([]string, len(frames))
-	for i := range keys {
-		keys[i] = strings.TrimPrefix(p.received(t), "GET ")
-	}
-	for _, key := range keys {
-		p.send(t, bulk("v"+key))
-	}
-	for i, f := range frames {
-		if err := result(t, outs[i]); err != nil || f.Err != nil || string(f.Bytes) != "vk"+strconv.Itoa(i) {
-			t.Fatalf("GET k%d: %v %v %q, want its own reply", i, err, f.Err, f.Bytes)
+	burst := func() {
+		t.Helper()
+		frames := make([]*Frame, ownWriteMaxPeak+2)
+		outs := make([]chan error, len(frames))
+		for i := range frames {
+			frames[i] = newFrame(WantBytes, "GET", "k"+strconv.Itoa(i))
+			outs[i] = doAsync(c, context.Background(), time.Time{}, frames[i])
 		}
-		f.Release()
-	}
-	awaitParked(t, c)
-	g := newFrame(WantBytes, "GET", "after")
-	ch := doAsync(c, context.Background(), time.Time{}, g)
-	if got := p.received(t); got != "GET after" {
-		t.Fatalf("peer got %q", got)
-	}
-	if r := readerOf(c); r != readerGoroutine {
-		t.Fatalf("the first GET after a busy connection drained left the reader's role %v, want the reader goroutine (%v)", r, readerGoroutine)
-	}
-	p.send(t, bulk("mine"))
-	if err := result(t, ch); err != nil || g.Err != nil || string(g.Bytes) != "mine" {
-		t.Fatalf("GET after: %v %v %q", err, g.Err, g.Bytes)
-	}
-	g.Release()
-	// Serial calls decay the peak by at least one per admission.
-	for i := 0; ; i++ {
-		if i > 2*len(frames) {
-			t.Fatalf("after %d serial calls no caller read its own reply", i)
+		// Every frame is owed before the first reply: the last admission
+		// counts ownWriteMaxPeak+1 owed.
+		keys := make([]string, len(frames))
+		for i := range keys {
+			keys[i] = strings.TrimPrefix(p.received(t), "GET ")
 		}
+		for _, key := range keys {
+			p.send(t, bulk("v"+key))
+		}
+		for i, f := range frames {
+			if err := result(t, outs[i]); err != nil || f.Err != nil || string(f.Bytes) != "vk"+strconv.Itoa(i) {
+				t.Fatalf("GET k%d: %v %v %q, want its own reply", i, err, f.Err, f.Bytes)
+			}
+			f.Release()
+		}
+		awaitParked(t, c)
+	}
+	// serial sends one GET on the idle connection and reports whether its
+	// caller held the reader's role (read its own reply).
+	serial := func() (own bool) {
+		t.Helper()
 		awaitParked(t, c)
 		f := newFrame(WantBytes, "GET", "s")
 		ch := doAsync(c, context.Background(), time.Time{}, f)
-		p.received(t)
-		own := readerOf(c) == readerCaller
+		if got := p.received(t); got != "GET s" {
+			t.Fatalf("peer got %q", got)
+		}
+		own = readerOf(c) == readerCaller
 		p.send(t, bulk("vs"))
 		if err := result(t, ch); err != nil || f.Err != nil || string(f.Bytes) != "vs" {
-			t.Fatalf("serial GET %d: %v %v %q", i, err, f.Err, f.Bytes)
+			t.Fatalf("serial GET: %v %v %q", err, f.Err, f.Bytes)
 		}
 		f.Release()
-		if own {
-			break
+		return own
+	}
+
+	burst()
+	if serial() {
+		t.Fatal("the first GET after a busy connection drained read its own reply, want the reader goroutine to")
+	}
+	for i := 1; !serial(); i++ {
+		if i > 2*ownWriteMaxPeak {
+			t.Fatalf("after %d serial calls no caller read its own reply", i)
 		}
+	}
+
+	burst()
+	c.forgetPeaks() // the health monitor's tick on an idle connection
+	if !serial() {
+		t.Fatal("after an idle health tick the first GET did not read its own reply")
 	}
 }
 
