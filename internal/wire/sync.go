@@ -21,16 +21,16 @@ const (
 
 // Do submits f and waits for it, as [Conn.Submit] then [Frame.Wait] do. On
 // an idle connection (nothing owed, the reader goroutine parked) that few
-// callers share the caller writes its frame and reads its own reply itself, as a client
-// with one connection per caller does: no goroutine hands the frame over
-// in either direction. deadline then becomes the socket's read deadline;
-// when it passes, the reader goroutine takes over the reply and the call
-// gives up as Wait does. A blocked read cannot watch a context, so a
-// caller whose ctx can be cancelled reads for at most Config.OwnReadWait
-// (or until ctx's own deadline): then the reader goroutine takes over the
-// reply and the caller waits for it, and for ctx, as Wait does. sent
-// reports whether f was admitted: when it is false, err is Submit's;
-// otherwise err is Wait's.
+// callers share, the caller writes its frame and reads its own reply
+// itself, as a client with one connection per caller does: no goroutine
+// hands the frame over in either direction. deadline then becomes the
+// socket's read deadline; when it passes, the reader goroutine takes over
+// the reply and the call gives up as Wait does. A blocked read cannot
+// watch a context, so a caller whose ctx can be cancelled reads for at
+// most Config.OwnReadWait (or until ctx's own deadline): then the reader
+// goroutine takes over the reply and the caller waits for it, and for
+// ctx, as Wait does. sent reports whether f was admitted: when it is
+// false, err is Submit's; otherwise err is Wait's.
 func (c *Conn) Do(ctx context.Context, deadline time.Time, f *Frame) (sent bool, err error) {
 	// owed is read without the lock first: a connection that owes
 	// replies is not idle, and its callers (many, when it is busy) skip
