@@ -123,6 +123,23 @@ func awaitRole(t *testing.T, c *Conn, r readerRole) {
 	}
 }
 
+// awaitWriterIdle waits (polling, bounded) until nobody holds the
+// writer's role.
+func awaitWriterIdle(t *testing.T, c *Conn) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); ; runtime.Gosched() {
+		c.mu.Lock()
+		writing := c.writing
+		c.mu.Unlock()
+		if !writing {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatal("the writer's role was never released")
+		}
+	}
+}
+
 // quiet is a Config whose health monitor exists (so callers may read their
 // own replies) but never acts during a test.
 var quiet = Config{HealthTimeout: time.Hour}
@@ -255,6 +272,7 @@ func TestDrainedBusyConnectionKeepsItsBatching(t *testing.T) {
 	serial := func() (own bool) {
 		t.Helper()
 		awaitParked(t, c)
+		awaitWriterIdle(t, c) // the writer goroutine may not have seen its queue empty yet
 		f := newFrame(WantBytes, "GET", "s")
 		ch := doAsync(c, context.Background(), time.Time{}, f)
 		if got := p.received(t); got != "GET s" {
